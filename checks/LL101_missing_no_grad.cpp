@@ -1,0 +1,72 @@
+// LL101 missing-no-grad: a model forward in an evaluation/inference loop (or in an
+// inference-only program, on a loaded model) runs with grad mode enabled.
+#include <set>
+
+#include "checks/common.hpp"
+
+namespace ll {
+
+void check_LL101(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  std::set<int> reported_loops;
+  std::set<Id> decorated_funcs;
+  for (const CallSite& c : f.calls) {
+    if (c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
+    Id callee = f.e(c.call).kids[0];
+    if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward") callee = f.e(callee).kids[0];
+    std::string why = eval_loop_reason(f, c);
+    bool serving = false;
+    if (why.empty()) {
+      // Inference-only programs: a loaded model's forward, loop or not.
+      if (f.file_trains() || !f.is_loaded_model(c.func, callee)) continue;
+      if (c.loop >= 0) {
+        auto trains = [&](const CallSite& x) { return f.is_backprop(x); };
+        if (f.loop_reaches(c.loop, trains)) continue;
+      }
+      why = "in a program that never back-propagates, on a loaded model";
+      serving = true;
+    }
+    // One finding per outermost evaluation loop.
+    int outer = c.loop;
+    auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
+    while (outer >= 0 && f.loops[outer].parent >= 0 && !f.loop_reaches(f.loops[outer].parent, trains))
+      outer = f.loops[outer].parent;
+    if (outer >= 0 && !reported_loops.insert(outer).second) continue;
+    if (outer < 0 && c.func != kNone && decorated_funcs.count(c.func)) continue;
+
+    std::string model = f.dotted(callee);
+    if (model.empty()) model = "the model";
+    else model = "`" + model + "`";
+    Finding* fd = ctx.report(
+        "LL101", f.e(c.call).range,
+        "forward of " + model + " runs with autograd enabled " + why +
+            ": activations of every forward pass are kept for a backward pass that never comes, raising "
+            "peak memory, and any output kept beyond the iteration keeps its whole graph; run it under "
+            "`torch.no_grad()` (or `torch.inference_mode()`)");
+    if (!fd) continue;
+
+    // Fix: decorate a whole-inference function, else wrap the outermost loop statement.
+    std::string no_grad = spelling_of(f.m, "torch.no_grad");
+    if (no_grad.empty() && f.m.aliases.count("torch") == 0) no_grad = "";
+    if (no_grad.empty()) continue;
+    bool whole_function = c.func != kNone && f.m.funcs[c.func].parent == kNone &&
+                          !f.reaches(c.func, [&](const CallSite& x) { return f.is_backprop(x); }) &&
+                          (f.is_eval_function_name(f.m.funcs[c.func].name) || serving);
+    if (whole_function) {
+      const Function& fn = f.m.funcs[c.func];
+      uint32_t at = ctx.line_start(fn.range.begin);
+      Fix fix;
+      fix.title = "Decorate `" + fn.name + "` with `@" + no_grad + "()`";
+      fix.safe = false;
+      fix.edits.push_back({at, at, ctx.indent_at(fn.range.begin) + "@" + no_grad + "()" + ctx.newline()});
+      fd->fixes.push_back(std::move(fix));
+      decorated_funcs.insert(c.func);
+    } else if (outer >= 0) {
+      Id st = f.loops[outer].stmt != kNone ? f.loops[outer].stmt : c.stmt;
+      Fix fix = wrap_statement_fix(ctx, st, "with " + no_grad + "():", "Wrap the loop in `with " + no_grad + "():`");
+      if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
+    }
+  }
+}
+
+}  // namespace ll

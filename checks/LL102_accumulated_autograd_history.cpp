@@ -1,0 +1,335 @@
+// LL102 accumulated-autograd-history: a tensor that carries autograd history is
+// accumulated, inside a grad-enabled loop, into something that outlives the iteration.
+#include <unordered_set>
+
+#include "checks/common.hpp"
+
+namespace ll {
+namespace {
+
+bool in(std::string_view s, std::initializer_list<std::string_view> set) {
+  for (auto x : set)
+    if (x == s) return true;
+  return false;
+}
+
+class History {
+ public:
+  History(CheckContext& ctx, Id func) : ctx_(ctx), f_(ctx.facts), func_(func) {
+    find_accumulating_methods();
+  }
+
+  void run(const std::vector<Id>& body) { walk(body, 0); }
+
+ private:
+  CheckContext& ctx_;
+  const Facts& f_;
+  Id func_;
+  std::unordered_set<std::string> tainted_;
+  std::unordered_set<std::string> accumulating_methods_;  // same-file methods that keep their argument
+
+  bool grad_off_at(Id stmt) const {
+    auto it = f_.stmt_index.find(stmt);
+    return it != f_.stmt_index.end() && f_.grad_off(f_.stmt_sites[it->second]);
+  }
+  int loop_at(Id stmt) const {
+    auto it = f_.stmt_index.find(stmt);
+    return it == f_.stmt_index.end() ? -1 : f_.stmt_sites[it->second].loop;
+  }
+
+  static bool is_loss_name(std::string_view name) {
+    for (const auto& t : Facts::name_tokens(name))
+      if (t == "loss" || t == "criterion" || t == "losses" || t == "nll" || t == "objective") return true;
+    return false;
+  }
+
+  // Does the expression's value carry autograd history?
+  bool carries(Id x, bool off, int depth = 0) const {
+    if (x == kNone || depth > 48) return false;
+    const Expr& e = f_.e(x);
+    switch (e.kind) {
+      case ExprKind::Name:
+        return tainted_.count(e.text) != 0;
+      case ExprKind::Attribute: {
+        if (in(e.text, {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim", "T"}))
+          return e.text == "T" && carries(e.kids[0], off, depth + 1);
+        std::string d = f_.dotted(x);
+        if (!d.empty() && tainted_.count(d)) return true;
+        return carries(e.kids[0], off, depth + 1);
+      }
+      case ExprKind::Subscript:
+        return carries(e.kids[0], off, depth + 1);
+      case ExprKind::BinOp:
+        return carries(e.kids[0], off, depth + 1) || carries(e.kids[1], off, depth + 1);
+      case ExprKind::UnaryOp:
+        return e.text != "not" && carries(e.kids[0], off, depth + 1);
+      case ExprKind::BoolOp: case ExprKind::Sequence:
+        for (Id k : e.kids)
+          if (carries(k, off, depth + 1)) return true;
+        return false;
+      case ExprKind::Conditional:
+        return e.kids.size() == 3 && (carries(e.kids[0], off, depth + 1) || carries(e.kids[2], off, depth + 1));
+      case ExprKind::Comprehension:
+        return !e.kids.empty() && carries(e.kids[0], off, depth + 1);
+      case ExprKind::Call:
+        return call_carries(x, off, depth);
+      default:
+        return false;
+    }
+  }
+
+  bool any_arg_carries(Id call, bool off, int depth) const {
+    const Expr& e = f_.e(call);
+    for (size_t i = 1; i < e.kids.size(); ++i)
+      if (carries(e.kids[i], off, depth + 1)) return true;
+    return false;
+  }
+
+  bool call_carries(Id call, bool off, int depth) const {
+    if (off) return false;
+    const Expr& e = f_.e(call);
+    std::string attr = f_.callee_attr(call);
+    std::string q = f_.callee_qual(call);
+    const Expr& callee = f_.e(e.kids[0]);
+    // History dropped.
+    if (in(attr, {"item", "detach", "detach_", "tolist", "numpy", "argmax", "argmin", "eq", "ne", "lt", "gt",
+                  "le", "ge", "size", "dim", "numel", "nonzero", "long", "int", "bool", "byte", "isnan",
+                  "isinf", "isfinite", "any", "all", "nelement", "element_size", "stride", "data_ptr",
+                  "zero_", "requires_grad_", "backward"}))
+      return false;
+    if (callee.kind == ExprKind::Name && q.empty() &&
+        in(callee.text, {"float", "int", "bool", "len", "str", "repr", "print", "isinstance", "round", "format",
+                         "type", "id", "hash", "range", "enumerate"}))
+      return false;
+    if (!q.empty() && (q.rfind("math.", 0) == 0 || q.rfind("numpy.", 0) == 0 || q.rfind("np.", 0) == 0))
+      return false;
+    // A model forward.
+    auto ci = f_.call_index.find(call);
+    if (ci != f_.call_index.end()) {
+      const CallSite& c = f_.calls[ci->second];
+      if (f_.grad_off(c)) return false;
+      if (f_.is_model_call(c)) return true;
+    }
+    if (q.rfind("torch.", 0) == 0) {
+      if (in(q, {"torch.argmax", "torch.argmin", "torch.eq", "torch.ne", "torch.lt", "torch.gt", "torch.isnan",
+                 "torch.isinf", "torch.isfinite", "torch.numel", "torch.is_tensor", "torch.tensor",
+                 "torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.randn_like",
+                 "torch.rand_like", "torch.full_like", "torch.no_grad"}))
+        return false;
+      return any_arg_carries(call, off, depth);
+    }
+    // Methods of a tensor with history keep it (sum, mean, cpu, to, view, float, ...).
+    if (callee.kind == ExprKind::Attribute && carries(callee.kids[0], off, depth + 1)) return true;
+    // Losses and criteria.
+    std::string_view cname = callee.kind == ExprKind::Name ? std::string_view(callee.text)
+                             : callee.kind == ExprKind::Attribute ? std::string_view(callee.text)
+                                                                  : std::string_view();
+    if (!cname.empty() && is_loss_name(cname)) return true;
+    std::string d = f_.dotted(e.kids[0]);
+    if (!d.empty())
+      for (Id v : f_.bindings(func_, d)) {
+        std::string vq = f_.callee_qual(v);
+        if (vq.rfind("torch.nn.", 0) == 0 && vq.size() > 4 && vq.compare(vq.size() - 4, 4, "Loss") == 0) return true;
+      }
+    // Python builtins that combine tensors.
+    if (callee.kind == ExprKind::Name && q.empty() && in(callee.text, {"sum", "max", "min", "abs"}))
+      return any_arg_carries(call, off, depth);
+    return false;
+  }
+
+  void find_accumulating_methods() {
+    // `def update(self, val, n=1): self.sum += val * n` / `self.values.append(val)`
+    for (const Function& fn : f_.m.funcs) {
+      if (fn.cls == kNone || fn.params.size() < 2) continue;
+      const std::string& p = fn.params[1];
+      bool keeps = false;
+      std::vector<Id> work(fn.body.begin(), fn.body.end());
+      for (size_t i = 0; i < work.size() && !keeps; ++i) {
+        const Stmt& s = f_.m.s(work[i]);
+        auto mentions = [&](Id x) {
+          bool hit = false;
+          for_each_expr(f_.m, x, [&](Id y) {
+            if (f_.e(y).kind == ExprKind::Name && f_.e(y).text == p) hit = true;
+            return !hit;
+          });
+          return hit;
+        };
+        if (s.kind == StmtKind::AugAssign && !s.targets.empty() && f_.dotted(s.targets[0]).rfind("self.", 0) == 0 &&
+            mentions(s.value))
+          keeps = true;
+        if (s.kind == StmtKind::Expr && s.value != kNone && f_.e(s.value).kind == ExprKind::Call &&
+            in(f_.callee_attr(s.value), {"append", "extend"}) &&
+            f_.dotted(f_.callee_receiver(s.value)).rfind("self.", 0) == 0 && mentions(s.value))
+          keeps = true;
+        for (Id b : s.body) work.push_back(b);
+        for (Id b : s.orelse) work.push_back(b);
+      }
+      if (keeps) accumulating_methods_.insert(fn.name);
+    }
+  }
+
+  // Accumulators whose graph is wanted: back-propagated later, or (in a loop that does not
+  // itself back-propagate) returned to a caller that will.
+  bool accumulator_wanted(const std::string& base, int loop) const {
+    auto mentions = [&](Id x) {
+      bool hit = false;
+      for_each_expr(f_.m, x, [&](Id y) {
+        if (f_.dotted(y) == base) hit = true;
+        return !hit;
+      });
+      return hit;
+    };
+    for (const CallSite& c : f_.calls)
+      if (c.func == func_ && f_.is_backprop(c) && mentions(c.call)) return true;
+    if (f_.loop_reaches(loop, [&](const CallSite& c) { return f_.is_backprop(c); })) return false;
+    // Summing per-head losses for the caller is intended; keeping per-batch graphs is not.
+    if (f_.is_eval_source(f_.loops[loop].iter) || iterates_batches(f_, loop)) return false;
+    if (func_ != kNone && f_.is_eval_function_name(f_.m.funcs[func_].name)) return false;
+    for (const StmtSite& s : f_.stmt_sites) {
+      if (s.func != func_) continue;
+      const Stmt& st = f_.m.s(s.stmt);
+      if (st.kind == StmtKind::Return && st.value != kNone && mentions(st.value)) return true;
+    }
+    return false;
+  }
+
+  std::string base_of(Id target) const {
+    Id t = target;
+    while (t != kNone && f_.e(t).kind == ExprKind::Subscript) t = f_.e(t).kids[0];
+    return t == kNone ? "" : f_.dotted(t);
+  }
+
+  void consider(Id sid, Id target_expr, Id value, const std::string& verb) {
+    int loop = loop_at(sid);
+    if (loop < 0) return;
+    std::string base = base_of(target_expr);
+    if (base.empty() || assigned_in_loop(f_, loop, base)) return;
+    if (accumulator_wanted(base, loop)) return;
+    std::string vtext = ctx_.text(value);
+    bool container = verb != "accumulates";
+    std::string shown = vtext.size() > 40 ? vtext.substr(0, 37) + "..." : vtext;
+    std::string cure = container ? "store `" + shown + ".detach()` (add `.cpu()` if it is only logged)"
+                                 : "accumulate `" + shown + ".item()` instead";
+    Finding* fd = ctx_.report(
+        "LL102", f_.m.s(sid).range,
+        "`" + base + "` " + verb + " `" + shown +
+            "`, which carries autograd history: each iteration's computation graph (every saved activation) "
+            "stays reachable through `" + base + "`, so memory grows every iteration until it is released; " +
+            cure);
+    if (!fd) return;
+    const Expr& v = f_.e(value);
+    bool simple = v.kind == ExprKind::Name || v.kind == ExprKind::Attribute || v.kind == ExprKind::Call ||
+                  v.kind == ExprKind::Subscript;
+    std::string repl = (simple ? vtext : "(" + vtext + ")") + (container ? ".detach()" : ".item()");
+    Fix fix;
+    fix.title = container ? "Store a detached tensor" : "Accumulate a Python number with `.item()`";
+    fix.safe = false;
+    fix.edits.push_back({v.range.begin, v.range.end, repl});
+    fd->fixes.push_back(std::move(fix));
+  }
+
+  void check_stmt(Id sid) {
+    const Stmt& s = f_.m.s(sid);
+    bool off = grad_off_at(sid);
+    if (off) return;
+    if (s.kind == StmtKind::AugAssign && !s.targets.empty() && in(s.text, {"+=", "-=", "*=", "/="})) {
+      if (carries(s.value, off)) consider(sid, s.targets[0], s.value, "accumulates");
+    } else if (s.kind == StmtKind::Assign && s.targets.size() == 1 && s.value != kNone &&
+               f_.e(s.value).kind == ExprKind::BinOp) {
+      std::string t = f_.dotted(s.targets[0]);
+      const Expr& b = f_.e(s.value);
+      if (!t.empty() && (b.text == "+" || b.text == "-" || b.text == "*")) {
+        for (int side = 0; side < 2; ++side) {
+          Id self = b.kids[side], other = b.kids[1 - side];
+          if (f_.dotted(self) == t && carries(other, off)) {
+            consider(sid, s.targets[0], other, "accumulates");
+            break;
+          }
+        }
+      }
+    } else if (s.kind == StmtKind::Expr && s.value != kNone && f_.e(s.value).kind == ExprKind::Call) {
+      Id call = s.value;
+      std::string attr = f_.callee_attr(call);
+      Id recv = f_.callee_receiver(call);
+      if (recv == kNone) return;
+      const Expr& ce = f_.e(call);
+      Id val = kNone;
+      if (in(attr, {"append", "extend", "add", "appendleft"}) && ce.kids.size() >= 2) val = ce.kids[1];
+      else if (attr == "insert" && ce.kids.size() >= 3) val = ce.kids[2];
+      else if (accumulating_methods_.count(attr) && ce.kids.size() >= 2 && !f_.is_optimizer(func_, recv) &&
+               !f_.is_model_value(func_, recv))
+        val = ce.kids[1];
+      if (val == kNone || !carries(val, off)) return;
+      std::string verb = in(attr, {"append", "extend", "add", "appendleft", "insert"})
+                             ? "keeps (`." + attr + "`)"
+                             : "keeps (via `." + attr + "`, which accumulates its argument)";
+      if (!in(attr, {"append", "extend", "add", "appendleft", "insert"})) {
+        // meter.update(loss): the fix is `.item()`, the verb is an accumulation.
+        verb = "accumulates (via `." + attr + "`)";
+      }
+      consider(sid, recv, val, verb);
+    }
+  }
+
+  void update_taint(Id sid) {
+    const Stmt& s = f_.m.s(sid);
+    bool off = grad_off_at(sid);
+    if ((s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign) && s.value != kNone) {
+      bool c = carries(s.value, off);
+      for (Id t : s.targets) {
+        if (f_.e(t).kind == ExprKind::Sequence) {
+          const Expr& v = f_.e(s.value);
+          for (size_t k = 0; k < f_.e(t).kids.size(); ++k) {
+            std::string d = f_.dotted(f_.e(t).kids[k]);
+            if (d.empty()) continue;
+            bool ck = v.kind == ExprKind::Sequence && k < v.kids.size() ? carries(v.kids[k], off) : c;
+            if (ck) tainted_.insert(d); else tainted_.erase(d);
+          }
+        } else {
+          std::string d = f_.dotted(t);
+          if (d.empty()) continue;
+          if (c) tainted_.insert(d); else tainted_.erase(d);
+        }
+      }
+    } else if (s.kind == StmtKind::Expr && s.value != kNone && f_.e(s.value).kind == ExprKind::Call &&
+               (f_.callee_attr(s.value) == "detach_" || f_.callee_attr(s.value) == "requires_grad_")) {
+      // loss.detach_() drops the history in place.
+      std::string d = f_.dotted(f_.callee_receiver(s.value));
+      if (!d.empty()) tainted_.erase(d);
+    } else if (s.kind == StmtKind::AugAssign && !s.targets.empty()) {
+      std::string d = f_.dotted(s.targets[0]);
+      if (!d.empty() && carries(s.value, off)) tainted_.insert(d);
+    }
+  }
+
+  void walk(const std::vector<Id>& body, int depth) {
+    if (depth > kMaxDepth) return;
+    for (Id sid : body) {
+      const Stmt& s = f_.m.s(sid);
+      if (s.kind == StmtKind::FunctionDef || s.kind == StmtKind::ClassDef) continue;
+      check_stmt(sid);
+      update_taint(sid);
+      if (s.kind == StmtKind::For || s.kind == StmtKind::While) {
+        // Twice, so values carried from one iteration into the next are seen.
+        walk(s.body, depth + 1);
+        walk(s.body, depth + 1);
+        walk(s.orelse, depth + 1);
+        continue;
+      }
+      walk(s.body, depth + 1);
+      walk(s.orelse, depth + 1);
+      for (const auto& h : s.handlers) walk(h.body, depth + 1);
+      walk(s.finalbody, depth + 1);
+    }
+  }
+};
+
+}  // namespace
+
+void check_LL102(CheckContext& ctx) {
+  const Module& m = ctx.facts.m;
+  History(ctx, kNone).run(m.body);
+  for (Id f = 0; f < m.funcs.size(); ++f) History(ctx, f).run(m.funcs[f].body);
+}
+
+}  // namespace ll

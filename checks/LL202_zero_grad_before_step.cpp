@@ -1,0 +1,107 @@
+// LL202 zero-grad-before-step: gradients are reset after backward() and before step() in
+// the same iteration, so step() applies zero/None gradients.
+#include "checks/common.hpp"
+
+namespace ll {
+namespace {
+
+struct Event {
+  enum Kind { Backward, Reset, Step } kind;
+  std::string opt;  // optimizer name for Reset/Step ("" = model reset)
+  Id call;
+};
+
+void linearize(const Facts& f, const std::vector<Id>& body, std::vector<Event>& out, int depth) {
+  if (depth > kMaxDepth) return;
+  for (Id sid : body) {
+    const Stmt& s = f.m.s(sid);
+    if (s.kind == StmtKind::For || s.kind == StmtKind::While || s.kind == StmtKind::FunctionDef ||
+        s.kind == StmtKind::ClassDef)
+      continue;  // other iteration units
+    // Calls of this statement itself (not of nested blocks), in source order.
+    std::vector<int> mine;
+    for (const auto& [call, ci] : f.call_index)
+      if (f.calls[ci].stmt == sid) mine.push_back(ci);
+    std::sort(mine.begin(), mine.end());
+    for (int ci : mine) {
+      const CallSite& c = f.calls[ci];
+      Id o = kNone;
+      if (f.is_backward(c)) out.push_back({Event::Backward, "", c.call});
+      else if (f.is_grad_reset(c, &o)) out.push_back({Event::Reset, o == kNone ? "" : f.dotted(o), c.call});
+      else if ((o = f.optimizer_of_step(c)) != kNone) out.push_back({Event::Step, f.dotted(o), c.call});
+    }
+    linearize(f, s.body, out, depth + 1);
+    for (const auto& h : s.handlers) linearize(f, h.body, out, depth + 1);
+    linearize(f, s.orelse, out, depth + 1);
+    linearize(f, s.finalbody, out, depth + 1);
+  }
+}
+
+void check_unit(CheckContext& ctx, const std::vector<Id>& body) {
+  const Facts& f = ctx.facts;
+  std::vector<Event> ev;
+  linearize(f, body, ev, 0);
+  for (size_t z = 0; z < ev.size(); ++z) {
+    if (ev[z].kind != Event::Reset) continue;
+    bool backward_before = false;
+    for (size_t b = 0; b < z; ++b) {
+      if (ev[b].kind == Event::Backward) backward_before = true;
+      if (ev[b].kind == Event::Step) backward_before = false;  // that backward was consumed
+    }
+    if (!backward_before) continue;
+    for (size_t s = z + 1; s < ev.size(); ++s) {
+      if (ev[s].kind == Event::Backward) break;  // gradients recomputed before the step
+      if (ev[s].kind != Event::Step) continue;
+      if (!ev[z].opt.empty() && ev[z].opt != ev[s].opt) continue;
+      std::string what = ev[z].opt.empty() ? "the model's gradients" : "`" + ev[z].opt + "`'s gradients";
+      Finding* fd = ctx.report(
+          "LL202", f.e(ev[z].call).range,
+          "`" + ctx.text(f.e(ev[z].call).range) + "` resets " + what + " after backward() and before `" +
+              ev[s].opt + ".step()`, so the step applies zero (or None) gradients and the model never learns; "
+              "move the reset before backward() or after step()");
+      if (fd) {
+        // Fix: move the reset statement to just after the step statement.
+        Id zs = f.calls[f.call_index.at(ev[z].call)].stmt;
+        Id ss = f.calls[f.call_index.at(ev[s].call)].stmt;
+        const Stmt& zst = f.m.s(zs);
+        const Stmt& sst = f.m.s(ss);
+        if (zst.kind == StmtKind::Expr && zst.value == ev[z].call && sst.kind == StmtKind::Expr &&
+            ctx.indent_at(zst.range.begin) == ctx.indent_at(sst.range.begin) &&
+            zst.range.line != sst.range.line) {
+          uint32_t zb = ctx.line_start(zst.range.begin), ze = zst.range.end;
+          while (ze < ctx.source.size() && ctx.source[ze] != '\n') ++ze;
+          if (ze < ctx.source.size()) ++ze;
+          uint32_t se = sst.range.end;
+          while (se < ctx.source.size() && ctx.source[se] != '\n') ++se;
+          std::string line(ctx.source.substr(zb, ze - zb));
+          bool only = ctx.text(zst.range) == line.substr(ctx.indent_at(zst.range.begin).size(),
+                                                         zst.range.end - zst.range.begin);
+          if (only) {
+            Fix fix;
+            fix.title = "Move the reset after `" + ev[s].opt + ".step()`";
+            fix.safe = false;
+            fix.edits.push_back({zb, ze, ""});
+            std::string moved = line;
+            if (!moved.empty() && moved.back() == '\n') moved.pop_back();
+            if (!moved.empty() && moved.back() == '\r') moved.pop_back();
+            fix.edits.push_back({se, se, ctx.newline() + moved});
+            fd->fixes.push_back(std::move(fix));
+          }
+        }
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void check_LL202(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  for (const Loop& l : f.loops)
+    if (l.stmt != kNone) check_unit(ctx, f.m.s(l.stmt).body);
+  for (const Function& fn : f.m.funcs) check_unit(ctx, fn.body);
+  check_unit(ctx, f.m.body);
+}
+
+}  // namespace ll

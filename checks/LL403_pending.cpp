@@ -1,0 +1,2 @@
+#include "checks/common.hpp"
+namespace ll { void check_LL403(CheckContext&) {} }

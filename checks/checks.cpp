@@ -1,0 +1,105 @@
+#include "checks/checks.hpp"
+
+#include "rules/registry.hpp"
+
+namespace ll {
+
+void check_LL101(CheckContext&);
+void check_LL102(CheckContext&);
+void check_LL103(CheckContext&);
+void check_LL104(CheckContext&);
+void check_LL201(CheckContext&);
+void check_LL202(CheckContext&);
+void check_LL301(CheckContext&);
+void check_LL302(CheckContext&);
+void check_LL303(CheckContext&);
+void check_LL304(CheckContext&);
+void check_LL401(CheckContext&);
+void check_LL402(CheckContext&);
+void check_LL403(CheckContext&);
+void check_LL404(CheckContext&);
+void check_LL501(CheckContext&);
+void check_LL502(CheckContext&);
+
+const std::vector<CheckEntry>& all_checks() {
+  static const std::vector<CheckEntry> table = {
+      {"LL101", check_LL101}, {"LL102", check_LL102}, {"LL103", check_LL103}, {"LL104", check_LL104},
+      {"LL201", check_LL201}, {"LL202", check_LL202}, {"LL301", check_LL301}, {"LL302", check_LL302},
+      {"LL303", check_LL303}, {"LL304", check_LL304}, {"LL401", check_LL401}, {"LL402", check_LL402},
+      {"LL403", check_LL403}, {"LL404", check_LL404}, {"LL501", check_LL501}, {"LL502", check_LL502},
+  };
+  return table;
+}
+
+bool CheckContext::enabled(std::string_view rule) const {
+  return facts.cfg.enabled(std::string(rule), facts.path);
+}
+
+Finding* CheckContext::report(std::string_view rule, const Range& where, std::string message) {
+  if (!enabled(rule)) return nullptr;
+  // One finding per rule and location.
+  for (auto& f : out_)
+    if (f.rule == rule && f.range.begin == where.begin && f.range.end == where.end) return nullptr;
+  const RuleInfo* info = find_rule(rule);
+  Finding f;
+  f.rule = std::string(rule);
+  f.severity = facts.cfg.severity_of(f.rule, info ? info->severity : Severity::Warning);
+  f.path = facts.path;
+  f.range = where;
+  f.message = std::move(message);
+  out_.push_back(std::move(f));
+  return &out_.back();
+}
+
+std::string CheckContext::text(const Range& r) const {
+  if (r.begin > source.size() || r.end > source.size() || r.end < r.begin) return {};
+  return std::string(source.substr(r.begin, r.end - r.begin));
+}
+
+uint32_t CheckContext::line_start(uint32_t byte) const {
+  if (byte > source.size()) byte = static_cast<uint32_t>(source.size());
+  while (byte > 0 && source[byte - 1] != '\n') --byte;
+  return byte;
+}
+
+std::string CheckContext::indent_at(uint32_t byte) const {
+  uint32_t b = line_start(byte), e = b;
+  while (e < source.size() && (source[e] == ' ' || source[e] == '\t')) ++e;
+  return std::string(source.substr(b, e - b));
+}
+
+std::string CheckContext::newline() const {
+  size_t p = source.find('\n');
+  return p != std::string_view::npos && p > 0 && source[p - 1] == '\r' ? "\r\n" : "\n";
+}
+
+std::string CheckContext::indent_unit() const {
+  // The smallest positive indentation of any line, in the file's own characters.
+  size_t best = 0;
+  char ch = ' ';
+  size_t i = 0;
+  while (i < source.size()) {
+    size_t j = i;
+    while (j < source.size() && (source[j] == ' ' || source[j] == '\t')) ++j;
+    if (j > i && j < source.size() && source[j] != '\n' && source[j] != '\r' && source[j] != '#') {
+      if (best == 0 || j - i < best) { best = j - i; ch = source[i]; }
+    }
+    size_t nl = source.find('\n', i);
+    if (nl == std::string_view::npos) break;
+    i = nl + 1;
+  }
+  if (best == 0) return "    ";
+  return std::string(best, ch);
+}
+
+std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,
+                                std::string_view source) {
+  std::vector<Finding> out;
+  Facts facts(m, cfg, path);
+  CheckContext ctx(facts, source, out);
+  for (const auto& c : all_checks())
+    if (ctx.enabled(c.id)) c.run(ctx);
+  return out;
+}
+
+}  // namespace ll

@@ -1,0 +1,48 @@
+// One check per rule ID, each written once against the shared model (checks/facts.hpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "checks/facts.hpp"
+#include "rules/finding.hpp"
+
+namespace ll {
+
+class CheckContext {
+ public:
+  CheckContext(const Facts& f, std::string_view source, std::vector<Finding>& out)
+      : facts(f), source(source), out_(out) {}
+  const Facts& facts;
+  std::string_view source;
+
+  // Adds a finding (severity from the registry and configuration) unless the rule is
+  // disabled for this file. Returns the finding for notes/fixes, or nullptr.
+  Finding* report(std::string_view rule, const Range& where, std::string message);
+  bool enabled(std::string_view rule) const;
+
+  // Source text helpers for messages and fixes.
+  std::string text(const Range& r) const;
+  std::string text(Id expr) const { return text(facts.e(expr).range); }
+  uint32_t line_start(uint32_t byte) const;      // byte offset of the line's first char
+  std::string indent_at(uint32_t byte) const;     // leading whitespace of that line
+  std::string newline() const;                    // "\r\n" when the file uses it
+  std::string indent_unit() const;                // the file's indentation step ("    ")
+
+ private:
+  std::vector<Finding>& out_;
+};
+
+using CheckFn = void (*)(CheckContext&);
+struct CheckEntry {
+  std::string_view id;
+  CheckFn run;
+};
+const std::vector<CheckEntry>& all_checks();
+
+// Runs every enabled check over a lowered module; findings unsorted.
+std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,
+                                std::string_view source);
+
+}  // namespace ll

@@ -1,0 +1,137 @@
+#include "checks/common.hpp"
+
+namespace ll {
+
+std::string eval_loop_reason(const Facts& f, const CallSite& c) {
+  if (c.loop < 0) return "";
+  auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
+  if (f.loop_reaches(c.loop, trains)) return "";
+  if (c.func != kNone) {
+    const std::string& name = f.m.funcs[c.func].name;
+    if (f.is_eval_function_name(name) && !(f.is_test_file && f.reaches(c.func, trains)))
+      return "in evaluation function `" + name + "`";
+  }
+  for (int l = c.loop; l >= 0; l = f.loops[l].parent)
+    if (f.is_eval_source(f.loops[l].iter)) {
+      std::string d = f.dotted(f.loops[l].iter);
+      return "in a loop over `" + (d.empty() ? std::string("an evaluation set") : d) + "`";
+    }
+  Id callee = f.e(c.call).kids[0];
+  if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward")
+    callee = f.e(callee).kids[0];
+  std::string d = f.dotted(callee);
+  if (!d.empty() && f.eval_called_before(c.func, d, f.e(c.call).range.begin))
+    return "after `" + d + ".eval()`";
+  return "";
+}
+
+bool iterates_batches(const Facts& f, int loop) {
+  if (loop < 0) return false;
+  Id iter = f.loops[loop].iter;
+  if (iter == kNone) return false;
+  bool found = false;
+  for_each_expr(f.m, iter, [&](Id x) {
+    if (found) return false;
+    const Expr& e = f.e(x);
+    if (e.kind == ExprKind::Call) {
+      std::string q = f.callee_qual(x);
+      if (q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader") found = true;
+      return !found;
+    }
+    if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
+      for (const auto& t : Facts::name_tokens(e.text))
+        if (t == "loader" || t == "dataloader" || t == "batches" || t == "batch" || t == "dataset" || t == "dl" ||
+            t == "ds" || t == "loaders" || t == "iterator" || t == "data")
+          found = true;
+      return !found && e.kind == ExprKind::Attribute;
+    }
+    return true;
+  });
+  return found;
+}
+
+bool assigned_in_loop(const Facts& f, int loop, const std::string& d) {
+  if (loop < 0 || d.empty()) return false;
+  for (Id sid : f.loops[loop].stmts) {
+    const Stmt& s = f.m.s(sid);
+    if (s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign || s.kind == StmtKind::For ||
+        s.kind == StmtKind::With) {
+      // `total = total + loss` accumulates; it does not re-initialise.
+      bool self_ref = false;
+      if (s.kind == StmtKind::Assign && s.value != kNone)
+        for_each_expr(f.m, s.value, [&](Id x) {
+          if (f.dotted(x) == d) self_ref = true;
+          return !self_ref;
+        });
+      if (self_ref) continue;
+      for (Id t : s.targets) {
+        if (t == kNone) continue;
+        bool hit = false;
+        for_each_expr(f.m, t, [&](Id x) {
+          if (f.dotted(x) == d) hit = true;
+          return !hit && (f.e(x).kind == ExprKind::Sequence || f.e(x).kind == ExprKind::Starred);
+        });
+        if (hit) return true;
+      }
+    }
+  }
+  // A comprehension loop binds nothing outside itself.
+  return false;
+}
+
+std::string spelling_of(const Module& m, const std::string& qualified) {
+  // Exact import of the object, then an import of a parent module.
+  std::string best;
+  for (const auto& [local, q] : m.aliases)
+    if (q == qualified && (best.empty() || local < best)) best = local;
+  if (!best.empty()) return best;
+  for (const auto& [local, q] : m.aliases)
+    if (qualified.size() > q.size() && qualified.compare(0, q.size(), q) == 0 && qualified[q.size()] == '.') {
+      std::string s = local + qualified.substr(q.size());
+      if (best.empty() || s.size() < best.size()) best = s;
+    }
+  if (best.empty() && m.aliases.count("torch") == 0 && qualified.rfind("torch.", 0) == 0) {
+    // Snippets that use `torch` without importing it resolve it as torch (frontend rule).
+    return "";
+  }
+  return best;
+}
+
+Fix wrap_statement_fix(const CheckContext& ctx, Id stmt, const std::string& with_header,
+                       std::string title) {
+  Fix fix;
+  fix.title = std::move(title);
+  fix.safe = false;
+  const Module& m = ctx.facts.m;
+  const Stmt& s = m.s(stmt);
+  std::string_view src = ctx.source;
+  uint32_t start = ctx.line_start(s.range.begin);
+  for (uint32_t i = start; i < s.range.begin; ++i)
+    if (src[i] != ' ' && src[i] != '\t') return fix;  // not alone on its line
+  // Multi-line string literals inside would change value if re-indented.
+  for (const auto& e : m.exprs)
+    if ((e.kind == ExprKind::Literal && e.lit == LitKind::String) || e.kind == ExprKind::FString)
+      if (e.range.begin >= s.range.begin && e.range.end <= s.range.end && e.range.line != e.range.end_line)
+        return fix;
+  uint32_t end = s.range.end;
+  while (end < src.size() && src[end] != '\n') ++end;
+  std::string indent = ctx.indent_at(s.range.begin);
+  std::string unit = ctx.indent_unit();
+  std::string nl = ctx.newline();
+  std::string out = indent + with_header + nl;
+  uint32_t i = start;
+  while (i < end) {
+    uint32_t j = i;
+    while (j < end && src[j] != '\n') ++j;
+    std::string_view line = src.substr(i, j - i);
+    bool blank = line.find_first_not_of(" \t\r") == std::string_view::npos;
+    if (!blank) out += unit;
+    out += std::string(line);
+    if (j < end) out += '\n';
+    i = j + 1;
+  }
+  fix.edits.push_back({start, end, out});
+  return fix;
+}
+
+}  // namespace ll

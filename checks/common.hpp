@@ -1,0 +1,31 @@
+// Predicates shared by more than one check.
+#pragma once
+
+#include <string>
+
+#include "checks/checks.hpp"
+
+namespace ll {
+
+// Why the loop around a forward call is an evaluation/inference loop whose forward runs
+// with grad enabled for nothing (LL101's criterion); "" when it is not one. Loops that
+// back-propagate or step an optimizer are never evaluation loops.
+std::string eval_loop_reason(const Facts& f, const CallSite& c);
+
+// Does the loop iterate batches (a DataLoader, loader, batches, dataset, or enumerate/tqdm
+// of one)?
+bool iterates_batches(const Facts& f, int loop);
+
+// Is `dotted` bound (assigned or a loop target) by any statement inside loop `loop`?
+bool assigned_in_loop(const Facts& f, int loop, const std::string& dotted);
+
+// How to spell a call of `qualified` (e.g. "torch.no_grad") with this module's imports:
+// "torch.no_grad", "t.no_grad", "no_grad"; "" when no import makes it reachable.
+std::string spelling_of(const Module& m, const std::string& qualified);
+
+// A fix that wraps statement `stmt` in `with <ctx>:` re-indenting its lines; empty
+// edits when that is not mechanical (multi-line strings, statement not alone on its line).
+Fix wrap_statement_fix(const CheckContext& ctx, Id stmt, const std::string& with_header,
+                       std::string title);
+
+}  // namespace ll

@@ -1,0 +1,847 @@
+#include "checks/facts.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace ll {
+
+void for_each_expr(const Module& m, Id root, const std::function<bool(Id)>& visit) {
+  if (root == kNone) return;
+  std::vector<Id> stack{root};
+  while (!stack.empty()) {
+    Id id = stack.back();
+    stack.pop_back();
+    if (id == kNone || id >= m.exprs.size()) continue;
+    if (!visit(id)) continue;
+    const Expr& x = m.exprs[id];
+    for (auto it = x.kids.rbegin(); it != x.kids.rend(); ++it) stack.push_back(*it);
+    for (auto it = x.fors.rbegin(); it != x.fors.rend(); ++it) {
+      stack.push_back(it->target);
+      stack.push_back(it->iter);
+    }
+  }
+}
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+bool in(std::string_view s, std::initializer_list<std::string_view> set) {
+  return std::find(set.begin(), set.end(), s) != set.end();
+}
+
+bool is_test_path(const std::string& path) {
+  std::string_view p = path;
+  size_t slash = p.find_last_of('/');
+  std::string_view base = slash == std::string_view::npos ? p : p.substr(slash + 1);
+  if (starts_with(base, "test_") || ends_with(base, "_test.py") || base == "conftest.py") return true;
+  return p.find("tests/") != std::string_view::npos || starts_with(p, "test/") ||
+         p.find("/test/") != std::string_view::npos;
+}
+
+}  // namespace
+
+std::vector<std::string> Facts::name_tokens(std::string_view name) {
+  std::vector<std::string> out;
+  std::string cur;
+  auto flush = [&] {
+    if (!cur.empty()) out.push_back(cur);
+    cur.clear();
+  };
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    if (c == '_' || c == '.' || std::isdigit(static_cast<unsigned char>(c))) { flush(); continue; }
+    if (std::isupper(static_cast<unsigned char>(c)) && !cur.empty() &&
+        std::islower(static_cast<unsigned char>(cur.back())))
+      flush();
+    cur.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  flush();
+  return out;
+}
+
+Facts::Facts(const Module& mod, const Config& config, const std::string& p)
+    : m(mod), cfg(config), path(p) {
+  is_test_file = is_test_path(path);
+  size_t nf = m.funcs.size();
+  entry_off_.assign(nf, 0);
+  decorated_off_.assign(nf, 0);
+  framework_off_.assign(nf, 0);
+  func_calls_.assign(nf + 1, {});
+  callers_.assign(nf, {});
+  bind_.assign(nf + 1, {});
+  class_bind_.assign(m.classes.size(), {});
+  for (Id f = 0; f < nf; ++f)
+    if (m.funcs[f].cls == kNone && m.funcs[f].parent == kNone) module_funcs_[m.funcs[f].name].push_back(f);
+
+  collect_bindings();
+  // Decorators and framework contexts.
+  for (Id f = 0; f < nf; ++f) {
+    for (Id d : m.funcs[f].decorators) {
+      Id target = d;
+      bool called = false;
+      if (e(d).kind == ExprKind::Call) { target = e(d).kids[0]; called = true; }
+      const std::string& q = qual(target);
+      if (q == "torch.no_grad" || q == "torch.autograd.no_grad" || q == "torch.autograd.grad_mode.no_grad" ||
+          q == "torch.inference_mode" || q == "torch.autograd.grad_mode.inference_mode") {
+        bool enabled_arg = false;
+        if (called && q.find("inference_mode") != std::string::npos) {
+          Id a = arg(d, 0, "mode");
+          if (a != kNone && !(e(a).kind == ExprKind::Literal && e(a).lit == LitKind::True)) enabled_arg = true;
+        }
+        if (!enabled_arg) decorated_off_[f] = 1;
+      }
+    }
+    Id cls = m.funcs[f].cls;
+    if (cls != kNone && in(m.funcs[f].name, {"validation_step", "test_step", "predict_step"}) &&
+        class_derives(cls, {"LightningModule"}))
+      framework_off_[f] = 1;
+  }
+  // Walk everything.
+  bool off = false;
+  walk_body(m.body, kNone, -1, off, -1);
+  resolve_calls();
+  compute_entry_off();
+  for (const auto& c : calls)
+    if (is_backward(c) || optimizer_of_step(c) != kNone) { file_trains_ = true; break; }
+}
+
+int Facts::push_loop(Loop l) {
+  loops.push_back(std::move(l));
+  return static_cast<int>(loops.size() - 1);
+}
+
+void Facts::note_call_in_loops(int loop, int call) {
+  for (int l = loop; l >= 0; l = loops[l].parent) loops[l].calls.push_back(call);
+}
+void Facts::note_stmt_in_loops(int loop, Id stmt) {
+  for (int l = loop; l >= 0; l = loops[l].parent) loops[l].stmts.push_back(stmt);
+}
+
+// Returns true when the item is a grad-mode context; *disables tells which way.
+bool Facts::grad_item_effect(Id item, bool* disables) const {
+  if (item == kNone || e(item).kind != ExprKind::Call) return false;
+  std::string q = callee_qual(item);
+  if (q == "torch.no_grad" || q == "torch.autograd.no_grad" || q == "torch.autograd.grad_mode.no_grad") {
+    *disables = true;
+    return true;
+  }
+  if (q == "torch.enable_grad" || q == "torch.autograd.enable_grad") {
+    *disables = false;
+    return true;
+  }
+  if (q == "torch.inference_mode" || q == "torch.autograd.grad_mode.inference_mode") {
+    Id a = arg(item, 0, "mode");
+    *disables = a == kNone || (e(a).kind == ExprKind::Literal && e(a).lit == LitKind::True);
+    return true;
+  }
+  if (q == "torch.set_grad_enabled" || q == "torch.autograd.set_grad_enabled" ||
+      q == "torch.autograd.grad_mode.set_grad_enabled") {
+    Id a = arg(item, 0, "mode");
+    if (a == kNone) return false;
+    *disables = e(a).kind == ExprKind::Literal && e(a).lit == LitKind::False;
+    return true;
+  }
+  return false;
+}
+
+void Facts::walk_body(const std::vector<Id>& body, Id func, int loop, bool& off, int handler) {
+  for (Id s : body) walk_stmt(s, func, loop, off, handler);
+}
+
+void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
+  const Stmt& s = m.stmts[sid];
+  stmt_index[sid] = static_cast<int>(stmt_sites.size());
+  stmt_sites.push_back({sid, func, loop, off});
+  note_stmt_in_loops(loop, sid);
+  auto ex = [&](Id x, bool o) { walk_expr(x, sid, func, loop, o, handler, false); };
+  switch (s.kind) {
+    case StmtKind::For: {
+      ex(s.value, off);
+      Loop l;
+      l.stmt = sid; l.func = func; l.parent = loop; l.iter = s.value; l.range = s.range;
+      int li = push_loop(std::move(l));
+      for (Id t : s.targets) walk_expr(t, sid, func, li, off, handler, false);
+      bool inner = off;
+      walk_body(s.body, func, li, inner, handler);
+      bool after = off;
+      walk_body(s.orelse, func, loop, after, handler);
+      break;
+    }
+    case StmtKind::While: {
+      Loop l;
+      l.stmt = sid; l.func = func; l.parent = loop; l.range = s.range;
+      int li = push_loop(std::move(l));
+      walk_expr(s.value, sid, func, li, off, handler, false);
+      bool inner = off;
+      walk_body(s.body, func, li, inner, handler);
+      bool after = off;
+      walk_body(s.orelse, func, loop, after, handler);
+      break;
+    }
+    case StmtKind::With: {
+      bool inner = off;
+      for (Id it : s.items) {
+        ex(it, off);
+        bool dis = false;
+        if (grad_item_effect(it, &dis)) inner = dis;
+      }
+      for (Id t : s.targets) ex(t, off);
+      walk_body(s.body, func, loop, inner, handler);
+      break;
+    }
+    case StmtKind::If: {
+      ex(s.value, off);
+      bool a = off, b = off;
+      walk_body(s.body, func, loop, a, handler);
+      walk_body(s.orelse, func, loop, b, handler);
+      break;
+    }
+    case StmtKind::Try: {
+      bool a = off;
+      walk_body(s.body, func, loop, a, handler);
+      for (size_t i = 0; i < s.handlers.size(); ++i) {
+        int hi = static_cast<int>(handlers.size());
+        handlers.push_back({sid, static_cast<int>(i), func, loop});
+        if (s.handlers[i].type != kNone) ex(s.handlers[i].type, off);
+        bool h = off;
+        walk_body(s.handlers[i].body, func, loop, h, hi);
+      }
+      bool b = a;
+      walk_body(s.orelse, func, loop, b, handler);
+      bool c = off;
+      walk_body(s.finalbody, func, loop, c, handler);
+      break;
+    }
+    case StmtKind::FunctionDef: {
+      const Function& f = m.funcs[s.func];
+      for (Id d : f.decorators) ex(d, off);
+      bool inner = false;
+      walk_body(f.body, s.func, -1, inner, -1);
+      break;
+    }
+    case StmtKind::ClassDef: {
+      for (Id b : m.classes[s.cls].bases) ex(b, off);
+      bool inner = false;
+      walk_body(s.body, func, -1, inner, -1);
+      break;
+    }
+    default: {
+      for (Id t : s.targets) ex(t, off);
+      ex(s.value, off);
+      for (Id it : s.items) ex(it, off);
+      bool inner = off;
+      walk_body(s.body, func, loop, inner, handler);
+      // `torch.set_grad_enabled(False)` as a statement switches grad mode for what follows.
+      if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call) {
+        std::string q = callee_qual(s.value);
+        if (q == "torch.set_grad_enabled" || q == "torch.autograd.set_grad_enabled") {
+          Id a = arg(s.value, 0, "mode");
+          if (a != kNone && e(a).kind == ExprKind::Literal) {
+            if (e(a).lit == LitKind::False) off = true;
+            if (e(a).lit == LitKind::True) off = false;
+          }
+        }
+      }
+      break;
+    }
+  }
+}
+
+void Facts::walk_expr(Id root, Id stmt, Id func, int loop, bool off, int handler, bool in_lambda) {
+  if (root == kNone) return;
+  // Explicit stack of (expr, loop, in_lambda).
+  struct Item { Id id; int loop; bool lambda; };
+  std::vector<Item> stack{{root, loop, in_lambda}};
+  while (!stack.empty()) {
+    Item it = stack.back();
+    stack.pop_back();
+    if (it.id == kNone) continue;
+    const Expr& x = e(it.id);
+    if (x.kind == ExprKind::Call) {
+      CallSite c;
+      c.call = it.id; c.stmt = stmt; c.func = func; c.loop = it.lambda ? -1 : it.loop;
+      c.local_off = off; c.in_lambda = it.lambda; c.try_handler = handler;
+      int ci = static_cast<int>(calls.size());
+      call_index[it.id] = ci;
+      calls.push_back(c);
+      func_calls_[func == kNone ? m.funcs.size() : func].push_back(ci);
+      if (!it.lambda) note_call_in_loops(it.loop, ci);
+    }
+    if (x.kind == ExprKind::Comprehension) {
+      // The first iterable is evaluated outside the comprehension's loop.
+      Loop l;
+      l.comp = it.id; l.func = func; l.parent = it.loop; l.range = x.range;
+      l.iter = x.fors.empty() ? kNone : x.fors[0].iter;
+      int li = it.lambda ? it.loop : push_loop(std::move(l));
+      for (size_t i = x.fors.size(); i-- > 0;) {
+        stack.push_back({x.fors[i].target, li, it.lambda});
+        stack.push_back({x.fors[i].iter, i == 0 ? it.loop : li, it.lambda});
+      }
+      for (auto k = x.kids.rbegin(); k != x.kids.rend(); ++k) stack.push_back({*k, li, it.lambda});
+      continue;
+    }
+    bool lam = it.lambda || x.kind == ExprKind::Lambda;
+    for (auto k = x.kids.rbegin(); k != x.kids.rend(); ++k) stack.push_back({*k, it.loop, lam});
+  }
+}
+
+void Facts::collect_bindings() {
+  size_t module_slot = m.funcs.size();
+  // Which function each statement belongs to: walk bodies.
+  std::vector<std::pair<Id, Id>> work;  // (stmt, func)
+  std::function<void(const std::vector<Id>&, Id)> add = [&](const std::vector<Id>& body, Id func) {
+    for (Id s : body) work.emplace_back(s, func);
+  };
+  add(m.body, kNone);
+  for (size_t i = 0; i < work.size(); ++i) {
+    auto [sid, func] = work[i];
+    const Stmt& s = m.stmts[sid];
+    auto slot = [&](Id f) -> auto& { return bind_[f == kNone ? module_slot : f]; };
+    if (s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign) {
+      if (s.value != kNone)
+        for (Id t : s.targets) {
+          std::string d = dotted(t);
+          if (!d.empty()) {
+            slot(func)[d].push_back(s.value);
+            if (starts_with(d, "self.") && func != kNone && m.funcs[func].cls != kNone)
+              class_bind_[m.funcs[func].cls][d].push_back(s.value);
+          } else if (e(t).kind == ExprKind::Sequence && e(s.value).kind == ExprKind::Sequence &&
+                     e(t).kids.size() == e(s.value).kids.size()) {
+            for (size_t k = 0; k < e(t).kids.size(); ++k) {
+              std::string dk = dotted(e(t).kids[k]);
+              if (!dk.empty()) slot(func)[dk].push_back(e(s.value).kids[k]);
+            }
+          }
+        }
+    } else if (s.kind == StmtKind::With) {
+      for (size_t k = 0; k < s.items.size() && k < s.targets.size(); ++k) {
+        if (s.targets[k] == kNone) continue;
+        std::string d = dotted(s.targets[k]);
+        if (!d.empty()) slot(func)[d].push_back(s.items[k]);
+      }
+    }
+    // .eval() calls, in source order, for LL101's ".eval() called earlier" criterion.
+    if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call) {
+      Id c = s.value;
+      // model.cuda().eval(), model.eval().to(dev): any .eval() in the chain
+      for_each_expr(m, c, [&](Id x) {
+        if (e(x).kind == ExprKind::Call && callee_attr(x) == "eval") {
+          Id r = callee_receiver(x);
+          while (r != kNone && e(r).kind == ExprKind::Call && in(callee_attr(r), {"to", "cuda", "half", "float", "cpu"}))
+            r = callee_receiver(r);
+          std::string d = r == kNone ? "" : dotted(r);
+          if (!d.empty()) evals_[func].emplace_back(d, e(x).range.begin);
+        }
+        return true;
+      });
+    }
+    if (s.kind == StmtKind::FunctionDef) add(m.funcs[s.func].body, s.func);
+    else if (s.kind == StmtKind::ClassDef) add(s.body, func);
+    else {
+      add(s.body, func);
+      add(s.orelse, func);
+      add(s.finalbody, func);
+      for (const auto& h : s.handlers) add(h.body, func);
+    }
+  }
+}
+
+void Facts::resolve_calls() {
+  for (size_t ci = 0; ci < calls.size(); ++ci) {
+    CallSite& c = calls[ci];
+    Id callee = e(c.call).kids[0];
+    const Expr& ce = e(callee);
+    Id target = kNone;
+    if (ce.kind == ExprKind::Name && ce.qname.empty()) {
+      // Nested function of the enclosing function first, then module level.
+      for (Id f = 0; f < m.funcs.size() && target == kNone; ++f)
+        if (m.funcs[f].parent == c.func && c.func != kNone && m.funcs[f].name == ce.text) target = f;
+      auto it = module_funcs_.find(ce.text);
+      if (target == kNone && it != module_funcs_.end()) target = it->second.back();
+    } else if (ce.kind == ExprKind::Attribute && !ce.kids.empty()) {
+      const Expr& obj = e(ce.kids[0]);
+      Id cls = kNone;
+      if (obj.kind == ExprKind::Name && (obj.text == "self" || obj.text == "cls")) cls = class_of(c.func);
+      else if (obj.kind == ExprKind::Name)
+        for (Id k = 0; k < m.classes.size(); ++k)
+          if (m.classes[k].name == obj.text) cls = k;
+      // Methods of the class or of its same-file bases.
+      for (int hops = 0; cls != kNone && hops < 8 && target == kNone; ++hops) {
+        for (Id f : m.classes[cls].methods)
+          if (m.funcs[f].name == ce.text) target = f;
+        Id next = kNone;
+        for (Id b : m.classes[cls].bases)
+          for (Id k = 0; k < m.classes.size(); ++k)
+            if (e(b).kind == ExprKind::Name && m.classes[k].name == e(b).text && k != cls) next = k;
+        cls = next;
+      }
+    }
+    c.target_func = target;
+    if (target != kNone) callers_[target].push_back(static_cast<int>(ci));
+  }
+}
+
+void Facts::compute_entry_off() {
+  size_t nf = m.funcs.size();
+  for (Id f = 0; f < nf; ++f) entry_off_[f] = decorated_off_[f] || framework_off_[f];
+  // Interprocedural: a function whose every same-file call site runs with grad disabled.
+  for (int iter = 0; iter < 8; ++iter) {
+    bool changed = false;
+    for (Id f = 0; f < nf; ++f) {
+      if (entry_off_[f] || callers_[f].empty()) continue;
+      bool all = true;
+      for (int ci : callers_[f]) {
+        const CallSite& c = calls[ci];
+        if (c.func == f || !(c.local_off || func_entry_off(c.func))) { all = false; break; }
+      }
+      if (all) { entry_off_[f] = 1; changed = true; }
+    }
+    if (!changed) break;
+  }
+}
+
+std::string Facts::entry_off_reason(Id func) const {
+  if (func == kNone) return "";
+  if (decorated_off_[func]) return "decorated with a grad-disabling decorator";
+  if (framework_off_[func]) return "run by PyTorch Lightning under no_grad";
+  if (entry_off_[func]) return "every call site runs with grad disabled";
+  return "";
+}
+
+std::string Facts::dotted(Id id) const {
+  std::vector<std::string_view> parts;
+  Id cur = id;
+  for (int guard = 0; cur != kNone && guard < 64; ++guard) {
+    const Expr& x = e(cur);
+    if (x.kind == ExprKind::Name) {
+      parts.push_back(x.text);
+      std::string out;
+      for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+        if (!out.empty()) out += '.';
+        out += *it;
+      }
+      return out;
+    }
+    if (x.kind != ExprKind::Attribute || x.kids.empty()) return "";
+    parts.push_back(x.text);
+    cur = x.kids[0];
+  }
+  return "";
+}
+
+std::string_view Facts::last_component(std::string_view d) const {
+  size_t p = d.find_last_of('.');
+  return p == std::string_view::npos ? d : d.substr(p + 1);
+}
+
+std::string Facts::callee_qual(Id call) const {
+  if (call == kNone || e(call).kind != ExprKind::Call) return "";
+  return qual(e(call).kids[0]);
+}
+std::string Facts::callee_attr(Id call) const {
+  if (call == kNone || e(call).kind != ExprKind::Call) return "";
+  const Expr& c = e(e(call).kids[0]);
+  return c.kind == ExprKind::Attribute ? c.text : "";
+}
+Id Facts::callee_receiver(Id call) const {
+  if (call == kNone || e(call).kind != ExprKind::Call) return kNone;
+  const Expr& c = e(e(call).kids[0]);
+  return c.kind == ExprKind::Attribute && !c.kids.empty() ? c.kids[0] : kNone;
+}
+
+Id Facts::arg(Id call, size_t pos, std::string_view kw) const {
+  const Expr& c = e(call);
+  size_t nkw = c.kw.size();
+  size_t npos = c.kids.size() - 1 - nkw;
+  if (!kw.empty())
+    for (size_t i = 0; i < nkw; ++i)
+      if (c.kw[i] == kw) return c.kids[1 + npos + i];
+  if (pos != static_cast<size_t>(-1) && pos < npos) {
+    Id a = c.kids[1 + pos];
+    return e(a).kind == ExprKind::Starred ? kNone : a;
+  }
+  return kNone;
+}
+
+bool Facts::has_kwargs_splat(Id call) const {
+  for (const auto& k : e(call).kw)
+    if (k == "**") return true;
+  return false;
+}
+
+std::vector<Id> Facts::bindings(Id func, const std::string& d) const {
+  std::vector<Id> out;
+  const auto& local = bind_[func == kNone ? m.funcs.size() : func];
+  auto it = local.find(d);
+  if (it != local.end()) out = it->second;
+  if (out.empty() && starts_with(d, "self.") && class_of(func) != kNone) {
+    // Attributes set in any method of the class (and same-file base classes).
+    Id cls = class_of(func);
+    for (int hops = 0; cls != kNone && hops < 8; ++hops) {
+      auto ct = class_bind_[cls].find(d);
+      if (ct != class_bind_[cls].end()) { out = ct->second; break; }
+      Id next = kNone;
+      for (Id b : m.classes[cls].bases)
+        for (Id k = 0; k < m.classes.size(); ++k)
+          if (e(b).kind == ExprKind::Name && m.classes[k].name == e(b).text && k != cls) next = k;
+      cls = next;
+    }
+  }
+  if (out.empty() && func != kNone) {
+    // Enclosing functions (closures), then module level.
+    Id p = m.funcs[func].parent;
+    if (p != kNone) return bindings(p, d);
+    const auto& mod = bind_[m.funcs.size()];
+    auto mt = mod.find(d);
+    if (mt != mod.end()) out = mt->second;
+  }
+  return out;
+}
+
+const Expr* Facts::literal_of(Id x, Id func) const {
+  if (x == kNone) return nullptr;
+  const Expr& ex = e(x);
+  if (ex.kind == ExprKind::Literal) return &ex;
+  if (ex.kind == ExprKind::UnaryOp && ex.text == "-" && e(ex.kids[0]).kind == ExprKind::Literal) return nullptr;
+  if (ex.kind == ExprKind::Name) {
+    auto vals = bindings(func, ex.text);
+    if (vals.size() == 1 && e(vals[0]).kind == ExprKind::Literal) return &e(vals[0]);
+  }
+  return nullptr;
+}
+
+bool Facts::class_derives(Id cls, std::initializer_list<std::string_view> suffixes) const {
+  for (int hops = 0; cls != kNone && hops < 16; ++hops) {
+    Id next = kNone;
+    for (Id b : m.classes[cls].bases) {
+      std::string q = qual(b);
+      std::string d = q.empty() ? dotted(b) : q;
+      for (auto s : suffixes)
+        if (!d.empty() && (d == s || ends_with(d, std::string(".") + std::string(s)))) return true;
+      if (e(b).kind == ExprKind::Name)
+        for (Id k = 0; k < m.classes.size(); ++k)
+          if (k != cls && m.classes[k].name == e(b).text) next = k;
+    }
+    cls = next;
+  }
+  return false;
+}
+
+bool Facts::is_module_class(Id cls) const {
+  if (cls == kNone) return false;
+  for (int hops = 0; cls != kNone && hops < 16; ++hops) {
+    Id next = kNone;
+    for (Id b : m.classes[cls].bases) {
+      std::string q = qual(b);
+      if (q == "torch.nn.Module" || q == "torch.nn.modules.module.Module" ||
+          ends_with(q, "LightningModule") || ends_with(q, "PreTrainedModel") ||
+          (starts_with(q, "torch.nn.") && !ends_with(q, "Loss")))
+        return true;
+      std::string d = dotted(b);
+      if (q.empty() && (d == "nn.Module" || d == "Module" || ends_with(d, "LightningModule"))) return true;
+      if (e(b).kind == ExprKind::Name)
+        for (Id k = 0; k < m.classes.size(); ++k)
+          if (k != cls && m.classes[k].name == e(b).text) next = k;
+    }
+    cls = next;
+  }
+  return false;
+}
+
+bool Facts::name_looks_like_model(std::string_view d) const {
+  std::string_view last = last_component(d);
+  // `build_model`, `get_model`, `load_model`: functions that make models, not models.
+  auto toks = name_tokens(last);
+  if (!toks.empty() && in(toks[0], {"build", "create", "get", "make", "load", "init", "setup", "prepare",
+                                     "compute", "run", "train", "evaluate", "save", "export", "wrap", "to",
+                                     "is", "has", "num", "n"}))
+    return false;
+  for (const auto& extra : cfg.model_names)
+    if (last == extra || d == extra) return true;
+  if (in(last, {"model", "net", "network", "encoder", "decoder", "generator", "backbone",
+                "discriminator", "classifier", "module", "teacher", "student"}))
+    return last != "module" || starts_with(d, "self.") || d == "module";
+  if (ends_with(last, "_model") || starts_with(last, "model_") || ends_with(last, "_net") ||
+      ends_with(last, "_encoder") || ends_with(last, "_decoder") || ends_with(last, "_backbone"))
+    return true;
+  return false;
+}
+
+bool Facts::is_model_producer(Id func, Id v, int depth) const {
+  if (v == kNone || depth > 6) return false;
+  const Expr& x = e(v);
+  if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) return is_model_value_rec(func, v, depth + 1);
+  if (x.kind != ExprKind::Call) return false;
+  std::string q = callee_qual(v);
+  std::string attr = callee_attr(v);
+  if (!q.empty()) {
+    if (starts_with(q, "torch.nn.")) {
+      std::string_view last = last_component(q);
+      if (!last.empty() && std::isupper(static_cast<unsigned char>(last[0])) && !ends_with(last, "Loss") &&
+          !in(last, {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict"}))
+        return true;
+    }
+    if (starts_with(q, "torchvision.models.") || q == "timm.create_model" || q == "torch.jit.load" ||
+        q == "torch.jit.script" || q == "torch.jit.trace" || q == "torch.load" || q == "torch.hub.load" ||
+        q == "torch.compile")
+      return true;
+  }
+  if (attr == "from_pretrained") return true;
+  if (in(attr, {"to", "cuda", "eval", "half", "float", "double", "train", "cpu", "bfloat16", "requires_grad_"})) {
+    Id r = callee_receiver(v);
+    return r != kNone && is_model_producer(func, r, depth + 1);
+  }
+  // A class of this file that derives from nn.Module.
+  const Expr& callee = e(x.kids[0]);
+  if (callee.kind == ExprKind::Name && q.empty())
+    for (Id k = 0; k < m.classes.size(); ++k)
+      if (m.classes[k].name == callee.text) return is_module_class(k);
+  // Builders by name: build_model(...), create_model(...), get_model(...)
+  std::string_view cname = callee.kind == ExprKind::Name ? std::string_view(callee.text) : std::string_view(attr);
+  if (in(cname, {"build_model", "create_model", "get_model", "load_model", "make_model", "init_model"}))
+    return true;
+  return false;
+}
+
+bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
+  if (x == kNone || depth > 6) return false;
+  const Expr& ex = e(x);
+  if (ex.kind == ExprKind::Call) return is_model_producer(func, x, depth + 1);
+  if (ex.kind == ExprKind::Subscript) {
+    // self.models[i], models[name]
+    std::string d = dotted(ex.kids[0]);
+    return !d.empty() && (ends_with(d, "models") || ends_with(d, "nets"));
+  }
+  std::string d = dotted(x);
+  if (d.empty()) return false;
+  if (!ex.qname.empty()) return false;  // an imported function or class, not a model instance
+  if (eval_called_before(func, d, UINT32_MAX)) return true;
+  auto vals = bindings(func, d);
+  bool known_other = false;
+  for (Id v : vals) {
+    if (is_model_producer(func, v, depth + 1)) return true;
+    const Expr& ve = e(v);
+    if (ve.kind == ExprKind::Literal || ve.kind == ExprKind::Sequence || ve.kind == ExprKind::Comprehension ||
+        ve.kind == ExprKind::Lambda)
+      known_other = true;
+    if (ve.kind == ExprKind::Call) {
+      std::string q = callee_qual(v);
+      if (!q.empty() && !starts_with(q, "torch") && !starts_with(q, "transformers") && !starts_with(q, "timm"))
+        known_other = true;
+      if (starts_with(q, "torch.nn.") && ends_with(q, "Loss")) known_other = true;
+      if (starts_with(q, "torch.optim") || starts_with(q, "torch.utils.data")) known_other = true;
+    }
+  }
+  if (known_other) return false;
+  if (d == "self" && func != kNone && is_module_class(class_of(func))) return true;
+  return name_looks_like_model(d);
+}
+
+bool Facts::is_model_value(Id func, Id x) const { return is_model_value_rec(func, x, 0); }
+
+bool Facts::is_model_call(const CallSite& c) const {
+  const Expr& call = e(c.call);
+  Id callee = call.kids[0];
+  const Expr& ce = e(callee);
+  if (ce.kind == ExprKind::Attribute && ce.text == "forward" && !ce.kids.empty()) {
+    const Expr& r = e(ce.kids[0]);
+    if (r.kind == ExprKind::Call && callee_qual(ce.kids[0]).empty() && e(r.kids[0]).kind == ExprKind::Name &&
+        e(r.kids[0]).text == "super")
+      return false;
+    return true;
+  }
+  if (ce.kind == ExprKind::Name || ce.kind == ExprKind::Attribute || ce.kind == ExprKind::Subscript) {
+    if (ce.kind == ExprKind::Name && ce.text == "self") return func_is_method_of_module(c.func);
+    return is_model_value(c.func, callee);
+  }
+  return false;
+}
+
+bool Facts::func_is_method_of_module(Id func) const {
+  return func != kNone && is_module_class(class_of(func));
+}
+
+bool Facts::is_loaded_model(Id func, Id x) const {
+  std::string d = dotted(x);
+  if (d.empty()) return false;
+  std::function<bool(Id, int)> loaded = [&](Id v, int depth) -> bool {
+    if (v == kNone || depth > 6) return false;
+    if (e(v).kind != ExprKind::Call) {
+      std::string vd = dotted(v);
+      if (vd.empty()) return false;
+      for (Id w : bindings(func, vd))
+        if (loaded(w, depth + 1)) return true;
+      return false;
+    }
+    std::string q = callee_qual(v);
+    std::string a = callee_attr(v);
+    if (q == "torch.jit.load" || q == "torch.load" || q == "torch.hub.load" || a == "from_pretrained") return true;
+    if (in(a, {"to", "cuda", "eval", "half", "float", "cpu"})) return loaded(callee_receiver(v), depth + 1);
+    return false;
+  };
+  for (Id v : bindings(func, d))
+    if (loaded(v, 0)) return true;
+  // load_state_dict(...) + eval() on the same name in this function or module.
+  bool lsd = false;
+  for (const auto& c : calls)
+    if ((c.func == func || c.func == kNone) && callee_attr(c.call) == "load_state_dict" &&
+        dotted(callee_receiver(c.call)) == d)
+      lsd = true;
+  return lsd && eval_called_before(func, d, UINT32_MAX);
+}
+
+bool Facts::eval_called_before(Id func, const std::string& d, uint32_t before) const {
+  auto it = evals_.find(func);
+  if (it != evals_.end())
+    for (const auto& [name, pos] : it->second)
+      if (name == d && pos < before) return true;
+  return false;
+}
+
+bool Facts::is_optimizer(Id func, Id x) const {
+  if (x == kNone) return false;
+  if (e(x).kind == ExprKind::Subscript) x = e(x).kids[0];
+  std::string d = dotted(x);
+  if (d.empty()) return false;
+  for (Id v : bindings(func, d)) {
+    if (e(v).kind != ExprKind::Call) continue;
+    std::string q = callee_qual(v);
+    if (starts_with(q, "torch.optim.") && q.find("lr_scheduler") == std::string::npos &&
+        q.find("swa_utils") == std::string::npos)
+      return true;
+    if (callee_attr(v) == "optimizers") return true;
+    if (!q.empty()) return false;
+  }
+  auto toks = name_tokens(last_component(d));
+  bool opt = false;
+  for (const auto& t : toks) {
+    if (t == "sched" || t == "scheduler" || t == "lr" || t == "warmup") return false;
+    if (t == "opt" || t == "optim" || t == "optimizer" || t == "optimiser" || t == "optimizers") opt = true;
+  }
+  return opt;
+}
+
+Id Facts::optimizer_of_step(const CallSite& c) const {
+  if (callee_attr(c.call) != "step") return kNone;
+  Id r = callee_receiver(c.call);
+  if (r == kNone) return kNone;
+  if (is_optimizer(c.func, r)) return r;
+  // scaler.step(optimizer) with AMP's GradScaler
+  Id a = arg(c.call, 0, "optimizer");
+  if (a != kNone && is_optimizer(c.func, a)) {
+    std::string d = dotted(r);
+    bool scaler = false;
+    for (const auto& t : name_tokens(last_component(d)))
+      if (t == "scaler") scaler = true;
+    for (Id v : bindings(c.func, d))
+      if (ends_with(callee_qual(v), "GradScaler")) scaler = true;
+    if (scaler) return a;
+  }
+  return kNone;
+}
+
+bool Facts::is_grad_reset(const CallSite& c, Id* optimizer) const {
+  *optimizer = kNone;
+  std::string a = callee_attr(c.call);
+  if (a == "zero_grad") {
+    Id r = callee_receiver(c.call);
+    if (r != kNone && is_optimizer(c.func, r)) *optimizer = r;
+    return true;
+  }
+  // p.grad.zero_(), p.grad.detach_().zero_()
+  if (a == "zero_" || a == "detach_") {
+    Id r = callee_receiver(c.call);
+    while (r != kNone && e(r).kind == ExprKind::Call) r = callee_receiver(r);
+    if (r != kNone && e(r).kind == ExprKind::Attribute && (e(r).text == "grad" || e(r).text == "data")) return true;
+  }
+  return false;
+}
+
+bool Facts::is_backward(const CallSite& c) const {
+  std::string a = callee_attr(c.call);
+  if (a == "backward" || a == "manual_backward") return true;
+  std::string q = callee_qual(c.call);
+  return q == "torch.autograd.backward";
+}
+
+bool Facts::is_backprop(const CallSite& c) const {
+  if (is_backward(c)) return true;
+  std::string q = callee_qual(c.call);
+  return q == "torch.autograd.grad";
+}
+
+bool Facts::is_torch_call(Id call, std::initializer_list<std::string_view> qnames) const {
+  std::string q = callee_qual(call);
+  for (auto n : qnames)
+    if (q == n) return true;
+  return false;
+}
+
+bool Facts::reaches(Id func, const std::function<bool(const CallSite&)>& pred) const {
+  std::vector<Id> stack{func};
+  std::unordered_set<Id> seen{func};
+  while (!stack.empty()) {
+    Id f = stack.back();
+    stack.pop_back();
+    for (int ci : func_calls_[f == kNone ? m.funcs.size() : f]) {
+      const CallSite& c = calls[ci];
+      if (pred(c)) return true;
+      if (c.target_func != kNone && seen.insert(c.target_func).second) stack.push_back(c.target_func);
+    }
+  }
+  return false;
+}
+
+bool Facts::loop_reaches(int loop, const std::function<bool(const CallSite&)>& pred) const {
+  for (int ci : loops[loop].calls) {
+    const CallSite& c = calls[ci];
+    if (pred(c)) return true;
+    if (c.target_func != kNone && c.target_func != c.func && reaches(c.target_func, pred)) return true;
+  }
+  return false;
+}
+
+bool Facts::is_eval_function_name(std::string_view name) const {
+  for (const auto& n : cfg.eval_function_names)
+    if (n == name) return true;
+  bool pytest_name = starts_with(name, "test_") || name == "test";
+  auto toks = name_tokens(name);
+  for (const auto& t : toks) {
+    if (in(t, {"validate", "validation", "valid", "val", "evaluate", "evaluation", "eval", "infer",
+               "inference", "predict", "prediction", "predictions", "sample", "sampling", "generate",
+               "generation"}))
+      return true;
+    if (t == "test" && !(pytest_name && is_test_file) && name != "test_step") {
+      // `test`, `test_epoch`, `run_test` outside pytest files
+      if (!starts_with(name, "test_") || name == "test_epoch" || !is_test_file) return true;
+    }
+  }
+  return false;
+}
+
+bool Facts::is_eval_source(Id iter) const {
+  if (iter == kNone) return false;
+  bool found = false;
+  for_each_expr(m, iter, [&](Id x) {
+    if (found) return false;
+    const Expr& ex = e(x);
+    if (ex.kind == ExprKind::Lambda || ex.kind == ExprKind::Comprehension) return false;
+    if (ex.kind == ExprKind::Name || ex.kind == ExprKind::Attribute) {
+      std::string_view name = ex.kind == ExprKind::Name ? std::string_view(ex.text) : std::string_view(ex.text);
+      for (const auto& n : cfg.eval_loader_names)
+        if (n == name) found = true;
+      for (const auto& t : name_tokens(name))
+        if (in(t, {"val", "valid", "validation", "test", "testing", "eval", "evaluation", "dev", "infer",
+                   "inference", "predict", "prediction", "holdout", "heldout"}))
+          found = true;
+      return !found && ex.kind == ExprKind::Attribute;
+    }
+    return true;
+  });
+  return found;
+}
+
+}  // namespace ll

@@ -1,0 +1,155 @@
+// Facts about one module that several checks share, computed once per file: every call
+// with its loop and grad-mode context, loops, name bindings, which values are models and
+// optimizers, the file's call graph and interprocedural grad mode.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "rules/config.hpp"
+#include "rules/finding.hpp"
+#include "rules/model.hpp"
+
+namespace ll {
+
+struct Loop {
+  Id stmt = kNone;   // For/While statement, or
+  Id comp = kNone;   // a comprehension expression
+  Id func = kNone;   // enclosing function (kNone: module level)
+  int parent = -1;   // enclosing loop in the same function
+  Id iter = kNone;   // iterable (For / first comprehension clause); kNone for While
+  Range range;
+  std::vector<int> calls;  // call sites directly or transitively (nested loops) inside
+  std::vector<Id> stmts;   // statements inside (all nesting levels, not nested defs)
+};
+
+struct CallSite {
+  Id call = kNone;
+  Id stmt = kNone;       // innermost statement containing the call
+  Id func = kNone;       // enclosing function
+  int loop = -1;         // innermost enclosing loop in this function
+  bool local_off = false;  // grad disabled by a construct inside the function
+  bool in_lambda = false;
+  int try_handler = -1;  // index into Facts::handlers when inside an except clause
+  Id target_func = kNone;  // same-file function this call resolves to
+};
+
+struct StmtSite {
+  Id stmt = kNone;
+  Id func = kNone;
+  int loop = -1;
+  bool local_off = false;
+};
+
+struct HandlerSite {
+  Id try_stmt = kNone;
+  int index = 0;  // handler index in the Try statement
+  Id func = kNone;
+  int loop = -1;
+};
+
+class Facts {
+ public:
+  Facts(const Module& m, const Config& cfg, const std::string& path);
+
+  const Module& m;
+  const Config& cfg;
+  std::string path;
+  bool is_test_file = false;  // test_*.py, *_test.py, under tests/
+
+  std::vector<Loop> loops;
+  std::vector<CallSite> calls;
+  std::vector<StmtSite> stmt_sites;     // every statement, in source order
+  std::vector<HandlerSite> handlers;
+  std::unordered_map<Id, int> call_index;  // call expr -> index in calls
+  std::unordered_map<Id, int> stmt_index;  // stmt -> index in stmt_sites
+
+  // ---- grad mode
+  bool func_entry_off(Id func) const { return func == kNone ? false : entry_off_[func]; }
+  bool grad_off(const CallSite& c) const { return c.local_off || func_entry_off(c.func); }
+  bool grad_off(const StmtSite& s) const { return s.local_off || func_entry_off(s.func); }
+  bool decorated_off(Id func) const { return decorated_off_[func]; }
+  // Why a function runs with grad disabled ("decorated with @torch.no_grad()", ...).
+  std::string entry_off_reason(Id func) const;
+
+  // ---- names and values
+  const Expr& e(Id id) const { return m.exprs[id]; }
+  std::string dotted(Id expr) const;                 // "self.model", "" if not a name chain
+  std::string_view last_component(std::string_view dotted) const;
+  const std::string& qual(Id expr) const { return m.exprs[expr].qname; }
+  std::string callee_qual(Id call) const;            // qualified name of a call's callee
+  std::string callee_attr(Id call) const;            // method name for `x.m(...)`, else ""
+  Id callee_receiver(Id call) const;                 // `x` of `x.m(...)`, else kNone
+  Id arg(Id call, size_t pos, std::string_view kw = {}) const;  // kNone if absent
+  bool has_kwargs_splat(Id call) const;
+  // Values assigned to `dotted` in `func` (then class attributes, then module level).
+  std::vector<Id> bindings(Id func, const std::string& dotted) const;
+  // Literal value visible for an expression: the expression itself when a literal, or the
+  // single literal assigned to a plain name in the same function.
+  const Expr* literal_of(Id expr, Id func) const;
+
+  bool is_model_value(Id func, Id expr) const;
+  bool is_model_call(const CallSite& c) const;       // a forward: model(x) / model.forward(x)
+  bool func_is_method_of_module(Id func) const;
+  bool is_loaded_model(Id func, Id expr) const;      // obtained by loading weights
+  bool is_optimizer(Id func, Id expr) const;
+  // For `opt.step()` / `scaler.step(opt)`: the optimizer expression; kNone otherwise.
+  Id optimizer_of_step(const CallSite& c) const;
+  // For `x.zero_grad()`: the optimizer reset, or kNone with *all = true for model resets.
+  bool is_grad_reset(const CallSite& c, Id* optimizer) const;
+  bool is_backward(const CallSite& c) const;          // loss.backward(), autograd.backward
+  bool is_backprop(const CallSite& c) const;          // backward or torch.autograd.grad
+  bool is_torch_call(Id call, std::initializer_list<std::string_view> qnames) const;
+
+  // Same-file functions reachable from a call site / a function (transitively).
+  bool reaches(Id func, const std::function<bool(const CallSite&)>& pred) const;
+  bool loop_reaches(int loop, const std::function<bool(const CallSite&)>& pred) const;
+
+  // Functions by name at module level, methods by class.
+  Id class_of(Id func) const { return func == kNone ? kNone : m.funcs[func].cls; }
+  bool class_derives(Id cls, std::initializer_list<std::string_view> base_suffixes) const;
+  bool is_module_class(Id cls) const;  // derives from torch.nn.Module (or Lightning)
+
+  // Does the function (or the module when kNone) call .eval() on `dotted` before `before`?
+  bool eval_called_before(Id func, const std::string& dotted, uint32_t before) const;
+
+  bool file_trains() const { return file_trains_; }  // any backward() or optimizer step
+
+  static std::vector<std::string> name_tokens(std::string_view name);
+  bool is_eval_function_name(std::string_view name) const;
+  bool is_eval_source(Id iter_expr) const;
+
+ private:
+  void walk_body(const std::vector<Id>& body, Id func, int loop, bool& off, int handler);
+  void walk_stmt(Id sid, Id func, int loop, bool& off, int handler);
+  void walk_expr(Id root, Id stmt, Id func, int loop, bool off, int handler, bool in_lambda);
+  int push_loop(Loop l);
+  void note_call_in_loops(int loop, int call);
+  void note_stmt_in_loops(int loop, Id stmt);
+  void collect_bindings();
+  void resolve_calls();
+  void compute_entry_off();
+  bool grad_item_effect(Id item, bool* disables) const;  // for `with` items
+  bool is_model_value_rec(Id func, Id expr, int depth) const;
+  bool is_model_producer(Id func, Id value, int depth) const;
+  bool name_looks_like_model(std::string_view dotted) const;
+
+  std::vector<char> entry_off_, decorated_off_, framework_off_;
+  std::vector<std::vector<int>> func_calls_;          // call sites inside each function
+  std::vector<std::vector<int>> callers_;             // call sites targeting each function
+  std::unordered_map<std::string, std::vector<Id>> module_funcs_;  // top-level functions
+  // bindings: per function (index funcs.size() = module level) dotted -> values
+  std::vector<std::unordered_map<std::string, std::vector<Id>>> bind_;
+  std::vector<std::unordered_map<std::string, std::vector<Id>>> class_bind_;  // self.x
+  std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
+  bool file_trains_ = false;
+};
+
+// Walks an expression tree (pre-order) without recursion.
+void for_each_expr(const Module& m, Id root, const std::function<bool(Id)>& visit);
+
+}  // namespace ll

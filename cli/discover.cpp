@@ -1,0 +1,384 @@
+// File discovery: an iterative directory walk with .gitignore semantics and symlink-loop
+// detection. Every filesystem call uses the error_code overloads; nothing throws.
+#include "cli/discover.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "rules/glob.hpp"
+
+namespace ll {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool has_extension(std::string_view path, std::initializer_list<std::string_view> exts) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  return std::any_of(exts.begin(), exts.end(), [&](std::string_view e) {
+    return name.size() > e.size() && ends_with(name, e);
+  });
+}
+
+// Directories never worth descending into (version control, virtualenvs, caches, builds).
+bool is_skipped_dir_name(std::string_view name) {
+  static constexpr std::string_view kSkipped[] = {
+      ".git",     ".hg",         "venv",     ".venv",      "build",       "node_modules",
+      ".svn",     "__pycache__", ".tox",     ".nox",       ".mypy_cache", ".pytest_cache",
+      ".ruff_cache", "site-packages", ".eggs", ".direnv",
+  };
+  return std::find(std::begin(kSkipped), std::end(kSkipped), name) != std::end(kSkipped);
+}
+
+bool exists_no_throw(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(p, ec));
+}
+
+bool is_dir_no_throw(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+std::string join(const std::string& dir, const std::string& name) {
+  if (dir.empty() || dir == ".") return name;
+  if (dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+// The path the way the user would write it: "./a//b/" -> "a/b", "." stays ".".
+std::string display_form(const std::string& p) {
+  std::string s = fs::path(p).lexically_normal().generic_string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  if (s.empty()) s = ".";
+  return s;
+}
+
+std::string absolute_form(const std::string& p) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(fs::path(p), ec);
+  if (ec) abs = fs::path(p);
+  std::string s = abs.lexically_normal().generic_string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// ---- .gitignore ------------------------------------------------------------------------
+
+struct IgnoreRule {
+  Glob glob;
+  bool negate = false;
+  bool dir_only = false;
+  bool anchored = false;  // matched against the path relative to the file's directory
+};
+
+struct IgnoreFile {
+  int parent = -1;        // the next less specific file, -1 at the end of the chain
+  std::string base;       // absolute directory the patterns are relative to
+  std::vector<IgnoreRule> rules;
+};
+
+std::vector<IgnoreRule> parse_gitignore(const std::string& text) {
+  std::vector<IgnoreRule> rules;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    // Trailing spaces are dropped unless escaped with a backslash.
+    while (!line.empty() && line.back() == ' ') {
+      std::size_t backslashes = 0;
+      for (std::size_t i = line.size() - 1; i > 0 && line[i - 1] == '\\'; --i) ++backslashes;
+      if (backslashes % 2 == 1) break;
+      line.pop_back();
+    }
+    IgnoreRule r{Glob(""), false, false, false};
+    std::string_view pat = line;
+    if (!pat.empty() && pat[0] == '!') {
+      r.negate = true;
+      pat.remove_prefix(1);
+    }
+    if (!pat.empty() && pat.back() == '/') {
+      r.dir_only = true;
+      pat.remove_suffix(1);
+    }
+    if (pat.empty()) continue;
+    r.anchored = pat.find('/') != std::string_view::npos;
+    if (pat[0] == '/') pat.remove_prefix(1);
+    if (pat.empty()) continue;
+    r.glob = Glob(pat);
+    rules.push_back(std::move(r));
+  }
+  return rules;
+}
+
+struct DirNode {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  int parent = -1;
+  std::string display;
+};
+
+struct WorkItem {
+  std::string display;  // as the user would write it
+  std::string abs;      // absolute, normalised (through symlinks, not resolved)
+  int ignore = -1;      // innermost .gitignore in effect
+  int parent = -1;      // DirNode of the directory containing this one; -1 for a root
+  bool root = false;    // named on the command line
+};
+
+class Walker {
+ public:
+  explicit Walker(DiscoveredFiles& out) : out_(out) {}
+
+  void add_root(const std::string& display) {
+    WorkItem item;
+    item.display = display;
+    item.abs = absolute_form(display);
+    item.ignore = chain_above(item.abs);
+    item.root = true;
+    roots_.push_back(std::move(item));
+  }
+
+  void run() {
+    // Roots first (in order), then every real directory; symlinked directories last, so a
+    // tree reachable both directly and through a link is listed under its real path.
+    std::vector<WorkItem> stack(roots_.rbegin(), roots_.rend());
+    std::vector<WorkItem> deferred;
+    while (!stack.empty() || !deferred.empty()) {
+      if (stack.empty()) {
+        stack.assign(std::make_move_iterator(deferred.rbegin()),
+                     std::make_move_iterator(deferred.rend()));
+        deferred.clear();
+      }
+      WorkItem item = std::move(stack.back());
+      stack.pop_back();
+      visit(item, stack, deferred);
+    }
+  }
+
+ private:
+  void diag(const std::string& path, std::string message, bool fatal) {
+    Diagnostic d;
+    d.path = path;
+    d.kind = "io-error";
+    d.message = std::move(message);
+    d.fatal = fatal;
+    out_.diagnostics.push_back(std::move(d));
+  }
+
+  // Adds the ignore file at `file` (patterns relative to `base`) on top of `parent`.
+  int load_ignore_file(const fs::path& file, const std::string& base, int parent) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) return parent;
+    std::ifstream in(file, std::ios::binary);
+    if (!in) return parent;
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<IgnoreRule> rules = parse_gitignore(text);
+    if (rules.empty()) return parent;
+    ignores_.push_back(IgnoreFile{parent, base, std::move(rules)});
+    return static_cast<int>(ignores_.size()) - 1;
+  }
+
+  // A repository starts here: its .git/info/exclude (lowest precedence).
+  int start_repository(const std::string& dir) {
+    const fs::path git = fs::path(dir) / ".git";
+    if (!is_dir_no_throw(git)) return -1;
+    return load_ignore_file(git / "info" / "exclude", dir, -1);
+  }
+
+  // The ignore chain in effect inside `abs` from the repository root down to its parent
+  // directory (abs's own .gitignore is read when it is visited).
+  int chain_above(const std::string& abs) {
+    std::vector<std::string> dirs;  // abs's ancestors, nearest first
+    fs::path d(abs);
+    std::string repo;
+    while (true) {
+      if (exists_no_throw(d / ".git")) {
+        repo = d.generic_string();
+        break;
+      }
+      const fs::path parent = d.parent_path();
+      if (parent.empty() || parent == d) break;
+      d = parent;
+      dirs.push_back(d.generic_string());
+    }
+    if (repo.empty()) return -1;  // outside a repository: only the walked tree's files
+    int chain = start_repository(repo);
+    if (repo == abs) return chain;
+    // From the repository root down to abs's parent.
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+      chain = load_ignore_file(fs::path(*it) / ".gitignore", *it, chain);
+    }
+    return chain;
+  }
+
+  bool is_ignored(const std::string& abs, std::string_view name, bool is_dir, int chain) const {
+    for (int f = chain; f >= 0; f = ignores_[static_cast<std::size_t>(f)].parent) {
+      const IgnoreFile& file = ignores_[static_cast<std::size_t>(f)];
+      std::string_view rel;
+      if (file.base == "/") {
+        rel = std::string_view(abs).substr(1);
+      } else if (abs.size() > file.base.size() && abs.compare(0, file.base.size(), file.base) == 0 &&
+                 abs[file.base.size()] == '/') {
+        rel = std::string_view(abs).substr(file.base.size() + 1);
+      } else {
+        continue;
+      }
+      for (auto r = file.rules.rbegin(); r != file.rules.rend(); ++r) {
+        if (r->dir_only && !is_dir) continue;
+        if (r->glob.match(r->anchored ? rel : name)) return !r->negate;
+      }
+    }
+    return false;
+  }
+
+  void visit(const WorkItem& item, std::vector<WorkItem>& stack, std::vector<WorkItem>& deferred) {
+    struct stat st {};
+    if (::stat(item.abs.c_str(), &st) != 0) {
+      const int err = errno;
+      if (err == ELOOP) {
+        diag(item.display, "symbolic link loop (too many levels of symbolic links); not followed",
+             false);
+      } else {
+        diag(item.display, std::string("cannot access directory: ") + std::strerror(err), true);
+      }
+      return;
+    }
+    for (int a = item.parent; a >= 0; a = nodes_[static_cast<std::size_t>(a)].parent) {
+      const DirNode& n = nodes_[static_cast<std::size_t>(a)];
+      if (n.dev == st.st_dev && n.ino == st.st_ino) {
+        diag(item.display,
+             "symbolic link loop: points back to its ancestor directory `" + n.display +
+                 "`; not followed",
+             false);
+        return;
+      }
+    }
+    if (!visited_.insert({st.st_dev, st.st_ino}).second) return;  // reached another way
+    if (!item.root && exists_no_throw(fs::path(item.abs) / "pyvenv.cfg")) return;  // a virtualenv
+    nodes_.push_back(DirNode{st.st_dev, st.st_ino, item.parent, item.display});
+    const int node = static_cast<int>(nodes_.size()) - 1;
+
+    int chain = item.ignore;
+    if (!item.root && exists_no_throw(fs::path(item.abs) / ".git")) {
+      chain = start_repository(item.abs);  // a nested repository: the outer rules stop here
+    }
+    chain = load_ignore_file(fs::path(item.abs) / ".gitignore", item.abs, chain);
+
+    std::error_code ec;
+    fs::directory_iterator it(fs::path(item.abs), ec);
+    if (ec) {
+      diag(item.display, "cannot read directory: " + ec.message(), true);
+      return;
+    }
+    std::vector<fs::directory_entry> entries;
+    for (const fs::directory_iterator end; it != end; it.increment(ec)) {
+      entries.push_back(*it);
+    }
+    if (ec) diag(item.display, "cannot read directory: " + ec.message(), true);
+
+    for (const fs::directory_entry& entry : entries) {
+      const std::string name = entry.path().filename().string();
+      std::error_code sec;
+      const fs::file_status own = entry.symlink_status(sec);
+      if (sec) continue;
+      const bool is_link = fs::is_symlink(own);
+      fs::file_status target = own;
+      if (is_link) {
+        target = entry.status(sec);
+        if (sec) {
+          if (sec == std::errc::too_many_symbolic_link_levels) {
+            diag(join(item.display, name),
+                 "symbolic link loop (too many levels of symbolic links); not followed", false);
+          }
+          continue;  // a dangling link: nothing to analyse
+        }
+      }
+      const std::string abs = join(item.abs, name);
+      if (fs::is_directory(target)) {
+        if (is_skipped_dir_name(name) || is_ignored(abs, name, true, chain)) continue;
+        WorkItem child{join(item.display, name), abs, chain, node, false};
+        (is_link ? deferred : stack).push_back(std::move(child));
+      } else if (fs::is_regular_file(target)) {
+        if (!is_python_path(name) && !is_cpp_path(name)) continue;
+        if (is_ignored(abs, name, false, chain)) continue;
+        out_.files.push_back(join(item.display, name));
+      }
+    }
+  }
+
+  DiscoveredFiles& out_;
+  std::vector<WorkItem> roots_;
+  std::vector<IgnoreFile> ignores_;
+  std::vector<DirNode> nodes_;
+  std::set<std::pair<dev_t, ino_t>> visited_;
+};
+
+}  // namespace
+
+bool is_python_path(const std::string& path) { return has_extension(path, {".py", ".pyi"}); }
+
+bool is_cpp_path(const std::string& path) {
+  return has_extension(path, {".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".cu"});
+}
+
+DiscoveredFiles discover(const std::vector<std::string>& paths) {
+  DiscoveredFiles out;
+  Walker walker(out);
+  for (const std::string& p : paths) {
+    if (p.empty()) continue;
+    const std::string display = display_form(p);
+    std::error_code ec;
+    const fs::file_status st = fs::status(fs::path(p), ec);
+    if (ec || !fs::exists(st)) {
+      std::error_code lec;
+      const fs::file_status own = fs::symlink_status(fs::path(p), lec);
+      std::string why = "No such file or directory";
+      if (fs::is_symlink(own)) {
+        why = ec == std::errc::too_many_symbolic_link_levels
+                  ? "symbolic link loop (too many levels of symbolic links)"
+                  : "dangling symbolic link";
+      } else if (ec && ec != std::errc::no_such_file_or_directory) {
+        why = ec.message();
+      }
+      Diagnostic d;
+      d.path = display;
+      d.kind = "io-error";
+      d.message = why;
+      d.fatal = true;
+      out.diagnostics.push_back(std::move(d));
+      continue;
+    }
+    if (fs::is_directory(st)) {
+      walker.add_root(display);
+    } else {
+      out.files.push_back(display);  // named explicitly: always analysed
+    }
+  }
+  walker.run();
+  std::sort(out.files.begin(), out.files.end());
+  out.files.erase(std::unique(out.files.begin(), out.files.end()), out.files.end());
+  std::stable_sort(out.diagnostics.begin(), out.diagnostics.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) { return a.path < b.path; });
+  return out;
+}
+
+}  // namespace ll

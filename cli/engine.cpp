@@ -1,0 +1,249 @@
+#include "cli/engine.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <atomic>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <sys/stat.h>
+
+#include "checks/checks.hpp"
+#include "cli/discover.hpp"
+#include "frontend/python/python_frontend.hpp"
+#include "rules/suppress.hpp"
+
+namespace ll {
+
+bool valid_utf8(std::string_view s, size_t* bad_at) {
+  size_t i = 0, n = s.size();
+  auto u = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  while (i < n) {
+    unsigned char c = u(i);
+    if (c < 0x80) { ++i; continue; }
+    size_t len = 0;
+    uint32_t cp = 0;
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+    else { *bad_at = i; return false; }
+    if (i + len > n) { *bad_at = i; return false; }
+    for (size_t k = 1; k < len; ++k) {
+      if ((u(i + k) & 0xC0) != 0x80) { *bad_at = i; return false; }
+      cp = (cp << 6) | (u(i + k) & 0x3F);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF)) {
+      *bad_at = i;
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+namespace {
+
+// PEP 263: `# -*- coding: latin-1 -*-` in the first two lines.
+std::string coding_declaration(const std::string& text) {
+  size_t end = 0;
+  for (int line = 0; line < 2 && end != std::string::npos; ++line) {
+    size_t start = line == 0 ? 0 : end + 1;
+    if (start > text.size()) break;
+    end = text.find('\n', start);
+    std::string l = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    size_t hash = l.find('#');
+    if (hash == std::string::npos) continue;
+    static const std::regex re("coding[:=][ \\t]*([-\\w.]+)");
+    std::smatch m;
+    if (std::regex_search(l, m, re)) {
+      std::string enc = m[1];
+      std::transform(enc.begin(), enc.end(), enc.begin(), [](unsigned char c) { return std::tolower(c); });
+      std::replace(enc.begin(), enc.end(), '_', '-');
+      return enc;
+    }
+  }
+  return "";
+}
+
+bool is_latin1_family(const std::string& enc) {
+  return enc == "latin-1" || enc == "latin1" || enc == "iso-8859-1" || enc == "iso8859-1" || enc == "cp1252" ||
+         enc == "windows-1252" || enc == "l1" || enc == "iso-8859-15" || enc == "latin-9";
+}
+
+std::string latin1_to_utf8(const std::string& in) {
+  std::string out;
+  out.reserve(in.size() + in.size() / 8);
+  for (unsigned char c : in) {
+    if (c < 0x80) out.push_back(static_cast<char>(c));
+    else {
+      out.push_back(static_cast<char>(0xC0 | (c >> 6)));
+      out.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    }
+  }
+  return out;
+}
+
+Diagnostic fatal(const std::string& path, std::string kind, std::string message, uint32_t line = 0,
+                 uint32_t col = 0) {
+  Diagnostic d;
+  d.path = path;
+  d.kind = std::move(kind);
+  d.message = std::move(message);
+  d.line = line;
+  d.col = col;
+  d.fatal = true;
+  return d;
+}
+
+void line_col_of(const std::string& text, size_t at, uint32_t* line, uint32_t* col) {
+  *line = 1;
+  size_t ls = 0;
+  for (size_t i = 0; i < at && i < text.size(); ++i)
+    if (text[i] == '\n') { ++*line; ls = i + 1; }
+  *col = static_cast<uint32_t>(at - ls + 1);
+}
+
+}  // namespace
+
+void sort_result(FileResult& r) {
+  std::stable_sort(r.findings.begin(), r.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.range.line != b.range.line) return a.range.line < b.range.line;
+    if (a.range.col != b.range.col) return a.range.col < b.range.col;
+    return a.rule < b.rule;
+  });
+  std::stable_sort(r.diagnostics.begin(), r.diagnostics.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
+}
+
+FileResult analyze_text(const std::string& path, std::string text, const Config& cfg, const EngineOptions& opts) {
+  FileResult r;
+  r.path = path;
+  Module m;
+  python::ParseOptions po;
+  po.timeout_micros = opts.parse_timeout_ms * 1000;
+  if (python::lower(text, path, m, r.diagnostics, po)) {
+    r.findings = run_checks(m, cfg, path, text);
+    Suppressions(m.comments, m.lang).apply(r.findings);
+  }
+  r.source = std::move(text);
+  sort_result(r);
+  return r;
+}
+
+FileResult analyze_file(const std::string& path, const Config& cfg, const EngineOptions& opts,
+                        const std::string* text_override) {
+  FileResult r;
+  r.path = path;
+  std::string text;
+  if (text_override) {
+    text = *text_override;
+  } else {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      r.diagnostics.push_back(fatal(path, "io-error", std::string("cannot read file: ") + std::strerror(errno)));
+      return r;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      r.diagnostics.push_back(fatal(path, "io-error", "is a directory"));
+      return r;
+    }
+    if (static_cast<uint64_t>(st.st_size) > opts.max_file_size) {
+      r.diagnostics.push_back(fatal(path, "too-large",
+                                    "file is " + std::to_string(st.st_size / 1024) + " KiB, over the " +
+                                        std::to_string(opts.max_file_size / 1024) +
+                                        " KiB limit (--max-file-size); not analysed"));
+      return r;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      r.diagnostics.push_back(fatal(path, "io-error", std::string("cannot read file: ") + std::strerror(errno)));
+      return r;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad()) {
+      r.diagnostics.push_back(fatal(path, "io-error", "read error"));
+      return r;
+    }
+    text = ss.str();
+  }
+  if (text.size() > opts.max_file_size) {
+    r.diagnostics.push_back(fatal(path, "too-large", "input over the size limit; not analysed"));
+    return r;
+  }
+  size_t nul = text.find('\0');
+  if (nul != std::string::npos) {
+    uint32_t l, c;
+    line_col_of(text, nul, &l, &c);
+    r.diagnostics.push_back(fatal(path, "encoding", "file contains a NUL byte, which Python source cannot; not analysed", l, c));
+    return r;
+  }
+  size_t bad = 0;
+  if (!valid_utf8(text, &bad)) {
+    std::string enc = coding_declaration(text);
+    uint32_t l, c;
+    line_col_of(text, bad, &l, &c);
+    if (is_latin1_family(enc)) {
+      // Analysed as decoded text; fixes are withheld because offsets differ from the file.
+      FileResult t = analyze_text(path, latin1_to_utf8(text), cfg, opts);
+      for (auto& f : t.findings) f.fixes.clear();
+      return t;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[bad]));
+    r.diagnostics.push_back(fatal(path, "encoding",
+                                  std::string("invalid UTF-8 (byte ") + hex + ")" +
+                                      (enc.empty() ? " and no coding declaration" : " for declared coding " + enc) +
+                                      "; not analysed",
+                                  l, c));
+    return r;
+  }
+  return analyze_text(path, std::move(text), cfg, opts);
+}
+
+std::vector<FileResult> analyze_all(const std::vector<std::string>& files, ConfigResolver& configs,
+                                    const EngineOptions& opts) {
+  std::vector<FileResult> results(files.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (;;) {
+      size_t i = next.fetch_add(1);
+      if (i >= files.size()) return;
+      const std::string& path = files[i];
+      std::string err;
+      auto cfg = configs.for_file(path, &err);
+      if (!err.empty()) {
+        FileResult r;
+        r.path = path;
+        r.diagnostics.push_back(fatal(path, "config", err));
+        results[i] = std::move(r);
+        continue;
+      }
+      if (!is_python_path(path)) {
+        FileResult r;
+        r.path = path;
+        r.diagnostics.push_back(fatal(path, "unsupported",
+                                      "C++ analysis needs the Clang frontend, which this build does not include"));
+        results[i] = std::move(r);
+        continue;
+      }
+      results[i] = analyze_file(path, *cfg, opts);
+    }
+  };
+  int jobs = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  jobs = static_cast<int>(std::min<size_t>(static_cast<size_t>(jobs), std::max<size_t>(1, files.size())));
+  if (jobs <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (int j = 0; j < jobs; ++j) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+  }
+  return results;
+}
+
+}  // namespace ll

@@ -1,0 +1,37 @@
+// Per-file analysis and the parallel driver.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "rules/config.hpp"
+#include "rules/finding.hpp"
+
+namespace ll {
+
+struct EngineOptions {
+  int jobs = 0;                           // 0 = hardware concurrency
+  uint64_t max_file_size = 10u << 20;     // bytes; larger files are skipped with a diagnostic
+  uint64_t parse_timeout_ms = 10'000;     // per-file parse budget
+};
+
+// Reads, validates and analyses one file. `text_override` (when non-null) is used instead
+// of reading the file (stdin, editors, re-linting after fixes).
+FileResult analyze_file(const std::string& path, const Config& cfg, const EngineOptions& opts,
+                        const std::string* text_override = nullptr);
+
+// Analyses text that is already in memory and known to be valid (used by --fix).
+FileResult analyze_text(const std::string& path, std::string text, const Config& cfg,
+                        const EngineOptions& opts);
+
+// Analyses all files on a thread pool; results in the order of `files`.
+std::vector<FileResult> analyze_all(const std::vector<std::string>& files, ConfigResolver& configs,
+                                    const EngineOptions& opts);
+
+// Sorts findings by (line, col, rule) and diagnostics by line.
+void sort_result(FileResult& r);
+
+// Checks that `text` is UTF-8; on failure returns the byte offset of the first bad byte.
+bool valid_utf8(std::string_view text, size_t* bad_at);
+
+}  // namespace ll

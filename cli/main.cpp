@@ -1,0 +1,212 @@
+// leaklint command line: thin main over the engine, discovery, fixes and reporters.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "cli/discover.hpp"
+#include "cli/engine.hpp"
+#include "cli/fix.hpp"
+#include "cli/report.hpp"
+#include "rules/registry.hpp"
+
+namespace fs = std::filesystem;
+using namespace ll;
+
+namespace {
+
+std::string repo_root_for(const std::string& start) {
+  std::error_code ec;
+  fs::path p = fs::absolute(start.empty() ? "." : start, ec);
+  if (fs::is_regular_file(p, ec)) p = p.parent_path();
+  for (fs::path cur = p; !cur.empty(); cur = cur.parent_path()) {
+    if (fs::exists(cur / ".git", ec)) return cur.string();
+    if (cur == cur.parent_path()) break;
+  }
+  return fs::absolute(".", ec).string();
+}
+
+void list_rules(std::ostream& out) {
+  for (const RuleInfo& r : all_rules()) {
+    out << r.id << "  " << r.slug;
+    for (size_t i = r.slug.size(); i < 38; ++i) out << ' ';
+    out << severity_name(r.severity);
+    for (size_t i = std::string(severity_name(r.severity)).size(); i < 9; ++i) out << ' ';
+    out << r.languages << (r.fix.empty() ? "" : r.fix == "safe" ? "  [fix]" : "  [unsafe fix]") << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"leaklint: finds code that leaks or wastes GPU memory in PyTorch and LibTorch programs"};
+  app.set_version_flag("--version", std::string("leaklint ") + LEAKLINT_VERSION);
+  std::vector<std::string> paths;
+  std::string format = "text", output, config_file, color = "auto", stdin_filename;
+  std::vector<std::string> select, ignore;
+  bool fix = false, unsafe_fixes = false, diff = false, exit_zero = false, list = false, quiet = false;
+  bool no_source = false;
+  int jobs = 0;
+  uint64_t max_kib = 10 * 1024;
+  app.add_option("paths", paths, "Files or directories to check (default: .)");
+  app.add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json", "sarif", "github"}));
+  app.add_option("-o,--output", output, "Write the report to FILE instead of stdout");
+  app.add_option("--select", select, "Rule IDs or prefixes to enable (e.g. LL1,LL401)")->delimiter(',');
+  app.add_option("--ignore", ignore, "Rule IDs or prefixes to disable")->delimiter(',');
+  app.add_option("--config", config_file, "Use this configuration file for every file");
+  app.add_flag("--fix", fix, "Apply safe fixes");
+  app.add_flag("--unsafe-fixes", unsafe_fixes, "Also apply fixes that may change behaviour");
+  app.add_flag("--diff", diff, "Print the fixes as a unified diff instead of writing them");
+  app.add_flag("--exit-zero", exit_zero, "Exit 0 even when there are findings");
+  app.add_flag("--list-rules", list, "List the rules and exit");
+  app.add_flag("-q,--quiet", quiet, "Text format: print findings only, no summary");
+  app.add_flag("--no-show-source", no_source, "Text format: do not show the source line");
+  app.add_option("-j,--jobs", jobs, "Parallel jobs (default: number of cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--color", color, "Colour text output")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_option("--max-file-size", max_kib, "Skip files larger than this many KiB (default 10240)");
+  app.add_option("--stdin-filename", stdin_filename, "Read the source from stdin and report it under this name");
+
+  auto* explain = app.add_subcommand("explain", "Show a rule's documentation");
+  std::string explain_id;
+  explain->add_option("rule", explain_id, "Rule ID or slug (e.g. LL101 or missing-no-grad)")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  if (explain->parsed()) {
+    const RuleInfo* r = find_rule(explain_id);
+    if (!r) {
+      std::cerr << "leaklint: unknown rule '" << explain_id << "' (see --list-rules)\n";
+      return 2;
+    }
+    std::string_view doc = rule_doc(r->id);
+    if (doc.empty()) std::cout << r->id << " " << r->slug << "\n\n" << r->summary << "\n";
+    else std::cout << doc;
+    return 0;
+  }
+  if (list) {
+    list_rules(std::cout);
+    return 0;
+  }
+  for (const auto& s : select)
+    if (s != "ALL" && s.rfind("LL", 0) != 0) {
+      std::cerr << "leaklint: --select: '" << s << "' is not a rule ID or prefix (like LL1 or LL401)\n";
+      return 2;
+    }
+  for (const auto& s : ignore)
+    if (s.rfind("LL", 0) != 0) {
+      std::cerr << "leaklint: --ignore: '" << s << "' is not a rule ID or prefix\n";
+      return 2;
+    }
+
+  ConfigResolver configs(config_file, select, ignore);
+  if (auto err = configs.load_error()) {
+    std::cerr << "leaklint: " << *err << "\n";
+    return 2;
+  }
+  EngineOptions opts;
+  opts.jobs = jobs;
+  opts.max_file_size = max_kib * 1024;
+
+  std::vector<FileResult> results;
+  std::vector<Diagnostic> discovery_diags;
+  if (!stdin_filename.empty()) {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    std::string text = ss.str();
+    std::string err;
+    auto cfg = configs.for_file(stdin_filename, &err);
+    if (!err.empty()) {
+      std::cerr << "leaklint: " << err << "\n";
+      return 2;
+    }
+    results.push_back(analyze_file(stdin_filename, *cfg, opts, &text));
+  } else {
+    if (paths.empty()) paths.push_back(".");
+    DiscoveredFiles found = discover(paths);
+    discovery_diags = std::move(found.diagnostics);
+    results = analyze_all(found.files, configs, opts);
+  }
+  for (auto& d : discovery_diags) {
+    FileResult r;
+    r.path = d.path;
+    r.diagnostics.push_back(d);
+    results.push_back(std::move(r));
+  }
+  std::stable_sort(results.begin(), results.end(),
+                   [](const FileResult& a, const FileResult& b) { return a.path < b.path; });
+
+  int fixed_count = 0;
+  bool fix_failed = false;
+  if (fix || diff || unsafe_fixes) {
+    bool apply_unsafe = unsafe_fixes;
+    for (auto& r : results) {
+      if (r.source.empty() || r.findings.empty()) continue;
+      bool any = false;
+      for (const auto& f : r.findings)
+        if (!f.suppressed && !f.fixes.empty() && (f.fixes[0].safe || apply_unsafe)) any = true;
+      if (!any) continue;
+      std::string err;
+      auto cfg = configs.for_file(r.path, &err);
+      FixOutcome o = fix_text(r.path, r.source, r, *cfg, opts, apply_unsafe);
+      for (const auto& e : o.errors) std::cerr << r.path << ": error: " << e << "\n";
+      if (o.fixed == o.original) continue;
+      if (diff) {
+        std::cout << unified_diff(r.path, o.original, o.fixed);
+        fixed_count += o.applied;
+        continue;
+      }
+      if (!stdin_filename.empty()) {
+        std::cout << o.fixed;
+      } else if (!write_atomic(r.path, o.fixed, &err)) {
+        std::cerr << r.path << ": error: " << err << "\n";
+        fix_failed = true;
+        continue;
+      }
+      fixed_count += o.applied;
+      r = std::move(o.final_result);
+    }
+    if (diff) {
+      std::cerr << (fixed_count ? std::to_string(fixed_count) + " fix(es) available" : "No fixes available") << "\n";
+      return exit_zero ? 0 : (fixed_count ? 1 : 0);
+    }
+  }
+
+  ReportOptions ro;
+  ro.format = format;
+  ro.version = LEAKLINT_VERSION;
+  ro.root = repo_root_for(paths.empty() ? std::string(".") : paths.front());
+  ro.show_source = !no_source && !quiet;
+  ro.fixed_count = fixed_count;
+  bool to_tty = output.empty() && ::isatty(STDOUT_FILENO);
+  ro.color = color == "always" || (color == "auto" && to_tty && !std::getenv("NO_COLOR"));
+  if (output.empty()) {
+    if (!(stdin_filename.size() && (fix || unsafe_fixes))) write_report(std::cout, results, ro);
+  } else {
+    std::ofstream out(output, std::ios::binary);
+    if (!out) {
+      std::cerr << "leaklint: cannot write " << output << "\n";
+      return 2;
+    }
+    write_report(out, results, ro);
+  }
+
+  bool failures = fix_failed;
+  size_t findings = 0;
+  for (const auto& r : results) {
+    for (const auto& f : r.findings)
+      if (!f.suppressed) ++findings;
+    for (const auto& d : r.diagnostics)
+      if (d.fatal || d.kind == "syntax-error") failures = true;
+  }
+  if (exit_zero) return 0;
+  return findings || failures ? 1 : 0;
+}

@@ -1,0 +1,863 @@
+// Reporters: text (clang style), JSON, SARIF 2.1.0 and GitHub workflow annotations.
+#include "cli/report.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string_view>
+#include <system_error>
+#include <tuple>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/registry.hpp"
+
+namespace ll {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+constexpr std::string_view kSarifSchema =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
+constexpr std::string_view kInformationUri = "https://github.com/leaklint/leaklint";
+constexpr std::string_view kFingerprintKey = "leaklint/v1";
+
+std::string version_of(const ReportOptions& opts) {
+  if (!opts.version.empty()) return opts.version;
+#ifdef LEAKLINT_VERSION
+  return LEAKLINT_VERSION;
+#else
+  return "0.0.0";
+#endif
+}
+
+std::string plural(std::size_t n, std::string_view word) {
+  std::string s = std::to_string(n) + " " + std::string(word);
+  if (n != 1) s += 's';
+  return s;
+}
+
+// ---- UTF-8 helpers ---------------------------------------------------------------------
+
+// Length of the UTF-8 sequence starting with `lead` (1 for ASCII and invalid bytes).
+std::size_t utf8_length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if ((lead & 0xE0U) == 0xC0U) return 2;
+  if ((lead & 0xF0U) == 0xE0U) return 3;
+  if ((lead & 0xF8U) == 0xF0U) return 4;
+  return 1;
+}
+
+// Decodes the code point at s[i] (U+FFFD when malformed) and its length in bytes.
+std::pair<uint32_t, std::size_t> decode_utf8(std::string_view s, std::size_t i) {
+  const auto lead = static_cast<unsigned char>(s[i]);
+  const std::size_t len = utf8_length(lead);
+  if (len == 1) return {lead < 0x80 ? lead : 0xFFFDU, 1};
+  if (i + len > s.size()) return {0xFFFDU, 1};
+  uint32_t cp = lead & (0x7FU >> len);
+  for (std::size_t k = 1; k < len; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xC0U) != 0x80U) return {0xFFFDU, 1};
+    cp = (cp << 6U) | (c & 0x3FU);
+  }
+  return {cp, len};
+}
+
+// Terminal columns of a code point: 2 for East Asian wide and emoji ranges, else 1.
+int display_width(uint32_t cp) {
+  static constexpr std::pair<uint32_t, uint32_t> kWide[] = {
+      {0x1100, 0x115F},   {0x2E80, 0x303E},   {0x3041, 0x33FF},   {0x3400, 0x4DBF},
+      {0x4E00, 0x9FFF},   {0xA000, 0xA4CF},   {0xAC00, 0xD7A3},   {0xF900, 0xFAFF},
+      {0xFE30, 0xFE4F},   {0xFF00, 0xFF60},   {0xFFE0, 0xFFE6},   {0x1F300, 0x1F64F},
+      {0x1F900, 0x1F9FF}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD},
+  };
+  for (const auto& [lo, hi] : kWide) {
+    if (cp >= lo && cp <= hi) return 2;
+  }
+  return 1;
+}
+
+// A source file split into lines, for snippets and for converting positions.
+class SourceIndex {
+ public:
+  explicit SourceIndex(std::string_view src) : src_(src) {
+    if (src_.empty()) return;
+    starts_.push_back(0);
+    for (std::size_t i = 0; i < src_.size(); ++i) {
+      if (src_[i] == '\n') starts_.push_back(i + 1);
+    }
+  }
+
+  bool available() const { return !src_.empty(); }
+  std::string_view source() const { return src_; }
+
+  bool has_line(uint32_t line) const { return line >= 1 && line <= starts_.size(); }
+
+  // The text of a 1-based line without its line terminator.
+  std::string_view line_text(uint32_t line) const {
+    if (!has_line(line)) return {};
+    const std::size_t begin = starts_[line - 1];
+    std::size_t end = line < starts_.size() ? starts_[line] - 1 : src_.size();
+    if (end > begin && src_[end - 1] == '\r') --end;
+    return src_.substr(begin, end - begin);
+  }
+
+  // 1-based line and byte column of a byte offset.
+  std::pair<uint32_t, uint32_t> position(uint32_t offset) const {
+    if (starts_.empty()) return {0, 0};
+    const std::size_t off = std::min<std::size_t>(offset, src_.size());
+    const auto it = std::upper_bound(starts_.begin(), starts_.end(), off);
+    const auto line = static_cast<std::size_t>(it - starts_.begin());  // >= 1
+    return {static_cast<uint32_t>(line), static_cast<uint32_t>(off - starts_[line - 1] + 1)};
+  }
+
+  // The byte offset of a 1-based line/byte column, clamped to the source.
+  std::size_t offset(uint32_t line, uint32_t byte_col) const {
+    if (!has_line(line)) return src_.size();
+    return std::min<std::size_t>(starts_[line - 1] + (byte_col > 0 ? byte_col - 1 : 0), src_.size());
+  }
+
+  // Converts a 1-based byte column to a 1-based UTF-16 column on `line`.
+  uint32_t utf16_column(uint32_t line, uint32_t byte_col) const {
+    if (byte_col <= 1 || !has_line(line)) return std::max<uint32_t>(byte_col, 1);
+    const std::string_view text = line_text(line);
+    const std::size_t want = byte_col - 1;
+    std::size_t i = 0;
+    uint32_t units = 0;
+    while (i < want && i < text.size()) {
+      const auto [cp, len] = decode_utf8(text, i);
+      units += cp >= 0x10000 ? 2 : 1;
+      i += len;
+    }
+    if (want > i) units += static_cast<uint32_t>(want - i);  // past the end of the line
+    return units + 1;
+  }
+
+ private:
+  std::string_view src_;
+  std::vector<std::size_t> starts_;
+};
+
+// ---- shared facts ----------------------------------------------------------------------
+
+struct Counts {
+  std::size_t findings = 0, errors = 0, warnings = 0, notes = 0, suppressed = 0;
+  std::size_t files_with_findings = 0, files_not_analysed = 0;
+};
+
+Counts count(const std::vector<FileResult>& results) {
+  Counts c;
+  for (const FileResult& r : results) {
+    bool any = false;
+    for (const Finding& f : r.findings) {
+      if (f.suppressed) {
+        ++c.suppressed;
+        continue;
+      }
+      any = true;
+      ++c.findings;
+      switch (f.severity) {
+        case Severity::Error: ++c.errors; break;
+        case Severity::Warning: ++c.warnings; break;
+        case Severity::Note: ++c.notes; break;
+      }
+    }
+    if (any) ++c.files_with_findings;
+    if (std::any_of(r.diagnostics.begin(), r.diagnostics.end(),
+                    [](const Diagnostic& d) { return d.fatal; })) {
+      ++c.files_not_analysed;
+    }
+  }
+  return c;
+}
+
+// "error" for diagnostics that lose analysis (fatal, syntax errors, internal failures),
+// "warning" for the rest.
+const char* diagnostic_level(const Diagnostic& d) {
+  return d.fatal || d.kind == "syntax-error" || d.kind == "internal" ? "error" : "warning";
+}
+
+std::string diagnostic_message(const Diagnostic& d) {
+  std::string msg = d.message;
+  if (d.fatal) msg += msg.empty() ? "file not analysed" : " (file not analysed)";
+  return msg;
+}
+
+std::string_view slug_of(const std::string& rule) {
+  const RuleInfo* info = find_rule(rule);
+  return info != nullptr ? info->slug : std::string_view();
+}
+
+std::string fix_hint(const Fix& fix) {
+  return "fix available: " + fix.title +
+         (fix.safe ? " (run with --fix)" : " (run with --fix --unsafe-fixes)");
+}
+
+std::string summary_line(const Counts& c, int fixed) {
+  std::string line;
+  if (c.findings > 0) {
+    std::vector<std::string> parts;
+    if (c.errors > 0) parts.push_back(plural(c.errors, "error"));
+    if (c.warnings > 0) parts.push_back(plural(c.warnings, "warning"));
+    if (c.notes > 0) parts.push_back(plural(c.notes, "note"));
+    line = "Found " + plural(c.findings, "finding") + " (";
+    for (std::size_t i = 0; i < parts.size(); ++i) line += (i > 0 ? ", " : "") + parts[i];
+    line += ") in " + plural(c.files_with_findings, "file");
+  } else if (c.files_not_analysed > 0) {
+    line = "No findings";
+  } else {
+    line = "All checks passed!";
+    if (fixed > 0) line += " (" + std::to_string(fixed) + " fixed)";
+    return line;
+  }
+  if (fixed > 0) line += "; " + std::to_string(fixed) + " fixed";
+  if (c.files_not_analysed > 0) {
+    line += "; " + plural(c.files_not_analysed, "file") + " could not be analysed";
+  }
+  return line + ".";
+}
+
+// ---- text ------------------------------------------------------------------------------
+
+struct Style {
+  bool on = false;
+  std::string operator()(std::string_view code, std::string_view text) const {
+    if (!on) return std::string(text);
+    return "\x1b[" + std::string(code) + "m" + std::string(text) + "\x1b[0m";
+  }
+};
+
+const char* severity_color(std::string_view level) {
+  if (level == "error") return "1;31";
+  if (level == "warning") return "1;35";
+  return "1;36";
+}
+
+std::string location_prefix(const std::string& path, uint32_t line, uint32_t col) {
+  std::string s = path;
+  if (line > 0) {
+    s += ':' + std::to_string(line);
+    if (col > 0) s += ':' + std::to_string(col);
+  }
+  return s + ':';
+}
+
+// The source line and a caret line under [col, end_col) (to the end of the line when the
+// range continues on later lines). Tabs are kept so the caret stays aligned.
+void write_snippet(std::ostream& out, const SourceIndex& src, const Range& r, const Style& style) {
+  if (!src.has_line(r.line)) return;
+  const std::string_view text = src.line_text(r.line);
+  const std::size_t start = r.col > 0 ? r.col - 1 : 0;
+  std::size_t stop = start;  // a zero-width or unknown end: a lone caret
+  if (r.end_line > r.line) {
+    stop = text.size();
+  } else if (r.end_line == r.line && r.end_col > r.col) {
+    stop = std::min<std::size_t>(r.end_col - 1, text.size());
+  }
+  std::string pad;
+  std::size_t marks = 0;
+  std::size_t i = 0;
+  while (i < text.size() && i < std::max(start, stop)) {
+    const auto [cp, len] = decode_utf8(text, i);
+    const int width = text[i] == '\t' ? 1 : display_width(cp);
+    if (i < start) {
+      pad.append(static_cast<std::size_t>(width), text[i] == '\t' ? '\t' : ' ');
+    } else {
+      marks += static_cast<std::size_t>(width);
+    }
+    i += len;
+  }
+  if (start > text.size()) pad.append(start - text.size(), ' ');
+  std::string caret = "^";
+  if (marks > 1) caret.append(marks - 1, '~');
+  out << text << '\n' << pad << style("1;32", caret) << '\n';
+}
+
+void write_text(std::ostream& out, const std::vector<FileResult>& results, const ReportOptions& opts) {
+  const Style style{opts.color};
+  for (const FileResult& r : results) {
+    const SourceIndex src(r.source);
+    for (const Diagnostic& d : r.diagnostics) {
+      const std::string level = diagnostic_level(d);
+      out << style("1", location_prefix(d.path.empty() ? r.path : d.path, d.line, d.col)) << ' '
+          << style(severity_color(level), level + ":") << ' '
+          << style("1", diagnostic_message(d) + " [" + d.kind + "]") << '\n';
+      if (opts.show_source && d.line > 0) {
+        Range at;
+        at.line = at.end_line = d.line;
+        at.col = at.end_col = std::max<uint32_t>(d.col, 1);
+        write_snippet(out, src, at, style);
+      }
+    }
+    for (const Finding& f : r.findings) {
+      if (f.suppressed) continue;
+      const std::string level = severity_name(f.severity);
+      const std::string& path = f.path.empty() ? r.path : f.path;
+      out << style("1", location_prefix(path, f.range.line, f.range.col)) << ' '
+          << style(severity_color(level), level + ":") << ' '
+          << style("1", f.message + " [" + f.rule + "]") << '\n';
+      if (opts.show_source) write_snippet(out, src, f.range, style);
+      for (const Note& n : f.notes) {
+        out << style("1", location_prefix(path, n.range.line, n.range.col)) << ' '
+            << style(severity_color("note"), "note:") << ' ' << n.message << '\n';
+      }
+      for (const Fix& fix : f.fixes) out << "  " << style("36", fix_hint(fix)) << '\n';
+    }
+  }
+  out << style("1", summary_line(count(results), opts.fixed_count)) << '\n';
+}
+
+// ---- JSON ------------------------------------------------------------------------------
+
+Json json_edit(const Edit& e, const SourceIndex& src) {
+  Json j;
+  j["begin"] = e.begin;
+  j["end"] = e.end;
+  uint32_t line = 0;
+  uint32_t col = 0;
+  uint32_t end_line = 0;
+  uint32_t end_col = 0;
+  if (src.available()) {
+    std::tie(line, col) = src.position(e.begin);
+    std::tie(end_line, end_col) = src.position(e.end);
+  }
+  j["line"] = line;
+  j["column"] = col;
+  j["end_line"] = end_line;
+  j["end_column"] = end_col;
+  j["text"] = e.text;
+  return j;
+}
+
+Json json_summary(const Counts& c, std::size_t files, int fixed) {
+  Json s;
+  s["findings"] = c.findings;
+  s["errors"] = c.errors;
+  s["warnings"] = c.warnings;
+  s["notes"] = c.notes;
+  s["suppressed"] = c.suppressed;
+  s["files"] = files;
+  s["files_with_findings"] = c.files_with_findings;
+  s["files_not_analysed"] = c.files_not_analysed;
+  s["fixed"] = fixed;
+  return s;
+}
+
+void write_json(std::ostream& out, const std::vector<FileResult>& results, const ReportOptions& opts) {
+  Json doc;
+  doc["version"] = version_of(opts);
+  Json findings = Json::array();
+  Json errors = Json::array();
+  for (const FileResult& r : results) {
+    const SourceIndex src(r.source);
+    for (const Diagnostic& d : r.diagnostics) {
+      Json e;
+      e["path"] = d.path.empty() ? r.path : d.path;
+      e["kind"] = d.kind;
+      e["message"] = d.message;
+      e["line"] = d.line;
+      e["column"] = d.col;
+      e["fatal"] = d.fatal;
+      errors.push_back(std::move(e));
+    }
+    for (const Finding& f : r.findings) {
+      if (f.suppressed) continue;
+      Json j;
+      j["rule"] = f.rule;
+      j["slug"] = slug_of(f.rule);
+      j["severity"] = severity_name(f.severity);
+      j["path"] = f.path.empty() ? r.path : f.path;
+      j["line"] = f.range.line;
+      j["column"] = f.range.col;
+      j["end_line"] = f.range.end_line;
+      j["end_column"] = f.range.end_col;
+      j["message"] = f.message;
+      Json notes = Json::array();
+      for (const Note& n : f.notes) {
+        Json jn;
+        jn["line"] = n.range.line;
+        jn["column"] = n.range.col;
+        jn["message"] = n.message;
+        notes.push_back(std::move(jn));
+      }
+      j["notes"] = std::move(notes);
+      Json fixes = Json::array();
+      if (opts.show_fixes) {
+        for (const Fix& fix : f.fixes) {
+          Json jf;
+          jf["title"] = fix.title;
+          jf["safe"] = fix.safe;
+          Json edits = Json::array();
+          for (const Edit& e : fix.edits) edits.push_back(json_edit(e, src));
+          jf["edits"] = std::move(edits);
+          fixes.push_back(std::move(jf));
+        }
+      }
+      j["fixes"] = std::move(fixes);
+      findings.push_back(std::move(j));
+    }
+  }
+  doc["findings"] = std::move(findings);
+  doc["errors"] = std::move(errors);
+  doc["summary"] = json_summary(count(results), results.size(), opts.fixed_count);
+  out << doc.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+}
+
+// ---- SARIF -----------------------------------------------------------------------------
+
+std::string percent_encode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                            (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+                            c == '~' || c == '/';
+    if (unreserved) {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4U];
+      out += kHex[c & 0xFU];
+    }
+  }
+  return out;
+}
+
+std::string absolute_normal(const std::string& p) {
+  std::error_code ec;
+  fs::path abs = fs::absolute(fs::path(p), ec);
+  if (ec) abs = fs::path(p);
+  std::string s = abs.lexically_normal().generic_string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// Resolves file paths against the SARIF %SRCROOT%.
+class UriMapper {
+ public:
+  explicit UriMapper(const std::string& root) {
+    if (root.empty()) {
+      std::error_code ec;
+      root_ = fs::current_path(ec).lexically_normal().generic_string();
+      if (ec) root_ = "/";
+    } else {
+      root_ = absolute_normal(root);
+    }
+    while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  }
+
+  std::string root_uri() const {
+    std::string uri = "file://" + percent_encode(root_);
+    if (uri.back() != '/') uri += '/';
+    return uri;
+  }
+
+  // The path relative to the root ("" when outside it).
+  std::string relative(const std::string& path) const {
+    const std::string abs = absolute_normal(path);
+    if (root_ == "/") return abs.size() > 1 ? abs.substr(1) : std::string();
+    if (abs.size() > root_.size() && abs.compare(0, root_.size(), root_) == 0 &&
+        abs[root_.size()] == '/') {
+      return abs.substr(root_.size() + 1);
+    }
+    return {};
+  }
+
+  Json artifact_location(const std::string& path) const {
+    Json loc;
+    const std::string rel = relative(path);
+    if (!rel.empty()) {
+      loc["uri"] = percent_encode(rel);
+      loc["uriBaseId"] = "%SRCROOT%";
+    } else {
+      loc["uri"] = "file://" + percent_encode(absolute_normal(path));
+    }
+    return loc;
+  }
+
+ private:
+  std::string root_;
+};
+
+const char* sarif_level(Severity s) {
+  switch (s) {
+    case Severity::Error: return "error";
+    case Severity::Warning: return "warning";
+    case Severity::Note: return "note";
+  }
+  return "warning";
+}
+
+std::string pascal_case(std::string_view slug) {
+  std::string out;
+  bool upper = true;
+  for (const char c : slug) {
+    if (c == '-' || c == '_') {
+      upper = true;
+      continue;
+    }
+    out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return out;
+}
+
+// Rules whose detection rests on syntax alone are "high" precision; those that rely on
+// names, conventions or cross-function facts are "medium".
+const char* precision_of(std::string_view id) {
+  static constexpr std::string_view kHigh[] = {"LL102", "LL104", "LL202", "LL401", "LL502"};
+  return std::find(std::begin(kHigh), std::end(kHigh), id) != std::end(kHigh) ? "high" : "medium";
+}
+
+const char* category_tag(std::string_view id) {
+  if (id.rfind("LL1", 0) == 0) return "autograd";
+  if (id.rfind("LL2", 0) == 0) return "gradients";
+  if (id.rfind("LL3", 0) == 0) return "cuda-caching-allocator";
+  if (id.rfind("LL4", 0) == 0) return "dataloader";
+  return "multiprocessing";
+}
+
+Json sarif_rule(const RuleInfo& r) {
+  Json j;
+  const std::string id(r.id);
+  j["id"] = id;
+  j["name"] = pascal_case(r.slug);
+  j["shortDescription"]["text"] = rule_short_description(r.id);
+  j["fullDescription"]["text"] = rule_full_description(r.id);
+  const std::string_view doc = rule_doc(r.id);
+  const std::string help_uri = rule_help_uri(r.id);
+  if (doc.empty()) {
+    const std::string text = std::string(r.summary) + ".\n\nSee " + help_uri;
+    j["help"]["text"] = text;
+    j["help"]["markdown"] = std::string(r.summary) + ".\n\nSee [" + id + "](" + help_uri + ").";
+  } else {
+    j["help"]["text"] = std::string(doc);
+    j["help"]["markdown"] = std::string(doc);
+  }
+  j["helpUri"] = help_uri;
+  j["defaultConfiguration"]["level"] = sarif_level(r.severity);
+  Json tags = Json::array({"pytorch", "memory", category_tag(r.id)});
+  if (r.languages.find("Python") != std::string_view::npos) tags.push_back("python");
+  if (r.languages.find("C++") != std::string_view::npos) tags.push_back("c++");
+  if (r.severity == Severity::Error) tags.push_back("correctness");
+  j["properties"]["tags"] = std::move(tags);
+  j["properties"]["precision"] = precision_of(r.id);
+  j["properties"]["problem.severity"] =
+      r.severity == Severity::Note ? "recommendation" : sarif_level(r.severity);
+  return j;
+}
+
+Json sarif_region(const Range& r, const SourceIndex& src, bool with_snippet) {
+  const uint32_t line = std::max<uint32_t>(r.line, 1);
+  const uint32_t col = std::max<uint32_t>(r.col, 1);
+  uint32_t end_line = r.end_line == 0 ? line : r.end_line;
+  uint32_t end_col = r.end_col == 0 ? col : r.end_col;
+  if (end_line < line || (end_line == line && end_col < col)) {
+    end_line = line;
+    end_col = col;
+  }
+  Json j;
+  j["startLine"] = line;
+  j["startColumn"] = src.utf16_column(line, col);
+  j["endLine"] = end_line;
+  j["endColumn"] = src.utf16_column(end_line, end_col);
+  if (with_snippet && src.has_line(line)) {
+    const std::size_t begin = src.offset(line, col);
+    const std::size_t end = std::max(begin, src.offset(end_line, end_col));
+    if (end > begin) j["snippet"]["text"] = std::string(src.source().substr(begin, end - begin));
+  }
+  return j;
+}
+
+Json sarif_location(const Json& artifact, Json region) {
+  Json loc;
+  loc["physicalLocation"]["artifactLocation"] = artifact;
+  loc["physicalLocation"]["region"] = std::move(region);
+  return loc;
+}
+
+Json sarif_fix(const Fix& fix, const Json& artifact, const SourceIndex& src) {
+  std::vector<Edit> edits = fix.edits;
+  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) {
+    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
+  });
+  Json replacements = Json::array();
+  for (const Edit& e : edits) {
+    Json deleted;
+    const uint32_t end_offset = std::max(e.begin, e.end);
+    if (src.available()) {
+      const auto [line, col] = src.position(e.begin);
+      const auto [end_line, end_col] = src.position(end_offset);
+      deleted["startLine"] = line;
+      deleted["startColumn"] = src.utf16_column(line, col);
+      deleted["endLine"] = end_line;
+      deleted["endColumn"] = src.utf16_column(end_line, end_col);
+    } else {
+      deleted["byteOffset"] = e.begin;
+      deleted["byteLength"] = end_offset - e.begin;
+    }
+    Json rep;
+    rep["deletedRegion"] = std::move(deleted);
+    rep["insertedContent"]["text"] = e.text;
+    replacements.push_back(std::move(rep));
+  }
+  Json change;
+  change["artifactLocation"] = artifact;
+  change["replacements"] = std::move(replacements);
+  Json j;
+  j["description"]["text"] = fix.title;
+  j["artifactChanges"] = Json::array({std::move(change)});
+  j["properties"]["safe"] = fix.safe;
+  return j;
+}
+
+// 64-bit FNV-1a.
+uint64_t fnv1a(std::string_view s, uint64_t h = 0xcbf29ce484222325ULL) {
+  for (const char c : s) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::string hex64(uint64_t v) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i) {
+    s[static_cast<std::size_t>(i)] = kHex[v & 0xFU];
+    v >>= 4U;
+  }
+  return s;
+}
+
+std::string strip_whitespace(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\f' && c != '\v') out += c;
+  }
+  return out;
+}
+
+// Assigns each finding of one file a fingerprint that survives unrelated edits: the rule,
+// the file, the flagged line's text without whitespace, and which occurrence of that
+// (rule, text) pair in the file it is. Line numbers are deliberately left out.
+class Fingerprinter {
+ public:
+  std::string next(const Finding& f, const std::string& rel_path, const SourceIndex& src) {
+    const std::string text = src.has_line(f.range.line)
+                                 ? strip_whitespace(src.line_text(f.range.line))
+                                 : "message:" + f.message;
+    const int occurrence = ++seen_[{f.rule, text}];
+    std::string key = f.rule;
+    key += '\x1f';
+    key += rel_path;
+    key += '\x1f';
+    key += text;
+    key += '\x1f';
+    key += std::to_string(occurrence);
+    // Two FNV-1a passes with different offsets: 128 bits against accidental collisions.
+    return hex64(fnv1a(key)) + hex64(fnv1a(key, 0x6c62272e07bb0142ULL));
+  }
+
+ private:
+  std::map<std::pair<std::string, std::string>, int> seen_;
+};
+
+void write_sarif(std::ostream& out, const std::vector<FileResult>& results, const ReportOptions& opts) {
+  const UriMapper uris(opts.root);
+  const std::vector<RuleInfo>& rules = all_rules();
+  std::map<std::string_view, std::size_t> rule_index;
+  Json jrules = Json::array();
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    rule_index.emplace(rules[i].id, i);
+    jrules.push_back(sarif_rule(rules[i]));
+  }
+
+  bool success = true;
+  Json notifications = Json::array();
+  Json jresults = Json::array();
+  for (const FileResult& r : results) {
+    const SourceIndex src(r.source);
+    for (const Diagnostic& d : r.diagnostics) {
+      if (d.fatal && d.kind == "internal") success = false;
+      Json n;
+      n["level"] = diagnostic_level(d);
+      n["message"]["text"] = diagnostic_message(d);
+      const std::string& path = d.path.empty() ? r.path : d.path;
+      if (!path.empty()) {
+        Json phys;
+        phys["artifactLocation"] = uris.artifact_location(path);
+        if (d.line > 0) {
+          phys["region"]["startLine"] = d.line;
+          if (d.col > 0) phys["region"]["startColumn"] = src.utf16_column(d.line, d.col);
+        }
+        Json loc;
+        loc["physicalLocation"] = std::move(phys);
+        n["locations"] = Json::array({std::move(loc)});
+      }
+      n["descriptor"]["id"] = d.kind;
+      n["properties"]["fatal"] = d.fatal;
+      notifications.push_back(std::move(n));
+    }
+    Fingerprinter fingerprints;
+    for (const Finding& f : r.findings) {
+      const std::string& path = f.path.empty() ? r.path : f.path;
+      const Json artifact = uris.artifact_location(path);
+      Json res;
+      res["ruleId"] = f.rule;
+      if (auto it = rule_index.find(f.rule); it != rule_index.end()) res["ruleIndex"] = it->second;
+      res["level"] = sarif_level(f.severity);
+      res["message"]["text"] = f.message;
+      res["locations"] = Json::array({sarif_location(artifact, sarif_region(f.range, src, true))});
+      if (!f.notes.empty()) {
+        Json related = Json::array();
+        int id = 0;
+        for (const Note& n : f.notes) {
+          Json loc = sarif_location(artifact, sarif_region(n.range, src, false));
+          loc["id"] = id++;
+          loc["message"]["text"] = n.message;
+          related.push_back(std::move(loc));
+        }
+        res["relatedLocations"] = std::move(related);
+      }
+      const std::string rel = uris.relative(path);
+      res["partialFingerprints"][std::string(kFingerprintKey)] =
+          fingerprints.next(f, rel.empty() ? absolute_normal(path) : rel, src);
+      if (opts.show_fixes && !f.fixes.empty()) {
+        Json fixes = Json::array();
+        for (const Fix& fix : f.fixes) fixes.push_back(sarif_fix(fix, artifact, src));
+        res["fixes"] = std::move(fixes);
+      }
+      if (f.suppressed) {
+        Json s;
+        s["kind"] = "inSource";
+        if (!f.suppression.empty()) s["justification"] = f.suppression;
+        res["suppressions"] = Json::array({std::move(s)});
+      }
+      if (f.low_confidence) res["properties"]["confidence"] = "low";
+      jresults.push_back(std::move(res));
+    }
+  }
+
+  Json driver;
+  driver["name"] = "leaklint";
+  driver["version"] = version_of(opts);
+  driver["semanticVersion"] = version_of(opts);
+  driver["informationUri"] = kInformationUri;
+  driver["rules"] = std::move(jrules);
+
+  Json invocation;
+  invocation["executionSuccessful"] = success;
+  invocation["toolExecutionNotifications"] = std::move(notifications);
+
+  Json run;
+  run["tool"]["driver"] = std::move(driver);
+  run["invocations"] = Json::array({std::move(invocation)});
+  run["originalUriBaseIds"]["%SRCROOT%"]["uri"] = uris.root_uri();
+  run["results"] = std::move(jresults);
+  run["columnKind"] = "utf16CodeUnits";
+
+  Json doc;
+  doc["$schema"] = kSarifSchema;
+  doc["version"] = "2.1.0";
+  doc["runs"] = Json::array({std::move(run)});
+  out << doc.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
+}
+
+// ---- GitHub annotations ----------------------------------------------------------------
+
+// Workflow command escaping: data escapes % CR LF; property values also : and ,.
+std::string escape_data(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '%': out += "%25"; break;
+      case '\r': out += "%0D"; break;
+      case '\n': out += "%0A"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string escape_property(std::string_view s) {
+  std::string out;
+  for (const char c : escape_data(s)) {
+    switch (c) {
+      case ':': out += "%3A"; break;
+      case ',': out += "%2C"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+const char* github_level(std::string_view level) {
+  if (level == "error") return "error";
+  if (level == "warning") return "warning";
+  return "notice";
+}
+
+void write_github(std::ostream& out, const std::vector<FileResult>& results,
+                  const ReportOptions& opts) {
+  const UriMapper uris(opts.root);
+  const auto github_path = [&](const std::string& path) {
+    const std::string rel = opts.root.empty() ? std::string() : uris.relative(path);
+    return rel.empty() ? path : rel;
+  };
+  for (const FileResult& r : results) {
+    for (const Diagnostic& d : r.diagnostics) {
+      const std::string path = github_path(d.path.empty() ? r.path : d.path);
+      out << "::" << github_level(diagnostic_level(d)) << " file=" << escape_property(path);
+      if (d.line > 0) {
+        out << ",line=" << d.line;
+        if (d.col > 0) out << ",col=" << d.col;
+      }
+      out << ",title=" << escape_property("leaklint " + d.kind) << "::"
+          << escape_data(diagnostic_message(d)) << '\n';
+    }
+    for (const Finding& f : r.findings) {
+      if (f.suppressed) continue;
+      const std::string path = github_path(f.path.empty() ? r.path : f.path);
+      out << "::" << github_level(severity_name(f.severity)) << " file=" << escape_property(path)
+          << ",line=" << f.range.line << ",col=" << f.range.col;
+      if (f.range.end_line >= f.range.line && f.range.end_line > 0) {
+        out << ",endLine=" << f.range.end_line << ",endColumn=" << f.range.end_col;
+      }
+      std::string title = f.rule;
+      const std::string_view slug = slug_of(f.rule);
+      if (!slug.empty()) title += " " + std::string(slug);
+      std::string message = f.message;
+      for (const Note& n : f.notes) {
+        message += "\n" + location_prefix(path, n.range.line, n.range.col) + " note: " + n.message;
+      }
+      for (const Fix& fix : f.fixes) message += "\n" + fix_hint(fix);
+      out << ",title=" << escape_property(title) << "::" << escape_data(message) << '\n';
+    }
+  }
+}
+
+}  // namespace
+
+void write_report(std::ostream& out, const std::vector<FileResult>& results,
+                  const ReportOptions& opts) {
+  if (opts.format == "json") {
+    write_json(out, results, opts);
+  } else if (opts.format == "sarif") {
+    write_sarif(out, results, opts);
+  } else if (opts.format == "github") {
+    write_github(out, results, opts);
+  } else {
+    write_text(out, results, opts);
+  }
+}
+
+}  // namespace ll

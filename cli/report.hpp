@@ -1,0 +1,29 @@
+// Reporters: text (clang style), json, sarif (2.1.0), github (workflow annotations).
+// All take the complete, deterministically sorted results of a run.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "rules/finding.hpp"
+
+namespace ll {
+
+struct ReportOptions {
+  std::string format = "text";  // text | json | sarif | github
+  bool color = false;           // text only: ANSI colours (only when writing to a terminal)
+  bool show_source = true;      // text only: the source line and a caret
+  std::string root;             // absolute path of the repository root (SARIF %SRCROOT%)
+  std::string version;          // leaklint version
+  bool show_fixes = true;       // json/sarif: include fixes
+  int fixed_count = 0;          // text: "N fixed" in the summary line when --fix ran
+};
+
+// `results` is sorted by path; each FileResult's findings by (line, col, rule).
+// Suppressed findings are present with suppressed=true: sarif reports them with
+// `suppressions`, other formats omit them.
+void write_report(std::ostream& out, const std::vector<FileResult>& results,
+                  const ReportOptions& opts);
+
+}  // namespace ll

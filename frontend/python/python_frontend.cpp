@@ -1,0 +1,940 @@
+// Lowers a tree-sitter-python syntax tree into the shared model. Children are lowered
+// before their parent, so an expression's kids always have smaller ids than itself.
+// Recursion depth is bounded by kMaxDepth; deeper subtrees become opaque nodes.
+#include "frontend/python/python_frontend.hpp"
+
+#include <tree_sitter/api.h>
+
+#include <array>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+extern "C" const TSLanguage* tree_sitter_python(void);
+
+namespace ll::python {
+namespace {
+
+// Node kinds the lowering distinguishes; everything else is K::Unknown.
+enum class K : uint8_t {
+  Unknown, Module, Block, Comment, Error,
+  FunctionDefinition, ClassDefinition, DecoratedDefinition, Decorator,
+  ExpressionStatement, Assignment, AugmentedAssignment, ReturnStatement, DeleteStatement,
+  PassStatement, BreakStatement, ContinueStatement, RaiseStatement, ImportStatement,
+  ImportFromStatement, FutureImportStatement, AliasedImport, DottedName, RelativeImport,
+  WildcardImport, IfStatement, ElifClause, ElseClause, ForStatement, WhileStatement,
+  WithStatement, WithClause, WithItem, AsPattern, AsPatternTarget, TryStatement,
+  ExceptClause, ExceptGroupClause, FinallyClause, MatchStatement, CaseClause,
+  Identifier, Attribute, Call, ArgumentList, KeywordArgument, ListSplat, DictionarySplat,
+  Subscript, Integer, Float, String, ConcatenatedString, Interpolation, True, False, None,
+  Ellipsis, BinaryOperator, UnaryOperator, NotOperator, ComparisonOperator,
+  BooleanOperator, ParenthesizedExpression, Tuple, List, Set, Dictionary, Pair,
+  ExpressionList, PatternList, TuplePattern, ListPattern, ListComprehension,
+  SetComprehension, DictionaryComprehension, GeneratorExpression, ForInClause, IfClause,
+  Lambda, ConditionalExpression, Await, NamedExpression, Parameters, LambdaParameters,
+  DefaultParameter, TypedParameter, TypedDefaultParameter, ListSplatPattern,
+  DictionarySplatPattern, Keyword, Async, StringContent, Type,
+};
+
+struct Grammar {
+  const TSLanguage* lang = nullptr;
+  std::vector<K> kinds;  // by symbol id
+  TSFieldId f_name{}, f_body{}, f_left{}, f_right{}, f_value{}, f_function{}, f_arguments{},
+      f_object{}, f_attribute{}, f_condition{}, f_consequence{}, f_alternative{},
+      f_operator{}, f_parameters{}, f_superclasses{}, f_module_name{}, f_alias{},
+      f_subscript{}, f_key{}, f_argument{}, f_definition{}, f_type{}, f_subject{};
+};
+
+const Grammar& grammar() {
+  static const Grammar g = [] {
+    Grammar g;
+    g.lang = tree_sitter_python();
+    static const std::unordered_map<std::string_view, K> names = {
+        {"module", K::Module}, {"block", K::Block}, {"comment", K::Comment}, {"ERROR", K::Error},
+        {"function_definition", K::FunctionDefinition}, {"class_definition", K::ClassDefinition},
+        {"decorated_definition", K::DecoratedDefinition}, {"decorator", K::Decorator},
+        {"expression_statement", K::ExpressionStatement}, {"assignment", K::Assignment},
+        {"augmented_assignment", K::AugmentedAssignment}, {"return_statement", K::ReturnStatement},
+        {"delete_statement", K::DeleteStatement}, {"pass_statement", K::PassStatement},
+        {"break_statement", K::BreakStatement}, {"continue_statement", K::ContinueStatement},
+        {"raise_statement", K::RaiseStatement}, {"import_statement", K::ImportStatement},
+        {"import_from_statement", K::ImportFromStatement},
+        {"future_import_statement", K::FutureImportStatement},
+        {"aliased_import", K::AliasedImport}, {"dotted_name", K::DottedName},
+        {"relative_import", K::RelativeImport}, {"wildcard_import", K::WildcardImport},
+        {"if_statement", K::IfStatement}, {"elif_clause", K::ElifClause},
+        {"else_clause", K::ElseClause}, {"for_statement", K::ForStatement},
+        {"while_statement", K::WhileStatement}, {"with_statement", K::WithStatement},
+        {"with_clause", K::WithClause}, {"with_item", K::WithItem}, {"as_pattern", K::AsPattern},
+        {"as_pattern_target", K::AsPatternTarget}, {"try_statement", K::TryStatement},
+        {"except_clause", K::ExceptClause}, {"except_group_clause", K::ExceptGroupClause},
+        {"finally_clause", K::FinallyClause}, {"match_statement", K::MatchStatement},
+        {"case_clause", K::CaseClause}, {"identifier", K::Identifier},
+        {"attribute", K::Attribute}, {"call", K::Call}, {"argument_list", K::ArgumentList},
+        {"keyword_argument", K::KeywordArgument}, {"list_splat", K::ListSplat},
+        {"dictionary_splat", K::DictionarySplat}, {"subscript", K::Subscript},
+        {"integer", K::Integer}, {"float", K::Float}, {"string", K::String},
+        {"concatenated_string", K::ConcatenatedString}, {"interpolation", K::Interpolation},
+        {"true", K::True}, {"false", K::False}, {"none", K::None}, {"ellipsis", K::Ellipsis},
+        {"binary_operator", K::BinaryOperator}, {"unary_operator", K::UnaryOperator},
+        {"not_operator", K::NotOperator}, {"comparison_operator", K::ComparisonOperator},
+        {"boolean_operator", K::BooleanOperator},
+        {"parenthesized_expression", K::ParenthesizedExpression}, {"tuple", K::Tuple},
+        {"list", K::List}, {"set", K::Set}, {"dictionary", K::Dictionary}, {"pair", K::Pair},
+        {"expression_list", K::ExpressionList}, {"pattern_list", K::PatternList},
+        {"tuple_pattern", K::TuplePattern}, {"list_pattern", K::ListPattern},
+        {"list_comprehension", K::ListComprehension}, {"set_comprehension", K::SetComprehension},
+        {"dictionary_comprehension", K::DictionaryComprehension},
+        {"generator_expression", K::GeneratorExpression}, {"for_in_clause", K::ForInClause},
+        {"if_clause", K::IfClause}, {"lambda", K::Lambda},
+        {"conditional_expression", K::ConditionalExpression}, {"await", K::Await},
+        {"named_expression", K::NamedExpression}, {"parameters", K::Parameters},
+        {"lambda_parameters", K::LambdaParameters}, {"default_parameter", K::DefaultParameter},
+        {"typed_parameter", K::TypedParameter},
+        {"typed_default_parameter", K::TypedDefaultParameter},
+        {"list_splat_pattern", K::ListSplatPattern},
+        {"dictionary_splat_pattern", K::DictionarySplatPattern},
+        {"keyword_identifier", K::Identifier}, {"string_content", K::StringContent},
+        {"type", K::Type},
+    };
+    uint32_t n = ts_language_symbol_count(g.lang);
+    g.kinds.assign(n, K::Unknown);
+    for (uint32_t i = 0; i < n; ++i) {
+      auto sym = static_cast<TSSymbol>(i);
+      if (ts_language_symbol_type(g.lang, sym) != TSSymbolTypeRegular) continue;
+      const char* nm = ts_language_symbol_name(g.lang, sym);
+      auto it = names.find(nm);
+      if (it != names.end()) g.kinds[i] = it->second;
+    }
+    auto f = [&](const char* s) { return ts_language_field_id_for_name(g.lang, s, std::strlen(s)); };
+    g.f_name = f("name"); g.f_body = f("body"); g.f_left = f("left"); g.f_right = f("right");
+    g.f_value = f("value"); g.f_function = f("function"); g.f_arguments = f("arguments");
+    g.f_object = f("object"); g.f_attribute = f("attribute"); g.f_condition = f("condition");
+    g.f_consequence = f("consequence"); g.f_alternative = f("alternative");
+    g.f_operator = f("operator"); g.f_parameters = f("parameters");
+    g.f_superclasses = f("superclasses"); g.f_module_name = f("module_name");
+    g.f_alias = f("alias"); g.f_subscript = f("subscript"); g.f_key = f("key");
+    g.f_argument = f("argument"); g.f_definition = f("definition"); g.f_type = f("type");
+    g.f_subject = f("subject");
+    return g;
+  }();
+  return g;
+}
+
+// The ERROR symbol is 65535 in tree-sitter; map it explicitly.
+K kind_of(TSNode n) {
+  if (ts_node_is_null(n)) return K::Unknown;
+  TSSymbol s = ts_node_symbol(n);
+  if (s == static_cast<TSSymbol>(-1)) return K::Error;
+  const auto& g = grammar();
+  if (!ts_node_is_named(n)) {
+    // Anonymous tokens we care about: `async`.
+    const char* t = ts_node_type(n);
+    if (std::strcmp(t, "async") == 0) return K::Async;
+    return K::Unknown;
+  }
+  return s < g.kinds.size() ? g.kinds[s] : K::Unknown;
+}
+
+struct Child {
+  TSNode node;
+  TSFieldId field;
+};
+
+// All children (named and anonymous) with their field ids, in O(n) via a cursor.
+std::vector<Child> children_of(TSNode n) {
+  std::vector<Child> out;
+  TSTreeCursor c = ts_tree_cursor_new(n);
+  if (ts_tree_cursor_goto_first_child(&c)) {
+    do {
+      out.push_back({ts_tree_cursor_current_node(&c), ts_tree_cursor_current_field_id(&c)});
+    } while (ts_tree_cursor_goto_next_sibling(&c));
+  }
+  ts_tree_cursor_delete(&c);
+  return out;
+}
+
+TSNode field(const std::vector<Child>& kids, TSFieldId f) {
+  for (const auto& k : kids)
+    if (k.field == f) return k.node;
+  return TSNode{};
+}
+
+class Lowerer {
+ public:
+  Lowerer(std::string_view src, Module& m, std::vector<Diagnostic>& diags)
+      : src_(src), m_(m), diags_(diags), g_(grammar()) {}
+
+  void run(TSNode root) {
+    m_.body = lower_block_children(root, 0);
+    resolve_qnames();
+  }
+
+ private:
+  std::string_view src_;
+  Module& m_;
+  std::vector<Diagnostic>& diags_;
+  const Grammar& g_;
+  Id cur_func_ = kNone;
+  Id cur_class_ = kNone;
+  bool too_deep_reported_ = false;
+
+  Range range_of(TSNode n) const {
+    Range r;
+    TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
+    r.line = s.row + 1; r.col = s.column + 1;
+    r.end_line = e.row + 1; r.end_col = e.column + 1;
+    r.begin = ts_node_start_byte(n); r.end = ts_node_end_byte(n);
+    return r;
+  }
+  std::string text_of(TSNode n) const {
+    uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+    if (b > src_.size() || e > src_.size() || e < b) return {};
+    return std::string(src_.substr(b, e - b));
+  }
+
+  void too_deep(TSNode n) {
+    if (too_deep_reported_) return;
+    too_deep_reported_ = true;
+    Diagnostic d;
+    d.path = m_.path;
+    d.kind = "too-deep";
+    auto r = range_of(n);
+    d.line = r.line; d.col = r.col;
+    d.message = "nesting deeper than " + std::to_string(kMaxDepth) +
+                " levels; the innermost part of this construct was not analysed";
+    diags_.push_back(std::move(d));
+  }
+
+  Id add_expr(Expr e) {
+    m_.exprs.push_back(std::move(e));
+    return static_cast<Id>(m_.exprs.size() - 1);
+  }
+  Id add_stmt(Stmt s) {
+    m_.stmts.push_back(std::move(s));
+    return static_cast<Id>(m_.stmts.size() - 1);
+  }
+
+  Id opaque(TSNode n) {
+    Expr e;
+    e.kind = ExprKind::Other;
+    e.range = range_of(n);
+    return add_expr(std::move(e));
+  }
+
+  // ---------------------------------------------------------------- expressions
+  Id expr(TSNode n, int depth) {
+    if (ts_node_is_null(n)) return kNone;
+    if (depth > kMaxDepth) { too_deep(n); return opaque(n); }
+    K k = kind_of(n);
+    auto kids = children_of(n);
+    Expr e;
+    e.range = range_of(n);
+    switch (k) {
+      case K::Identifier:
+        e.kind = ExprKind::Name;
+        e.text = text_of(n);
+        return add_expr(std::move(e));
+      case K::Attribute: {
+        Id obj = expr(field(kids, g_.f_object), depth + 1);
+        e.kind = ExprKind::Attribute;
+        e.text = text_of(field(kids, g_.f_attribute));
+        if (obj != kNone) e.kids.push_back(obj);
+        return add_expr(std::move(e));
+      }
+      case K::Call: {
+        Id fn = expr(field(kids, g_.f_function), depth + 1);
+        e.kind = ExprKind::Call;
+        e.kids.push_back(fn == kNone ? opaque(n) : fn);
+        TSNode args = field(kids, g_.f_arguments);
+        if (kind_of(args) == K::GeneratorExpression) {
+          e.kids.push_back(expr(args, depth + 1));
+        } else if (!ts_node_is_null(args)) {
+          std::vector<Id> pos;
+          std::vector<std::pair<std::string, Id>> kws;
+          for (const auto& a : children_of(args)) {
+            if (!ts_node_is_named(a.node)) continue;
+            K ak = kind_of(a.node);
+            if (ak == K::Comment) continue;
+            if (ak == K::KeywordArgument) {
+              auto ak2 = children_of(a.node);
+              std::string name = text_of(field(ak2, g_.f_name));
+              Id v = expr(field(ak2, g_.f_value), depth + 1);
+              kws.emplace_back(std::move(name), v == kNone ? opaque(a.node) : v);
+            } else if (ak == K::DictionarySplat) {
+              kws.emplace_back("**", expr(a.node, depth + 1));
+            } else {
+              pos.push_back(expr(a.node, depth + 1));
+            }
+          }
+          for (Id p : pos) e.kids.push_back(p);
+          for (auto& [name, v] : kws) {
+            e.kids.push_back(v);
+            e.kw.push_back(std::move(name));
+          }
+        }
+        return add_expr(std::move(e));
+      }
+      case K::Subscript: {
+        e.kind = ExprKind::Subscript;
+        Id v = expr(field(kids, g_.f_value), depth + 1);
+        e.kids.push_back(v == kNone ? opaque(n) : v);
+        for (const auto& c : kids)
+          if (c.field == g_.f_subscript) e.kids.push_back(expr(c.node, depth + 1));
+        return add_expr(std::move(e));
+      }
+      case K::Integer: case K::Float: case K::True: case K::False: case K::None:
+      case K::Ellipsis:
+        e.kind = ExprKind::Literal;
+        e.lit = k == K::Integer ? LitKind::Int : k == K::Float ? LitKind::Float
+              : k == K::True ? LitKind::True : k == K::False ? LitKind::False
+              : k == K::None ? LitKind::None : LitKind::Ellipsis;
+        e.text = text_of(n);
+        return add_expr(std::move(e));
+      case K::String: {
+        bool interp = false;
+        std::string content;
+        for (const auto& c : kids) {
+          K ck = kind_of(c.node);
+          if (ck == K::Interpolation) {
+            interp = true;
+            auto ik = children_of(c.node);
+            TSNode inner = field(ik, g_.f_value);
+            if (ts_node_is_null(inner))
+              for (const auto& x : ik)
+                if (ts_node_is_named(x.node)) { inner = x.node; break; }
+            if (!ts_node_is_null(inner)) e.kids.push_back(expr(inner, depth + 1));
+          } else if (ck == K::StringContent) {
+            content += text_of(c.node);
+          }
+        }
+        if (interp) {
+          e.kind = ExprKind::FString;
+        } else {
+          e.kind = ExprKind::Literal;
+          e.lit = LitKind::String;
+          e.text = std::move(content);
+        }
+        return add_expr(std::move(e));
+      }
+      case K::ConcatenatedString:
+        e.kind = ExprKind::Literal;
+        e.lit = LitKind::String;
+        e.text = text_of(n);
+        return add_expr(std::move(e));
+      case K::BinaryOperator: case K::BooleanOperator: {
+        e.kind = k == K::BinaryOperator ? ExprKind::BinOp : ExprKind::BoolOp;
+        e.text = text_of(field(kids, g_.f_operator));
+        e.kids.push_back(expr(field(kids, g_.f_left), depth + 1));
+        e.kids.push_back(expr(field(kids, g_.f_right), depth + 1));
+        for (Id& x : e.kids) if (x == kNone) x = opaque(n);
+        return add_expr(std::move(e));
+      }
+      case K::UnaryOperator: case K::NotOperator: {
+        e.kind = ExprKind::UnaryOp;
+        e.text = k == K::NotOperator ? "not" : text_of(field(kids, g_.f_operator));
+        Id a = expr(field(kids, g_.f_argument), depth + 1);
+        e.kids.push_back(a == kNone ? opaque(n) : a);
+        return add_expr(std::move(e));
+      }
+      case K::ComparisonOperator: {
+        e.kind = ExprKind::Compare;
+        for (const auto& c : kids) {
+          if (ts_node_is_named(c.node)) {
+            if (kind_of(c.node) != K::Comment) e.kids.push_back(expr(c.node, depth + 1));
+          } else if (e.text.empty()) {
+            e.text = ts_node_type(c.node);
+          }
+        }
+        return add_expr(std::move(e));
+      }
+      case K::ParenthesizedExpression: {
+        for (const auto& c : kids)
+          if (ts_node_is_named(c.node) && kind_of(c.node) != K::Comment) return expr(c.node, depth + 1);
+        return opaque(n);
+      }
+      case K::Tuple: case K::List: case K::Set: case K::ExpressionList:
+      case K::PatternList: case K::TuplePattern: case K::ListPattern: case K::Dictionary: {
+        e.kind = ExprKind::Sequence;
+        e.text = k == K::List || k == K::ListPattern ? "list" : k == K::Set ? "set"
+               : k == K::Dictionary ? "dict" : "tuple";
+        for (const auto& c : kids) {
+          if (!ts_node_is_named(c.node) || kind_of(c.node) == K::Comment) continue;
+          if (kind_of(c.node) == K::Pair) {
+            auto pk = children_of(c.node);
+            e.kids.push_back(expr(field(pk, g_.f_key), depth + 1));
+            e.kids.push_back(expr(field(pk, g_.f_value), depth + 1));
+          } else {
+            e.kids.push_back(expr(c.node, depth + 1));
+          }
+        }
+        for (Id& x : e.kids) if (x == kNone) x = opaque(n);
+        return add_expr(std::move(e));
+      }
+      case K::ListComprehension: case K::SetComprehension: case K::DictionaryComprehension:
+      case K::GeneratorExpression: {
+        e.kind = ExprKind::Comprehension;
+        e.text = k == K::ListComprehension ? "list" : k == K::SetComprehension ? "set"
+               : k == K::DictionaryComprehension ? "dict" : "generator";
+        // Clauses first (their ids are smaller), then the element.
+        std::vector<Id> conds;
+        for (const auto& c : kids) {
+          K ck = kind_of(c.node);
+          if (ck == K::ForInClause) {
+            auto fk = children_of(c.node);
+            CompFor cf;
+            cf.iter = expr(field(fk, g_.f_right), depth + 1);
+            cf.target = expr(field(fk, g_.f_left), depth + 1);
+            e.fors.push_back(cf);
+          } else if (ck == K::IfClause) {
+            for (const auto& x : children_of(c.node))
+              if (ts_node_is_named(x.node)) conds.push_back(expr(x.node, depth + 1));
+          }
+        }
+        TSNode body = field(kids, g_.f_body);
+        Id el;
+        if (kind_of(body) == K::Pair) {
+          auto pk = children_of(body);
+          Id key = expr(field(pk, g_.f_key), depth + 1);
+          Id val = expr(field(pk, g_.f_value), depth + 1);
+          Expr pe;
+          pe.kind = ExprKind::Sequence;
+          pe.text = "tuple";
+          pe.range = range_of(body);
+          pe.kids = {key == kNone ? opaque(body) : key, val == kNone ? opaque(body) : val};
+          el = add_expr(std::move(pe));
+        } else {
+          el = expr(body, depth + 1);
+        }
+        e.kids.push_back(el == kNone ? opaque(n) : el);
+        for (Id c : conds) e.kids.push_back(c);
+        return add_expr(std::move(e));
+      }
+      case K::Lambda: {
+        e.kind = ExprKind::Lambda;
+        Id b = expr(field(kids, g_.f_body), depth + 1);
+        e.kids.push_back(b == kNone ? opaque(n) : b);
+        return add_expr(std::move(e));
+      }
+      case K::ConditionalExpression: {
+        e.kind = ExprKind::Conditional;
+        for (const auto& c : kids)
+          if (ts_node_is_named(c.node) && kind_of(c.node) != K::Comment)
+            e.kids.push_back(expr(c.node, depth + 1));
+        return add_expr(std::move(e));
+      }
+      case K::ListSplat: case K::DictionarySplat: case K::ListSplatPattern:
+      case K::DictionarySplatPattern: {
+        e.kind = ExprKind::Starred;
+        e.text = (k == K::DictionarySplat || k == K::DictionarySplatPattern) ? "**" : "*";
+        for (const auto& c : kids)
+          if (ts_node_is_named(c.node)) { e.kids.push_back(expr(c.node, depth + 1)); break; }
+        return add_expr(std::move(e));
+      }
+      case K::NamedExpression: {
+        // `(x := value)`: the value, remembered as an assignment by the statement walker.
+        Id v = expr(field(kids, g_.f_value), depth + 1);
+        return v == kNone ? opaque(n) : v;
+      }
+      default: {
+        e.kind = ExprKind::Other;
+        e.text = k == K::Await ? "await" : "";
+        for (const auto& c : kids)
+          if (ts_node_is_named(c.node) && kind_of(c.node) != K::Comment)
+            e.kids.push_back(expr(c.node, depth + 1));
+        return add_expr(std::move(e));
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- statements
+  std::vector<Id> lower_block_children(TSNode block, int depth) {
+    std::vector<Id> out;
+    for (const auto& c : children_of(block)) {
+      if (!ts_node_is_named(c.node)) continue;
+      stmt(c.node, depth, out);
+    }
+    return out;
+  }
+
+  std::vector<Id> block_field(const std::vector<Child>& kids, TSFieldId f, int depth) {
+    TSNode b = field(kids, f);
+    if (ts_node_is_null(b)) return {};
+    return lower_block_children(b, depth + 1);
+  }
+
+  void add_import(const std::string& local, const std::string& qualified) {
+    if (!local.empty()) m_.aliases[local] = qualified;
+  }
+
+  void stmt(TSNode n, int depth, std::vector<Id>& out) {
+    if (depth > kMaxDepth) { too_deep(n); return; }
+    K k = kind_of(n);
+    auto kids = children_of(n);
+    Stmt s;
+    s.range = range_of(n);
+    switch (k) {
+      case K::Comment:
+        return;
+      case K::Error: case K::Block: case K::Module:
+        // Error recovery: keep whatever statements the parser recognised inside.
+        for (const auto& c : kids)
+          if (ts_node_is_named(c.node)) stmt(c.node, depth + 1, out);
+        return;
+      case K::ExpressionStatement: {
+        TSNode inner{};
+        for (const auto& c : kids)
+          if (ts_node_is_named(c.node) && kind_of(c.node) != K::Comment) { inner = c.node; break; }
+        if (ts_node_is_null(inner)) return;
+        K ik = kind_of(inner);
+        if (ik == K::Assignment) {
+          // a = b = value: nested assignments on the right.
+          TSNode cur = inner;
+          while (kind_of(cur) == K::Assignment) {
+            auto ak = children_of(cur);
+            TSNode right = field(ak, g_.f_right);
+            TSNode type = field(ak, g_.f_type);
+            s.targets.push_back(expr(field(ak, g_.f_left), depth + 1));
+            if (!ts_node_is_null(type) && ts_node_is_null(right)) {
+              s.kind = StmtKind::AnnAssign;
+              cur = TSNode{};
+              break;
+            }
+            if (!ts_node_is_null(type)) s.kind = StmtKind::AnnAssign;
+            cur = right;
+          }
+          if (s.kind != StmtKind::AnnAssign) s.kind = StmtKind::Assign;
+          if (!ts_node_is_null(cur)) s.value = expr(cur, depth + 1);
+        } else if (ik == K::AugmentedAssignment) {
+          auto ak = children_of(inner);
+          s.kind = StmtKind::AugAssign;
+          s.targets.push_back(expr(field(ak, g_.f_left), depth + 1));
+          s.text = text_of(field(ak, g_.f_operator));
+          s.value = expr(field(ak, g_.f_right), depth + 1);
+        } else {
+          s.kind = StmtKind::Expr;
+          s.value = expr(inner, depth + 1);
+        }
+        break;
+      }
+      case K::ReturnStatement: case K::RaiseStatement: {
+        s.kind = k == K::ReturnStatement ? StmtKind::Return : StmtKind::Raise;
+        for (const auto& c : kids)
+          if (ts_node_is_named(c.node) && kind_of(c.node) != K::Comment) { s.value = expr(c.node, depth + 1); break; }
+        break;
+      }
+      case K::DeleteStatement: {
+        s.kind = StmtKind::Delete;
+        for (const auto& c : kids) {
+          if (!ts_node_is_named(c.node)) continue;
+          if (kind_of(c.node) == K::ExpressionList) {
+            for (const auto& x : children_of(c.node))
+              if (ts_node_is_named(x.node)) s.targets.push_back(expr(x.node, depth + 1));
+          } else {
+            s.targets.push_back(expr(c.node, depth + 1));
+          }
+        }
+        break;
+      }
+      case K::PassStatement: s.kind = StmtKind::Pass; break;
+      case K::BreakStatement: s.kind = StmtKind::Break; break;
+      case K::ContinueStatement: s.kind = StmtKind::Continue; break;
+      case K::ImportStatement: {
+        s.kind = StmtKind::Import;
+        for (const auto& c : kids) {
+          K ck = kind_of(c.node);
+          if (ck == K::DottedName) {
+            std::string full = text_of(c.node);
+            std::string root = full.substr(0, full.find('.'));
+            add_import(root, root);
+          } else if (ck == K::AliasedImport) {
+            auto ak = children_of(c.node);
+            add_import(text_of(field(ak, g_.f_alias)), text_of(field(ak, g_.f_name)));
+          }
+        }
+        break;
+      }
+      case K::ImportFromStatement: {
+        s.kind = StmtKind::Import;
+        std::string mod = text_of(field(kids, g_.f_module_name));
+        for (const auto& c : kids) {
+          if (c.field != g_.f_name) continue;
+          K ck = kind_of(c.node);
+          if (ck == K::DottedName) {
+            std::string name = text_of(c.node);
+            add_import(name, mod + "." + name);
+          } else if (ck == K::AliasedImport) {
+            auto ak = children_of(c.node);
+            add_import(text_of(field(ak, g_.f_alias)), mod + "." + text_of(field(ak, g_.f_name)));
+          }
+        }
+        break;
+      }
+      case K::FutureImportStatement: s.kind = StmtKind::Import; break;
+      case K::IfStatement: {
+        s.kind = StmtKind::If;
+        s.value = expr(field(kids, g_.f_condition), depth + 1);
+        s.body = block_field(kids, g_.f_consequence, depth);
+        // elif/else chain: build nested Ifs from the last clause backwards.
+        std::vector<TSNode> alts;
+        for (const auto& c : kids)
+          if (c.field == g_.f_alternative) alts.push_back(c.node);
+        std::vector<Id> tail;
+        for (auto it = alts.rbegin(); it != alts.rend(); ++it) {
+          auto ak = children_of(*it);
+          if (kind_of(*it) == K::ElseClause) {
+            tail = block_field(ak, g_.f_body, depth);
+          } else {
+            Stmt e;
+            e.kind = StmtKind::If;
+            e.range = range_of(*it);
+            e.value = expr(field(ak, g_.f_condition), depth + 1);
+            e.body = block_field(ak, g_.f_consequence, depth);
+            e.orelse = std::move(tail);
+            tail = {add_stmt(std::move(e))};
+          }
+        }
+        s.orelse = std::move(tail);
+        break;
+      }
+      case K::ForStatement: {
+        s.kind = StmtKind::For;
+        for (const auto& c : kids)
+          if (kind_of(c.node) == K::Async) s.is_async = true;
+        s.value = expr(field(kids, g_.f_right), depth + 1);
+        s.targets.push_back(expr(field(kids, g_.f_left), depth + 1));
+        s.body = block_field(kids, g_.f_body, depth);
+        TSNode alt = field(kids, g_.f_alternative);
+        if (!ts_node_is_null(alt)) s.orelse = block_field(children_of(alt), g_.f_body, depth);
+        break;
+      }
+      case K::WhileStatement: {
+        s.kind = StmtKind::While;
+        s.value = expr(field(kids, g_.f_condition), depth + 1);
+        s.body = block_field(kids, g_.f_body, depth);
+        TSNode alt = field(kids, g_.f_alternative);
+        if (!ts_node_is_null(alt)) s.orelse = block_field(children_of(alt), g_.f_body, depth);
+        break;
+      }
+      case K::WithStatement: {
+        s.kind = StmtKind::With;
+        for (const auto& c : kids) {
+          K ck = kind_of(c.node);
+          if (ck == K::Async) s.is_async = true;
+          if (ck != K::WithClause) continue;
+          for (const auto& item : children_of(c.node)) {
+            if (kind_of(item.node) != K::WithItem) continue;
+            TSNode v = field(children_of(item.node), g_.f_value);
+            if (kind_of(v) == K::AsPattern) {
+              auto pk = children_of(v);
+              TSNode ctx{}, alias = field(pk, g_.f_alias);
+              for (const auto& x : pk)
+                if (ts_node_is_named(x.node) && x.field != g_.f_alias) { ctx = x.node; break; }
+              s.items.push_back(expr(ctx, depth + 1));
+              TSNode target{};
+              if (!ts_node_is_null(alias))
+                for (const auto& x : children_of(alias))
+                  if (ts_node_is_named(x.node)) { target = x.node; break; }
+              s.targets.push_back(ts_node_is_null(target) ? kNone : expr(target, depth + 1));
+            } else {
+              s.items.push_back(expr(v, depth + 1));
+              s.targets.push_back(kNone);
+            }
+          }
+        }
+        s.body = block_field(kids, g_.f_body, depth);
+        break;
+      }
+      case K::TryStatement: {
+        s.kind = StmtKind::Try;
+        s.body = block_field(kids, g_.f_body, depth);
+        for (const auto& c : kids) {
+          K ck = kind_of(c.node);
+          if (ck == K::ExceptClause || ck == K::ExceptGroupClause) {
+            Handler h;
+            h.range = range_of(c.node);
+            auto hk = children_of(c.node);
+            TSNode val = field(hk, g_.f_value), alias = field(hk, g_.f_alias);
+            for (const auto& x : hk) {
+              if (!ts_node_is_named(x.node)) continue;
+              K xk = kind_of(x.node);
+              if (xk == K::Block) {
+                h.body = lower_block_children(x.node, depth + 1);
+              } else if (xk == K::AsPattern) {  // older shape: `except E as e`
+                auto pk = children_of(x.node);
+                for (const auto& y : pk)
+                  if (ts_node_is_named(y.node) && y.field != g_.f_alias) { h.type = expr(y.node, depth + 1); break; }
+                TSNode al = field(pk, g_.f_alias);
+                if (!ts_node_is_null(al)) h.name = text_of(al);
+              } else if (xk != K::Comment && h.type == kNone && ts_node_is_null(val)) {
+                h.type = expr(x.node, depth + 1);
+              }
+            }
+            if (kind_of(val) == K::AsPattern) {
+              auto pk = children_of(val);
+              for (const auto& y : pk)
+                if (ts_node_is_named(y.node) && y.field != g_.f_alias) { h.type = expr(y.node, depth + 1); break; }
+              TSNode al = field(pk, g_.f_alias);
+              if (!ts_node_is_null(al)) h.name = text_of(al);
+            } else if (!ts_node_is_null(val)) {
+              h.type = expr(val, depth + 1);
+            }
+            if (!ts_node_is_null(alias)) h.name = text_of(alias);
+            s.handlers.push_back(std::move(h));
+          } else if (ck == K::ElseClause) {
+            s.orelse = block_field(children_of(c.node), g_.f_body, depth);
+          } else if (ck == K::FinallyClause) {
+            for (const auto& x : children_of(c.node))
+              if (kind_of(x.node) == K::Block) s.finalbody = lower_block_children(x.node, depth + 1);
+          }
+        }
+        break;
+      }
+      case K::MatchStatement: {
+        s.kind = StmtKind::Other;
+        s.value = expr(field(kids, g_.f_subject), depth + 1);
+        TSNode body = field(kids, g_.f_body);
+        if (!ts_node_is_null(body))
+          for (const auto& c : children_of(body))
+            if (kind_of(c.node) == K::CaseClause)
+              for (const auto& x : children_of(c.node))
+                if (kind_of(x.node) == K::Block) {
+                  auto b = lower_block_children(x.node, depth + 1);
+                  s.body.insert(s.body.end(), b.begin(), b.end());
+                }
+        break;
+      }
+      case K::DecoratedDefinition: {
+        std::vector<Id> decos;
+        for (const auto& c : kids)
+          if (kind_of(c.node) == K::Decorator)
+            for (const auto& x : children_of(c.node))
+              if (ts_node_is_named(x.node) && kind_of(x.node) != K::Comment) {
+                decos.push_back(expr(x.node, depth + 1));
+                break;
+              }
+        TSNode def = field(kids, g_.f_definition);
+        if (kind_of(def) == K::FunctionDefinition) {
+          out.push_back(function(def, n, std::move(decos), depth));
+        } else if (kind_of(def) == K::ClassDefinition) {
+          out.push_back(klass(def, n, depth));
+        }
+        return;
+      }
+      case K::FunctionDefinition:
+        out.push_back(function(n, n, {}, depth));
+        return;
+      case K::ClassDefinition:
+        out.push_back(klass(n, n, depth));
+        return;
+      default: {
+        s.kind = StmtKind::Other;
+        for (const auto& c : kids) {
+          if (!ts_node_is_named(c.node) || kind_of(c.node) == K::Comment) continue;
+          if (kind_of(c.node) == K::Block) {
+            auto b = lower_block_children(c.node, depth + 1);
+            s.body.insert(s.body.end(), b.begin(), b.end());
+          } else if (s.value == kNone) {
+            s.value = expr(c.node, depth + 1);
+          }
+        }
+        break;
+      }
+    }
+    out.push_back(add_stmt(std::move(s)));
+  }
+
+  Id function(TSNode def, TSNode outer, std::vector<Id> decos, int depth) {
+    auto kids = children_of(def);
+    Function f;
+    f.name = text_of(field(kids, g_.f_name));
+    f.cls = cur_class_;
+    f.parent = cur_func_;
+    f.decorators = std::move(decos);
+    f.range = range_of(outer);
+    f.header = range_of(def);
+    TSNode params = field(kids, g_.f_parameters);
+    if (!ts_node_is_null(params)) {
+      for (const auto& p : children_of(params)) {
+        if (!ts_node_is_named(p.node)) continue;
+        K pk = kind_of(p.node);
+        if (pk == K::Identifier) {
+          f.params.push_back(text_of(p.node));
+        } else if (pk == K::DefaultParameter || pk == K::TypedDefaultParameter) {
+          f.params.push_back(text_of(field(children_of(p.node), g_.f_name)));
+        } else if (pk == K::TypedParameter) {
+          for (const auto& x : children_of(p.node))
+            if (kind_of(x.node) == K::Identifier) { f.params.push_back(text_of(x.node)); break; }
+        }
+      }
+    }
+    Id fid = static_cast<Id>(m_.funcs.size());
+    m_.funcs.push_back(std::move(f));
+    Stmt s;
+    s.kind = StmtKind::FunctionDef;
+    s.range = range_of(outer);
+    s.func = fid;
+    for (const auto& c : kids)
+      if (kind_of(c.node) == K::Async) s.is_async = true;
+    Id sid = add_stmt(std::move(s));
+    m_.funcs[fid].stmt = sid;
+    if (cur_class_ != kNone && cur_func_ == kNone) m_.classes[cur_class_].methods.push_back(fid);
+
+    Id saved_func = cur_func_, saved_class = cur_class_;
+    cur_func_ = fid;
+    cur_class_ = kNone;
+    TSNode body = field(kids, g_.f_body);
+    std::vector<Id> b;
+    if (!ts_node_is_null(body)) {
+      b = lower_block_children(body, depth + 1);
+      m_.funcs[fid].body_indent = ts_node_start_point(body).column;
+    }
+    m_.funcs[fid].body = std::move(b);
+    cur_func_ = saved_func;
+    cur_class_ = saved_class;
+    return sid;
+  }
+
+  Id klass(TSNode def, TSNode outer, int depth) {
+    auto kids = children_of(def);
+    Class c;
+    c.name = text_of(field(kids, g_.f_name));
+    c.range = range_of(outer);
+    TSNode sup = field(kids, g_.f_superclasses);
+    if (!ts_node_is_null(sup))
+      for (const auto& x : children_of(sup))
+        if (ts_node_is_named(x.node) && kind_of(x.node) != K::KeywordArgument &&
+            kind_of(x.node) != K::Comment)
+          c.bases.push_back(expr(x.node, depth + 1));
+    Id cid = static_cast<Id>(m_.classes.size());
+    m_.classes.push_back(std::move(c));
+    Stmt s;
+    s.kind = StmtKind::ClassDef;
+    s.range = range_of(outer);
+    s.cls = cid;
+    Id sid = add_stmt(std::move(s));
+    m_.classes[cid].stmt = sid;
+    Id saved_func = cur_func_, saved_class = cur_class_;
+    cur_class_ = cid;
+    cur_func_ = kNone;
+    TSNode body = field(kids, g_.f_body);
+    std::vector<Id> b;
+    if (!ts_node_is_null(body)) b = lower_block_children(body, depth + 1);
+    m_.stmts[sid].body = std::move(b);
+    cur_func_ = saved_func;
+    cur_class_ = saved_class;
+    return sid;
+  }
+
+  // Kids precede parents in the arena, so one forward pass resolves attribute chains.
+  void resolve_qnames() {
+    bool torch_bound = m_.aliases.count("torch") != 0;
+    for (auto& e : m_.exprs) {
+      if (e.kind == ExprKind::Name) {
+        auto it = m_.aliases.find(e.text);
+        if (it != m_.aliases.end()) e.qname = it->second;
+        else if (!torch_bound && e.text == "torch") e.qname = "torch";  // snippet without imports
+      } else if (e.kind == ExprKind::Attribute && !e.kids.empty()) {
+        const Expr& obj = m_.exprs[e.kids[0]];
+        if (!obj.qname.empty()) e.qname = obj.qname + "." + e.text;
+      }
+    }
+  }
+};
+
+// Collects comments and the first syntax error with an explicit cursor walk (no recursion).
+void scan_tree(TSNode root, std::string_view src, Module& m, std::vector<Diagnostic>& diags) {
+  TSTreeCursor c = ts_tree_cursor_new(root);
+  bool reported = false;
+  bool want_errors = ts_node_has_error(root);
+  for (;;) {
+    TSNode n = ts_tree_cursor_current_node(&c);
+    K k = kind_of(n);
+    bool descend = true;
+    if (k == K::Comment) {
+      uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
+      Comment cm;
+      cm.line = ts_node_start_point(n).row + 1;
+      if (b < e && e <= src.size()) cm.text = std::string(src.substr(b + 1, e - b - 1));
+      m.comments.push_back(std::move(cm));
+      descend = false;
+    } else if (want_errors && !reported && (k == K::Error || ts_node_is_missing(n))) {
+      reported = true;
+      Diagnostic d;
+      d.path = m.path;
+      d.kind = "syntax-error";
+      TSPoint p = ts_node_start_point(n);
+      d.line = p.row + 1;
+      d.col = p.column + 1;
+      if (ts_node_is_missing(n)) {
+        d.message = std::string("syntax error: missing `") + ts_node_type(n) + "`";
+      } else {
+        d.message = "syntax error: unexpected input";
+      }
+      d.message += "; the rest of the file is analysed with error recovery";
+      diags.push_back(std::move(d));
+    } else if (!ts_node_has_error(n) && !want_errors) {
+      // fast path continues below
+    }
+    if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
+    while (!ts_tree_cursor_goto_next_sibling(&c)) {
+      if (!ts_tree_cursor_goto_parent(&c)) {
+        ts_tree_cursor_delete(&c);
+        return;
+      }
+    }
+  }
+}
+
+struct ParserDeleter { void operator()(TSParser* p) const { ts_parser_delete(p); } };
+struct TreeDeleter { void operator()(TSTree* t) const { ts_tree_delete(t); } };
+
+TSParser* thread_parser() {
+  thread_local std::unique_ptr<TSParser, ParserDeleter> p([] {
+    TSParser* parser = ts_parser_new();
+    ts_parser_set_language(parser, grammar().lang);
+    return parser;
+  }());
+  return p.get();
+}
+
+}  // namespace
+
+bool lower(std::string_view source, const std::string& path, Module& out,
+           std::vector<Diagnostic>& diags, const ParseOptions& opts) {
+  out.lang = Lang::Python;
+  out.path = path;
+  TSParser* parser = thread_parser();
+  ts_parser_reset(parser);
+  ts_parser_set_timeout_micros(parser, opts.timeout_micros);
+  std::unique_ptr<TSTree, TreeDeleter> tree(
+      ts_parser_parse_string(parser, nullptr, source.data(), static_cast<uint32_t>(source.size())));
+  ts_parser_set_timeout_micros(parser, 0);
+  if (!tree) {
+    Diagnostic d;
+    d.path = path;
+    d.kind = "timeout";
+    d.message = "parsing took longer than the per-file budget (" +
+                std::to_string(opts.timeout_micros / 1000) + " ms); file not analysed";
+    d.fatal = true;
+    diags.push_back(std::move(d));
+    ts_parser_reset(parser);
+    return false;
+  }
+  TSNode root = ts_tree_root_node(tree.get());
+  scan_tree(root, source, out, diags);
+  Lowerer(source, out, diags).run(root);
+  return true;
+}
+
+size_t parse_only(std::string_view source) {
+  TSParser* parser = thread_parser();
+  ts_parser_reset(parser);
+  std::unique_ptr<TSTree, TreeDeleter> tree(
+      ts_parser_parse_string(parser, nullptr, source.data(), static_cast<uint32_t>(source.size())));
+  if (!tree) return 0;
+  return ts_node_child_count(ts_tree_root_node(tree.get()));
+}
+
+}  // namespace ll::python

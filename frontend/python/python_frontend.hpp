@@ -1,0 +1,26 @@
+// Python frontend: tree-sitter-python -> the shared program model (rules/model.hpp).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/finding.hpp"
+#include "rules/model.hpp"
+
+namespace ll::python {
+
+struct ParseOptions {
+  uint64_t timeout_micros = 10'000'000;  // per-file parse budget
+};
+
+// Lowers `source` (UTF-8, validated by the caller) into `out`. Never throws. Appends
+// non-fatal diagnostics (syntax errors, too-deep nesting) and returns false only when the
+// file could not be analysed at all (parse budget exhausted).
+bool lower(std::string_view source, const std::string& path, Module& out,
+           std::vector<Diagnostic>& diags, const ParseOptions& opts = {});
+
+// Parse only (no lowering): the floor for benchmarks. Returns the number of nodes.
+size_t parse_only(std::string_view source);
+
+}  // namespace ll::python

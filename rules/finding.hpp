@@ -1,0 +1,63 @@
+// What checks produce and reporters consume: language-neutral findings, fixes and
+// per-file diagnostics.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rules/model.hpp"
+
+namespace ll {
+
+enum class Severity : uint8_t { Note, Warning, Error };
+const char* severity_name(Severity s);  // "note" | "warning" | "error"
+
+// One replacement of the byte range [begin, end) of the original file by `text`.
+struct Edit {
+  uint32_t begin = 0, end = 0;
+  std::string text;
+};
+
+struct Fix {
+  std::string title;       // "Add `()` to call torch.no_grad"
+  bool safe = true;        // applied by --fix; unsafe ones need --unsafe-fixes
+  std::vector<Edit> edits; // non-overlapping, any order
+};
+
+struct Note {
+  Range range;
+  std::string message;
+};
+
+struct Finding {
+  std::string rule;        // "LL101"
+  Severity severity = Severity::Warning;
+  std::string path;        // as given on the command line / discovered (relative when possible)
+  Range range;             // primary location
+  std::string message;     // one line
+  std::vector<Note> notes;
+  std::vector<Fix> fixes;  // at most one today
+  bool suppressed = false; // matched an inline suppression (reported only in SARIF)
+  std::string suppression; // the suppression comment text, when suppressed
+  bool low_confidence = false;  // e.g. C++ analysed without semantic information
+};
+
+// A problem with one input file (unreadable, not UTF-8, syntax errors, too deep ...).
+struct Diagnostic {
+  std::string path;
+  std::string kind;     // "io-error" | "syntax-error" | "encoding" | "too-large" | "too-deep" | "internal"
+  std::string message;
+  uint32_t line = 0;    // 0 when not tied to a line
+  uint32_t col = 0;
+  bool fatal = false;   // the file was not analysed at all
+};
+
+struct FileResult {
+  std::string path;
+  std::vector<Finding> findings;
+  std::vector<Diagnostic> diagnostics;
+  std::string source;   // the file's text, for reporters that show the line (may be empty)
+};
+
+}  // namespace ll
