@@ -1,0 +1,57 @@
+// LL302 empty-cache-before-release: empty_cache() runs while the object it should free is
+// still referenced; the reference is dropped only afterwards in the same block.
+#include "checks/common.hpp"
+
+namespace ll {
+namespace {
+
+bool is_empty_cache(const Facts& f, Id stmt) {
+  const Stmt& s = f.m.s(stmt);
+  if (s.kind != StmtKind::Expr || s.value == kNone || f.e(s.value).kind != ExprKind::Call) return false;
+  return f.is_torch_call(s.value, {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache",
+                                   "c10.cuda.CUDACachingAllocator.emptyCache"});
+}
+
+std::string released_name(const Facts& f, Id stmt) {
+  const Stmt& s = f.m.s(stmt);
+  if (s.kind == StmtKind::Delete && !s.targets.empty()) return f.dotted(s.targets[0]);
+  if (s.kind == StmtKind::Assign && s.value != kNone && f.e(s.value).kind == ExprKind::Literal &&
+      f.e(s.value).lit == LitKind::None && !s.targets.empty())
+    return f.dotted(s.targets[0]);
+  return "";
+}
+
+void check_block(CheckContext& ctx, const std::vector<Id>& body) {
+  const Facts& f = ctx.facts;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (!is_empty_cache(f, body[i])) continue;
+    for (size_t j = i + 1; j < body.size(); ++j) {
+      std::string name = released_name(f, body[j]);
+      if (name.empty()) continue;
+      Finding* fd = ctx.report(
+          "LL302", f.e(f.m.s(body[i]).value).range,
+          "`empty_cache()` runs while `" + name + "` is still referenced (it is released only afterwards): "
+          "empty_cache() only returns unused cached blocks, live tensors are not freed, so this call releases "
+          "nothing of it; drop the references (and `gc.collect()`) first, then call empty_cache()");
+      if (fd) fd->notes.push_back({f.m.s(body[j]).range, "reference dropped here"});
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void check_LL302(CheckContext& ctx) {
+  const Module& m = ctx.facts.m;
+  check_block(ctx, m.body);
+  for (const Function& fn : m.funcs) check_block(ctx, fn.body);
+  for (const Stmt& s : m.stmts) {
+    if (s.kind == StmtKind::FunctionDef) continue;
+    check_block(ctx, s.body);
+    check_block(ctx, s.orelse);
+    check_block(ctx, s.finalbody);
+    for (const auto& h : s.handlers) check_block(ctx, h.body);
+  }
+}
+
+}  // namespace ll

@@ -1,0 +1,98 @@
+// LL304 oom-retry-in-except: the failed work is retried inside the except clause that
+// caught an out-of-memory error, while the traceback still pins the failed attempt.
+#include <set>
+
+#include "checks/common.hpp"
+
+namespace ll {
+namespace {
+
+bool mentions_oom_text(const Facts& f, const std::vector<Id>& stmts, Id extra = kNone) {
+  auto has = [&](Id root) {
+    bool hit = false;
+    for_each_expr(f.m, root, [&](Id x) {
+      const Expr& e = f.e(x);
+      if (e.kind == ExprKind::Literal && e.lit == LitKind::String &&
+          (e.text.find("out of memory") != std::string::npos || e.text.find("CUDA out of") != std::string::npos ||
+           e.text.find("OutOfMemory") != std::string::npos))
+        hit = true;
+      return !hit;
+    });
+    return hit;
+  };
+  if (extra != kNone && has(extra)) return true;
+  std::vector<Id> work(stmts.begin(), stmts.end());
+  for (size_t i = 0; i < work.size() && i < 4096; ++i) {
+    const Stmt& s = f.m.s(work[i]);
+    if (has(s.value)) return true;
+    for (Id b : s.body) work.push_back(b);
+    for (Id b : s.orelse) work.push_back(b);
+  }
+  return false;
+}
+
+// Which kind of OOM handler is this (empty: none)?
+std::string catches_oom(const Facts& f, const Stmt& tr, const Handler& h) {
+  std::vector<Id> types;
+  if (h.type != kNone) {
+    if (f.e(h.type).kind == ExprKind::Sequence) types = f.e(h.type).kids;
+    else types.push_back(h.type);
+  }
+  bool body_has_forward = false;
+  for (const CallSite& c : f.calls) {
+    auto si = f.stmt_index.find(c.stmt);
+    (void)si;
+  }
+  // Does the try body run a forward?
+  std::vector<Id> work(tr.body.begin(), tr.body.end());
+  for (size_t i = 0; i < work.size() && !body_has_forward; ++i) {
+    for (const auto& [call, ci] : f.call_index)
+      if (f.calls[ci].stmt == work[i] && f.is_model_call(f.calls[ci])) body_has_forward = true;
+    const Stmt& s = f.m.s(work[i]);
+    for (Id b : s.body) work.push_back(b);
+    for (Id b : s.orelse) work.push_back(b);
+  }
+  if (types.empty()) return body_has_forward ? "a bare `except:` around a forward" : "";
+  for (Id t : types) {
+    std::string q = f.qual(t);
+    std::string d = q.empty() ? f.dotted(t) : q;
+    if (d == "torch.cuda.OutOfMemoryError" || d == "torch.OutOfMemoryError" ||
+        d == "torch.cuda.memory.OutOfMemoryError" || d == "OutOfMemoryError")
+      return "`" + f.dotted(t) + "`";
+    if (d == "RuntimeError" || d == "Exception" || d == "BaseException") {
+      if (mentions_oom_text(f, h.body)) return "`" + d + "` checked for \"out of memory\"";
+      if (body_has_forward) return "`" + d + "` around a forward";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+void check_LL304(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  std::set<int> done;
+  for (const CallSite& c : f.calls) {
+    if (c.try_handler < 0 || done.count(c.try_handler)) continue;
+    const HandlerSite& hs = f.handlers[c.try_handler];
+    const Stmt& tr = f.m.s(hs.try_stmt);
+    const Handler& h = tr.handlers[hs.index];
+    std::string retry;
+    if (f.is_model_call(c)) retry = "forward";
+    else if (f.is_backward(c)) retry = "backward";
+    else if (c.func != kNone && c.target_func == c.func) retry = "call of `" + f.m.funcs[c.func].name + "`";
+    if (retry.empty()) continue;
+    std::string what = catches_oom(f, tr, h);
+    if (what.empty()) continue;
+    done.insert(c.try_handler);
+    Finding* fd = ctx.report(
+        "LL304", f.e(c.call).range,
+        "retry (" + retry + ") inside the except clause that caught " + what +
+            ": while the except clause runs, the exception's traceback keeps every frame of the failed attempt — "
+            "and its tensors — alive, so the retry competes with the memory that failed; set a flag in the except "
+            "clause and retry after it");
+    if (fd) fd->notes.push_back({h.range, "out-of-memory error caught here"});
+  }
+}
+
+}  // namespace ll
