@@ -1,14 +1,38 @@
-// DataLoader recognition shared by the LL4xx checks.
+// DataLoader and device recognition shared by the LL4xx and LL5xx checks.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "checks/facts.hpp"
 
 namespace ll {
 
-inline bool is_dataloader_call(const Facts& f, Id call) {
-  std::string q = f.callee_qual(call);
-  return q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader" ||
-         q == "torch.data.DataLoaderOptions";
-}
+bool is_dataloader_call(const Facts& f, Id call);
+
+// num_workers of a DataLoader call: 0 when absent or literal 0, the literal when visible,
+// -1 when it is an expression whose value is not known (assumed > 0).
+long workers_of(const Facts& f, const CallSite& c);
+
+// DataLoader call sites whose dataset argument is an instance of class `cls`.
+std::vector<int> loaders_of_class(const Facts& f, Id cls);
+
+// Functions passed to DataLoaders as `collate_fn` / `worker_init_fn` with num_workers > 0
+// (or any DataLoader when assume-dataloader-workers is set); pairs of (function, loader call site).
+std::vector<std::pair<Id, int>> worker_functions(const Facts& f);
+
+// Is the expression a CUDA device ("cuda", "cuda:0", torch.device("cuda"), a name bound to one)?
+bool is_cuda_device(const Facts& f, Id func, Id expr);
+// Does the call create a tensor on, move one to, or initialise CUDA?
+bool is_cuda_call(const Facts& f, const CallSite& c);
+
+// LL403's finding: containers of Python objects that a Dataset subclass builds in
+// __init__ and reads in __getitem__.
+struct CopySite {
+  Id stmt;
+  std::string attr;  // "self.items"
+  std::string what;  // how it was built
+};
+std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls);
 
 }  // namespace ll

@@ -2,7 +2,7 @@
 #include "rules/config.hpp"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
+#include <cstdlib>
 #include <unistd.h>
 
 #include <filesystem>
@@ -426,6 +426,7 @@ TEST(ConfigResolve, ThreadSafe) {
   }
   ConfigResolver resolver("", {}, {});
   std::vector<std::thread> threads;
+  threads.reserve(8);
   std::vector<int> bad(8, 0);
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
@@ -461,7 +462,7 @@ TEST(Registry, CatalogMatchesTheSpec) {
   EXPECT_EQ(r->slug, "grad-mode-not-called");
   EXPECT_EQ(r->severity, Severity::Error);
   EXPECT_EQ(r->fix, "safe");
-  EXPECT_EQ(find_rule("missing-no-grad"), &rules[0]);
+  EXPECT_EQ(find_rule("missing-no-grad"), rules.data());
   EXPECT_EQ(find_rule("ll303")->severity, Severity::Note);
   EXPECT_EQ(find_rule("LL999"), nullptr);
   EXPECT_EQ(find_rule("LL101")->fix, "unsafe");

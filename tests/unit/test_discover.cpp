@@ -2,7 +2,7 @@
 #include "cli/discover.hpp"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
+#include <cstdlib>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -173,7 +173,7 @@ std::vector<FileResult> sample_results() {
   return results;
 }
 
-std::string render(const std::vector<FileResult>& results, ReportOptions opts) {
+std::string render(const std::vector<FileResult>& results, const ReportOptions& opts) {
   std::ostringstream out;
   write_report(out, results, opts);
   return out.str();

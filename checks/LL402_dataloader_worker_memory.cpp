@@ -1,0 +1,77 @@
+// LL402 dataloader-worker-memory: DataLoader worker settings that multiply host memory
+// beyond a configurable budget.
+#include "checks/common.hpp"
+#include "checks/dataloader.hpp"
+
+namespace ll {
+namespace {
+
+// num_workers derived from os.cpu_count() / multiprocessing.cpu_count() with no min() bound.
+bool unbounded_cpu_count(const Facts& f, Id func, Id x, int depth = 0) {
+  if (x == kNone || depth > 4) return false;
+  bool found = false, bounded = false;
+  for_each_expr(f.m, x, [&](Id y) {
+    const Expr& e = f.e(y);
+    if (e.kind == ExprKind::Call) {
+      std::string q = f.callee_qual(y);
+      const Expr& callee = f.e(e.kids[0]);
+      if (callee.kind == ExprKind::Name && q.empty() && callee.text == "min") { bounded = true; return false; }
+      if (q == "os.cpu_count" || q == "multiprocessing.cpu_count" || q == "torch.multiprocessing.cpu_count" ||
+          q == "os.sched_getaffinity" || q == "psutil.cpu_count")
+        found = true;
+    }
+    if (e.kind == ExprKind::Name && depth < 4)
+      for (Id v : f.bindings(func, e.text))
+        if (v != x && unbounded_cpu_count(f, func, v, depth + 1)) found = true;
+    return true;
+  });
+  return found && !bounded;
+}
+
+}  // namespace
+
+void check_LL402(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  for (const CallSite& c : f.calls) {
+    if (!is_dataloader_call(f, c.call)) continue;
+    // A dataset that LL403 flags already carries the per-worker host-RAM finding.
+    bool copy_on_access = false;
+    for (Id cls = 0; cls < f.m.classes.size() && !copy_on_access; ++cls)
+      for (int li : loaders_of_class(f, cls))
+        if (li == static_cast<int>(&c - f.calls.data()) && !copy_on_access_sites(f, cls).empty())
+          copy_on_access = true;
+    if (copy_on_access) continue;
+    long workers = workers_of(f, c);
+    Id nw = f.arg(c.call, 5, "num_workers");
+    Id pf = f.arg(c.call, static_cast<size_t>(-1), "prefetch_factor");
+    Id pm = f.arg(c.call, 7, "pin_memory");
+    bool pinned = pm != kNone && f.literal_of(pm, c.func) && f.literal_of(pm, c.func)->lit == LitKind::True;
+    long prefetch = 2;
+    if (pf != kNone) {
+      const Expr* lit = f.literal_of(pf, c.func);
+      prefetch = lit && lit->lit == LitKind::Int ? std::stol(lit->text) : -1;
+    }
+    std::string pin = pinned ? ", and pin_memory=True holds the same batches again in page-locked memory" : "";
+    std::string msg;
+    if (nw != kNone && unbounded_cpu_count(f, c.func, nw)) {
+      msg = "`num_workers` follows the machine's CPU count with no bound: each worker is a separate process with "
+            "its own copy of the dataset object and up to prefetch_factor batches in flight, so host RAM grows with "
+            "the core count" + pin + " (host memory, not GPU memory); cap it, e.g. `min(" +
+            std::to_string(f.cfg.max_workers) + ", os.cpu_count())`";
+    } else if (workers > f.cfg.max_workers) {
+      msg = "`num_workers=" + std::to_string(workers) + "` is above the budget of " + std::to_string(f.cfg.max_workers) +
+            " (max-workers): each worker is a separate process with its own copy of the dataset object and " +
+            (prefetch > 0 ? std::to_string(workers * prefetch) : std::string("several")) +
+            " batches in flight in host RAM" + pin + " (host memory, not GPU memory); lower num_workers";
+    } else if (workers > 0 && prefetch > 0 && workers * prefetch > f.cfg.max_inflight_batches) {
+      msg = "DataLoader keeps up to num_workers x prefetch_factor = " + std::to_string(workers) + " x " +
+            std::to_string(prefetch) + " = " + std::to_string(workers * prefetch) +
+            " batches in flight in host RAM, above the budget of " + std::to_string(f.cfg.max_inflight_batches) +
+            " (max-inflight-batches)" + pin + "; this is host memory, not GPU memory — lower prefetch_factor or "
+            "num_workers";
+    }
+    if (!msg.empty()) ctx.report("LL402", f.e(c.call).range, msg);
+  }
+}
+
+}  // namespace ll

@@ -1,0 +1,29 @@
+// LL403 dataloader-copy-on-access: a Dataset keeps a large container of Python objects
+// that __getitem__ reads; forked workers touch the refcounts and copy the pages.
+#include "checks/common.hpp"
+#include "checks/dataloader.hpp"
+
+namespace ll {
+
+void check_LL403(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  for (Id cls = 0; cls < f.m.classes.size(); ++cls) {
+    long workers = 0;
+    bool used = f.cfg.assume_dataloader_workers;
+    for (int li : loaders_of_class(f, cls)) {
+      long w = workers_of(f, f.calls[li]);
+      if (w != 0) { used = true; workers = w; }
+    }
+    if (!used) continue;
+    for (const auto& site : copy_on_access_sites(f, cls)) {
+      std::string wk = workers > 0 ? std::to_string(workers) + " workers" : "every worker";
+      ctx.report("LL403", f.m.s(site.stmt).range,
+                 "`" + site.attr + "` is a Python container (" + site.what + ") that `__getitem__` reads: in forked "
+                 "DataLoader workers, reading Python objects updates their reference counts, which copies the pages, "
+                 "so " + wk + " each end up with a private copy of it in host RAM (pytorch issue 13246); store it as "
+                 "a numpy array or a serialized buffer instead");
+    }
+  }
+}
+
+}  // namespace ll

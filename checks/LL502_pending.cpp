@@ -1,2 +1,0 @@
-#include "checks/common.hpp"
-namespace ll { void check_LL502(CheckContext&) {} }

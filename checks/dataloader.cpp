@@ -1,0 +1,198 @@
+#include "checks/dataloader.hpp"
+
+namespace ll {
+
+namespace {
+
+
+bool in(std::string_view s, std::initializer_list<std::string_view> set) {
+  for (auto x : set)
+    if (x == s) return true;
+  return false;
+}
+
+// Is the value a container of Python objects (not numpy/tensor/bytes/table)?
+std::string python_container(const Facts& f, Id v) {
+  const Expr& e = f.e(v);
+  if (e.kind == ExprKind::Comprehension && (e.text == "list" || e.text == "dict")) return "a " + e.text + " comprehension";
+  if (e.kind != ExprKind::Call) return "";
+  std::string q = f.callee_qual(v);
+  std::string a = f.callee_attr(v);
+  const Expr& callee = f.e(e.kids[0]);
+  if (q == "json.load" || q == "json.loads" || q == "pickle.load" || q == "pickle.loads" || q == "yaml.safe_load" ||
+      q == "yaml.load" || q == "ujson.load" || q == "orjson.loads")
+    return "`" + q + "(...)`";
+  if (a == "tolist") return "`.tolist()`";
+  if (callee.kind == ExprKind::Name && q.empty() && in(callee.text, {"list", "dict", "sorted"})) {
+    return "`" + callee.text + "(...)`";
+  }
+  return "";
+}
+
+bool reads_attr(const Facts& f, Id func, const std::string& d) {
+  bool hit = false;
+  std::vector<Id> work(f.m.funcs[func].body.begin(), f.m.funcs[func].body.end());
+  for (size_t i = 0; i < work.size() && !hit; ++i) {
+    const Stmt& s = f.m.s(work[i]);
+    auto scan = [&](Id x) {
+      for_each_expr(f.m, x, [&](Id y) {
+        if (f.dotted(y) == d) hit = true;
+        return !hit;
+      });
+    };
+    scan(s.value);
+    for (Id t : s.targets) scan(t);
+    for (Id it : s.items) scan(it);
+    for (Id b : s.body) work.push_back(b);
+    for (Id b : s.orelse) work.push_back(b);
+    for (Id b : s.finalbody) work.push_back(b);
+    for (const auto& h : s.handlers)
+      for (Id b : h.body) work.push_back(b);
+  }
+  return hit;
+}
+
+}  // namespace
+
+
+bool is_dataloader_call(const Facts& f, Id call) {
+  std::string q = f.callee_qual(call);
+  return q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader";
+}
+
+long workers_of(const Facts& f, const CallSite& c) {
+  Id nw = f.arg(c.call, 5, "num_workers");
+  if (nw == kNone) return 0;
+  const Expr* lit = f.literal_of(nw, c.func);
+  if (lit && lit->lit == LitKind::Int) {
+    try {
+      return std::stol(lit->text, nullptr, 0);
+    } catch (...) {
+      return -1;
+    }
+  }
+  return -1;
+}
+
+namespace {
+
+bool instance_of(const Facts& f, Id func, Id x, Id cls, int depth = 0) {
+  if (x == kNone || depth > 4) return false;
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::Call) {
+    const Expr& callee = f.e(e.kids[0]);
+    return callee.kind == ExprKind::Name && callee.text == f.m.classes[cls].name;
+  }
+  std::string d = f.dotted(x);
+  if (d.empty()) return false;
+  for (Id v : f.bindings(func, d))
+    if (instance_of(f, func, v, cls, depth + 1)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<int> loaders_of_class(const Facts& f, Id cls) {
+  std::vector<int> out;
+  for (size_t i = 0; i < f.calls.size(); ++i) {
+    const CallSite& c = f.calls[i];
+    if (!is_dataloader_call(f, c.call)) continue;
+    if (instance_of(f, c.func, f.arg(c.call, 0, "dataset"), cls)) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
+std::vector<std::pair<Id, int>> worker_functions(const Facts& f) {
+  std::vector<std::pair<Id, int>> out;
+  for (size_t i = 0; i < f.calls.size(); ++i) {
+    const CallSite& c = f.calls[i];
+    if (!is_dataloader_call(f, c.call)) continue;
+    if (workers_of(f, c) == 0 && !f.cfg.assume_dataloader_workers) continue;
+    for (auto [pos, kw] : {std::pair<size_t, const char*>{6, "collate_fn"}, {10, "worker_init_fn"}}) {
+      Id a = f.arg(c.call, pos, kw);
+      if (a == kNone || f.e(a).kind != ExprKind::Name) continue;
+      for (Id fn = 0; fn < f.m.funcs.size(); ++fn)
+        if (f.m.funcs[fn].name == f.e(a).text && f.m.funcs[fn].cls == kNone) out.emplace_back(fn, static_cast<int>(i));
+    }
+  }
+  return out;
+}
+
+bool is_cuda_device(const Facts& f, Id func, Id x) {
+  for (int depth = 0; x != kNone && depth < 6; ++depth) {
+    const Expr& e = f.e(x);
+    if (e.kind == ExprKind::Literal) return e.lit == LitKind::String && e.text.rfind("cuda", 0) == 0;
+    if (e.kind == ExprKind::Call) {
+      std::string q = f.callee_qual(x);
+      if (q == "torch.device") {
+        Id a = f.arg(x, 0, "type");
+        return a != kNone && f.e(a).kind == ExprKind::Literal && f.e(a).text.rfind("cuda", 0) == 0;
+      }
+      return false;
+    }
+    std::string d = f.dotted(x);
+    if (d.empty()) return false;
+    auto vals = f.bindings(func, d);
+    if (vals.empty()) return false;
+    x = vals.front();
+  }
+  return false;
+}
+
+bool is_cuda_call(const Facts& f, const CallSite& c) {
+  std::string q = f.callee_qual(c.call);
+  std::string a = f.callee_attr(c.call);
+  if (q.rfind("torch.cuda.", 0) == 0) {
+    static const char* harmless[] = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized",
+                                     "torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"};
+    for (const char* h : harmless)
+      if (q == h) return false;
+    return true;
+  }
+  if (q.empty() && a == "cuda") return true;  // tensor.cuda(), model.cuda()
+  if (q.empty() && a == "to") {
+    Id d = f.arg(c.call, 0, "device");
+    if (d != kNone && is_cuda_device(f, c.func, d)) return true;
+  }
+  for (const char* kw : {"device", "map_location"}) {
+    Id dev = f.arg(c.call, static_cast<size_t>(-1), kw);
+    if (dev != kNone && is_cuda_device(f, c.func, dev) && q != "torch.device") return true;
+  }
+  return false;
+}
+
+
+std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
+  std::vector<CopySite> out;
+  if (!f.class_derives(cls, {"Dataset"})) return out;
+  Id init = kNone, getitem = kNone;
+  for (Id fn : f.m.classes[cls].methods) {
+    if (f.m.funcs[fn].name == "__init__") init = fn;
+    if (f.m.funcs[fn].name == "__getitem__") getitem = fn;
+  }
+  if (init == kNone || getitem == kNone) return out;
+  // Containers assigned in __init__; `self.x = []` grown by appends in a loop counts too.
+  for (const StmtSite& site : f.stmt_sites) {
+    if (site.func != init) continue;
+    const Stmt& s = f.m.s(site.stmt);
+    if (s.kind != StmtKind::Assign || s.value == kNone) continue;
+    for (Id t : s.targets) {
+      std::string d = f.dotted(t);
+      if (d.rfind("self.", 0) != 0 || !reads_attr(f, getitem, d)) continue;
+      std::string what = python_container(f, s.value);
+      const Expr& v = f.e(s.value);
+      if (what.empty() && v.kind == ExprKind::Sequence && v.kids.empty() && (v.text == "list" || v.text == "dict")) {
+        // Grown later in __init__ by appends / item assignment.
+        for (const CallSite& c : f.calls)
+          if (c.func == init && c.loop >= 0 && (f.callee_attr(c.call) == "append" || f.callee_attr(c.call) == "extend") &&
+              f.dotted(f.callee_receiver(c.call)) == d)
+            what = "appends in a loop";
+      }
+      if (what.empty()) continue;
+      out.push_back({site.stmt, d, what});
+    }
+  }
+  return out;
+}
+
+}  // namespace ll
