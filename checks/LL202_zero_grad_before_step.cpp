@@ -73,6 +73,7 @@ void check_unit(CheckContext& ctx, const std::vector<Id>& body) {
           if (ze < ctx.source.size()) ++ze;
           uint32_t se = sst.range.end;
           while (se < ctx.source.size() && ctx.source[se] != '\n') ++se;
+          if (se > 0 && se <= ctx.source.size() && ctx.source[se - 1] == '\r') --se;
           std::string line(ctx.source.substr(zb, ze - zb));
           bool only = ctx.text(zst.range) == line.substr(ctx.indent_at(zst.range.begin).size(),
                                                          zst.range.end - zst.range.begin);

@@ -122,7 +122,18 @@ void Facts::note_stmt_in_loops(int loop, Id stmt) {
 
 // Returns true when the item is a grad-mode context; *disables tells which way.
 bool Facts::grad_item_effect(Id item, bool* disables) const {
-  if (item == kNone || e(item).kind != ExprKind::Call) return false;
+  if (item == kNone) return false;
+  // `with torch.no_grad:` (LL104) crashes, but its intent is clear: analyse the body as
+  // intended so the one real problem gets one finding.
+  if (e(item).kind == ExprKind::Name || e(item).kind == ExprKind::Attribute) {
+    const std::string& q = qual(item);
+    if (q == "torch.no_grad" || q == "torch.inference_mode" || q == "torch.autograd.no_grad") {
+      *disables = true;
+      return true;
+    }
+    return false;
+  }
+  if (e(item).kind != ExprKind::Call) return false;
   std::string q = callee_qual(item);
   if (q == "torch.no_grad" || q == "torch.autograd.no_grad" || q == "torch.autograd.grad_mode.no_grad") {
     *disables = true;

@@ -273,15 +273,8 @@ class Walker {
       }
     }
     if (!visited_.insert({st.st_dev, st.st_ino}).second) return;  // reached another way
-    if (!item.root && exists_no_throw(fs::path(item.abs) / "pyvenv.cfg")) return;  // a virtualenv
     nodes_.push_back(DirNode{st.st_dev, st.st_ino, item.parent, item.display});
     const int node = static_cast<int>(nodes_.size()) - 1;
-
-    int chain = item.ignore;
-    if (!item.root && exists_no_throw(fs::path(item.abs) / ".git")) {
-      chain = start_repository(item.abs);  // a nested repository: the outer rules stop here
-    }
-    chain = load_ignore_file(fs::path(item.abs) / ".gitignore", item.abs, chain);
 
     std::error_code ec;
     fs::directory_iterator it(fs::path(item.abs), ec);
@@ -290,10 +283,22 @@ class Walker {
       return;
     }
     std::vector<fs::directory_entry> entries;
+    bool has_git = false;
+    bool has_gitignore = false;
+    bool has_pyvenv = false;
     for (const fs::directory_iterator end; it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      has_git = has_git || name == ".git";
+      has_gitignore = has_gitignore || name == ".gitignore";
+      has_pyvenv = has_pyvenv || name == "pyvenv.cfg";
       entries.push_back(*it);
     }
     if (ec) diag(item.display, "cannot read directory: " + ec.message(), true);
+    if (!item.root && has_pyvenv) return;  // a virtualenv
+
+    int chain = item.ignore;
+    if (!item.root && has_git) chain = start_repository(item.abs);  // nested: outer rules stop
+    if (has_gitignore) chain = load_ignore_file(fs::path(item.abs) / ".gitignore", item.abs, chain);
 
     for (const fs::directory_entry& entry : entries) {
       const std::string name = entry.path().filename().string();

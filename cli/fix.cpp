@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <fcntl.h>
@@ -68,6 +69,9 @@ FixOutcome fix_text(const std::string& path, const std::string& original, const 
       ++nfix;
     }
     if (edits.empty()) break;
+    // Test hook: corrupt every edit, to prove that a fix that breaks syntax is rolled back.
+    if (std::getenv("LEAKLINT_TEST_CORRUPT_FIXES"))
+      for (Edit& e : edits) e.text += "(:";
     std::string next = apply_edits(out.fixed, edits);
     if (next == out.fixed) break;
     FileResult relint = analyze_text(path, next, cfg, opts);

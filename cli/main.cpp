@@ -55,8 +55,27 @@ int main(int argc, char** argv) {
   app.add_option("paths", paths, "Files or directories to check (default: .)");
   app.add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json", "sarif", "github"}));
   app.add_option("-o,--output", output, "Write the report to FILE instead of stdout");
-  app.add_option("--select", select, "Rule IDs or prefixes to enable (e.g. LL1,LL401)")->delimiter(',');
-  app.add_option("--ignore", ignore, "Rule IDs or prefixes to disable")->delimiter(',');
+  // One value per occurrence (comma-separated), repeatable; never swallows the paths.
+  auto list_option = [&](const char* name, std::vector<std::string>& into, const char* help) {
+    app.add_option_function<std::string>(
+           name,
+           [&into](const std::string& v) {
+             std::string cur;
+             for (char c : v + ",") {
+               if (c == ',') {
+                 if (!cur.empty()) into.push_back(cur);
+                 cur.clear();
+               } else if (c != ' ') {
+                 cur.push_back(c);
+               }
+             }
+           },
+           help)
+        ->trigger_on_parse()
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  };
+  list_option("--select", select, "Rule IDs or prefixes to enable (e.g. LL1,LL401)");
+  list_option("--ignore", ignore, "Rule IDs or prefixes to disable");
   app.add_option("--config", config_file, "Use this configuration file for every file");
   app.add_flag("--fix", fix, "Apply safe fixes");
   app.add_flag("--unsafe-fixes", unsafe_fixes, "Also apply fixes that may change behaviour");
@@ -199,14 +218,17 @@ int main(int argc, char** argv) {
     write_report(out, results, ro);
   }
 
-  bool failures = fix_failed;
+  bool failures = fix_failed, config_error = false;
   size_t findings = 0;
   for (const auto& r : results) {
     for (const auto& f : r.findings)
       if (!f.suppressed) ++findings;
     for (const auto& d : r.diagnostics)
-      if (d.fatal || d.kind == "syntax-error") failures = true;
+      if (d.fatal || d.kind == "syntax-error" || d.kind == "too-deep") failures = true;
+    for (const auto& d : r.diagnostics)
+      if (d.kind == "config") config_error = true;
   }
+  if (config_error) return 2;
   if (exit_zero) return 0;
   return findings || failures ? 1 : 0;
 }

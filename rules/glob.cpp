@@ -125,9 +125,21 @@ Glob::Glob(std::string_view p) {
     }
     tokens_.push_back(std::move(t));
   }
+  std::size_t lead = 0;
+  while (lead < tokens_.size() && tokens_[lead].kind == Kind::Literal) prefix_ += tokens_[lead++].c;
+  literal_ = lead == tokens_.size();
+  std::size_t tail = tokens_.size();
+  while (tail > lead && tokens_[tail - 1].kind == Kind::Literal) --tail;
+  for (std::size_t k = tail; k < tokens_.size(); ++k) suffix_ += tokens_[k].c;
 }
 
 bool Glob::match(std::string_view path) const {
+  if (literal_) return path == prefix_;
+  if (path.size() < prefix_.size() + suffix_.size() ||
+      path.compare(0, prefix_.size(), prefix_) != 0 ||
+      path.compare(path.size() - suffix_.size(), suffix_.size(), suffix_) != 0) {
+    return false;
+  }
   const std::string_view s = path;
   const std::size_t m = s.size();
   // cur[j]: the tokens seen so far match s[0, j).

@@ -25,6 +25,10 @@ class Glob {
     std::vector<std::pair<unsigned char, unsigned char>> ranges;  // Class: inclusive ranges
   };
   std::vector<Token> tokens_;
+  // Literal text the pattern must start / end with: most candidates are rejected by these
+  // comparisons before the full match runs. `literal_`: the whole pattern is literal.
+  std::string prefix_, suffix_;
+  bool literal_ = false;
 };
 
 inline bool glob_match(std::string_view pattern, std::string_view path) {

@@ -203,16 +203,17 @@ def _storage_key(t):
 class _Held:
     """What autograd stores instead of the saved tensor while the meter is on."""
 
-    __slots__ = ("tensor", "key", "meter")
+    __slots__ = ("tensor", "version", "key", "meter")
 
     def __init__(self, tensor, key, meter):
         self.tensor = tensor
+        self.version = tensor._version
         self.key = key
         self.meter = meter
 
     def __del__(self):
         meter = self.meter
-        if meter is not None:
+        if meter is not None and self.key is not None:
             meter._release(self.key)
 
 
@@ -223,6 +224,11 @@ class SavedTensorMeter:
     while any graph node still holds it; the count drops when backward() frees the
     graph's buffers or when the last reference to the graph dies. The hook stores a
     detached alias of the saved tensor, so it adds no reference cycle of its own.
+
+    Autograd skips its "modified by an inplace operation" check for tensors packed by
+    saved_tensors_hooks; the meter re-implements that check in its unpack hook (a
+    detached alias shares the version counter), so code behaves as it would without
+    the meter.
     """
 
     def __init__(self):
@@ -243,8 +249,9 @@ class SavedTensorMeter:
     def _pack(self, t):
         ptr, nbytes = _storage_key(t)
         key = (ptr, t.device.type, t.device.index)
+        self.packed += 1
         if key in self._ignored:
-            return t.detach()
+            return _Held(t.detach(), None, None)
         entry = self._live.get(key)
         if entry is None:
             self._live[key] = [1, nbytes]
@@ -253,12 +260,19 @@ class SavedTensorMeter:
                 self.peak = self.bytes
         else:
             entry[0] += 1
-        self.packed += 1
         return _Held(t.detach(), key, self)
 
     @staticmethod
     def _unpack(held):
-        return held.tensor if isinstance(held, _Held) else held
+        t = held.tensor
+        if t._version != held.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified "
+                f"by an inplace operation: [{t.type()} {list(t.shape)}] is at version "
+                f"{t._version}; expected version {held.version} instead. (Raised by "
+                "measure.SavedTensorMeter, which repeats the check that autograd skips "
+                "for tensors packed by saved_tensors_hooks.)")
+        return t
 
     def _release(self, key):
         entry = self._live.get(key)
@@ -395,21 +409,26 @@ class GradProbe:
     """Separates the gradient of the current batch from what ``.grad`` holds.
 
     Call ``before()`` right before ``backward()`` and ``after()`` right after it.
-    ``after()`` returns (fresh, applied, grad_bytes, same_buffers): the norm of this
-    batch's gradient, the norm of what ``.grad`` now holds (what step() applies), the
-    bytes of all ``.grad`` buffers, and whether the buffers are the ones seen before.
+    ``after()`` returns a dict: ``fresh`` (norm of this batch's gradient), ``applied``
+    (norm of what ``.grad`` now holds, i.e. what step() will apply), ``batches`` (how
+    many backward() results ``.grad`` holds: counted up from the last time the
+    gradients were None or all zero), ``grad_bytes`` (bytes of all ``.grad`` buffers)
+    and ``same_buffers`` (whether the buffers are the ones seen at the first call).
     """
 
     def __init__(self, params):
         self.params = list(params)
         self._prev = None
         self._ptrs = None
+        self._batches = 0
 
     def grads_alive_bytes(self):
         return tensor_bytes(p.grad for p in self.params)
 
     def before(self):
         self._prev = [None if p.grad is None else p.grad.detach().clone() for p in self.params]
+        if all(g is None or not bool(g.any()) for g in self._prev):
+            self._batches = 0
 
     def after(self):
         fresh = []
@@ -417,12 +436,14 @@ class GradProbe:
             if p.grad is None:
                 continue
             fresh.append(p.grad if prev is None else p.grad - prev)
+        self._batches += 1
         ptrs = [None if p.grad is None else p.grad.data_ptr() for p in self.params]
         same = self._ptrs is None or ptrs == self._ptrs
         if self._ptrs is None:
             self._ptrs = ptrs
-        return (_norm(fresh), _norm(p.grad for p in self.params),
-                self.grads_alive_bytes(), same)
+        return {"fresh": _norm(fresh), "applied": _norm(p.grad for p in self.params),
+                "batches": self._batches, "grad_bytes": self.grads_alive_bytes(),
+                "same_buffers": same}
 
 
 class ParamProbe:

@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the leaklint command line: exit codes, formats, bad input.
+
+usage: test_cli.py LEAKLINT_BINARY SOURCE_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+BIN = SRC = None
+
+
+def run(args, cwd=None, stdin=None, timeout=120):
+    p = subprocess.run([BIN, *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+LEAKY = """import torch
+
+
+def validate(model, val_loader):
+    outs = []
+    for x in val_loader:
+        outs.append(model(x).argmax(-1))
+    return outs
+"""
+
+CLEAN = """import torch
+
+
+@torch.no_grad()
+def validate(model, val_loader):
+    return [model(x).argmax(-1) for x in val_loader]
+"""
+
+
+class Tmp(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="leaklint-cli-")
+
+    def tearDown(self):
+        for root, dirs, _ in os.walk(self.dir):
+            for d in dirs:
+                try:
+                    os.chmod(os.path.join(root, d), 0o755)
+                except OSError:
+                    pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def write(self, rel, text, mode="w"):
+        path = os.path.join(self.dir, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, mode) as f:
+            f.write(text)
+        return path
+
+
+class ExitCodes(Tmp):
+    def test_clean_file_exits_0(self):
+        self.write("ok.py", CLEAN)
+        rc, out, _ = run([self.dir])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("All checks passed", out)
+
+    def test_findings_exit_1_and_exit_zero(self):
+        self.write("bad.py", LEAKY)
+        rc, out, _ = run([self.dir])
+        self.assertEqual(rc, 1)
+        self.assertIn("[LL101]", out)
+        rc, _, _ = run(["--exit-zero", self.dir])
+        self.assertEqual(rc, 0)
+
+    def test_usage_errors_exit_2(self):
+        self.assertEqual(run(["--format", "xml", "."])[0], 2)
+        self.assertEqual(run(["--select", "E501", "."])[0], 2)
+        self.assertEqual(run(["explain", "LL999"])[0], 2)
+
+    def test_bad_config_exits_2(self):
+        self.write("pyproject.toml", "[tool.leaklint]\nmax-workerz = 3\n")
+        self.write("bad.py", LEAKY)
+        rc, out, err = run([self.dir])
+        self.assertEqual(rc, 2, out + err)
+        self.assertIn("max-workerz", out + err)
+
+    def test_select_and_ignore(self):
+        self.write("bad.py", LEAKY)
+        self.assertEqual(run(["--select", "LL2", self.dir])[0], 0)
+        self.assertEqual(run(["--ignore", "LL101", self.dir])[0], 0)
+        self.assertEqual(run(["--select", "LL1", self.dir])[0], 1)
+
+    def test_inline_suppressions(self):
+        self.write("bad.py", LEAKY.replace("model(x).argmax(-1))", "model(x).argmax(-1))  # noqa: LL101"))
+        self.assertEqual(run([self.dir])[0], 0)
+        self.write("bad.py", "# leaklint: ignore-file[LL1]\n" + LEAKY)
+        self.assertEqual(run([self.dir])[0], 0)
+        self.write("bad.py", LEAKY.replace("model(x).argmax(-1))", "model(x).argmax(-1))  # noqa: E501"))
+        self.assertEqual(run([self.dir])[0], 1)
+
+    def test_config_file_nearest_parent_wins(self):
+        self.write("pyproject.toml", "[tool.leaklint]\nignore = [\"LL101\"]\n")
+        self.write("sub/.leaklint.toml", "select = [\"LL1\"]\n")
+        self.write("a.py", LEAKY)
+        self.write("sub/b.py", LEAKY)
+        rc, out, _ = run(["--format", "json", self.dir])
+        paths = {f["path"].split("/")[-1] for f in json.loads(out)["findings"]}
+        self.assertEqual(paths, {"b.py"})
+
+
+class Commands(unittest.TestCase):
+    def test_version_and_list_rules_and_explain(self):
+        rc, out, _ = run(["--version"])
+        self.assertEqual(rc, 0)
+        self.assertTrue(out.startswith("leaklint "))
+        rc, out, _ = run(["--list-rules"])
+        self.assertEqual(rc, 0)
+        for rid in ["LL101", "LL102", "LL103", "LL104", "LL201", "LL202", "LL301", "LL302", "LL303", "LL304",
+                    "LL401", "LL402", "LL403", "LL404", "LL501", "LL502"]:
+            self.assertIn(rid, out)
+            rc, doc, _ = run(["explain", rid])
+            self.assertEqual(rc, 0)
+            self.assertIn("## What it does", doc, rid)
+            self.assertIn("## How to fix", doc, rid)
+        rc, doc, _ = run(["explain", "missing-no-grad"])
+        self.assertIn("LL101", doc)
+
+    def test_stdin(self):
+        rc, out, _ = run(["--stdin-filename", "x.py"], stdin=LEAKY)
+        self.assertEqual(rc, 1)
+        self.assertIn("x.py:7:", out)
+
+    def test_demo_project_has_findings(self):
+        rc, out, _ = run([os.path.join(SRC, "examples")])
+        self.assertEqual(rc, 1)
+        for rid in ["LL101", "LL102", "LL104", "LL201", "LL202", "LL401"]:
+            self.assertIn(f"[{rid}]", out)
+
+
+class Formats(Tmp):
+    def test_machine_formats_keep_stdout_clean(self):
+        self.write("bad.py", LEAKY)
+        for fmt in ["json", "sarif"]:
+            rc, out, _ = run(["--format", fmt, self.dir])
+            self.assertEqual(rc, 1)
+            json.loads(out)  # nothing but the document on stdout
+        rc, out, _ = run(["--format", "github", self.dir])
+        self.assertTrue(all(l.startswith("::") for l in out.splitlines() if l), out)
+        self.assertIn("::warning file=", out)
+
+    def test_output_file(self):
+        self.write("bad.py", LEAKY)
+        dest = os.path.join(self.dir, "report.sarif")
+        rc, out, _ = run(["--format", "sarif", "-o", dest, self.dir])
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "")
+        with open(dest) as f:
+            self.assertEqual(json.load(f)["version"], "2.1.0")
+
+
+class BadInput(Tmp):
+    """A directory of broken files: each gets a diagnostic, the good file is analysed."""
+
+    def test_bad_files_are_reported_and_good_ones_analysed(self):
+        d = self.dir
+        self.write("good.py", LEAKY)
+        self.write("syntax.py", "def f(:\n    pass\n" + LEAKY)
+        self.write("latin.py", b"x = '\xff\xfe'\n".decode("latin-1"), mode="w")
+        with open(os.path.join(d, "invalid.py"), "wb") as f:
+            f.write(b"x = '\xff\xfe'\n" + LEAKY.encode())
+        with open(os.path.join(d, "nul.py"), "wb") as f:
+            f.write(b"x = 1\x00\n")
+        self.write("deep.py", "x = " + "(" * 50000 + "1" + ")" * 50000 + "\n")
+        self.write("deep_list.py", "x = " + "[" * 50000 + "]" * 50000 + "\n")
+        os.symlink(os.path.join(d, "missing_target.py"), os.path.join(d, "dangling.py"))
+        os.makedirs(os.path.join(d, "loop"))
+        os.symlink(os.path.join(d, "loop"), os.path.join(d, "loop", "again"))
+        unreadable = self.write("locked/secret.py", LEAKY)
+        os.chmod(os.path.dirname(unreadable), 0)
+        t0 = time.time()
+        rc, out, err = run(["--format", "json", d], timeout=120)
+        elapsed = time.time() - t0
+        self.assertIn(rc, (1, 2), err)
+        self.assertLess(elapsed, 60)
+        doc = json.loads(out)
+        errors = {os.path.basename(e["path"]): e for e in doc["errors"]}
+        self.assertIn("syntax.py", errors)
+        self.assertIn("invalid.py", errors)
+        self.assertIn("UTF-8", errors["invalid.py"]["message"])
+        self.assertIn("nul.py", errors)
+        self.assertIn("NUL", errors["nul.py"]["message"])
+        self.assertIn("deep.py", errors)
+        self.assertIn("deep_list.py", errors)
+        self.assertIn("dangling.py", errors)
+        self.assertTrue(any("loop" in e["path"] for e in doc["errors"]), doc["errors"])
+        if os.geteuid() != 0:
+            self.assertTrue(any("locked" in e["path"] for e in doc["errors"]), doc["errors"])
+        flagged = {os.path.basename(f["path"]) for f in doc["findings"]}
+        self.assertIn("good.py", flagged)
+        self.assertIn("syntax.py", flagged)  # analysed with error recovery
+
+    def test_file_size_limit(self):
+        self.write("big.py", "x = 1\n" * 200000)
+        rc, out, _ = run(["--format", "json", "--max-file-size", "64", self.dir])
+        doc = json.loads(out)
+        self.assertEqual(doc["errors"][0]["kind"], "too-large")
+        self.assertEqual(rc, 1)
+
+    def test_text_output_names_each_bad_file(self):
+        with open(os.path.join(self.dir, "nul.py"), "wb") as f:
+            f.write(b"\x00")
+        rc, out, _ = run([self.dir])
+        self.assertEqual(rc, 1)
+        self.assertIn("nul.py", out)
+
+
+class Discovery(Tmp):
+    def test_gitignore_and_skipped_dirs(self):
+        os.makedirs(os.path.join(self.dir, ".git"))
+        self.write(".gitignore", "generated/\n")
+        self.write("generated/bad.py", LEAKY)
+        self.write(".venv/lib/bad.py", LEAKY)
+        self.write("node_modules/x/bad.py", LEAKY)
+        self.write("build/bad.py", LEAKY)
+        self.write("src/ok.py", CLEAN)
+        rc, out, _ = run([self.dir])
+        self.assertEqual(rc, 0, out)
+        # An ignored file named explicitly is still checked.
+        rc, _, _ = run([os.path.join(self.dir, "generated/bad.py")])
+        self.assertEqual(rc, 1)
+
+
+class Parallel(Tmp):
+    def test_output_is_deterministic_across_job_counts(self):
+        for i in range(40):
+            self.write(f"pkg/m{i:02d}.py", LEAKY if i % 3 == 0 else CLEAN)
+        outs = {run(["--format", "json", "-j", str(j), self.dir])[1] for j in (1, 2, 4)}
+        self.assertEqual(len(outs), 1)
+
+
+if __name__ == "__main__":
+    BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    del sys.argv[1:3]
+    unittest.main(verbosity=2)
