@@ -9,7 +9,7 @@ void check_LL403(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   for (Id cls = 0; cls < f.m.classes.size(); ++cls) {
     long workers = 0;
-    bool used = f.cfg.assume_dataloader_workers;
+    bool used = f.cfg.assume_dataloader_workers || f.used_with_workers_elsewhere(cls);
     for (int li : loaders_of_class(f, cls)) {
       long w = workers_of(f, f.calls[li]);
       if (w != 0) { used = true; workers = w; }

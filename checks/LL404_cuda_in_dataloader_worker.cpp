@@ -29,7 +29,7 @@ void check_LL404(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   for (Id cls = 0; cls < f.m.classes.size(); ++cls) {
     if (!f.class_derives(cls, {"Dataset", "IterableDataset"})) continue;
-    bool used = f.cfg.assume_dataloader_workers;
+    bool used = f.cfg.assume_dataloader_workers || f.used_with_workers_elsewhere(cls);
     for (int li : loaders_of_class(f, cls))
       if (workers_of(f, f.calls[li]) != 0) used = true;
     if (!used) continue;

@@ -93,9 +93,10 @@ std::string CheckContext::indent_unit() const {
 }
 
 std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,
-                                std::string_view source) {
+                                std::string_view source, const ProjectView* project, FileSummary* summary) {
   std::vector<Finding> out;
-  Facts facts(m, cfg, path);
+  Facts facts(m, cfg, path, project);
+  if (summary) *summary = facts.summarize();
   CheckContext ctx(facts, source, out);
   for (const auto& c : all_checks())
     if (ctx.enabled(c.id)) c.run(ctx);

@@ -43,6 +43,7 @@ const std::vector<CheckEntry>& all_checks();
 
 // Runs every enabled check over a lowered module; findings unsorted.
 std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,
-                                std::string_view source);
+                                std::string_view source, const ProjectView* project = nullptr,
+                                FileSummary* summary = nullptr);
 
 }  // namespace ll

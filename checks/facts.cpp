@@ -62,8 +62,8 @@ std::vector<std::string> Facts::name_tokens(std::string_view name) {
   return out;
 }
 
-Facts::Facts(const Module& mod, const Config& config, const std::string& p)
-    : m(mod), cfg(config), path(p) {
+Facts::Facts(const Module& mod, const Config& config, const std::string& p, const ProjectView* proj)
+    : m(mod), cfg(config), path(p), project(proj) {
   is_test_file = is_test_path(path);
   size_t nf = m.funcs.size();
   entry_off_.assign(nf, 0);
@@ -402,8 +402,17 @@ void Facts::compute_entry_off() {
   for (int iter = 0; iter < 8; ++iter) {
     bool changed = false;
     for (Id f = 0; f < nf; ++f) {
-      if (entry_off_[f] || callers_[f].empty()) continue;
+      if (entry_off_[f]) continue;
+      // Call sites in other files of the run count too (module-level functions).
+      const std::vector<bool>* ext = nullptr;
+      if (project && m.funcs[f].cls == kNone && m.funcs[f].parent == kNone) {
+        auto it = project->external_calls.find(m.funcs[f].name);
+        if (it != project->external_calls.end()) ext = &it->second;
+      }
+      if (callers_[f].empty() && !ext) continue;
       bool all = true;
+      if (ext)
+        for (bool off : *ext) all = all && off;
       for (int ci : callers_[f]) {
         const CallSite& c = calls[ci];
         if (c.func == f || !(c.local_off || func_entry_off(c.func))) { all = false; break; }
@@ -412,6 +421,44 @@ void Facts::compute_entry_off() {
     }
     if (!changed) break;
   }
+}
+
+FileSummary Facts::summarize() const {
+  FileSummary out;
+  out.module = module_of_path(path);
+  for (Id c = 0; c < m.classes.size(); ++c)
+    if (class_derives(c, {"Dataset", "IterableDataset"})) out.classes.push_back(m.classes[c].name);
+  for (const auto& [name, ids] : module_funcs_) out.functions.push_back(name);
+  for (const CallSite& c : calls) {
+    const std::string& q = qual(e(c.call).kids[0]);
+    if (q.empty() || q.rfind("torch", 0) == 0) continue;
+    // A DataLoader whose dataset is an imported class: record it when workers may run.
+    if (q == "torch.utils.data.DataLoader") continue;
+    out.imported_calls.emplace_back(q, grad_off(c));
+  }
+  for (const CallSite& c : calls) {
+    std::string q = callee_qual(c.call);
+    if (q != "torch.utils.data.DataLoader" && q != "torch.utils.data.dataloader.DataLoader") continue;
+    Id nw = arg(c.call, 5, "num_workers");
+    const Expr* lit = nw == kNone ? nullptr : literal_of(nw, c.func);
+    if (nw == kNone || (lit && lit->lit == LitKind::Int && lit->text == "0")) continue;
+    Id ds = arg(c.call, 0, "dataset");
+    for (int depth = 0; ds != kNone && depth < 4; ++depth) {
+      if (e(ds).kind == ExprKind::Call) {
+        std::string dq = callee_qual(ds);
+        if (!dq.empty()) out.dataset_uses.push_back(dq);
+        break;
+      }
+      std::string d = dotted(ds);
+      auto vals = d.empty() ? std::vector<Id>{} : bindings(c.func, d);
+      ds = vals.empty() ? kNone : vals.front();
+    }
+  }
+  return out;
+}
+
+bool Facts::used_with_workers_elsewhere(Id cls) const {
+  return project && cls != kNone && project->classes_with_workers.count(m.classes[cls].name) != 0;
 }
 
 std::string Facts::entry_off_reason(Id func) const {

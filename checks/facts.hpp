@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "checks/project.hpp"
 #include "rules/config.hpp"
 #include "rules/finding.hpp"
 #include "rules/model.hpp"
@@ -54,7 +55,14 @@ struct HandlerSite {
 
 class Facts {
  public:
-  Facts(const Module& m, const Config& cfg, const std::string& path);
+  Facts(const Module& m, const Config& cfg, const std::string& path, const ProjectView* project = nullptr);
+
+  // What other files of the run know about this one (null when analysed alone).
+  const ProjectView* project = nullptr;
+  // This file's contribution to the cross-file facts.
+  FileSummary summarize() const;
+  // Is the Dataset class handed to a DataLoader with workers in another file?
+  bool used_with_workers_elsewhere(Id cls) const;
 
   const Module& m;
   const Config& cfg;

@@ -314,7 +314,12 @@ class Walker {
             diag(join(item.display, name),
                  "symbolic link loop (too many levels of symbolic links); not followed", false);
           }
-          continue;  // a dangling link: nothing to analyse
+          else if ((is_python_path(name) || is_cpp_path(name)) &&
+                   !is_ignored(join(item.abs, name), name, false, chain)) {
+            // A source file that cannot be read is worth saying, not skipping silently.
+            diag(join(item.display, name), "dangling symbolic link: " + sec.message() + "; not analysed", true);
+          }
+          continue;
         }
       }
       const std::string abs = join(item.abs, name);

@@ -119,14 +119,15 @@ void sort_result(FileResult& r) {
                    [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
 }
 
-FileResult analyze_text(const std::string& path, std::string text, const Config& cfg, const EngineOptions& opts) {
+FileResult analyze_text(const std::string& path, std::string text, const Config& cfg, const EngineOptions& opts,
+                        const ProjectView* project, FileSummary* summary) {
   FileResult r;
   r.path = path;
   Module m;
   python::ParseOptions po;
   po.timeout_micros = opts.parse_timeout_ms * 1000;
   if (python::lower(text, path, m, r.diagnostics, po)) {
-    r.findings = run_checks(m, cfg, path, text);
+    r.findings = run_checks(m, cfg, path, text, project, summary);
     Suppressions(m.comments, m.lang).apply(r.findings);
   }
   r.source = std::move(text);
@@ -135,7 +136,7 @@ FileResult analyze_text(const std::string& path, std::string text, const Config&
 }
 
 FileResult analyze_file(const std::string& path, const Config& cfg, const EngineOptions& opts,
-                        const std::string* text_override) {
+                        const std::string* text_override, FileSummary* summary) {
   FileResult r;
   r.path = path;
   std::string text;
@@ -189,7 +190,8 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
     line_col_of(text, bad, &l, &c);
     if (is_latin1_family(enc)) {
       // Analysed as decoded text; fixes are withheld because offsets differ from the file.
-      FileResult t = analyze_text(path, latin1_to_utf8(text), cfg, opts);
+      FileResult t = analyze_text(path, latin1_to_utf8(text), cfg, opts, nullptr, summary);
+      t.transcoded = true;
       for (auto& f : t.findings) f.fixes.clear();
       return t;
     }
@@ -202,47 +204,67 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
                                   l, c));
     return r;
   }
-  return analyze_text(path, std::move(text), cfg, opts);
+  return analyze_text(path, std::move(text), cfg, opts, nullptr, summary);
 }
+
+namespace {
+
+// Runs `work(i)` for i in [0, n) on `jobs` threads.
+template <typename F>
+void parallel_for(size_t n, int jobs, F work) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) work(i);
+  };
+  jobs = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(1, jobs)), std::max<size_t>(1, n)));
+  if (jobs <= 1) {
+    worker();
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int j = 0; j < jobs; ++j) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace
 
 std::vector<FileResult> analyze_all(const std::vector<std::string>& files, ConfigResolver& configs,
                                     const EngineOptions& opts) {
   std::vector<FileResult> results(files.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (;;) {
-      size_t i = next.fetch_add(1);
-      if (i >= files.size()) return;
-      const std::string& path = files[i];
-      std::string err;
-      auto cfg = configs.for_file(path, &err);
-      if (!err.empty()) {
-        FileResult r;
-        r.path = path;
-        r.diagnostics.push_back(fatal(path, "config", err));
-        results[i] = std::move(r);
-        continue;
-      }
-      if (!is_python_path(path)) {
-        FileResult r;
-        r.path = path;
-        r.diagnostics.push_back(fatal(path, "unsupported",
-                                      "C++ analysis needs the Clang frontend, which this build does not include"));
-        results[i] = std::move(r);
-        continue;
-      }
-      results[i] = analyze_file(path, *cfg, opts);
-    }
-  };
+  std::vector<FileSummary> summaries(files.size());
+  std::vector<std::shared_ptr<const Config>> cfgs(files.size());
   int jobs = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  jobs = static_cast<int>(std::min<size_t>(static_cast<size_t>(jobs), std::max<size_t>(1, files.size())));
-  if (jobs <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (int j = 0; j < jobs; ++j) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
-  }
+  parallel_for(files.size(), jobs, [&](size_t i) {
+    const std::string& path = files[i];
+    std::string err;
+    cfgs[i] = configs.for_file(path, &err);
+    if (!err.empty()) {
+      FileResult r;
+      r.path = path;
+      r.diagnostics.push_back(fatal(path, "config", err));
+      results[i] = std::move(r);
+      return;
+    }
+    if (!is_python_path(path)) {
+      FileResult r;
+      r.path = path;
+      r.diagnostics.push_back(fatal(path, "unsupported",
+                                    "C++ analysis needs the Clang frontend, which this build does not include"));
+      results[i] = std::move(r);
+      return;
+    }
+    results[i] = analyze_file(path, *cfgs[i], opts, nullptr, &summaries[i]);
+  });
+  // Cross-file facts: only files that another file says something about are analysed again.
+  std::vector<ProjectView> views = join_summaries(summaries);
+  std::vector<size_t> again;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (!views[i].empty() && !results[i].source.empty() && !results[i].transcoded && cfgs[i]) again.push_back(i);
+  parallel_for(again.size(), jobs, [&](size_t k) {
+    size_t i = again[k];
+    std::string text = results[i].source;
+    results[i] = analyze_text(files[i], std::move(text), *cfgs[i], opts, &views[i]);
+  });
   return results;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "checks/project.hpp"
 #include "rules/config.hpp"
 #include "rules/finding.hpp"
 
@@ -18,13 +19,15 @@ struct EngineOptions {
 // Reads, validates and analyses one file. `text_override` (when non-null) is used instead
 // of reading the file (stdin, editors, re-linting after fixes).
 FileResult analyze_file(const std::string& path, const Config& cfg, const EngineOptions& opts,
-                        const std::string* text_override = nullptr);
+                        const std::string* text_override = nullptr, FileSummary* summary = nullptr);
 
 // Analyses text that is already in memory and known to be valid (used by --fix).
 FileResult analyze_text(const std::string& path, std::string text, const Config& cfg,
-                        const EngineOptions& opts);
+                        const EngineOptions& opts, const ProjectView* project = nullptr,
+                        FileSummary* summary = nullptr);
 
-// Analyses all files on a thread pool; results in the order of `files`.
+// Analyses all files on a thread pool, then re-analyses the few whose findings depend
+// on other files (checks/project.hpp); results in the order of `files`.
 std::vector<FileResult> analyze_all(const std::vector<std::string>& files, ConfigResolver& configs,
                                     const EngineOptions& opts);
 

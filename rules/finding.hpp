@@ -58,6 +58,7 @@ struct FileResult {
   std::vector<Finding> findings;
   std::vector<Diagnostic> diagnostics;
   std::string source;   // the file's text, for reporters that show the line (may be empty)
+  bool transcoded = false;  // analysed through a declared non-UTF-8 coding (no fixes offered)
 };
 
 }  // namespace ll

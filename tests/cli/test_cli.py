@@ -233,6 +233,68 @@ class Discovery(Tmp):
         self.assertEqual(rc, 1)
 
 
+class CrossFile(Tmp):
+    """Facts that cross module boundaries within one run."""
+
+    DATA = """import json
+
+from torch.utils.data import Dataset
+
+
+class Records(Dataset):
+    def __init__(self, path):
+        with open(path) as f:
+            self.rows = json.load(f)
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        return self.rows[i]
+"""
+    EVAL = """def evaluate(model, val_loader):
+    return [model(x).argmax(-1) for x in val_loader]
+"""
+    TRAIN = """import torch
+from torch.utils.data import DataLoader
+
+from pkg.data import Records
+from pkg.evaluation import evaluate
+
+
+def main(model):
+    loader = DataLoader(Records("train.json"), batch_size=32, num_workers=4)
+    with torch.no_grad():
+        print(evaluate(model, loader))
+"""
+
+    def findings(self, *paths):
+        rc, out, err = run(["--format", "json", *paths])
+        return {(os.path.basename(f["path"]), f["rule"]) for f in json.loads(out)["findings"]}
+
+    def test_dataset_in_one_module_loader_in_another(self):
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/data.py", self.DATA)
+        self.write("pkg/evaluation.py", self.EVAL)
+        self.write("train.py", self.TRAIN)
+        got = self.findings(self.dir)
+        self.assertIn(("data.py", "LL403"), got)
+        # evaluate() is only called under no_grad (from train.py): no LL101.
+        self.assertNotIn(("evaluation.py", "LL101"), got)
+
+    def test_without_the_caller_file_each_module_stands_alone(self):
+        self.write("pkg/data.py", self.DATA)
+        self.write("pkg/evaluation.py", self.EVAL)
+        got = self.findings(os.path.join(self.dir, "pkg"))
+        self.assertNotIn(("data.py", "LL403"), got)
+        self.assertIn(("evaluation.py", "LL101"), got)
+
+    def test_a_caller_with_grad_enabled_keeps_the_finding(self):
+        self.write("pkg/evaluation.py", self.EVAL)
+        self.write("run.py", "from pkg.evaluation import evaluate\n\n\ndef go(m, l):\n    return evaluate(m, l)\n")
+        self.assertIn(("evaluation.py", "LL101"), self.findings(self.dir))
+
+
 class Parallel(Tmp):
     def test_output_is_deterministic_across_job_counts(self):
         for i in range(40):

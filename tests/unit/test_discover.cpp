@@ -2,6 +2,9 @@
 #include "cli/discover.hpp"
 
 #include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdlib>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -229,7 +232,9 @@ TEST_F(Discover, SymlinkedDirectoriesAreListedOnce) {
   symlink("missing.py", "dangling.py");
   const DiscoveredFiles d = run();
   EXPECT_EQ(d.files, (std::vector<std::string>{"link.py", "real/r.py"}));
-  EXPECT_TRUE(d.diagnostics.empty());
+  // A dangling link to a directory says nothing; a dangling source file is reported.
+  ASSERT_EQ(d.diagnostics.size(), 1U);
+  EXPECT_EQ(d.diagnostics[0].path, "dangling.py");
   // Named explicitly, a link to a directory is walked.
   EXPECT_EQ(run({"alias"}).files, std::vector<std::string>{"alias/r.py"});
 }
@@ -242,15 +247,44 @@ TEST_F(Discover, ExternalSymlinkedTreeIsWalked) {
 }
 
 TEST_F(Discover, UnreadableDirectoryIsADiagnostic) {
-  if (geteuid() == 0) GTEST_SKIP() << "root can read any directory";
   touch("locked/l.py");
   touch("open/o.py");
   fs::permissions(root_ / "locked", fs::perms::none);
+  // Root reads any directory: run the discovery as an unprivileged user in a child.
+  if (geteuid() == 0) {
+    fs::permissions(root_, fs::perms::all);
+    for (auto& p : fs::recursive_directory_iterator(root_, fs::directory_options::skip_permission_denied))
+      if (p.path().filename() != "locked") fs::permissions(p.path(), fs::perms::all);
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
+      const DiscoveredFiles d = run();
+      bool ok = d.files == std::vector<std::string>{"open/o.py"} && d.diagnostics.size() == 1 &&
+                d.diagnostics[0].path == "locked" && d.diagnostics[0].kind == "io-error";
+      _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "exit 3: could not drop privileges; 1: wrong result";
+    return;
+  }
   const DiscoveredFiles d = run();
   EXPECT_EQ(d.files, std::vector<std::string>{"open/o.py"});
   ASSERT_EQ(d.diagnostics.size(), 1U);
   EXPECT_EQ(d.diagnostics[0].path, "locked");
   EXPECT_EQ(d.diagnostics[0].kind, "io-error");
+}
+
+TEST_F(Discover, DanglingSourceLinkIsADiagnostic) {
+  touch("ok.py");
+  fs::create_symlink(root_ / "missing.py", root_ / "gone.py");
+  fs::create_symlink(root_ / "missing.txt", root_ / "gone.txt");
+  const DiscoveredFiles d = run();
+  EXPECT_EQ(d.files, std::vector<std::string>{"ok.py"});
+  ASSERT_EQ(d.diagnostics.size(), 1U);
+  EXPECT_EQ(d.diagnostics[0].path, "gone.py");
 }
 
 TEST_F(Discover, DeepTreesNeedNoRecursion) {

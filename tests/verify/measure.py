@@ -177,6 +177,28 @@ def child_pids(parent=None):
     return sorted(pids)
 
 
+def host_memory(pids, shmem_base=0):
+    """Host memory of a process tree: anonymous PSS of ``pids`` plus shared memory.
+
+    DataLoader workers hand batches over in shared memory (/dev/shm); a batch that is
+    in a queue is mapped by no process, so the system-wide ``Shmem`` growth since
+    ``shmem_base`` (a ``meminfo()["Shmem"]`` reading) is added. PSS splits a page
+    shared copy-on-write among its sharers, so the sum over parent and workers counts
+    every page once. ``per_pid`` holds each process's Private_Dirty (pages it owns
+    alone: for a forked worker, the pages it has copied or allocated).
+    """
+    pss_anon = private_dirty = 0
+    per_pid = {}
+    for pid in pids:
+        roll = smaps_rollup(pid)
+        pss_anon += roll.get("Pss_Anon", roll.get("Private_Dirty", 0))
+        per_pid[pid] = roll.get("Private_Dirty", 0)
+        private_dirty += per_pid[pid]
+    shmem = max(0, meminfo().get("Shmem", 0) - shmem_base)
+    return {"pss_anon": pss_anon, "private_dirty": private_dirty, "shmem": shmem,
+            "total": pss_anon + shmem, "per_pid": per_pid}
+
+
 def cpu_model():
     try:
         with open("/proc/cpuinfo") as fh:
@@ -377,6 +399,25 @@ def live_tensor_bytes(device_type=None):
     return total
 
 
+def python_object_bytes(container):
+    """sys.getsizeof of a list/tuple/dict and of the objects one and two levels in."""
+    seen = set()
+    total = 0
+    stack = [(container, 0)]
+    while stack:
+        obj, depth = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if depth < 2:
+            if isinstance(obj, dict):
+                stack.extend((v, depth + 1) for kv in obj.items() for v in kv)
+            elif isinstance(obj, (list, tuple)):
+                stack.extend((v, depth + 1) for v in obj)
+    return total
+
+
 def graph_nodes(tensor):
     """Number of autograd nodes reachable from ``tensor.grad_fn`` (0 without history)."""
     fn = getattr(tensor, "grad_fn", None)
@@ -532,6 +573,47 @@ class Run:
 
     def now_s(self):
         return time.perf_counter() - self.t0
+
+    def memory_budget(self, budget_bytes):
+        """Context manager: make allocations beyond ``budget_bytes`` more fail.
+
+        CUDA: ``torch.cuda.set_per_process_memory_fraction`` (the caching allocator
+        raises ``OutOfMemoryError``). CPU: ``RLIMIT_AS`` set to the current address
+        space plus the budget (the CPU allocator raises ``RuntimeError: ... can't
+        allocate memory``); run one warm-up step first so that threads and malloc
+        arenas already exist.
+        """
+        return _MemoryBudget(self, int(budget_bytes))
+
+
+class _MemoryBudget:
+    def __init__(self, run, budget):
+        self.run = run
+        self.budget = budget
+        self._old = None
+
+    def __enter__(self):
+        run = self.run
+        if run.cuda:
+            total = torch.cuda.get_device_properties(run.device).total_memory
+            used = torch.cuda.memory_allocated(run.device)
+            torch.cuda.empty_cache()
+            torch.cuda.set_per_process_memory_fraction(min(1.0, (used + self.budget) / total),
+                                                       run.device)
+        else:
+            gc.collect()
+            self._old = resource.getrlimit(resource.RLIMIT_AS)
+            limit = proc_status().get("VmSize", 0) + self.budget
+            resource.setrlimit(resource.RLIMIT_AS, (limit, self._old[1]))
+        return self
+
+    def __exit__(self, *exc):
+        run = self.run
+        if run.cuda:
+            torch.cuda.set_per_process_memory_fraction(1.0, run.device)
+        elif self._old is not None:
+            resource.setrlimit(resource.RLIMIT_AS, self._old)
+        return False
 
 
 def describe_error(exc):

@@ -1,0 +1,65 @@
+#include "checks/project.hpp"
+
+#include <unordered_map>
+
+namespace ll {
+
+std::string module_of_path(const std::string& path) {
+  std::string p = path;
+  while (p.rfind("./", 0) == 0) p = p.substr(2);
+  size_t dot = p.rfind('.');
+  if (dot != std::string::npos && p.find('/', dot) == std::string::npos) p = p.substr(0, dot);
+  if (p.size() >= 9 && p.compare(p.size() - 9, 9, "/__init__") == 0) p = p.substr(0, p.size() - 9);
+  for (char& c : p)
+    if (c == '/') c = '.';
+  return p;
+}
+
+namespace {
+
+// Does the qualified name `q` ("pkg.data.Frames", ".data.Frames") name `name` defined in
+// module `mod` ("src.pkg.data")? Matches on the longest common module suffix.
+bool names(const std::string& q, const std::string& mod, const std::string& name) {
+  std::string want = "." + name;
+  if (q.size() < want.size() || q.compare(q.size() - want.size(), want.size(), want) != 0) return false;
+  std::string qmod = q.substr(0, q.size() - want.size());
+  while (!qmod.empty() && qmod[0] == '.') qmod = qmod.substr(1);
+  if (qmod.empty()) return false;
+  std::string m = "." + mod;
+  std::string s = "." + qmod;
+  return m.size() >= s.size() && m.compare(m.size() - s.size(), s.size(), s) == 0;
+}
+
+std::string last(const std::string& q) {
+  size_t p = q.rfind('.');
+  return p == std::string::npos ? q : q.substr(p + 1);
+}
+
+}  // namespace
+
+std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
+  std::vector<ProjectView> views(files.size());
+  // Index definitions by their simple name, then confirm the module.
+  std::unordered_map<std::string, std::vector<size_t>> class_def, func_def;
+  for (size_t i = 0; i < files.size(); ++i) {
+    for (const auto& c : files[i].classes) class_def[c].push_back(i);
+    for (const auto& f : files[i].functions) func_def[f].push_back(i);
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    for (const auto& q : files[i].dataset_uses) {
+      auto it = class_def.find(last(q));
+      if (it == class_def.end()) continue;
+      for (size_t j : it->second)
+        if (j != i && names(q, files[j].module, last(q))) views[j].classes_with_workers.insert(last(q));
+    }
+    for (const auto& [q, off] : files[i].imported_calls) {
+      auto it = func_def.find(last(q));
+      if (it == func_def.end()) continue;
+      for (size_t j : it->second)
+        if (j != i && names(q, files[j].module, last(q))) views[j].external_calls[last(q)].push_back(off);
+    }
+  }
+  return views;
+}
+
+}  // namespace ll

@@ -1,0 +1,39 @@
+// Cross-file facts. Every file is analysed on its own first (in parallel) and leaves a
+// small summary; the summaries are joined, and only the files whose findings depend on
+// another file are analysed again with that knowledge (a Dataset class handed to a
+// DataLoader in another module; a function called under no_grad from another module).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ll {
+
+struct FileSummary {
+  std::string module;  // dotted module path derived from the file path ("pkg.data")
+  // Qualified names of classes handed to a DataLoader with workers (num_workers != 0).
+  std::vector<std::string> dataset_uses;
+  // Calls of imported functions: qualified callee, whether grad was disabled at the call.
+  std::vector<std::pair<std::string, bool>> imported_calls;
+  // What this file defines that other files could reach.
+  std::vector<std::string> classes;    // Dataset subclasses
+  std::vector<std::string> functions;  // module-level functions
+};
+
+// What one file needs to know about the others.
+struct ProjectView {
+  std::set<std::string> classes_with_workers;           // local class names
+  std::map<std::string, std::vector<bool>> external_calls;  // local function -> grad-off per call
+  bool empty() const { return classes_with_workers.empty() && external_calls.empty(); }
+};
+
+// Dotted module path of a file path: "src/pkg/data.py" -> "src.pkg.data".
+std::string module_of_path(const std::string& path);
+
+// Joins the summaries; returns one view per file (empty when nothing applies).
+std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files);
+
+}  // namespace ll
