@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "checks/checks.hpp"
+#include "cli/cache.hpp"
 #include "cli/discover.hpp"
 #include "frontend/python/python_frontend.hpp"
 #include "rules/suppress.hpp"
@@ -204,6 +205,18 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
                                   l, c));
     return r;
   }
+  if (opts.cache && summary && !text_override) {
+    std::string key = opts.cache->key(path, text, cfg);
+    FileResult cached;
+    cached.path = path;
+    if (opts.cache->load(key, cached, *summary)) {
+      cached.source = std::move(text);
+      return cached;
+    }
+    FileResult fresh = analyze_text(path, std::move(text), cfg, opts, nullptr, summary);
+    opts.cache->store(key, fresh, *summary);
+    return fresh;
+  }
   return analyze_text(path, std::move(text), cfg, opts, nullptr, summary);
 }
 
@@ -234,6 +247,7 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   std::vector<FileSummary> summaries(files.size());
   std::vector<std::shared_ptr<const Config>> cfgs(files.size());
   int jobs = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> done{0};
   parallel_for(files.size(), jobs, [&](size_t i) {
     const std::string& path = files[i];
     std::string err;
@@ -246,6 +260,7 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
       return;
     }
     if (!is_python_path(path)) {
+      if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
       FileResult r;
       r.path = path;
       r.diagnostics.push_back(fatal(path, "unsupported",
@@ -254,6 +269,7 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
       return;
     }
     results[i] = analyze_file(path, *cfgs[i], opts, nullptr, &summaries[i]);
+    if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
   });
   // Cross-file facts: only files that another file says something about are analysed again.
   std::vector<ProjectView> views = join_summaries(summaries);

@@ -1,6 +1,7 @@
 // Per-file analysis and the parallel driver.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@ struct EngineOptions {
   int jobs = 0;                           // 0 = hardware concurrency
   uint64_t max_file_size = 10u << 20;     // bytes; larger files are skipped with a diagnostic
   uint64_t parse_timeout_ms = 10'000;     // per-file parse budget
+  const class ResultCache* cache = nullptr;  // null: no caching
+  // Called from worker threads after each file (progress display); may be empty.
+  std::function<void(size_t done, size_t total)> progress;
 };
 
 // Reads, validates and analyses one file. `text_override` (when non-null) is used instead

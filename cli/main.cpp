@@ -8,9 +8,11 @@
 
 #include <unistd.h>
 
+#include "cli/cache.hpp"
 #include "cli/discover.hpp"
 #include "cli/engine.hpp"
 #include "cli/fix.hpp"
+#include "cli/progress.hpp"
 #include "cli/report.hpp"
 #include "rules/registry.hpp"
 
@@ -49,7 +51,8 @@ int main(int argc, char** argv) {
   std::string format = "text", output, config_file, color = "auto", stdin_filename;
   std::vector<std::string> select, ignore;
   bool fix = false, unsafe_fixes = false, diff = false, exit_zero = false, list = false, quiet = false;
-  bool no_source = false;
+  bool no_source = false, no_cache = false;
+  std::string cache_dir;
   int jobs = 0;
   uint64_t max_kib = 10 * 1024;
   app.add_option("paths", paths, "Files or directories to check (default: .)");
@@ -87,6 +90,8 @@ int main(int argc, char** argv) {
   app.add_option("-j,--jobs", jobs, "Parallel jobs (default: number of cores)")->check(CLI::NonNegativeNumber);
   app.add_option("--color", color, "Colour text output")->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--max-file-size", max_kib, "Skip files larger than this many KiB (default 10240)");
+  app.add_flag("--no-cache", no_cache, "Analyse every file, ignoring and not writing the result cache");
+  app.add_option("--cache-dir", cache_dir, "Result cache directory (default: $XDG_CACHE_HOME/leaklint)");
   app.add_option("--stdin-filename", stdin_filename, "Read the source from stdin and report it under this name");
 
   auto* explain = app.add_subcommand("explain", "Show a rule's documentation");
@@ -152,7 +157,15 @@ int main(int argc, char** argv) {
     if (paths.empty()) paths.push_back(".");
     DiscoveredFiles found = discover(paths);
     discovery_diags = std::move(found.diagnostics);
+    std::unique_ptr<ResultCache> cache;
+    if (!no_cache) {
+      cache = std::make_unique<ResultCache>(cache_dir);
+      if (cache->enabled()) opts.cache = cache.get();
+    }
+    Progress progress(format == "text" && ::isatty(STDERR_FILENO) && found.files.size() > 1);
+    opts.progress = [&progress](size_t done, size_t total) { progress.update(done, total); };
     results = analyze_all(found.files, configs, opts);
+    progress.finish();
   }
   for (auto& d : discovery_diags) {
     FileResult r;

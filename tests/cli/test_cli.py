@@ -295,6 +295,48 @@ def main(model):
         self.assertIn(("evaluation.py", "LL101"), self.findings(self.dir))
 
 
+class Cache(Tmp):
+    def test_results_are_cached_and_invalidated_by_content_and_config(self):
+        cache = os.path.join(self.dir, "cache")
+        self.write("src/a.py", LEAKY)
+        src = os.path.join(self.dir, "src")
+        first = run(["--cache-dir", cache, "--format", "json", src])
+        self.assertTrue(os.listdir(cache))
+        second = run(["--cache-dir", cache, "--format", "json", src])
+        self.assertEqual(first, second)
+        self.write("src/a.py", CLEAN)  # content change
+        self.assertEqual(run(["--cache-dir", cache, src])[0], 0)
+        self.write("src/a.py", LEAKY)
+        self.assertEqual(run(["--cache-dir", cache, src])[0], 1)
+        self.write("src/.leaklint.toml", "ignore = [\"LL101\"]\n")  # config change
+        self.assertEqual(run(["--cache-dir", cache, src])[0], 0)
+
+    def test_no_cache_writes_nothing(self):
+        cache = os.path.join(self.dir, "cache")
+        self.write("src/a.py", LEAKY)
+        run(["--no-cache", "--cache-dir", cache, os.path.join(self.dir, "src")])
+        self.assertFalse(os.path.exists(cache) and os.listdir(cache))
+
+    def test_concurrent_runs_share_a_cache(self):
+        cache = os.path.join(self.dir, "cache")
+        for i in range(30):
+            self.write(f"src/m{i}.py", LEAKY if i % 2 else CLEAN)
+        src = os.path.join(self.dir, "src")
+        procs = [subprocess.Popen([BIN, "--cache-dir", cache, "--format", "json", src], stdout=subprocess.PIPE,
+                                  text=True) for _ in range(4)]
+        outs = {p.communicate(timeout=120)[0] for p in procs}
+        self.assertEqual(len(outs), 1)
+        self.assertEqual(outs.pop(), run(["--no-cache", "--format", "json", src])[1])
+        self.assertFalse([n for _, _, files in os.walk(cache) for n in files if n.endswith(".tmp")])
+
+    def test_unwritable_cache_dir_is_ignored(self):
+        self.write("src/a.py", LEAKY)
+        self.write("file", "")
+        rc, out, err = run(["--cache-dir", os.path.join(self.dir, "file", "sub"), os.path.join(self.dir, "src")])
+        self.assertEqual(rc, 1)
+        self.assertIn("[LL101]", out)
+
+
 class Parallel(Tmp):
     def test_output_is_deterministic_across_job_counts(self):
         for i in range(40):
@@ -304,6 +346,7 @@ class Parallel(Tmp):
 
 
 if __name__ == "__main__":
+    os.environ["LEAKLINT_CACHE_DIR"] = tempfile.mkdtemp(prefix="leaklint-cli-cache-")
     BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     del sys.argv[1:3]
     unittest.main(verbosity=2)

@@ -1,8 +1,9 @@
-"""LL403 fixed: the Dataset keeps its index in numpy arrays.
+"""LL403 fixed: the Dataset keeps its annotations in numpy arrays.
 
 A numpy array is one object with one flat buffer; reading an element from a forked
 worker does not write to the buffer's pages, so they stay shared with the parent.
 """
+import gc
 import os
 import sys
 import time
@@ -16,18 +17,21 @@ from torch.utils.data import DataLoader, Dataset  # noqa: E402
 import measure  # noqa: E402
 
 
-class ImageListDataset(Dataset):
+class DetectionDataset(Dataset):
     def __init__(self, count):
-        paths = (f"images/{i // 1000:04d}/{i:08d}.jpg" for i in range(count))
-        self.paths = np.fromiter(paths, dtype="S28", count=count)
-        self.labels = np.arange(count, dtype=np.int64) % 1000
+        i = np.arange(count)
+        files = (f"images/{k // 1000:04d}/{k:08d}.jpg" for k in range(count))
+        self.files = np.fromiter(files, dtype="S28", count=count)
+        self.labels = (i % 80).astype(np.int64)
+        self.boxes = np.stack([i % 640 * 1.0, i % 480 * 1.0, 32.0 + i % 97, 24.0 + i % 89],
+                              axis=1).astype(np.float32)
 
     def __len__(self):
         return len(self.labels)
 
     def __getitem__(self, index):
-        path = self.paths[index].decode()
-        return len(path) + index % 7, int(self.labels[index])
+        x, y, w, h = self.boxes[index].tolist()
+        return torch.tensor([x / 640, y / 480, w / 640, h / 480]), int(self.labels[index])
 
 
 def iterate(train_loader, run):
@@ -44,12 +48,17 @@ def iterate(train_loader, run):
 
 def scenario(run):
     started = time.perf_counter()
-    dataset = ImageListDataset(run.iters * 1000)
+    dataset = DetectionDataset(run.iters * 1000)
     run.set(build_s=time.perf_counter() - started, samples=len(dataset),
-            index_mib=(dataset.paths.nbytes + dataset.labels.nbytes) / measure.MiB)
+            index_mib=(dataset.files.nbytes + dataset.labels.nbytes
+                       + dataset.boxes.nbytes) / measure.MiB)
+    # Move every object that exists now out of the collector's reach, so that a full
+    # collection in a worker does not copy the interpreter's own objects (it would do
+    # that with any dataset); the pages copied below are those that reading copies.
+    gc.freeze()
     train_loader = DataLoader(dataset, batch_size=1000, shuffle=True, num_workers=2)
     iterate(train_loader, run)
 
 
 if __name__ == "__main__":
-    sys.exit(measure.main(scenario, "LL403", "fixed", iters=150))
+    sys.exit(measure.main(scenario, "LL403", "fixed", iters=120))
