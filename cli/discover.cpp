@@ -1,6 +1,7 @@
 // File discovery: an iterative directory walk with .gitignore semantics and symlink-loop
 // detection. Every filesystem call uses the error_code overloads; nothing throws.
 #include "cli/discover.hpp"
+#include "cli/notebook.hpp"
 
 #include <sys/stat.h>
 
@@ -314,7 +315,7 @@ class Walker {
             diag(join(item.display, name),
                  "symbolic link loop (too many levels of symbolic links); not followed", false);
           }
-          else if ((is_python_path(name) || is_cpp_path(name)) &&
+          else if ((is_python_path(name) || is_cpp_path(name) || is_notebook_path(name)) &&
                    !is_ignored(join(item.abs, name), name, false, chain)) {
             // A source file that cannot be read is worth saying, not skipping silently.
             diag(join(item.display, name), "dangling symbolic link: " + sec.message() + "; not analysed", true);
@@ -328,7 +329,7 @@ class Walker {
         WorkItem child{join(item.display, name), abs, chain, node, false};
         (is_link ? deferred : stack).push_back(std::move(child));
       } else if (fs::is_regular_file(target)) {
-        if (!is_python_path(name) && !is_cpp_path(name)) continue;
+        if (!is_python_path(name) && !is_cpp_path(name) && !is_notebook_path(name)) continue;
         if (is_ignored(abs, name, false, chain)) continue;
         out_.files.push_back(join(item.display, name));
       }

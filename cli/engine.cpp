@@ -14,6 +14,7 @@
 #include "checks/checks.hpp"
 #include "cli/cache.hpp"
 #include "cli/discover.hpp"
+#include "cli/notebook.hpp"
 #include "frontend/python/python_frontend.hpp"
 #include "rules/suppress.hpp"
 
@@ -177,6 +178,18 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
     r.diagnostics.push_back(fatal(path, "too-large", "input over the size limit; not analysed"));
     return r;
   }
+  if (is_notebook_path(path)) {
+    std::string err;
+    auto nb = load_notebook(text, &err);
+    if (!nb) {
+      r.diagnostics.push_back(fatal(path, "syntax-error", err + "; not analysed"));
+      return r;
+    }
+    FileResult v = analyze_text(path, nb->python, cfg, opts, nullptr, summary);
+    map_notebook_result(*nb, v);
+    v.source = std::move(text);
+    return v;
+  }
   size_t nul = text.find('\0');
   if (nul != std::string::npos) {
     uint32_t l, c;
@@ -259,7 +272,7 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
       results[i] = std::move(r);
       return;
     }
-    if (!is_python_path(path)) {
+    if (!is_python_path(path) && !is_notebook_path(path)) {
       if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
       FileResult r;
       r.path = path;
@@ -275,7 +288,9 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   std::vector<ProjectView> views = join_summaries(summaries);
   std::vector<size_t> again;
   for (size_t i = 0; i < files.size(); ++i)
-    if (!views[i].empty() && !results[i].source.empty() && !results[i].transcoded && cfgs[i]) again.push_back(i);
+    if (!views[i].empty() && !results[i].source.empty() && !results[i].transcoded && cfgs[i] &&
+        !is_notebook_path(files[i]))
+      again.push_back(i);
   parallel_for(again.size(), jobs, [&](size_t k) {
     size_t i = again[k];
     std::string text = results[i].source;

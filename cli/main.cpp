@@ -12,6 +12,7 @@
 #include "cli/discover.hpp"
 #include "cli/engine.hpp"
 #include "cli/fix.hpp"
+#include "cli/notebook.hpp"
 #include "cli/progress.hpp"
 #include "cli/report.hpp"
 #include "rules/registry.hpp"
@@ -182,6 +183,35 @@ int main(int argc, char** argv) {
     bool apply_unsafe = unsafe_fixes;
     for (auto& r : results) {
       if (r.source.empty() || r.findings.empty()) continue;
+      if (is_notebook_path(r.path)) {
+        // Fix the cells' virtual module, then write the edits back into the cell sources.
+        std::string err;
+        auto cfg = configs.for_file(r.path, &err);
+        auto nb = load_notebook(r.source, &err);
+        if (!nb || !cfg) continue;
+        FileResult v = analyze_text(r.path, nb->python, *cfg, opts);
+        FixOutcome o = fix_text(r.path, nb->python, v, *cfg, opts, apply_unsafe);
+        if (o.fixed == o.original) continue;
+        auto json = apply_notebook_edits(r.source, *nb, o.fixed);
+        if (!json) {
+          std::cerr << r.path << ": error: fixes could not be mapped back into the notebook's cells\n";
+          fix_failed = true;
+          continue;
+        }
+        if (diff) {
+          std::cout << unified_diff(r.path, r.source, *json);
+          fixed_count += o.applied;
+          continue;
+        }
+        if (!write_atomic(r.path, *json, &err)) {
+          std::cerr << r.path << ": error: " << err << "\n";
+          fix_failed = true;
+          continue;
+        }
+        fixed_count += o.applied;
+        r = analyze_file(r.path, *cfg, opts);
+        continue;
+      }
       bool any = false;
       for (const auto& f : r.findings)
         if (!f.suppressed && !f.fixes.empty() && (f.fixes[0].safe || apply_unsafe)) any = true;

@@ -299,7 +299,10 @@ void write_text(std::ostream& out, const std::vector<FileResult>& results, const
       if (f.suppressed) continue;
       const std::string level = severity_name(f.severity);
       const std::string& path = f.path.empty() ? r.path : f.path;
-      out << style("1", location_prefix(path, f.range.line, f.range.col)) << ' '
+      // Notebooks: `nb.ipynb:cell 4:3:5:` (cell, line and column within the cell).
+      const std::string where = f.cell > 0 ? location_prefix(path + ":cell " + std::to_string(f.cell), f.cell_line, f.cell_col)
+                                           : location_prefix(path, f.range.line, f.range.col);
+      out << style("1", where) << ' '
           << style(severity_color(level), level + ":") << ' '
           << style("1", f.message + " [" + f.rule + "]") << '\n';
       if (opts.show_source) write_snippet(out, src, f.range, style);
@@ -378,6 +381,7 @@ void write_json(std::ostream& out, const std::vector<FileResult>& results, const
       j["end_line"] = f.range.end_line;
       j["end_column"] = f.range.end_col;
       j["message"] = f.message;
+      if (f.cell > 0) j["notebook"] = {{"cell", f.cell}, {"line", f.cell_line}, {"column", f.cell_col}};
       Json notes = Json::array();
       for (const Note& n : f.notes) {
         Json jn;

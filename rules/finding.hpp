@@ -41,6 +41,9 @@ struct Finding {
   bool suppressed = false; // matched an inline suppression (reported only in SARIF)
   std::string suppression; // the suppression comment text, when suppressed
   bool low_confidence = false;  // e.g. C++ analysed without semantic information
+  // Jupyter notebooks: where the finding is in the notebook's cells (0 = not a notebook).
+  int cell = 0;
+  uint32_t cell_line = 0, cell_col = 0;
 };
 
 // A problem with one input file (unreadable, not UTF-8, syntax errors, too deep ...).

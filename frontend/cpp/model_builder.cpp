@@ -113,6 +113,126 @@ std::vector<Comment> scan_comments(std::string_view s) {
   return out;
 }
 
+std::string dump_expr(const Module& m, Id id) {
+  if (id == kNone) return "-";
+  if (id >= m.exprs.size()) return "?";
+  const Expr& e = m.exprs[id];
+  auto kids = [&](size_t from) {
+    std::string s;
+    for (size_t i = from; i < e.kids.size(); ++i) {
+      if (i > from) s += ", ";
+      size_t nkw = e.kw.size(), npos = e.kids.size() - 1 - nkw;
+      if (e.kind == ExprKind::Call && i > npos) s += e.kw[i - 1 - npos] + "=";
+      s += dump_expr(m, e.kids[i]);
+    }
+    return s;
+  };
+  std::string q = e.qname.empty() ? "" : "{" + e.qname + "}";
+  switch (e.kind) {
+    case ExprKind::Name: return e.text + q;
+    case ExprKind::Attribute: return (e.kids.empty() ? std::string("?") : dump_expr(m, e.kids[0])) + "." + e.text + q;
+    case ExprKind::Call: return dump_expr(m, e.kids[0]) + "(" + kids(1) + ")";
+    case ExprKind::Subscript: return dump_expr(m, e.kids[0]) + "[" + kids(1) + "]";
+    case ExprKind::Literal: return e.lit == LitKind::String ? "'" + e.text + "'" : e.text;
+    case ExprKind::BinOp: case ExprKind::Compare: case ExprKind::BoolOp:
+      return "(" + (e.kids.size() > 0 ? dump_expr(m, e.kids[0]) : "") + " " + e.text + " " +
+             (e.kids.size() > 1 ? dump_expr(m, e.kids[1]) : "") + ")";
+    case ExprKind::UnaryOp: return e.text + "(" + kids(0) + ")";
+    case ExprKind::Sequence: return e.text + "[" + kids(0) + "]";
+    case ExprKind::Conditional: return "(" + kids(0) + " ?)";
+    default: return "Other<" + e.text + ">(" + kids(0) + ")";
+  }
+}
+
+namespace {
+
+void dump_body(const Module& m, const std::vector<Id>& body, int indent, std::string& out);
+
+void dump_stmt(const Module& m, Id sid, int indent, std::string& out) {
+  const Stmt& s = m.stmts[sid];
+  std::string pad(static_cast<size_t>(indent) * 2, ' ');
+  std::string loc = " @" + std::to_string(s.range.line) + ":" + std::to_string(s.range.col);
+  auto targets = [&] {
+    std::string t;
+    for (size_t i = 0; i < s.targets.size(); ++i) t += (i ? ", " : "") + dump_expr(m, s.targets[i]);
+    return t;
+  };
+  switch (s.kind) {
+    case StmtKind::FunctionDef: {
+      const Function& f = m.funcs[s.func];
+      std::string ps;
+      for (size_t i = 0; i < f.params.size(); ++i) ps += (i ? ", " : "") + f.params[i];
+      out += pad + "def " + f.name + "(" + ps + ")" + (f.cls != kNone ? " [" + m.classes[f.cls].name + "]" : "") +
+             (f.parent != kNone ? " [in " + m.funcs[f.parent].name + "]" : "") + loc + "\n";
+      dump_body(m, f.body, indent + 1, out);
+      return;
+    }
+    case StmtKind::ClassDef: {
+      const Class& c = m.classes[s.cls];
+      std::string bs;
+      for (size_t i = 0; i < c.bases.size(); ++i) bs += (i ? ", " : "") + dump_expr(m, c.bases[i]);
+      out += pad + "class " + c.name + "(" + bs + ")" + loc + "\n";
+      dump_body(m, s.body, indent + 1, out);
+      return;
+    }
+    case StmtKind::Expr: out += pad + dump_expr(m, s.value) + loc + "\n"; return;
+    case StmtKind::Assign: out += pad + targets() + " = " + dump_expr(m, s.value) + loc + "\n"; return;
+    case StmtKind::AnnAssign: out += pad + targets() + " : " + dump_expr(m, s.value) + loc + "\n"; return;
+    case StmtKind::AugAssign: out += pad + targets() + " " + s.text + " " + dump_expr(m, s.value) + loc + "\n"; return;
+    case StmtKind::Delete: out += pad + "del " + targets() + loc + "\n"; return;
+    case StmtKind::Return: out += pad + "return " + dump_expr(m, s.value) + loc + "\n"; return;
+    case StmtKind::Break: out += pad + "break" + loc + "\n"; return;
+    case StmtKind::Continue: out += pad + "continue" + loc + "\n"; return;
+    case StmtKind::For:
+      out += pad + "for " + targets() + " in " + dump_expr(m, s.value) + ":" + loc + "\n";
+      dump_body(m, s.body, indent + 1, out);
+      return;
+    case StmtKind::While:
+      out += pad + "while " + dump_expr(m, s.value) + ":" + loc + "\n";
+      dump_body(m, s.body, indent + 1, out);
+      return;
+    case StmtKind::If:
+      out += pad + "if " + dump_expr(m, s.value) + ":" + loc + "\n";
+      dump_body(m, s.body, indent + 1, out);
+      if (!s.orelse.empty()) {
+        out += pad + "else:\n";
+        dump_body(m, s.orelse, indent + 1, out);
+      }
+      return;
+    case StmtKind::With: {
+      std::string items;
+      for (size_t i = 0; i < s.items.size(); ++i) items += (i ? ", " : "") + dump_expr(m, s.items[i]);
+      out += pad + "with " + items + " as " + targets() + ":" + loc + "\n";
+      dump_body(m, s.body, indent + 1, out);
+      return;
+    }
+    case StmtKind::Try:
+      out += pad + "try:" + loc + "\n";
+      dump_body(m, s.body, indent + 1, out);
+      for (const auto& h : s.handlers) {
+        out += pad + "except " + dump_expr(m, h.type) + " as " + h.name + ":\n";
+        dump_body(m, h.body, indent + 1, out);
+      }
+      return;
+    default:
+      out += pad + "<" + (s.text.empty() ? std::string("other") : s.text) + ">" + loc + "\n";
+      dump_body(m, s.body, indent + 1, out);
+      return;
+  }
+}
+
+void dump_body(const Module& m, const std::vector<Id>& body, int indent, std::string& out) {
+  for (Id s : body) dump_stmt(m, s, indent, out);
+}
+
+}  // namespace
+
+std::string dump_module(const Module& m) {
+  std::string out;
+  dump_body(m, m.body, 0, out);
+  return out;
+}
+
 Id ModelBuilder::add(Expr x) {
   m.exprs.push_back(std::move(x));
   return static_cast<Id>(m.exprs.size() - 1);

@@ -32,6 +32,10 @@ class LineTable {
 // and raw string literals are skipped, so `"//"` is not a comment.
 std::vector<Comment> scan_comments(std::string_view src);
 
+// A readable dump of a lowered module (leaklint-cpp --dump-model, tests).
+std::string dump_module(const Module& m);
+std::string dump_expr(const Module& m, Id e);
+
 class ModelBuilder {
  public:
   ModelBuilder(Module& m, std::string_view src) : m(m), src(src), lines(src) {}

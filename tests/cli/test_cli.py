@@ -337,6 +337,34 @@ class Cache(Tmp):
         self.assertIn("[LL101]", out)
 
 
+class Notebooks(unittest.TestCase):
+    NB = None
+
+    def setUp(self):
+        self.nb = os.path.join(SRC, "tests", "notebooks", "training.ipynb")
+
+    def test_findings_in_several_cells_with_cell_locations(self):
+        rc, out, _ = run([self.nb])
+        self.assertEqual(rc, 1)
+        self.assertIn("training.ipynb:cell 3:5:22: warning:", out)
+        self.assertIn("training.ipynb:cell 5:7:5: error:", out)
+        self.assertIn("training.ipynb:cell 6:1:6: error:", out)
+        self.assertIn("[LL104]", out)
+
+    def test_sarif_points_into_the_ipynb_file(self):
+        rc, out, _ = run(["--format", "sarif", self.nb])
+        lines = open(self.nb).read().split("\n")
+        for res in json.loads(out)["runs"][0]["results"]:
+            region = res["locations"][0]["physicalLocation"]["region"]
+            line = lines[region["startLine"] - 1]
+            start = region["startColumn"] - 1
+            self.assertEqual(line[start:region["endColumn"] - 1], region["snippet"]["text"], res["ruleId"])
+
+    def test_magics_are_not_syntax_errors(self):
+        rc, out, _ = run(["--format", "json", self.nb])
+        self.assertEqual(json.loads(out)["errors"], [])
+
+
 class Parallel(Tmp):
     def test_output_is_deterministic_across_job_counts(self):
         for i in range(40):

@@ -103,6 +103,23 @@ class FixCases(unittest.TestCase):
         self.assertIn("[LL104]", r.stdout)  # analysed through its declared encoding
         self.assertEqual(open(path, "rb").read(), src.encode("latin-1"))  # bytes untouched
 
+    def test_notebook_fix_round_trip(self):
+        src = os.path.join(SRC, "tests", "notebooks", "training.ipynb")
+        path = self.copy(src)
+        r = lint(["--fix", "--unsafe-fixes", path])
+        self.assertIn("3 fixed", r.stdout)
+        self.assertEqual(open(path, "rb").read(), open(src + ".expected", "rb").read())
+        import json
+        before, after = json.load(open(src)), json.load(open(path))
+        for a, b in zip(before["cells"], after["cells"]):
+            self.assertEqual(a.get("outputs"), b.get("outputs"))
+            self.assertEqual(a.get("metadata"), b.get("metadata"))
+        self.assertEqual(before["metadata"], after["metadata"])
+        self.assertIn("%matplotlib inline\n", after["cells"][1]["source"])  # magics kept
+        snapshot = open(path, "rb").read()
+        lint(["--fix", "--unsafe-fixes", path])
+        self.assertEqual(open(path, "rb").read(), snapshot)  # converged
+
     def test_syntax_breaking_fix_is_rolled_back(self):
         case = os.path.join(SRC, "tests", "fixes", "LL104_with_no_grad.py")
         path = self.copy(case)

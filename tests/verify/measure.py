@@ -9,9 +9,13 @@ pattern that leaklint is meant to flag in its own file and uses this module only
   saved storage is counted once while at least one graph still references it).
 * ``Mem`` reads device memory: CUDA allocator counters on a GPU, process RSS and the
   high-water mark (``/proc/self/status`` VmRSS/VmHWM, reset through
-  ``/proc/self/clear_refs``) on the CPU.
-* ``smaps_rollup`` / ``child_pids`` read the private memory of DataLoader workers.
+  ``/proc/self/clear_refs``) on the CPU; ``heap_live_bytes`` reads glibc's count of
+  live malloc memory (``mallinfo2``), which heap fragmentation does not inflate.
+* ``host_memory`` / ``smaps_rollup`` / ``child_pids`` read the memory of DataLoader
+  workers and of the batches they hand over in shared memory.
 * ``GradProbe`` / ``ParamProbe`` observe what an optimizer step really applies.
+* ``Run.memory_budget`` makes allocations beyond a budget fail (RLIMIT_AS on the CPU,
+  ``set_per_process_memory_fraction`` on CUDA) to provoke a real out-of-memory error.
 
 ``main()`` gives every scenario the same command line
 (``--device {auto,cpu,cuda} --iters N --json OUT``) and writes the measurements as one
@@ -624,7 +628,7 @@ def describe_error(exc):
             where = {"file": os.path.basename(frame.filename), "line": frame.lineno,
                      "code": (frame.line or "").strip()}
             break
-    return {"type": type(exc).__name__, "message": str(exc).strip()[:600], "where": where}
+    return {"type": type(exc).__name__, "message": str(exc).strip()[:4000], "where": where}
 
 
 def environment():

@@ -55,7 +55,7 @@ def scenario(run):
     run.phase("fork", train_epoch, model, fork_loader, optimizer, criterion, run.device,
               run, "fork")
     spawn_loader = DataLoader(dataset, batch_size=64, num_workers=2, pin_memory=True,
-                              multiprocessing_context="spawn")
+                              multiprocessing_context="spawn", timeout=120)
     run.phase("spawn", train_epoch, model, spawn_loader, optimizer, criterion, run.device,
               run, "spawn")
 

@@ -1,0 +1,23 @@
+// Running the shared checks on a lowered C++ file: only the rules whose catalog entry
+// lists C++, C++ spellings in messages and fixes (`.item<double>()`, `torch::NoGradGuard`,
+// `emptyCache()`, `push_back`), then inline suppressions (`// NOLINT(leaklint-LL101)`).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/config.hpp"
+#include "rules/finding.hpp"
+#include "rules/model.hpp"
+
+namespace ll::cpp {
+
+bool rule_supports_cpp(std::string_view rule_id);
+
+// Findings for one lowered C++ file, sorted by (line, col, rule); suppressed ones are kept
+// with `suppressed = true`. `low_confidence` marks every finding (syntactic lowering).
+std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const std::string& path,
+                                    std::string_view source, bool low_confidence);
+
+}  // namespace ll::cpp

@@ -1,0 +1,134 @@
+// leaklint-cpp: the C++ (LibTorch) companion of `leaklint`. Lowers each translation unit
+// with Clang into the shared model, runs the checks that support C++ and the inline
+// suppressions, and prints one JSON array of per-file results on stdout (the format
+// cli/cpp_driver.cpp reads; see docs/cpp.md).
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "frontend/cpp/cpp_adapt.hpp"
+#include "frontend/cpp/model_builder.hpp"
+#include "frontend/cpp/tu_analysis.hpp"
+#include "rules/config.hpp"
+
+using namespace ll;
+using json = nlohmann::json;
+
+namespace {
+
+json range_json(const Range& r) {
+  return {{"line", r.line}, {"col", r.col}, {"end_line", r.end_line}, {"end_col", r.end_col},
+          {"begin", r.begin}, {"end", r.end}};
+}
+
+json finding_json(const Finding& f) {
+  json j = range_json(f.range);
+  j["rule"] = f.rule;
+  j["severity"] = severity_name(f.severity);
+  j["message"] = f.message;
+  json notes = json::array();
+  for (const auto& n : f.notes) {
+    json nj = range_json(n.range);
+    nj["message"] = n.message;
+    notes.push_back(nj);
+  }
+  j["notes"] = notes;
+  json fixes = json::array();
+  for (const auto& fx : f.fixes) {
+    json edits = json::array();
+    for (const auto& e : fx.edits) edits.push_back({{"begin", e.begin}, {"end", e.end}, {"text", e.text}});
+    fixes.push_back({{"title", fx.title}, {"safe", fx.safe}, {"edits", edits}});
+  }
+  j["fixes"] = fixes;
+  j["low_confidence"] = f.low_confidence;
+  j["suppressed"] = f.suppressed;
+  if (f.suppressed) j["suppression"] = f.suppression;
+  return j;
+}
+
+json diag_json(const Diagnostic& d) {
+  return {{"kind", d.kind}, {"message", d.message}, {"line", d.line}, {"col", d.col}, {"fatal", d.fatal}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"leaklint-cpp: LibTorch C++ analysis for leaklint (Clang frontend); prints JSON"};
+  app.set_version_flag("--version", std::string("leaklint-cpp ") + LEAKLINT_VERSION + " (LLVM " +
+                                        LEAKLINT_LLVM_VERSION + ")");
+  std::vector<std::string> files, select, ignore, extra_args;
+  std::string build_dir, config_file, cache_dir;
+  bool no_cache = false, no_source = false, stats = false, syntactic_only = false, dump_model = false, pretty = false;
+  app.add_option("files", files, "C++ files to analyse")->required();
+  app.add_option("-p,--build-dir", build_dir, "Directory holding compile_commands.json (default: search upwards)");
+  app.add_option("--config", config_file, "Use this configuration file for every file");
+  app.add_option("--select", select, "Rule IDs or prefixes to enable")->delimiter(',');
+  app.add_option("--ignore", ignore, "Rule IDs or prefixes to disable")->delimiter(',');
+  app.add_option("--extra-arg", extra_args, "Append an argument to every compile command")->allow_extra_args(false);
+  app.add_flag("--no-cache", no_cache, "Do not read or write the precompiled-preamble cache");
+  app.add_option("--cache-dir", cache_dir, "Cache directory (default: $XDG_CACHE_HOME/leaklint or ~/.cache/leaklint)");
+  app.add_flag("--syntactic-only", syntactic_only, "Skip Clang; lower from tokens only (low confidence)");
+  app.add_flag("--no-source", no_source, "Leave the file text out of the JSON");
+  app.add_flag("--stats", stats, "Add per-file timing and lowering details to the JSON");
+  app.add_flag("--dump-model", dump_model, "Print the lowered model of each file on stderr (debugging)");
+  app.add_flag("--pretty", pretty, "Indent the JSON");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  ConfigResolver configs(config_file, select, ignore);
+  if (auto err = configs.load_error()) {
+    std::cerr << "leaklint-cpp: " << *err << "\n";
+    return 2;
+  }
+  cpp::TuOptions opts;
+  opts.compile.build_dir = build_dir;
+  opts.compile.extra_args = extra_args;
+  const char* no_torch = std::getenv("LEAKLINT_NO_TORCH_INCLUDES");
+  opts.compile.torch_search = !(no_torch && *no_torch && std::string(no_torch) != "0");
+  opts.force_syntactic = syntactic_only;
+  std::string dir = no_cache ? "" : (cache_dir.empty() ? cpp::PchCache::default_dir() : cache_dir + "/pch-v1");
+  cpp::PchCache cache(dir);
+
+  json out = json::array();
+  for (const std::string& path : files) {
+    json fj;
+    fj["path"] = path;
+    json findings = json::array(), diags = json::array();
+    std::string err;
+    auto cfg = configs.for_file(path, &err);
+    if (!err.empty()) {
+      Diagnostic d;
+      d.kind = "config";
+      d.message = err;
+      d.fatal = true;
+      diags.push_back(diag_json(d));
+      fj["findings"] = findings;
+      fj["diagnostics"] = diags;
+      fj["source"] = "";
+      out.push_back(fj);
+      continue;
+    }
+    cpp::TuResult tu = cpp::analyze_tu(path, opts, cache);
+    if (tu.analysed) {
+      if (dump_model) std::cerr << "== " << path << "\n" << cpp::dump_module(tu.module);
+      for (const Finding& f : cpp::run_cpp_checks(tu.module, *cfg, path, tu.source, tu.low_confidence))
+        findings.push_back(finding_json(f));
+    }
+    for (const Diagnostic& d : tu.diagnostics) diags.push_back(diag_json(d));
+    fj["findings"] = findings;
+    fj["diagnostics"] = diags;
+    fj["source"] = no_source ? std::string() : tu.source;
+    if (stats)
+      fj["stats"] = {{"seconds", tu.seconds},       {"pch", tu.pch_status},         {"pch_seconds", tu.pch_seconds},
+                     {"semantic", tu.semantic},     {"origin", tu.command_origin},  {"functions", tu.module.funcs.size()},
+                     {"statements", tu.module.stmts.size()}};
+    out.push_back(std::move(fj));
+  }
+  std::cout << out.dump(pretty ? 2 : -1, ' ', false, json::error_handler_t::replace) << "\n";
+  return 0;
+}

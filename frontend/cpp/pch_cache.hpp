@@ -1,0 +1,89 @@
+// A persistent cache of precompiled preambles. The preamble of a file is its leading
+// block of preprocessor directives (the #includes before the first declaration). It is
+// compiled once into a PCH (function bodies of headers skipped: only declarations matter
+// to the analysis) and reused by every translation unit, in this run and later ones, that
+// has the same preamble text and the same compile flags. The key is a SHA-256 of
+// (Clang version, flags, working directory, preamble text); Clang's own PCH validation
+// (header sizes and mtimes) catches edited headers, and a stale PCH is rebuilt.
+//
+// Location: $LEAKLINT_CACHE_DIR, else $XDG_CACHE_HOME/leaklint, else ~/.cache/leaklint.
+// Concurrent processes building the same PCH serialise on a lock file; one builds, the
+// others wait and reuse it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <clang/Basic/Diagnostic.h>
+
+namespace ll::cpp {
+
+struct Preamble {
+  uint32_t size = 0;         // bytes [0, size) of the file; ends at a line start
+  bool has_include = false;
+  bool has_quoted_include = false;
+};
+Preamble compute_preamble(std::string_view src);
+
+// Collects error diagnostics of one compiler run.
+class DiagCollector : public clang::DiagnosticConsumer {
+ public:
+  struct Item {
+    std::string message;
+    std::string file;        // presumed file name ("" when no location)
+    uint32_t line = 0, col = 0;
+    uint32_t offset = 0;     // file offset of the location
+    bool in_main = false;
+    bool fatal = false;
+  };
+  std::vector<Item> errors;
+  bool fatal = false;
+  std::string missing_header;  // the first `'x.h' file not found`
+  bool pch_problem = false;    // the precompiled header could not be used
+  void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override;
+  void reset() {
+    errors.clear();
+    fatal = false;
+    missing_header.clear();
+    pch_problem = false;
+    NumErrors = NumWarnings = 0;
+  }
+  bool main_file_errors() const {
+    for (const auto& e : errors)
+      if (e.in_main) return true;
+    return false;
+  }
+};
+
+struct PchRequest {
+  std::vector<std::string> args;  // the file's command line, args[input] the file
+  size_t input = 0;
+  std::string directory;          // working directory of the command
+  std::string main_file;          // absolute path
+  std::string_view source;
+  Preamble preamble;
+};
+
+struct PchOutcome {
+  std::string pch;          // path of a usable PCH; empty when none
+  std::string status;       // "hit" | "built" | "disabled" | "none" | "failed"
+  double build_seconds = 0;
+  DiagCollector diags;      // errors while building (offsets are main-file offsets)
+};
+
+class PchCache {
+ public:
+  // `dir` empty: caching disabled.
+  explicit PchCache(std::string dir) : dir_(std::move(dir)) {}
+  static std::string default_dir();
+  bool enabled() const { return !dir_.empty(); }
+  const std::string& dir() const { return dir_; }
+  // Returns a PCH for the request's preamble, building it when missing (or when `rebuild`).
+  PchOutcome get(const PchRequest& req, bool rebuild = false);
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace ll::cpp

@@ -1,0 +1,302 @@
+#include "frontend/cpp/tu_analysis.hpp"
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/FrontendAction.h>
+#include <clang/Frontend/Utils.h>
+#include <llvm/Support/CrashRecoveryContext.h>
+#include <llvm/Support/MemoryBuffer.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <sys/stat.h>
+
+#include "frontend/cpp/ast_lowering.hpp"
+#include "frontend/cpp/model_builder.hpp"
+#include "frontend/cpp/syntactic_lowering.hpp"
+
+namespace ll::cpp {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ParseState {
+  std::string_view source;
+  DiagCollector diags;
+  Module module;
+  std::vector<Diagnostic> lower_diags;
+  bool lowered = false;
+};
+
+class LowerConsumer : public clang::ASTConsumer {
+ public:
+  LowerConsumer(ParseState& st, clang::SourceManager& sm) : st_(st), sm_(sm) {}
+  // Header function bodies are skipped: the analysis reads declarations from headers and
+  // bodies only from the main file.
+  bool shouldSkipFunctionBody(clang::Decl* d) override {
+    return !sm_.isInMainFile(sm_.getFileLoc(d->getLocation()));
+  }
+  void HandleTranslationUnit(clang::ASTContext& ctx) override {
+    if (st_.diags.fatal || st_.diags.main_file_errors()) return;
+    lower_ast(ctx, st_.source, st_.module, st_.lower_diags);
+    st_.lowered = true;
+  }
+
+ private:
+  ParseState& st_;
+  clang::SourceManager& sm_;
+};
+
+class LowerAction : public clang::ASTFrontendAction {
+ public:
+  explicit LowerAction(ParseState& st) : st_(st) {}
+  std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance& ci, llvm::StringRef) override {
+    return std::make_unique<LowerConsumer>(st_, ci.getSourceManager());
+  }
+  // A "prefix" translation unit: Sema skips the end-of-TU template instantiations and
+  // checks, which the analysis does not need and which dominate the time with LibTorch.
+  clang::TranslationUnitKind getTranslationUnitKind() override { return clang::TU_Prefix; }
+
+ private:
+  ParseState& st_;
+};
+
+size_t input_index(const std::vector<std::string>& args, const std::string& directory, const std::string& file) {
+  std::error_code ec;
+  fs::path want = fs::weakly_canonical(file, ec);
+  for (size_t i = args.size(); i-- > 1;) {
+    const std::string& a = args[i];
+    if (a.empty() || a[0] == '-') continue;
+    fs::path p(a);
+    if (p.is_relative()) p = fs::path(directory) / p;
+    if (fs::weakly_canonical(p, ec) == want) return i;
+  }
+  return args.size();
+}
+
+// Runs Clang over the file; returns false if Clang itself failed (crash, no invocation).
+bool parse(const std::vector<std::string>& args, const std::string& directory, const std::string& abs_file,
+           const std::string& pch, uint32_t blank, ParseState& st) {
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  bool ok = false;
+  llvm::CrashRecoveryContext crc;
+  bool ran = crc.RunSafely([&] {
+    auto diag_opts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
+    auto engine = clang::CompilerInstance::createDiagnostics(diag_opts.get(), &st.diags, false);
+    clang::CreateInvocationOptions cio;
+    cio.Diags = engine;
+    cio.RecoverOnError = true;
+    std::shared_ptr<clang::CompilerInvocation> inv = clang::createInvocation(argv, cio);
+    if (!inv) return;
+    inv->getFrontendOpts().ProgramAction = clang::frontend::ParseSyntaxOnly;
+    inv->getFrontendOpts().SkipFunctionBodies = true;
+    inv->getFrontendOpts().DisableFree = false;
+    inv->getFileSystemOpts().WorkingDir = directory;
+    if (!pch.empty()) {
+      inv->getPreprocessorOpts().ImplicitPCHInclude = pch;
+      // The preamble comes from the PCH: blank it (newlines kept, so offsets and lines
+      // do not move) instead of including the same headers twice.
+      std::string text(st.source);
+      for (uint32_t i = 0; i < blank && i < text.size(); ++i)
+        if (text[i] != '\n') text[i] = ' ';
+      inv->getPreprocessorOpts().addRemappedFile(abs_file,
+                                                  llvm::MemoryBuffer::getMemBufferCopy(text, abs_file).release());
+    }
+    clang::CompilerInstance ci;
+    ci.setInvocation(inv);
+    ci.createDiagnostics(&st.diags, false);
+    LowerAction action(st);
+    ci.ExecuteAction(action);
+    ok = true;
+  });
+  return ran && ok;
+}
+
+Diagnostic diag(const std::string& path, std::string kind, std::string message, uint32_t line = 0, uint32_t col = 0,
+                bool fatal = false) {
+  Diagnostic d;
+  d.path = path;
+  d.kind = std::move(kind);
+  d.message = std::move(message);
+  d.line = line;
+  d.col = col;
+  d.fatal = fatal;
+  return d;
+}
+
+bool torch_header(const std::string& h) {
+  for (const char* p : {"torch/", "ATen/", "c10/", "caffe2/", "cuda", "cudnn", "thrust/", "cub/"})
+    if (h.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& cache) {
+  auto t0 = std::chrono::steady_clock::now();
+  TuResult r;
+  std::error_code ec;
+  std::string abs = fs::absolute(path, ec).lexically_normal().string();
+  struct stat st {};
+  if (::stat(abs.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) {
+    r.diagnostics.push_back(diag(path, "io-error", S_ISDIR(st.st_mode) ? "is a directory" : "cannot read file", 0, 0, true));
+    return r;
+  }
+  if (static_cast<uint64_t>(st.st_size) > opts.max_file_size) {
+    r.diagnostics.push_back(diag(path, "too-large",
+                                 "file is " + std::to_string(st.st_size / 1024) + " KiB, over the " +
+                                     std::to_string(opts.max_file_size / 1024) + " KiB limit; not analysed",
+                                 0, 0, true));
+    return r;
+  }
+  {
+    std::ifstream in(abs, std::ios::binary);
+    if (!in) {
+      r.diagnostics.push_back(diag(path, "io-error", "cannot read file", 0, 0, true));
+      return r;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    r.source = ss.str();
+  }
+  auto finish = [&](TuResult& res) {
+    res.module.path = path;
+    res.module.lang = Lang::Cpp;
+    res.module.comments = scan_comments(res.source);
+    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto syntactic = [&](TuResult& res) {
+    res.module = Module{};
+    lower_syntactic(res.source, res.module, res.diagnostics);
+    for (auto& d : res.diagnostics)
+      if (d.path.empty()) d.path = path;
+    res.analysed = true;
+    res.semantic = false;
+    res.low_confidence = true;
+  };
+  if (opts.force_syntactic) {
+    syntactic(r);
+    r.diagnostics.push_back(diag(path, "syntactic-only",
+                                 "analysed syntactically (--syntactic-only): findings are lower confidence"));
+    finish(r);
+    return r;
+  }
+
+  CompileCommand cmd = compile_command(abs, opts.compile);
+  r.command_origin = cmd.origin;
+  if (!cmd.warning.empty()) r.diagnostics.push_back(diag(path, "compile-database", cmd.warning));
+  size_t input = input_index(cmd.args, cmd.directory, abs);
+  if (input >= cmd.args.size()) {
+    cmd.args.push_back(abs);
+    input = cmd.args.size() - 1;
+  }
+  bool cuda = false;
+  for (const auto& a : cmd.args) cuda |= a == "cuda";
+
+  PchRequest req;
+  req.args = cmd.args;
+  req.input = input;
+  req.directory = cmd.directory;
+  req.main_file = abs;
+  req.source = r.source;
+  req.preamble = compute_preamble(r.source);
+  PchOutcome pch;
+  if (!cuda) pch = cache.get(req);
+  else pch.status = "none";
+  r.pch_status = pch.status;
+  r.pch_seconds = pch.build_seconds;
+
+  ParseState ps;
+  ps.source = r.source;
+  bool clang_ok = true;
+  if (pch.status == "failed" && !pch.diags.missing_header.empty()) {
+    // The preamble itself does not compile (a header is missing): no need to parse again.
+    ps.diags = pch.diags;
+  } else {
+    clang_ok = parse(cmd.args, cmd.directory, abs, pch.pch, req.preamble.size, ps);
+    if (clang_ok && !pch.pch.empty() && ps.diags.pch_problem) {
+      // A stale PCH (a header changed since it was built): rebuild once, else parse without.
+      PchOutcome again = cache.get(req, /*rebuild=*/true);
+      r.pch_status = "retry";
+      r.pch_seconds += again.build_seconds;
+      ps = ParseState{};
+      ps.source = r.source;
+      clang_ok = parse(cmd.args, cmd.directory, abs, again.pch, req.preamble.size, ps);
+    }
+    if (clang_ok && !pch.pch.empty() && (ps.diags.main_file_errors() || ps.diags.fatal) && !ps.lowered) {
+      // Rare: something the preamble PCH does not reproduce. Confirm without it.
+      ParseState plain;
+      plain.source = r.source;
+      if (parse(cmd.args, cmd.directory, abs, "", 0, plain) && plain.lowered) {
+        ps = std::move(plain);
+        r.pch_status += "+plain";
+      }
+    }
+  }
+  if (!clang_ok) {
+    r.diagnostics.push_back(diag(path, "internal",
+                                 "the Clang frontend failed on this file; analysed syntactically, findings are lower "
+                                 "confidence"));
+    syntactic(r);
+    finish(r);
+    return r;
+  }
+  if (ps.lowered) {
+    r.module = std::move(ps.module);
+    for (auto& d : ps.lower_diags) {
+      d.path = path;
+      r.diagnostics.push_back(std::move(d));
+    }
+    r.analysed = true;
+    r.semantic = true;
+    if (!ps.diags.errors.empty()) {
+      // Errors only in other files (headers): the main file's AST is usable but may miss facts.
+      const auto& e = ps.diags.errors.front();
+      r.low_confidence = true;
+      r.diagnostics.push_back(diag(path, "compile-error",
+                                   "errors in included files (" + e.file + ":" + std::to_string(e.line) + ": " +
+                                       e.message + "); findings are lower confidence"));
+    }
+    finish(r);
+    return r;
+  }
+  // The TU does not compile: syntactic lowering, with the reason.
+  std::string missing = ps.diags.missing_header;
+  const DiagCollector::Item* first = nullptr;
+  for (const auto& e : ps.diags.errors)
+    if (e.in_main) { first = &e; break; }
+  if (!first && !ps.diags.errors.empty()) first = &ps.diags.errors.front();
+  uint32_t line = first && first->in_main ? first->line : 0, col = first && first->in_main ? first->col : 0;
+  std::string msg;
+  if (!missing.empty() && torch_header(missing)) {
+    msg = "LibTorch headers not found ('" + missing + "' file not found";
+    if (cmd.torch_include.empty() && !cmd.exact)
+      msg += opts.compile.torch_search ? "; no LibTorch installation was found"
+                                       : "; the default LibTorch search is disabled (LEAKLINT_NO_TORCH_INCLUDES)";
+    msg += "); analysed syntactically, findings are lower confidence. Pass -p BUILD_DIR with a "
+           "compile_commands.json, or set LIBTORCH to the LibTorch directory";
+    r.diagnostics.push_back(diag(path, "missing-headers", msg, line, col));
+  } else if (!missing.empty()) {
+    msg = "'" + missing + "' file not found (" + cmd.origin +
+          "); analysed syntactically, findings are lower confidence. Pass -p BUILD_DIR with a compile_commands.json";
+    r.diagnostics.push_back(diag(path, "missing-headers", msg, line, col));
+  } else {
+    msg = "the file does not compile";
+    if (first) msg += " (" + std::string(first->in_main ? "" : first->file + ":") + std::to_string(first->line) + ":" +
+                      std::to_string(first->col) + ": " + first->message + ")";
+    msg += "; analysed syntactically, findings are lower confidence";
+    r.diagnostics.push_back(diag(path, "compile-error", msg, line, col));
+  }
+  syntactic(r);
+  finish(r);
+  return r;
+}
+
+}  // namespace ll::cpp

@@ -1,0 +1,6 @@
+import torch
+for b in dl:
+	if b:
+		l = m(b)
+        	l.backward()
+	tot += l

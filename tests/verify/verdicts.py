@@ -1,0 +1,860 @@
+"""What each rule's message claims, and how a leaky/fixed measurement pair decides it.
+
+One ``Rule`` per catalog ID. ``evaluate(leaky, fixed, device)`` receives the two
+scenario results (``harness.ScenarioResult``) and returns an ``Outcome``:
+
+* ``CONFIRMED``      the leaky program shows the claimed effect beyond the threshold
+                     and the fixed program does not;
+* ``NOT CONFIRMED``  anything else (including a scenario that crashed unexpectedly);
+* ``GPU-ONLY``       decided by the harness, not here: the effect exists only on a GPU
+                     and this run has none.
+
+``claim_notes`` records where the measurement disagrees with (or narrows) what the
+catalog says, so that messages and docs can follow the measurement.
+"""
+
+import math
+import re
+import statistics
+from dataclasses import dataclass, field
+
+CONFIRMED = "CONFIRMED"
+NOT_CONFIRMED = "NOT CONFIRMED"
+GPU_ONLY = "GPU-ONLY"
+NOT_RUN = "NOT RUN"
+
+
+@dataclass
+class Panel:
+    """One plot panel: ``key`` of ``phase`` over ``x`` for leaky and fixed."""
+
+    title: str
+    key: str
+    ylabel: str
+    phase: str = "main"
+    x: str = "step"
+    xlabel: str = "iteration"
+
+
+@dataclass
+class Outcome:
+    verdict: str
+    metric: str
+    leaky: str
+    fixed: str
+    threshold: str
+    numbers: dict = field(default_factory=dict)
+    details: list = field(default_factory=list)
+    claim_notes: list = field(default_factory=list)
+    panels: list = field(default_factory=list)
+    text_panel: list = field(default_factory=list)
+    bars: list = field(default_factory=list)     # (label, leaky value, fixed value, unit)
+
+
+@dataclass
+class Rule:
+    id: str
+    slug: str
+    claim: str
+    evaluate: object
+    gpu_only: bool = False
+    gpu_reason: str = ""
+    cpu_partial: str = ""
+    timeout_s: int = 180
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def series(res, key, phase="main"):
+    return list(res.series.get(phase, {}).get(key, []))
+
+
+def slope(ys, xs=None):
+    """Least-squares slope of ys over xs (default 0..n-1); 0.0 for fewer than 2 points."""
+    if xs is None:
+        xs = list(range(len(ys)))
+    n = len(ys)
+    if n < 2:
+        return 0.0
+    mx = sum(xs) / n
+    my = sum(ys) / n
+    den = sum((x - mx) ** 2 for x in xs)
+    if den == 0:
+        return 0.0
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den
+
+
+def last(values, default=0.0):
+    return values[-1] if values else default
+
+
+def mib(v):
+    return f"{v:.1f} MiB"
+
+
+def kib(v):
+    return f"{v:.1f} KiB"
+
+
+def err_text(err):
+    if not err:
+        return "no error"
+    where = err.get("where") or {}
+    loc = f" at {where.get('file')}:{where.get('line')} `{where.get('code')}`" if where else ""
+    msg = err.get("message", "").splitlines()[0] if err.get("message") else ""
+    msg = re.sub(r"^RuntimeError: ", "", msg)
+    if len(msg) > 160:
+        msg = msg[:157] + "..."
+    return f"{err.get('type')}: {msg}{loc}"
+
+
+def broken(res):
+    """Why a scenario result cannot be evaluated, or None."""
+    if res is None:
+        return "not run"
+    if res.timed_out:
+        return f"timed out after {res.wall_s:.0f} s"
+    if res.doc is None:
+        tail = (res.stderr or "").strip().splitlines()[-1:] or ["no output"]
+        return f"no measurements (exit {res.returncode}): {tail[0][:200]}"
+    if res.doc.get("skipped"):
+        return f"skipped: {res.doc['skipped']}"
+    if res.doc.get("error"):
+        return "crashed: " + err_text(res.doc["error"])
+    return None
+
+
+def precheck(leaky, fixed, metric):
+    for name, res in (("leaky", leaky), ("fixed", fixed)):
+        why = broken(res)
+        if why:
+            return Outcome(NOT_CONFIRMED, metric, "-", "-", "-",
+                           details=[f"{name} scenario {why}"])
+    return None
+
+
+def verdict(ok):
+    return CONFIRMED if ok else NOT_CONFIRMED
+
+
+# --------------------------------------------------------------------------- LL101
+
+
+def eval_ll101(leaky, fixed, device):
+    metric = "autograd-saved bytes held after the loop"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    ls, fs = series(leaky, "saved_mib"), series(fixed, "saved_mib")
+    per_batch = slope(ls)
+    lpeak = leaky.scalars.get("peak_above_start_mib", 0.0)
+    fpeak = fixed.scalars.get("peak_above_start_mib", 0.0)
+    kept = leaky.scalars.get("kept_outputs_mib", 0.0)
+    ok = per_batch >= 1.0 and max(fs, default=0.0) <= 0.05 and lpeak >= 2 * max(fpeak, 0.1)
+    mem = "allocated" if device == "cuda" else "RSS"
+    return Outcome(
+        verdict(ok), metric, mib(last(ls)), mib(last(fs)),
+        ">= 1 MiB/batch held in leaky, ~0 in fixed, leaky peak >= 2x fixed",
+        numbers={"saved_per_batch_mib": per_batch, "saved_after_loop_mib_leaky": last(ls),
+                 "saved_after_loop_mib_fixed": last(fs), "peak_above_start_mib_leaky": lpeak,
+                 "peak_above_start_mib_fixed": fpeak, "kept_outputs_mib": kept,
+                 "batches": len(ls)},
+        details=[
+            f"each forward pass with grad enabled saved {per_batch:.2f} MiB of activations "
+            f"for a backward pass that never comes; under no_grad: {max(fs, default=0):.2f} MiB",
+            f"the kept softmax outputs ({kept:.2f} MiB of data) kept every batch's graph: "
+            f"{last(ls):.1f} MiB after {len(ls)} batches (fixed: {last(fs):.1f} MiB)",
+            f"peak {mem} above the start of the loop: leaky {lpeak:.1f} MiB, fixed {fpeak:.1f} MiB",
+        ],
+        panels=[Panel("activations held by autograd", "saved_mib", "MiB"),
+                Panel(f"process {mem}", "allocated_mib" if device == "cuda" else "rss_mib",
+                      "MiB")],
+    )
+
+
+# --------------------------------------------------------------------------- LL102
+
+
+def eval_ll102(leaky, fixed, device):
+    metric = "memory reachable from the accumulator, per iteration"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    t_steps = series(leaky, "step", "train")
+    t_nodes = series(leaky, "graph_nodes", "train")
+    t_heap = series(leaky, "heap_mib", "train")
+    t_rss = series(leaky, "rss_mib", "train")
+    t_saved = series(leaky, "saved_mib", "train")
+    f_heap = series(fixed, "heap_mib", "train")
+    f_steps = series(fixed, "step", "train")
+    nodes_per_iter = slope(t_nodes, t_steps)
+    heap_per_iter_kib = slope(t_heap, t_steps) * 1024
+    rss_per_iter_kib = slope(t_rss, t_steps) * 1024
+    fixed_heap_per_iter_kib = slope(f_heap, f_steps) * 1024 if f_heap else 0.0
+    m_saved = series(leaky, "saved_mib", "monitor")
+    fm_saved = series(fixed, "saved_mib", "monitor")
+    m_per_batch = slope(m_saved)
+    ok = (nodes_per_iter >= 1 and heap_per_iter_kib > 4 * max(fixed_heap_per_iter_kib, 0.05)
+          and m_per_batch >= 0.5 and max(fm_saved, default=0.0) <= 0.05
+          and max(series(fixed, "graph_nodes", "train"), default=0) == 0)
+    notes = []
+    if max(t_saved, default=0.0) <= 0.05:
+        notes.append(
+            f"In a loop that calls backward() every iteration, backward() frees the saved "
+            f"activations; what `running_loss += loss` keeps is the chain of autograd nodes "
+            f"({nodes_per_iter:.0f} nodes/iteration here, {heap_per_iter_kib:.1f} KiB/iteration "
+            f"of live malloc memory; RSS grew {rss_per_iter_kib:.1f} KiB/iteration with heap "
+            f"fragmentation), not \"every saved activation\". The activations stay reachable "
+            f"only when the accumulated value is never back-propagated (phase monitor: "
+            f"{m_per_batch:.2f} MiB per batch).")
+    return Outcome(
+        verdict(ok), metric,
+        f"+{m_per_batch:.2f} MiB/batch (no backward); +{heap_per_iter_kib:.1f} KiB/iter "
+        f"(backward each iter)",
+        f"+{slope(fm_saved):.2f} MiB/batch; {fixed_heap_per_iter_kib:+.2f} KiB/iter",
+        ">= 0.5 MiB/batch and >= 1 node/iter in leaky, flat in fixed",
+        numbers={"monitor_saved_per_batch_mib": m_per_batch,
+                 "monitor_saved_after_mib": last(m_saved),
+                 "train_nodes_per_iter": nodes_per_iter,
+                 "train_heap_per_iter_kib": heap_per_iter_kib,
+                 "train_rss_per_iter_kib": rss_per_iter_kib,
+                 "train_saved_max_mib": max(t_saved, default=0.0),
+                 "fixed_train_heap_per_iter_kib": fixed_heap_per_iter_kib,
+                 "train_iters": last(t_steps, 0), "train_nodes_final": last(t_nodes, 0)},
+        details=[
+            f"phase monitor (`total = total + criterion(model(x), y)`, no backward): "
+            f"{m_per_batch:.2f} MiB of saved activations per batch stay reachable, "
+            f"{last(m_saved):.1f} MiB after {len(m_saved)} batches; fixed: "
+            f"{max(fm_saved, default=0):.2f} MiB",
+            f"phase train (`running_loss += loss` after backward/step): "
+            f"{last(t_nodes, 0)} autograd nodes after {last(t_steps, 0)} iterations "
+            f"({nodes_per_iter:.1f}/iter), live heap +{heap_per_iter_kib:.1f} KiB/iter, "
+            f"RSS +{rss_per_iter_kib:.1f} KiB/iter, saved activations "
+            f"{max(t_saved, default=0):.2f} MiB; fixed: heap {fixed_heap_per_iter_kib:+.2f} KiB/iter",
+        ],
+        claim_notes=notes,
+        panels=[Panel("phase monitor: activations held", "saved_mib", "MiB", phase="monitor",
+                      xlabel="batch"),
+                Panel("phase train: live heap (malloc)", "heap_mib", "MiB", phase="train")],
+    )
+
+
+# --------------------------------------------------------------------------- LL103
+
+
+def eval_ll103(leaky, fixed, device):
+    metric = "graph memory and backward time per chunk (TBPTT)"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    ls = series(leaky, "saved_mib", "accumulate")
+    fs = series(fixed, "saved_mib", "accumulate")
+    lt = series(leaky, "backward_ms", "accumulate")
+    ft = series(fixed, "backward_ms", "accumulate")
+    k = max(3, len(lt) // 5)
+
+    def ratio(ts):
+        if len(ts) < 2 * k:
+            return 0.0
+        return statistics.median(ts[-k:]) / max(statistics.median(ts[:k]), 1e-6)
+
+    l_ratio, f_ratio = ratio(lt), ratio(ft)
+    per_chunk = slope(ls)
+    leaky_err = leaky.errors.get("accumulate")
+    ok = (per_chunk >= 0.05 and l_ratio >= 3 and max(fs, default=0.0) <= 0.05
+          and f_ratio <= 2 and not leaky_err and not fixed.errors)
+    e1 = leaky.errors.get("step_each_chunk")
+    e2 = leaky.errors.get("step_each_chunk_retain_graph")
+    notes = []
+    if e1 or e2:
+        notes.append(
+            "In the usual truncated-BPTT loop (backward() and step() every chunk) the leaky "
+            "program does not grow, it fails on its second chunk: without retain_graph "
+            f"\"{err_text(e1).split(': ', 1)[-1].split(' at ')[0][:90]}\"; with "
+            "retain_graph=True the optimizer's in-place update of weights saved by earlier "
+            "chunks fails the next backward (\"modified by an inplace operation\"). The "
+            "unbounded growth of memory and backward time happens when nothing modifies the "
+            "saved weights between backward calls (gradients accumulated over the stream, "
+            "phase accumulate) or when no backward runs at all.")
+    return Outcome(
+        verdict(ok), metric,
+        f"+{per_chunk:.3f} MiB/chunk, backward x{l_ratio:.1f}",
+        f"+{slope(fs):.3f} MiB/chunk, backward x{f_ratio:.1f}",
+        ">= 0.05 MiB/chunk and backward time x3 (last vs first chunks) in leaky; flat in fixed",
+        numbers={"saved_per_chunk_mib": per_chunk, "saved_after_mib": last(ls),
+                 "chunks": len(ls), "backward_ms_first": statistics.median(lt[:k]) if lt else 0,
+                 "backward_ms_last": statistics.median(lt[-k:]) if lt else 0,
+                 "backward_growth_leaky": l_ratio, "backward_growth_fixed": f_ratio,
+                 "step_each_chunk_error": err_text(e1) if e1 else None,
+                 "step_each_chunk_retain_graph_error": err_text(e2) if e2 else None},
+        details=[
+            f"phase accumulate: the retained graph grew {per_chunk:.3f} MiB per chunk "
+            f"({last(ls):.2f} MiB after {len(ls)} chunks); backward time went from "
+            f"{statistics.median(lt[:k]) if lt else 0:.1f} ms to "
+            f"{statistics.median(lt[-k:]) if lt else 0:.1f} ms (x{l_ratio:.1f}); fixed: "
+            f"{max(fs, default=0):.2f} MiB, x{f_ratio:.1f}",
+            f"phase step_each_chunk (leaky): {err_text(e1)}",
+            f"phase step_each_chunk_retain_graph (leaky): {err_text(e2)}",
+            f"phase step_each_chunk (fixed): {err_text(fixed.errors.get('step_each_chunk'))}",
+        ],
+        claim_notes=notes,
+        panels=[Panel("phase accumulate: graph held", "saved_mib", "MiB", phase="accumulate",
+                      xlabel="chunk"),
+                Panel("phase accumulate: backward time", "backward_ms", "ms",
+                      phase="accumulate", xlabel="chunk")],
+    )
+
+
+# --------------------------------------------------------------------------- LL104
+
+
+def eval_ll104(leaky, fixed, device):
+    metric = "error on entering the with block"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    err = leaky.errors.get("evaluate")
+    where = (err or {}).get("where") or {}
+    done_leaky = leaky.scalars.get("batches_evaluated", 0)
+    done_fixed = fixed.scalars.get("batches_evaluated", 0)
+    ok = (bool(err) and err.get("type") in ("TypeError", "AttributeError")
+          and "no_grad" in (where.get("code") or "") and done_leaky == 0
+          and not fixed.errors and done_fixed == fixed.doc.get("iters"))
+    return Outcome(
+        verdict(ok), metric,
+        f"{err.get('type') if err else 'none'} before batch 1",
+        f"no error, {done_fixed} batches",
+        "leaky raises on entry (0 batches), fixed completes",
+        numbers={"leaky_error": err, "batches_leaky": done_leaky, "batches_fixed": done_fixed},
+        details=[f"leaky: {err_text(err)}", f"fixed: evaluated {done_fixed} batches"],
+        text_panel=[f"leaky: {err_text(err)}", f"fixed: no error, {done_fixed} batches"],
+    )
+
+
+# --------------------------------------------------------------------------- LL201
+
+
+def eval_ll201(leaky, fixed, device):
+    metric = "backward() results summed in .grad / final loss"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    lb, fb = series(leaky, "batches_in_grad"), series(fixed, "batches_in_grad")
+    ll, fl = series(leaky, "loss"), series(fixed, "loss")
+    lg, fg = series(leaky, "grad_bytes"), series(fixed, "grad_bytes")
+    lh = series(leaky, "heap_mib")
+    ratio = series(leaky, "applied_over_fresh")
+    gaf_l = series(leaky, "grads_at_forward_bytes")
+    gaf_f = series(fixed, "grads_at_forward_bytes")
+    initial = leaky.scalars.get("initial_loss", float("nan"))
+    heap_growth_kib = (last(lh) - lh[len(lh) // 4]) * 1024 if lh else 0.0
+    wrong = last(lb, 0) == len(lb) and max(fb, default=0) == 1 and last(ll) > 5 * last(fl)
+    fixed_size = min(lg) == max(lg) and abs(heap_growth_kib) < 256
+    ok = wrong and fixed_size
+    notes = [
+        f"Confirmed as stated: gradient buffers stay {max(lg, default=0)} bytes and the live "
+        f"heap moved {heap_growth_kib:+.1f} KiB over the last three quarters of the run; "
+        f"memory does not grow. The damage is the update: .grad held the sum of {last(lb, 0)} "
+        f"batches at the end.",
+    ]
+    if ratio:
+        notes.append(
+            f"\"a growing sum\": the number of summed gradients grows every step, but the "
+            f"norm of the applied sum does not grow steadily (it was "
+            f"{statistics.median(ratio):.1f}x the fresh gradient's norm in the median, "
+            f"max {max(ratio):.1f}x): gradients of different batches partly cancel; the "
+            f"result is an undamped oscillation (loss {last(ll):.3f} vs {last(fl):.3f}).")
+    return Outcome(
+        verdict(ok), metric,
+        f"{last(lb, 0)} batches, loss {last(ll):.3f}",
+        f"{last(fb, 0)} batch, loss {last(fl):.3f}",
+        "leaky .grad sums all batches and final loss > 5x fixed; gradient bytes constant",
+        numbers={"batches_in_grad_leaky": last(lb, 0), "batches_in_grad_fixed": last(fb, 0),
+                 "initial_loss": initial, "final_loss_leaky": last(ll),
+                 "final_loss_fixed": last(fl), "grad_bytes_leaky": max(lg, default=0),
+                 "grad_bytes_fixed": max(fg, default=0),
+                 "heap_growth_kib_leaky": heap_growth_kib,
+                 "applied_over_fresh_median": statistics.median(ratio) if ratio else None,
+                 "grads_alive_at_forward_bytes_leaky": max(gaf_l, default=0),
+                 "grads_alive_at_forward_bytes_fixed": max(gaf_f, default=0)},
+        details=[
+            f"loss (full data set) from {initial:.3f}: leaky ends at {last(ll):.3f}, fixed at "
+            f"{last(fl):.3f}",
+            f".grad held the sum of {last(lb, 0)} backward() results at the last step "
+            f"(fixed: {last(fb, 0)})",
+            f"gradient buffers: {min(lg, default=0)}..{max(lg, default=0)} bytes in leaky "
+            f"(fixed size), live heap {heap_growth_kib:+.1f} KiB",
+            f"gradient memory alive during the forward pass: leaky {max(gaf_l, default=0)} "
+            f"bytes, fixed (zero_grad(set_to_none=True)) {max(gaf_f, default=0)} bytes",
+        ],
+        claim_notes=notes,
+        panels=[Panel("loss on the training set", "loss", "MSE"),
+                Panel("backward() results summed in .grad", "batches_in_grad", "batches"),
+                Panel("live heap (malloc)", "heap_mib", "MiB")],
+    )
+
+
+# --------------------------------------------------------------------------- LL202
+
+
+def eval_ll202(leaky, fixed, device):
+    metric = "parameter change applied by step() / final loss"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    lc, fc = series(leaky, "param_change"), series(fixed, "param_change")
+    ll, fl = series(leaky, "loss"), series(fixed, "loss")
+    initial = leaky.scalars.get("initial_loss", float("nan"))
+    ok = (sum(lc) == 0.0 and last(ll) >= 0.99 * initial and sum(fc) > 0
+          and last(fl) <= 0.5 * fixed.scalars.get("initial_loss", initial))
+    return Outcome(
+        verdict(ok), metric,
+        f"total change {sum(lc):.3g}, loss {last(ll):.3f}",
+        f"total change {sum(fc):.3g}, loss {last(fl):.3f}",
+        "leaky parameters never change and loss stays >= 99% of initial; fixed loss <= 50%",
+        numbers={"param_change_total_leaky": sum(lc), "param_change_total_fixed": sum(fc),
+                 "initial_loss": initial, "final_loss_leaky": last(ll),
+                 "final_loss_fixed": last(fl), "steps": len(lc)},
+        details=[f"sum over {len(lc)} steps of the parameter change norm: leaky {sum(lc):.3g}, "
+                 f"fixed {sum(fc):.3g}",
+                 f"loss from {initial:.3f}: leaky {last(ll):.3f}, fixed {last(fl):.3f}"],
+        panels=[Panel("loss on the training set", "loss", "MSE"),
+                Panel("parameter change per step", "param_change", "L2 norm")],
+    )
+
+
+# --------------------------------------------------------------------------- LL301
+
+
+def eval_ll301(leaky, fixed, device):
+    metric = "peak memory while the next model is built"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    model = leaky.scalars.get("model_mib", 0.0) or 1e-9
+    lp = series(leaky, "peak_during_build_mib")[1:]
+    fp = series(fixed, "peak_during_build_mib")[1:]
+    l_x, f_x = max(lp, default=0) / model, max(fp, default=0) / model
+    ok = l_x >= 1.7 and f_x <= 1.4
+    numbers = {"model_mib": model, "peak_build_mib_leaky": max(lp, default=0),
+               "peak_build_mib_fixed": max(fp, default=0), "peak_in_models_leaky": l_x,
+               "peak_in_models_fixed": f_x}
+    details = [f"model parameters: {model:.1f} MiB; peak while building models 2..n: leaky "
+               f"{max(lp, default=0):.1f} MiB ({l_x:.2f} models), fixed "
+               f"{max(fp, default=0):.1f} MiB ({f_x:.2f} models)"]
+    notes = []
+    if device == "cuda":
+        lc = leaky.scalars.get("reserved_minus_allocated_mib")
+        fc = fixed.scalars.get("reserved_minus_allocated_mib")
+        if lc is not None and fc is not None:
+            numbers.update(cached_after_mib_leaky=lc, cached_after_mib_fixed=fc)
+            details.append(f"cached (reserved - allocated) after the loop: leaky {lc:.1f} MiB, "
+                           f"fixed {fc:.1f} MiB")
+            ok = ok and lc >= 0.8 * model and fc <= 0.2 * model
+    else:
+        notes.append("The cache half of the message (freed blocks stay reserved by PyTorch's "
+                      "CUDA caching allocator) needs a GPU; on the CPU only the peak "
+                      "(old + new model) is measured.")
+    return Outcome(
+        verdict(ok), metric, f"{l_x:.2f} x model", f"{f_x:.2f} x model",
+        "leaky peak >= 1.7 models, fixed <= 1.4 models"
+        + ("; cached >= 0.8 model vs <= 0.2" if device == "cuda" else ""),
+        numbers=numbers, details=details, claim_notes=notes,
+        panels=[Panel("peak while building the next model", "peak_during_build_mib", "MiB",
+                      xlabel="model")],
+    )
+
+
+# --------------------------------------------------------------------------- LL302
+
+
+def eval_ll302(leaky, fixed, device):
+    metric = "memory still reserved after the release sequence"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    model = leaky.scalars.get("model_mib", 0.0) or 1e-9
+
+    def cached(res):
+        r = series(res, "reserved_after_release_mib")
+        a = series(res, "allocated_after_release_mib")
+        return [x - y for x, y in zip(r, a)]
+
+    lc, fc = cached(leaky), cached(fixed)
+    ok = bool(lc) and min(lc) >= 0.8 * model and max(fc, default=1e9) <= 0.2 * model
+    return Outcome(
+        verdict(ok), metric, mib(min(lc, default=0)), mib(max(fc, default=0)),
+        "leaky keeps >= 0.8 model cached, fixed <= 0.2 model",
+        numbers={"model_mib": model, "cached_after_release_mib_leaky": lc,
+                 "cached_after_release_mib_fixed": fc},
+        details=[f"model {model:.1f} MiB; reserved but unused after `empty_cache(); del model`: "
+                 f"{min(lc, default=0):.1f} MiB; after `del model; gc.collect(); "
+                 f"empty_cache()`: {max(fc, default=0):.1f} MiB"],
+        panels=[Panel("reserved after the release", "reserved_after_release_mib", "MiB",
+                      xlabel="model")],
+    )
+
+
+# --------------------------------------------------------------------------- LL303
+
+
+def eval_ll303(leaky, fixed, device):
+    metric = "median iteration time / peak allocated"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    lt = series(leaky, "iter_ms")[5:]
+    ft = series(fixed, "iter_ms")[5:]
+    lm = statistics.median(lt) if lt else 0.0
+    fm = statistics.median(ft) if ft else 0.0
+    lpeak = leaky.scalars.get("max_allocated_mib", 0.0)
+    fpeak = fixed.scalars.get("max_allocated_mib", 0.0)
+    ok = lm >= 1.1 * fm and lpeak >= 0.9 * fpeak
+    return Outcome(
+        verdict(ok), metric, f"{lm:.2f} ms, peak {lpeak:.0f} MiB",
+        f"{fm:.2f} ms, peak {fpeak:.0f} MiB",
+        "leaky >= 1.1x slower, peak not lower than 0.9x fixed",
+        numbers={"iter_ms_leaky": lm, "iter_ms_fixed": fm, "max_allocated_mib_leaky": lpeak,
+                 "max_allocated_mib_fixed": fpeak},
+        details=[f"median iteration time: leaky {lm:.2f} ms, fixed {fm:.2f} ms "
+                 f"(x{lm / max(fm, 1e-9):.2f}); peak allocated: leaky {lpeak:.1f} MiB, "
+                 f"fixed {fpeak:.1f} MiB"],
+        panels=[Panel("iteration time", "iter_ms", "ms"),
+                Panel("reserved", "reserved_mib", "MiB")],
+    )
+
+
+# --------------------------------------------------------------------------- LL304
+
+
+def eval_ll304(leaky, fixed, device):
+    metric = "memory of the failed attempt alive when the retry starts"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    lr = series(leaky, "saved_mib", "retry")
+    fr = series(fixed, "saved_mib", "retry")
+    lh = series(leaky, "heap_mib", "retry")
+    fh = series(fixed, "heap_mib", "retry")
+
+    def heap_held(res):
+        """Live heap at the retry minus the live heap after the last completed step."""
+        retry_step = last(series(res, "step", "retry"), None)
+        before = [h for st, h in zip(series(res, "step"), series(res, "heap_mib"))
+                  if retry_step is not None and st < retry_step]
+        at = last(series(res, "heap_mib", "retry"), None)
+        return at - before[-1] if before and at is not None else None
+
+    l_held_heap, f_held_heap = heap_held(leaky), heap_held(fixed)
+    step_peak = leaky.scalars.get("step_peak_mib", 0.0)
+    budget = leaky.scalars.get("budget_mib", 0.0)
+    l_err = leaky.errors.get("train")
+    f_err = fixed.errors.get("train")
+    ok = (bool(lr) and bool(fr) and lr[0] >= max(5.0, 0.25 * step_peak) and fr[0] <= 1.0
+          and not f_err)
+    leaky_steps = leaky.scalars.get("steps_done", 0)
+    fixed_steps = fixed.scalars.get("steps_done", 0)
+    return Outcome(
+        verdict(ok), metric, mib(last(lr)), mib(last(fr)),
+        ">= 25% of a step's peak held at the retry in leaky, <= 1 MiB in fixed",
+        numbers={"held_at_retry_mib_leaky": last(lr), "held_at_retry_mib_fixed": last(fr),
+                 "heap_at_retry_mib_leaky": last(lh), "heap_at_retry_mib_fixed": last(fh),
+                 "heap_held_at_retry_mib_leaky": l_held_heap,
+                 "heap_held_at_retry_mib_fixed": f_held_heap,
+                 "step_peak_mib": step_peak, "budget_mib": budget,
+                 "steps_done_leaky": leaky_steps, "steps_done_fixed": fixed_steps,
+                 "leaky_retry_error": err_text(l_err) if l_err else None},
+        details=[
+            f"memory budget {budget:.1f} MiB (1.5x the {step_peak:.1f} MiB peak of a normal "
+            f"step); one batch of double size runs out of memory",
+            f"when the retry starts, autograd still holds {last(lr):.1f} MiB of the failed "
+            f"attempt in leaky (traceback -> frames -> partial graph), {last(fr):.1f} MiB in "
+            f"fixed; live heap above the last completed step: leaky "
+            f"{l_held_heap or 0:.1f} MiB, fixed {f_held_heap or 0:.1f} MiB",
+            f"outcome: leaky {'retry failed again: ' + err_text(l_err) if l_err else 'retry succeeded'}"
+            f" ({leaky_steps} of {leaky.doc.get('iters')} steps done); fixed "
+            f"{'failed: ' + err_text(f_err) if f_err else 'retry succeeded'} "
+            f"({fixed_steps} of {fixed.doc.get('iters')} steps)",
+        ],
+        bars=[("autograd-saved at retry", last(lr), last(fr), "MiB"),
+              ("heap held at retry", l_held_heap or 0.0, f_held_heap or 0.0, "MiB"),
+              ("memory budget", budget, fixed.scalars.get("budget_mib", 0.0), "MiB")],
+        text_panel=[f"held at retry start: leaky {last(lr):.1f} MiB, fixed {last(fr):.1f} MiB",
+                    f"leaky: {'second OOM in the retry' if l_err else 'retry ok'}; "
+                    f"fixed: {'error' if f_err else 'retry ok'}"],
+    )
+
+
+# --------------------------------------------------------------------------- LL401
+
+
+def eval_ll401(leaky, fixed, device):
+    metric = "error at DataLoader construction"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    err = leaky.errors.get("construct_and_iterate")
+    where = (err or {}).get("where") or {}
+    epochs = len(series(fixed, "step"))
+    ok = (bool(err) and err.get("type") == "ValueError" and "DataLoader" in
+          (where.get("code") or "") and not fixed.errors and epochs == fixed.doc.get("iters"))
+    return Outcome(
+        verdict(ok), metric, f"{err.get('type') if err else 'none'}", f"no error, {epochs} epochs",
+        "leaky raises ValueError in DataLoader(...), fixed iterates",
+        numbers={"leaky_error": err, "fixed_epochs": epochs,
+                 "fixed_workers": max(series(fixed, "workers"), default=0)},
+        details=[f"leaky: {err_text(err)}",
+                 f"fixed: {epochs} epochs with {max(series(fixed, 'workers'), default=0)} "
+                 f"persistent workers"],
+        text_panel=[f"leaky: {err_text(err)}", f"fixed: no error, {epochs} epochs"],
+    )
+
+
+# --------------------------------------------------------------------------- LL402
+
+
+def eval_ll402(leaky, fixed, device):
+    metric = "host RAM of the loader (workers' private pages + batches in shared memory)"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    lh, fh = series(leaky, "host_mib"), series(fixed, "host_mib")
+    lshm, fshm = series(leaky, "shmem_mib"), series(fixed, "shmem_mib")
+    lw = series(leaky, "workers_private_dirty_mib")
+    fw = series(fixed, "workers_private_dirty_mib")
+    nl = leaky.scalars.get("num_workers", 0)
+    nf = fixed.scalars.get("num_workers", 0)
+    ok = max(lh, default=0) >= 2 * max(fh, default=0) and max(lh, default=0) - max(fh, default=0) >= 50
+    numbers = {"host_peak_mib_leaky": max(lh, default=0), "host_peak_mib_fixed": max(fh, default=0),
+               "shmem_peak_mib_leaky": max(lshm, default=0),
+               "shmem_peak_mib_fixed": max(fshm, default=0),
+               "inflight_mib_leaky": leaky.scalars.get("inflight_mib"),
+               "inflight_mib_fixed": fixed.scalars.get("inflight_mib"),
+               "batch_mib": leaky.scalars.get("batch_mib"),
+               "workers_private_mib_leaky": max(lw, default=0),
+               "workers_private_mib_fixed": max(fw, default=0),
+               "per_worker_private_mib": max(lw, default=0) / max(nl, 1)}
+    details = [
+        f"leaky ({nl} workers x prefetch {leaky.scalars.get('prefetch_factor')} = "
+        f"{leaky.scalars.get('inflight_mib', 0):.0f} MiB of batches in flight): peak "
+        f"{max(lh, default=0):.1f} MiB host RAM = {max(lshm, default=0):.1f} MiB batches in "
+        f"shared memory + {max(lw, default=0):.1f} MiB private pages of the workers",
+        f"fixed ({nf} workers x prefetch {fixed.scalars.get('prefetch_factor')} = "
+        f"{fixed.scalars.get('inflight_mib', 0):.0f} MiB): peak {max(fh, default=0):.1f} MiB "
+        f"({max(fshm, default=0):.1f} + {max(fw, default=0):.1f})",
+    ]
+    notes = [f"Beyond workers x prefetch x batch size, each worker process also held about "
+             f"{max(lw, default=0) / max(nl, 1):.1f} MiB of private (copied) pages on this "
+             f"setup; the message's host-RAM arithmetic is a lower bound."]
+    if device == "cuda":
+        lc, fc = leaky.scalars.get("cuda_allocated_mib"), fixed.scalars.get("cuda_allocated_mib")
+        numbers.update(cuda_allocated_mib_leaky=lc, cuda_allocated_mib_fixed=fc)
+        details.append(f"GPU memory allocated by the training process: leaky {lc} MiB, "
+                       f"fixed {fc} MiB (workers use host RAM, not GPU memory)")
+    return Outcome(
+        verdict(ok), metric, mib(max(lh, default=0)), mib(max(fh, default=0)),
+        "leaky peak >= 2x fixed and >= 50 MiB more",
+        numbers=numbers, details=details, claim_notes=notes,
+        panels=[Panel("host RAM of the loader", "host_mib", "MiB"),
+                Panel("batches in shared memory", "shmem_mib", "MiB")],
+    )
+
+
+# --------------------------------------------------------------------------- LL403
+
+
+def eval_ll403(leaky, fixed, device):
+    metric = "private (copied) memory per DataLoader worker"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    lw = series(leaky, "worker_private_dirty_mib")
+    fw = series(fixed, "worker_private_dirty_mib")
+    index = leaky.scalars.get("index_mib", 0.0)
+    diff = last(lw) - last(fw)
+    ok = bool(fw) and diff >= 0.5 * index and last(fw) - fw[0] <= 5.0
+    return Outcome(
+        verdict(ok), metric, mib(last(lw)), mib(last(fw)),
+        "leaky - fixed >= 50% of the Python index's size; fixed grows <= 5 MiB",
+        numbers={"worker_private_mib_leaky": last(lw), "worker_private_mib_fixed": last(fw),
+                 "python_index_mib": index,
+                 "numpy_index_mib": fixed.scalars.get("index_mib"),
+                 "samples": leaky.scalars.get("samples"), "copied_fraction": diff / max(index, 1e-9)},
+        details=[f"{leaky.scalars.get('samples')} annotations: Python list of dicts "
+                 f"{index:.1f} MiB (sys.getsizeof) vs numpy arrays "
+                 f"{fixed.scalars.get('index_mib', 0):.1f} MiB",
+                 f"private dirty memory per worker at the end of the epoch: leaky "
+                 f"{last(lw):.1f} MiB, fixed {last(fw):.1f} MiB: each worker copied "
+                 f"{diff:.1f} MiB ({100 * diff / max(index, 1e-9):.0f}% of the list)",
+                 "both runs call gc.freeze() before the workers fork, so the copies come from "
+                 "reference counts written by reads, not from the garbage collector"],
+        panels=[Panel("private memory of one worker", "worker_private_dirty_mib", "MiB")],
+    )
+
+
+# --------------------------------------------------------------------------- LL404
+
+
+def eval_ll404(leaky, fixed, device):
+    metric = "worker error with fork / device memory with spawn"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    fork_err = leaky.errors.get("fork")
+    ok = (bool(fork_err) and "re-initialize CUDA" in fork_err.get("message", "")
+          and not fixed.errors.get("fork"))
+    if fork_err:
+        # DataLoader re-raises the worker's error with the worker traceback in the message
+        cause = [ln.strip() for ln in fork_err.get("message", "").splitlines()
+                 if "re-initialize CUDA" in ln]
+        if cause:
+            fork_err = dict(fork_err, message=cause[0])
+    ls = series(leaky, "device_memory_outside_allocator_mib", "spawn")
+    fs = series(fixed, "device_memory_outside_allocator_mib", "spawn")
+    return Outcome(
+        verdict(ok), metric, "fork: " + (fork_err or {}).get("type", "no error"),
+        "fork: no error",
+        "leaky worker raises 'Cannot re-initialize CUDA in forked subprocess', fixed runs",
+        numbers={"fork_error": err_text(fork_err) if fork_err else None,
+                 "spawn_error": err_text(leaky.errors.get("spawn")) if leaky.errors.get("spawn") else None,
+                 "spawn_device_mib_leaky": max(ls, default=None) if ls else None,
+                 "spawn_device_mib_fixed": max(fs, default=None) if fs else None},
+        details=[f"fork: leaky {err_text(fork_err)}; fixed {err_text(fixed.errors.get('fork'))}",
+                 f"spawn: device memory outside this process's allocator while the workers "
+                 f"ran: leaky {max(ls, default=0):.0f} MiB, fixed {max(fs, default=0):.0f} MiB"
+                 + (f" (leaky spawn error: {err_text(leaky.errors.get('spawn'))})"
+                    if leaky.errors.get("spawn") else "")],
+        panels=[Panel("spawn: device memory used by workers", "device_memory_outside_allocator_mib",
+                      "MiB", phase="spawn")],
+        text_panel=[f"fork, leaky: {err_text(fork_err)}", "fork, fixed: no error"],
+    )
+
+
+# --------------------------------------------------------------------------- LL5xx
+
+
+def _children(leaky, fixed, metric, expect):
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad, None
+    lcodes = leaky.scalars.get("exitcodes") or []
+    fcodes = fixed.scalars.get("exitcodes") or []
+    seen = expect in (leaky.stderr or "")
+    ok = (bool(lcodes) and all(c not in (0, None) for c in lcodes) and seen
+          and bool(fcodes) and all(c == 0 for c in fcodes)
+          and len(fixed.scalars.get("results") or []) == len(fcodes))
+    lines = [ln.strip() for ln in (leaky.stderr or "").splitlines() if expect in ln]
+    return None, (ok, lcodes, fcodes, seen, lines[0][:200] if lines else "")
+
+
+def eval_ll501(leaky, fixed, device):
+    metric = "child exit status / error"
+    bad, r = _children(leaky, fixed, metric, "Cannot re-initialize CUDA in forked subprocess")
+    if bad:
+        return bad
+    ok, lcodes, fcodes, seen, line = r
+    return Outcome(
+        verdict(ok), metric, f"exit {lcodes}", f"exit {fcodes}",
+        "leaky children fail with 'Cannot re-initialize CUDA', fixed children succeed",
+        numbers={"exitcodes_leaky": lcodes, "exitcodes_fixed": fcodes, "child_error": line},
+        details=[f"leaky children: exit codes {lcodes}; {line or 'message not seen'}",
+                 f"fixed (spawn) children: exit codes {fcodes}, results "
+                 f"{fixed.scalars.get('results')}"],
+        text_panel=[f"leaky: exit {lcodes}", line[:80], f"fixed: exit {fcodes}"],
+    )
+
+
+def eval_ll502(leaky, fixed, device):
+    metric = "child exit status / error"
+    bad, r = _children(leaky, fixed, metric, "bootstrapping phase")
+    if bad:
+        return bad
+    ok, lcodes, fcodes, seen, line = r
+    return Outcome(
+        verdict(ok), metric, f"exit {lcodes}, 0 results",
+        f"exit {fcodes}, {len(fixed.scalars.get('results') or [])} results",
+        "leaky children die in bootstrap (RuntimeError), fixed children finish",
+        numbers={"exitcodes_leaky": lcodes, "exitcodes_fixed": fcodes,
+                 "results_leaky": leaky.scalars.get("results"),
+                 "results_fixed": fixed.scalars.get("results"), "child_error": line},
+        details=[f"leaky children: exit codes {lcodes}, stderr: \"{line}\"",
+                 f"fixed children: exit codes {fcodes}, results {fixed.scalars.get('results')}"],
+        text_panel=[f"leaky: children exit {lcodes}",
+                    "RuntimeError: ... before the current process has finished its",
+                    "bootstrapping phase", f"fixed: children exit {fcodes}"],
+    )
+
+
+# --------------------------------------------------------------------------- table
+
+RULES = [
+    Rule("LL101", "missing-no-grad",
+         "activations of every forward pass are kept for a backward pass that never comes, "
+         "raising peak memory; and any output kept beyond the iteration keeps its whole graph",
+         eval_ll101),
+    Rule("LL102", "accumulated-autograd-history",
+         "each iteration's computation graph (every saved activation) stays reachable through "
+         "the accumulator, so memory grows every iteration until the accumulator dies",
+         eval_ll102),
+    Rule("LL103", "loop-carried-graph",
+         "the graph grows by one step every iteration, so memory and backward time grow "
+         "without bound", eval_ll103),
+    Rule("LL104", "grad-mode-not-called",
+         "crashes on entry (the class is not a context manager instance)", eval_ll104),
+    Rule("LL201", "zero-grad-missing",
+         "gradients from every earlier iteration are summed into .grad, so each step() "
+         "applies a growing sum; gradient buffers are fixed-size, memory does not grow",
+         eval_ll201),
+    Rule("LL202", "zero-grad-before-step",
+         "step() applies zero (or None) gradients and the model never learns", eval_ll202),
+    Rule("LL301", "model-switch-without-release",
+         "the old model stays resident until the new one is fully built (peak = old + new), "
+         "and its freed blocks stay in PyTorch's cache", eval_ll301,
+         cpu_partial="the cache half needs CUDA; the peak half is measured on the CPU"),
+    Rule("LL302", "empty-cache-before-release",
+         "empty_cache() only returns unused cached blocks; live tensors are not freed, so the "
+         "call releases nothing of the model", eval_ll302, gpu_only=True,
+         gpu_reason="torch.cuda.empty_cache() acts on the CUDA caching allocator; a CPU "
+                    "run has no cache to measure"),
+    Rule("LL303", "empty-cache-in-hot-loop",
+         "forces the allocator to give memory back and re-request it every iteration, which "
+         "costs time and does not lower peak memory", eval_ll303, gpu_only=True,
+         gpu_reason="on the CPU torch.cuda.empty_cache() is a no-op, so neither the time "
+                    "cost nor the peak can be measured"),
+    Rule("LL304", "oom-retry-in-except",
+         "while the except clause runs, the exception's traceback keeps every frame of the "
+         "failed attempt — and its tensors — alive, so the retry competes with the memory "
+         "that failed", eval_ll304),
+    Rule("LL401", "dataloader-invalid-worker-options",
+         "PyTorch raises ValueError at construction", eval_ll401),
+    Rule("LL402", "dataloader-worker-memory",
+         "workers x prefetch batches (pinned or not) of host memory, not GPU memory",
+         eval_ll402,
+         cpu_partial="pin_memory=True has no effect without CUDA, so the pinned copies and "
+                     "the unchanged GPU memory are measured only in a CUDA run"),
+    Rule("LL403", "dataloader-copy-on-access",
+         "reading Python objects in forked workers touches their reference counts, which "
+         "copies the pages: each worker ends up with its own copy", eval_ll403),
+    Rule("LL404", "cuda-in-dataloader-worker",
+         "with fork: 'Cannot re-initialize CUDA in forked subprocess'; with spawn: every "
+         "worker creates its own CUDA context", eval_ll404, gpu_only=True,
+         gpu_reason="needs CUDA: a CPU-only torch cannot initialise CUDA in the worker, so "
+                    "neither the fork error nor a per-worker context can occur",
+         timeout_s=300),
+    Rule("LL501", "fork-with-cuda",
+         "the child inherits a CUDA state it cannot use ('Cannot re-initialize CUDA in forked "
+         "subprocess')", eval_ll501, gpu_only=True,
+         gpu_reason="needs CUDA: without an initialised CUDA state in the parent a forked "
+                    "child has nothing to inherit", timeout_s=300),
+    Rule("LL502", "spawn-without-main-guard",
+         "each child re-imports the main module and starts processes again: Python raises "
+         "'An attempt has been made to start a new process before the current process has "
+         "finished its bootstrapping phase'", eval_ll502),
+]
+
+BY_ID = {rule.id: rule for rule in RULES}
+
+
+def is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
