@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include "cli/adoption.hpp"
 #include "cli/cache.hpp"
 #include "cli/discover.hpp"
 #include "cli/engine.hpp"
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> select, ignore;
   bool fix = false, unsafe_fixes = false, diff = false, exit_zero = false, list = false, quiet = false;
   bool no_source = false, no_cache = false;
-  std::string cache_dir;
+  std::string cache_dir, baseline, write_baseline_file, diff_base;
   int jobs = 0;
   uint64_t max_kib = 10 * 1024;
   app.add_option("paths", paths, "Files or directories to check (default: .)");
@@ -91,6 +92,9 @@ int main(int argc, char** argv) {
   app.add_option("-j,--jobs", jobs, "Parallel jobs (default: number of cores)")->check(CLI::NonNegativeNumber);
   app.add_option("--color", color, "Colour text output")->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--max-file-size", max_kib, "Skip files larger than this many KiB (default 10240)");
+  app.add_option("--baseline", baseline, "Report only findings not recorded in this baseline file");
+  app.add_option("--write-baseline", write_baseline_file, "Record all current findings in FILE and exit 0");
+  app.add_option("--diff-base", diff_base, "Report only findings on lines changed since this git revision");
   app.add_flag("--no-cache", no_cache, "Analyse every file, ignoring and not writing the result cache");
   app.add_option("--cache-dir", cache_dir, "Result cache directory (default: $XDG_CACHE_HOME/leaklint)");
   app.add_option("--stdin-filename", stdin_filename, "Read the source from stdin and report it under this name");
@@ -177,6 +181,38 @@ int main(int argc, char** argv) {
   std::stable_sort(results.begin(), results.end(),
                    [](const FileResult& a, const FileResult& b) { return a.path < b.path; });
 
+  ReportOptions ro;
+  ro.root = repo_root_for(paths.empty() ? std::string(".") : paths.front());
+  if (!write_baseline_file.empty()) {
+    if (auto err = write_baseline(write_baseline_file, results, ro.root)) {
+      std::cerr << "leaklint: " << *err << "\n";
+      return 2;
+    }
+    size_t n = 0;
+    for (const auto& r : results)
+      for (const auto& f : r.findings) n += f.suppressed ? 0 : 1;
+    std::cerr << "leaklint: wrote " << n << " finding(s) to " << write_baseline_file << "\n";
+    return 0;
+  }
+  if (!baseline.empty()) {
+    size_t dropped = 0;
+    if (auto err = apply_baseline(baseline, results, ro.root, &dropped)) {
+      std::cerr << "leaklint: " << *err << "\n";
+      return 2;
+    }
+  }
+  if (!diff_base.empty()) {
+    std::string err;
+    std::error_code ec;
+    auto changed = changed_lines(diff_base, std::filesystem::current_path(ec).string(), &err);
+    if (!changed) {
+      std::cerr << "leaklint: " << err << "\n";
+      return 2;
+    }
+    size_t dropped = 0;
+    keep_changed(*changed, results, &dropped);
+  }
+
   int fixed_count = 0;
   bool fix_failed = false;
   if (fix || diff || unsafe_fixes) {
@@ -242,10 +278,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  ReportOptions ro;
   ro.format = format;
   ro.version = LEAKLINT_VERSION;
-  ro.root = repo_root_for(paths.empty() ? std::string(".") : paths.front());
   ro.show_source = !no_source && !quiet;
   ro.fixed_count = fixed_count;
   bool to_tty = output.empty() && ::isatty(STDOUT_FILENO);

@@ -864,4 +864,17 @@ void write_report(std::ostream& out, const std::vector<FileResult>& results,
   }
 }
 
+std::vector<std::string> finding_fingerprints(const FileResult& r, const std::string& root) {
+  const UriMapper uris(root);
+  const SourceIndex src(r.source);
+  Fingerprinter fp;
+  std::vector<std::string> out;
+  for (const Finding& f : r.findings) {
+    const std::string& path = f.path.empty() ? r.path : f.path;
+    const std::string rel = uris.relative(path);
+    out.push_back(fp.next(f, rel.empty() ? absolute_normal(path) : rel, src));
+  }
+  return out;
+}
+
 }  // namespace ll

@@ -26,4 +26,8 @@ struct ReportOptions {
 void write_report(std::ostream& out, const std::vector<FileResult>& results,
                   const ReportOptions& opts);
 
+// The stable fingerprint of each finding of `r` (same order), as written to SARIF's
+// partialFingerprints: it survives edits elsewhere in the file (baselines use it too).
+std::vector<std::string> finding_fingerprints(const FileResult& r, const std::string& root);
+
 }  // namespace ll

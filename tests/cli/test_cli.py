@@ -365,6 +365,42 @@ class Notebooks(unittest.TestCase):
         self.assertEqual(json.loads(out)["errors"], [])
 
 
+class Adoption(Tmp):
+    def git(self, *args):
+        subprocess.run(["git", "-C", self.dir, *args], check=True, capture_output=True,
+                       env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+
+    def test_baseline_hides_known_findings_only(self):
+        self.write("a.py", LEAKY)
+        base = os.path.join(self.dir, "baseline.json")
+        rc, _, err = run(["--write-baseline", base, self.dir])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(run(["--baseline", base, self.dir])[0], 0)
+        # Unrelated edits above the finding keep it baselined.
+        self.write("a.py", "# a comment\n\n" + LEAKY)
+        self.assertEqual(run(["--baseline", base, self.dir])[0], 0)
+        # A new finding is reported.
+        self.write("b.py", LEAKY)
+        rc, out, _ = run(["--baseline", base, self.dir])
+        self.assertEqual(rc, 1)
+        self.assertIn("b.py", out)
+        self.assertNotIn("a.py", out)
+        self.assertEqual(run(["--baseline", os.path.join(self.dir, "missing.json"), self.dir])[0], 2)
+
+    def test_diff_base_reports_only_changed_lines(self):
+        self.git("init", "-q")
+        self.write("old.py", LEAKY)
+        self.git("add", "-A")
+        self.git("commit", "-qm", "init")
+        self.write("new.py", LEAKY)  # untracked: wholly new
+        self.write("old.py", LEAKY + "\n\ndef predict(model, test_loader):\n    return [model(x) for x in test_loader]\n")
+        rc, out, err = run(["--diff-base", "HEAD", "--format", "json", "."], cwd=self.dir)
+        got = sorted((os.path.basename(f["path"]), f["line"]) for f in json.loads(out)["findings"])
+        self.assertEqual(got, [("new.py", 7), ("old.py", 12)], err)
+        self.assertEqual(run(["--diff-base", "no-such-rev", "."], cwd=self.dir)[0], 2)
+
+
 class Parallel(Tmp):
     def test_output_is_deterministic_across_job_counts(self):
         for i in range(40):

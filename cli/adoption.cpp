@@ -1,0 +1,152 @@
+#include "cli/adoption.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/report.hpp"
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+namespace ll {
+
+std::optional<std::string> write_baseline(const std::string& file, const std::vector<FileResult>& results,
+                                          const std::string& root) {
+  Json j;
+  j["version"] = 1;
+  j["tool"] = "leaklint";
+  Json entries = Json::array();
+  for (const FileResult& r : results) {
+    auto fps = finding_fingerprints(r, root);
+    for (size_t i = 0; i < r.findings.size(); ++i) {
+      const Finding& f = r.findings[i];
+      if (f.suppressed) continue;
+      entries.push_back({{"rule", f.rule}, {"path", fs::relative(fs::absolute(r.path), root).generic_string()},
+                         {"fingerprint", fps[i]}});
+    }
+  }
+  j["findings"] = std::move(entries);
+  std::ofstream out(file, std::ios::binary);
+  if (!out) return "cannot write baseline " + file;
+  out << j.dump(2) << "\n";
+  return std::nullopt;
+}
+
+std::optional<std::string> apply_baseline(const std::string& file, std::vector<FileResult>& results,
+                                          const std::string& root, size_t* dropped) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return "cannot read baseline " + file;
+  Json j = Json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("findings") || !j["findings"].is_array())
+    return "baseline " + file + " is not a leaklint baseline (write one with --write-baseline)";
+  std::set<std::string> known;
+  for (const auto& e : j["findings"])
+    if (e.contains("fingerprint") && e["fingerprint"].is_string()) known.insert(e["fingerprint"].get<std::string>());
+  *dropped = 0;
+  for (FileResult& r : results) {
+    auto fps = finding_fingerprints(r, root);
+    std::vector<Finding> kept;
+    for (size_t i = 0; i < r.findings.size(); ++i) {
+      if (!r.findings[i].suppressed && known.count(fps[i])) {
+        ++*dropped;
+        continue;
+      }
+      kept.push_back(std::move(r.findings[i]));
+    }
+    r.findings = std::move(kept);
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::optional<std::string> run_capture(const std::string& cmd) {
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return std::nullopt;
+  std::string out;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int rc = ::pclose(p);
+  if (rc != 0) return std::nullopt;
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+std::optional<ChangedLines> changed_lines(const std::string& rev, const std::string& cwd, std::string* error) {
+  std::string cd = "cd " + shell_quote(cwd) + " && ";
+  auto top = run_capture(cd + "git rev-parse --show-toplevel 2>/dev/null");
+  if (!top) {
+    *error = "--diff-base needs a git repository";
+    return std::nullopt;
+  }
+  std::string root = *top;
+  while (!root.empty() && (root.back() == '\n' || root.back() == '\r')) root.pop_back();
+  if (!run_capture(cd + "git rev-parse --verify --quiet " + shell_quote(rev + "^{commit}") + " >/dev/null")) {
+    *error = "--diff-base: unknown revision '" + rev + "'";
+    return std::nullopt;
+  }
+  auto diff = run_capture(cd + "git -c core.quotepath=off diff --no-color --no-ext-diff -U0 " + shell_quote(rev) +
+                          " -- 2>/dev/null");
+  if (!diff) {
+    *error = "--diff-base: git diff failed";
+    return std::nullopt;
+  }
+  ChangedLines out;
+  std::istringstream ss(*diff);
+  std::string line, current;
+  while (std::getline(ss, line)) {
+    if (line.rfind("+++ ", 0) == 0) {
+      current = line.size() > 6 && line.compare(4, 2, "b/") == 0 ? root + "/" + line.substr(6) : "";
+    } else if (line.rfind("@@ ", 0) == 0 && !current.empty()) {
+      // @@ -a,b +c,d @@
+      size_t plus = line.find(" +");
+      if (plus == std::string::npos) continue;
+      unsigned long start = std::strtoul(line.c_str() + plus + 2, nullptr, 10);
+      unsigned long count = 1;
+      size_t comma = line.find(',', plus);
+      size_t space = line.find(' ', plus + 2);
+      if (comma != std::string::npos && comma < space) count = std::strtoul(line.c_str() + comma + 1, nullptr, 10);
+      if (count > 0)
+        out[current].emplace_back(static_cast<uint32_t>(start), static_cast<uint32_t>(start + count - 1));
+    }
+  }
+  if (auto untracked = run_capture(cd + "git -c core.quotepath=off ls-files --others --exclude-standard --full-name :/ 2>/dev/null")) {
+    std::istringstream us(*untracked);
+    while (std::getline(us, line))
+      if (!line.empty()) out[root + "/" + line].emplace_back(1, UINT32_MAX);
+  }
+  return out;
+}
+
+void keep_changed(const ChangedLines& changed, std::vector<FileResult>& results, size_t* dropped) {
+  *dropped = 0;
+  for (FileResult& r : results) {
+    std::error_code ec;
+    std::string abs = fs::weakly_canonical(fs::absolute(r.path), ec).string();
+    auto it = changed.find(abs);
+    std::vector<Finding> kept;
+    for (Finding& f : r.findings) {
+      bool touched = false;
+      if (it != changed.end())
+        for (auto [a, b] : it->second)
+          if (f.range.line <= b && std::max(f.range.end_line, f.range.line) >= a) touched = true;
+      if (touched) kept.push_back(std::move(f));
+      else ++*dropped;
+    }
+    r.findings = std::move(kept);
+  }
+}
+
+}  // namespace ll

@@ -1,0 +1,30 @@
+// Adopting leaklint on a large legacy repository without fixing everything first:
+// a baseline file of known findings (--write-baseline / --baseline) and reporting only
+// findings on lines changed since a git revision (--diff-base REV).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rules/finding.hpp"
+
+namespace ll {
+
+// Writes the fingerprints of all unsuppressed findings; returns an error message on failure.
+std::optional<std::string> write_baseline(const std::string& file, const std::vector<FileResult>& results,
+                                          const std::string& root);
+// Drops findings recorded in the baseline; returns how many were dropped, or an error.
+std::optional<std::string> apply_baseline(const std::string& file, std::vector<FileResult>& results,
+                                          const std::string& root, size_t* dropped);
+
+// Changed lines per absolute path since `rev` (`git diff -U0 rev`, plus untracked files as
+// wholly changed). nullopt with *error set when git fails.
+using ChangedLines = std::map<std::string, std::vector<std::pair<uint32_t, uint32_t>>>;
+std::optional<ChangedLines> changed_lines(const std::string& rev, const std::string& cwd, std::string* error);
+// Keeps only findings whose primary range touches a changed line.
+void keep_changed(const ChangedLines& changed, std::vector<FileResult>& results, size_t* dropped);
+
+}  // namespace ll
