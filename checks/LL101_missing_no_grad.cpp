@@ -19,6 +19,8 @@ void check_LL101(CheckContext& ctx) {
     if (why.empty()) {
       // Inference-only programs: a loaded model's forward, loop or not.
       if (f.file_trains() || !f.is_loaded_model(c.func, callee)) continue;
+      // Inside a module's own methods, calling submodules is the module's forward.
+      if (f.func_is_method_of_module(c.func) && f.dotted(callee).rfind("self.", 0) == 0) continue;
       if (c.loop >= 0) {
         auto trains = [&](const CallSite& x) { return f.is_backprop(x); };
         if (f.loop_reaches(c.loop, trains)) continue;

@@ -1,5 +1,7 @@
 // LL102 accumulated-autograd-history: a tensor that carries autograd history is
 // accumulated, inside a grad-enabled loop, into something that outlives the iteration.
+#include <map>
+#include <set>
 #include <unordered_set>
 
 #include "checks/common.hpp"
@@ -13,6 +15,9 @@ bool in(std::string_view s, std::initializer_list<std::string_view> set) {
   return false;
 }
 
+class History;
+bool returns_history(CheckContext& ctx, Id func);
+
 class History {
  public:
   History(CheckContext& ctx, Id func) : ctx_(ctx), f_(ctx.facts), func_(func) {
@@ -20,6 +25,12 @@ class History {
   }
 
   void run(const std::vector<Id>& body) { walk(body, 0); }
+  // Analyse without reporting; true when a `return` value carries history.
+  bool returns(const std::vector<Id>& body) {
+    quiet_ = true;
+    walk(body, 0);
+    return returned_history_;
+  }
 
  private:
   CheckContext& ctx_;
@@ -27,6 +38,8 @@ class History {
   Id func_;
   std::unordered_set<std::string> tainted_;
   std::unordered_set<std::string> accumulating_methods_;  // same-file methods that keep their argument
+  bool quiet_ = false;
+  bool returned_history_ = false;
 
   bool grad_off_at(Id stmt) const {
     auto it = f_.stmt_index.find(stmt);
@@ -95,8 +108,17 @@ class History {
     if (in(attr, {"item", "detach", "detach_", "tolist", "numpy", "argmax", "argmin", "eq", "ne", "lt", "gt",
                   "le", "ge", "size", "dim", "numel", "nonzero", "long", "int", "bool", "byte", "isnan",
                   "isinf", "isfinite", "any", "all", "nelement", "element_size", "stride", "data_ptr",
-                  "zero_", "requires_grad_", "backward"}))
+                  "zero_", "requires_grad_", "backward", "argsort"}))
       return false;
+    // torch.autograd.grad results carry history only with create_graph=True.
+    if (q == "torch.autograd.grad" && f_.arg(call, static_cast<size_t>(-1), "create_graph") == kNone) return false;
+    // A same-file function: its returned values decide.
+    {
+      auto ci = f_.call_index.find(call);
+      if (ci != f_.call_index.end() && f_.calls[ci->second].target_func != kNone &&
+          f_.calls[ci->second].target_func != func_)
+        return returns_history(ctx_, f_.calls[ci->second].target_func);
+    }
     if (callee.kind == ExprKind::Name && q.empty() &&
         in(callee.text, {"float", "int", "bool", "len", "str", "repr", "print", "isinstance", "round", "format",
                          "type", "id", "hash", "range", "enumerate"}))
@@ -179,8 +201,36 @@ class History {
       });
       return hit;
     };
+    // Names the accumulator flows into (`total = content + style_loss`), a few hops.
+    std::set<std::string> derived{base};
+    for (int hop = 0; hop < 3; ++hop)
+      for (const StmtSite& s : f_.stmt_sites) {
+        if (s.func != func_) continue;
+        const Stmt& st = f_.m.s(s.stmt);
+        if (st.kind != StmtKind::Assign || st.value == kNone) continue;
+        bool uses = false;
+        for_each_expr(f_.m, st.value, [&](Id y) {
+          if (derived.count(f_.dotted(y))) uses = true;
+          return !uses;
+        });
+        if (uses)
+          for (Id t : st.targets)
+            for_each_expr(f_.m, t, [&](Id y) {
+              std::string d = f_.dotted(y);
+              if (!d.empty()) derived.insert(d);
+              return f_.e(y).kind == ExprKind::Sequence;
+            });
+      }
+    auto mentions_derived = [&](Id x) {
+      bool hit = false;
+      for_each_expr(f_.m, x, [&](Id y) {
+        if (derived.count(f_.dotted(y))) hit = true;
+        return !hit;
+      });
+      return hit;
+    };
     for (const CallSite& c : f_.calls)
-      if (c.func == func_ && f_.is_backprop(c) && mentions(c.call)) return true;
+      if (c.func == func_ && f_.is_backprop(c) && mentions_derived(c.call)) return true;
     if (f_.loop_reaches(loop, [&](const CallSite& c) { return f_.is_backprop(c); })) return false;
     // Summing per-head losses for the caller is intended; keeping per-batch graphs is not.
     if (f_.is_eval_source(f_.loops[loop].iter) || iterates_batches(f_, loop)) return false;
@@ -188,7 +238,8 @@ class History {
     for (const StmtSite& s : f_.stmt_sites) {
       if (s.func != func_) continue;
       const Stmt& st = f_.m.s(s.stmt);
-      if (st.kind == StmtKind::Return && st.value != kNone && mentions(st.value)) return true;
+      if (st.kind == StmtKind::Return && st.value != kNone && (mentions(st.value) || mentions_derived(st.value)))
+        return true;
     }
     return false;
   }
@@ -204,6 +255,11 @@ class History {
     if (loop < 0) return;
     std::string base = base_of(target_expr);
     if (base.empty() || assigned_in_loop(f_, loop, base)) return;
+    // Loops inside a module's own methods that neither train nor iterate data build its
+    // forward computation (layers, tiles, skip connections); the caller back-propagates.
+    if (f_.func_is_method_of_module(func_) && !iterates_batches(f_, loop) &&
+        !f_.loop_reaches(loop, [&](const CallSite& c) { return f_.is_backprop(c); }))
+      return;
     if (accumulator_wanted(base, loop)) return;
     std::string vtext = ctx_.text(value);
     bool container = verb != "accumulates";
@@ -232,6 +288,10 @@ class History {
     const Stmt& s = f_.m.s(sid);
     bool off = grad_off_at(sid);
     if (off) return;
+    if (quiet_) {
+      if (s.kind == StmtKind::Return && s.value != kNone && carries(s.value, off)) returned_history_ = true;
+      return;
+    }
     if (s.kind == StmtKind::AugAssign && !s.targets.empty() && in(s.text, {"+=", "-=", "*=", "/="})) {
       if (carries(s.value, off)) consider(sid, s.targets[0], s.value, "accumulates");
     } else if (s.kind == StmtKind::Assign && s.targets.size() == 1 && s.value != kNone &&
@@ -276,13 +336,21 @@ class History {
     bool off = grad_off_at(sid);
     if ((s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign) && s.value != kNone) {
       bool c = carries(s.value, off);
+      // `loss, sample_size, logs = criterion(model, sample)`: only the loss carries history
+      // when a loss function's tuple is unpacked (a model's outputs all do).
+      bool loss_tuple = false;
+      if (c && f_.e(s.value).kind == ExprKind::Call) {
+        auto ci = f_.call_index.find(s.value);
+        loss_tuple = !(ci != f_.call_index.end() && f_.is_model_call(f_.calls[ci->second]));
+      }
       for (Id t : s.targets) {
         if (f_.e(t).kind == ExprKind::Sequence) {
           const Expr& v = f_.e(s.value);
           for (size_t k = 0; k < f_.e(t).kids.size(); ++k) {
             std::string d = f_.dotted(f_.e(t).kids[k]);
             if (d.empty()) continue;
-            bool ck = v.kind == ExprKind::Sequence && k < v.kids.size() ? carries(v.kids[k], off) : c;
+            bool ck = v.kind == ExprKind::Sequence && k < v.kids.size() ? carries(v.kids[k], off)
+                      : loss_tuple ? is_loss_name(f_.last_component(d)) : c;
             if (ck) tainted_.insert(d); else tainted_.erase(d);
           }
         } else {
@@ -324,12 +392,26 @@ class History {
   }
 };
 
+bool returns_history(CheckContext& ctx, Id func) {
+  // Memoised per file; a recursive call in progress counts as "no history".
+  auto& memo = ctx.returns_history_memo;
+  auto it = memo.find(func);
+  if (it != memo.end()) return it->second == 2;
+  memo[func] = 0;
+  bool r = ctx.facts.func_entry_off(func) ? false : History(ctx, func).returns(ctx.facts.m.funcs[func].body);
+  memo[func] = r ? 2 : 1;
+  return r;
+}
+
 }  // namespace
 
 void check_LL102(CheckContext& ctx) {
-  const Module& m = ctx.facts.m;
+  const Facts& f = ctx.facts;
+  const Module& m = f.m;
   History(ctx, kNone).run(m.body);
-  for (Id f = 0; f < m.funcs.size(); ++f) History(ctx, f).run(m.funcs[f].body);
+  for (Id fn = 0; fn < m.funcs.size(); ++fn) {
+    History(ctx, fn).run(m.funcs[fn].body);
+  }
 }
 
 }  // namespace ll

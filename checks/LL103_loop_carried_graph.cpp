@@ -1,5 +1,6 @@
 // LL103 loop-carried-graph: a value produced by a model forward in one iteration is fed
 // back into the model in the next one without being detached, so the graph grows.
+#include <map>
 #include <set>
 
 #include "checks/common.hpp"
@@ -33,23 +34,34 @@ void check_LL103(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<Id> reported;
   auto backward = [&](const CallSite& c) { return f.is_backward(c); };
-  // In a loop that back-propagates, any same-file or parameter callable fed its own output
-  // (`h = cell(x, h)`) is a forward; elsewhere only known models count.
-  auto forward_call = [&](const CallSite& c, bool loop_trains) {
+  auto retain = [&](const CallSite& c) {
+    return f.is_backward(c) && f.arg(c.call, static_cast<size_t>(-1), "retain_graph") != kNone;
+  };
+  // Known models are forwards; a plain local callable fed its own output counts only in a
+  // loop that retains graphs or when it is named like a recurrent cell (`h = cell(x, h)`).
+  auto forward_call = [&](const CallSite& c, bool loop_retains) {
     if (f.is_model_call(c)) return true;
-    if (!loop_trains) return false;
     const Expr& callee = f.e(f.e(c.call).kids[0]);
-    if (!callee.qname.empty()) return false;
-    if (callee.kind == ExprKind::Name)
-      return callee.text != "len" && callee.text != "range" && callee.text != "float" && callee.text != "int" &&
-             callee.text != "tuple" && callee.text != "list" && callee.text != "zip" && callee.text != "print";
-    return callee.kind == ExprKind::Attribute && f.dotted(f.e(c.call).kids[0]).rfind("self.", 0) == 0 &&
-           f.dotted(f.e(c.call).kids[0]).find('.', 5) == std::string::npos;
+    if (!callee.qname.empty() || callee.kind != ExprKind::Name || f.is_function_name(c.func, callee.text)) return false;
+    if (loop_retains) return true;
+    for (const auto& t : Facts::name_tokens(callee.text))
+      if (t == "cell" || t == "rnn" || t == "lstm" || t == "gru") return true;
+    return false;
   };
   for (int li = 0; li < static_cast<int>(f.loops.size()); ++li) {
     const Loop& L = f.loops[li];
     if (L.stmt == kNone) continue;
     bool trains = f.loop_reaches(li, backward);
+    bool retains = f.loop_reaches(li, retain);
+    // Unrolling inside a module's forward, and loops over layers, are the model itself.
+    if (f.func_is_method_of_module(L.func) && !trains) continue;
+    std::set<std::string> loop_targets;
+    for (Id t : f.m.s(L.stmt).targets)
+      for_each_expr(f.m, t, [&](Id y) {
+        std::string d = f.dotted(y);
+        if (!d.empty()) loop_targets.insert(d);
+        return true;
+      });
     // Statement order inside the loop.
     std::vector<Id> order = L.stmts;
     auto pos = [&](Id sid) {
@@ -57,7 +69,8 @@ void check_LL103(CheckContext& ctx) {
         if (order[i] == sid) return static_cast<int>(i);
       return -1;
     };
-    // Variables assigned from a grad-enabled forward in this loop, and where.
+    // Per name: the first assignment of any kind in the iteration, and forward assignments.
+    std::map<std::string, int> first_assign;
     std::vector<std::pair<std::string, Id>> carried;
     std::set<std::string> reset;
     for (Id sid : order) {
@@ -66,7 +79,9 @@ void check_LL103(CheckContext& ctx) {
       bool off = si != f.stmt_index.end() && f.grad_off(f.stmt_sites[si->second]);
       if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call &&
           f.callee_attr(s.value) == "detach_") {
-        reset.insert(f.dotted(f.callee_receiver(s.value)));
+        Id r = f.callee_receiver(s.value);
+        while (r != kNone && f.e(r).kind == ExprKind::Subscript) r = f.e(r).kids[0];  // hidden[0].detach_()
+        reset.insert(f.dotted(r));
         continue;
       }
       if (s.kind == StmtKind::Delete) {
@@ -80,20 +95,24 @@ void check_LL103(CheckContext& ctx) {
       bool forward = false;
       if (v.kind == ExprKind::Call && !off) {
         auto ci = f.call_index.find(s.value);
-        forward = ci != f.call_index.end() && forward_call(f.calls[ci->second], trains);
+        forward = ci != f.call_index.end() && forward_call(f.calls[ci->second], retains);
       }
       for (const auto& n : names) {
+        if (!first_assign.count(n)) first_assign[n] = pos(sid);
         if (forward) carried.emplace_back(n, sid);
         else reset.insert(n);  // re-initialised or detached (`h = h.detach()`, `h = None`)
       }
     }
     if (carried.empty()) continue;
-    auto retain = [&](const CallSite& c) {
-      return f.is_backward(c) && f.arg(c.call, static_cast<size_t>(-1), "retain_graph") != kNone;
-    };
+    // Only loops that train, or evaluation loops running with grad enabled, grow a graph
+    // that nobody frees.
     for (int ci : L.calls) {
       const CallSite& c = f.calls[ci];
-      if (f.grad_off(c) || c.in_lambda || !forward_call(c, trains)) continue;
+      if (f.grad_off(c) || c.in_lambda || !forward_call(c, retains)) continue;
+      if (!trains && eval_loop_reason(f, c).empty()) continue;
+      // `for layer in layers: x = layer(x)`: a different module each iteration.
+      Id callee = f.e(c.call).kids[0];
+      if (loop_targets.count(f.dotted(callee))) continue;
       int use = pos(c.stmt);
       if (use < 0) continue;
       const Expr& call = f.e(c.call);
@@ -101,7 +120,8 @@ void check_LL103(CheckContext& ctx) {
         if (reset.count(name)) continue;
         bool fed = false;
         for (size_t k = 1; k < call.kids.size() && !fed; ++k) fed = mentions(f, call.kids[k], name);
-        if (!fed || use > pos(assign)) continue;  // used after this iteration's assignment: no carry
+        // The value used must still be the previous iteration's: no assignment before the use.
+        if (!fed || use > pos(assign) || first_assign[name] < use) continue;
         if (!reported.insert(c.stmt).second) continue;
         Finding* fd = ctx.report(
             "LL103", f.m.s(c.stmt).range,

@@ -44,6 +44,9 @@ void check_LL201(CheckContext& ctx) {
     int loop = c.loop;
     while (loop >= 0 && !f.loop_reaches(loop, backward)) loop = f.loops[loop].parent;
     bool fire = false;
+    // An optimizer constructed inside the loop starts fresh every iteration (per-step
+    // guidance, per-configuration sweeps): nothing accumulates across updates it sees.
+    if (loop >= 0 && assigned_in_loop(f, loop, name)) continue;
     if (loop >= 0) {
       fire = !loop_resets(f, loop, name);
     } else if (c.func != kNone && f.reaches(c.func, backward)) {

@@ -11,8 +11,16 @@ struct Event {
   Id call;
 };
 
+bool ends_with_jump(const Facts& f, const std::vector<Id>& body) {
+  if (body.empty()) return false;
+  StmtKind k = f.m.s(body.back()).kind;
+  return k == StmtKind::Continue || k == StmtKind::Break || k == StmtKind::Return || k == StmtKind::Raise;
+}
+
 void linearize(const Facts& f, const std::vector<Id>& body, std::vector<Event>& out, int depth) {
   if (depth > kMaxDepth) return;
+  // A block that ends in continue/break/return/raise never reaches what follows it.
+  if (depth > 0 && ends_with_jump(f, body)) return;
   for (Id sid : body) {
     const Stmt& s = f.m.s(sid);
     if (s.kind == StmtKind::For || s.kind == StmtKind::While || s.kind == StmtKind::FunctionDef ||

@@ -72,6 +72,57 @@ bool stays_on_cpu(const Facts& f, Id value, const std::vector<Id>& stmts, const 
   return true;
 }
 
+// Does the value create or load a model (or a pipeline holding models)?
+bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int depth = 0) {
+  if (v == kNone || depth > 6 || f.e(v).kind != ExprKind::Call) return false;
+  std::string q = f.callee_qual(v);
+  std::string a = f.callee_attr(v);
+  // Moving or switching mode keeps the same object: look through to what is moved.
+  if (a == "to" || a == "cuda" || a == "eval" || a == "half" || a == "float" || a == "train" || a == "bfloat16")
+    return loads_model(f, func, f.callee_receiver(v), target, depth + 1);
+  // Wrappers of another model are not a new model.
+  if (q == "torch.compile" || q == "torch.jit.script" || q == "torch.jit.trace" || q == "torch.nn.DataParallel" ||
+      q == "torch.nn.parallel.DistributedDataParallel")
+    return false;
+  if (a == "from_pretrained" || a == "from_config" || a == "from_single_file") {
+    Id r = f.callee_receiver(v);
+    std::string rq = f.qual(r);
+    std::string rd = rq.empty() ? f.dotted(r) : rq;
+    for (std::string_view bad : {"Tokenizer", "Processor", "FeatureExtractor", "Config", "Scheduler", "Extractor"})
+      if (rd.find(bad) != std::string::npos) return false;
+    for (const auto& t : Facts::name_tokens(f.last_component(rd)))
+      if (t == "tokenizer" || t == "processor" || t == "config" || t == "scheduler" || t == "extractor") return false;
+    return true;
+  }
+  if (q == "torch.jit.load" || q == "torch.hub.load" || q == "timm.create_model" ||
+      q.rfind("torchvision.models.", 0) == 0)
+    return true;
+  bool model_named = f.is_model_value(func, v) && !target.empty();
+  (void)model_named;
+  // Anything else counts only when the name it is bound to is a model's (`model = build(cfg)`).
+  const Expr& callee = f.e(f.e(v).kids[0]);
+  std::string_view cname = callee.kind == ExprKind::Name ? std::string_view(callee.text)
+                           : callee.kind == ExprKind::Attribute ? std::string_view(callee.text) : std::string_view();
+  bool builder = false;
+  auto ctoks = Facts::name_tokens(cname);
+  if (!ctoks.empty() && (ctoks.back() == "model" || ctoks.back() == "pipeline" || ctoks.back() == "net" ||
+                         ctoks.back() == "network"))
+    builder = true;  // build_model(cfg), load_pipeline(name); not model_cls()
+  if (q == "torch.load") builder = true;
+  if (!builder && callee.kind == ExprKind::Name && q.empty())
+    for (Id k = 0; k < f.m.classes.size(); ++k)
+      if (f.m.classes[k].name == callee.text && f.is_module_class(k)) builder = true;
+  if (!builder) return false;
+  // ... and the target is a model's name.
+  std::string_view last = f.last_component(target);
+  for (const auto& t : Facts::name_tokens(last))
+    if (t == "model" || t == "net" || t == "pipeline" || t == "pipe" || t == "network" || t == "generator" ||
+        t == "encoder" || t == "decoder" || t == "backbone")
+      return last.find("state") == std::string_view::npos && last.find("cfg") == std::string_view::npos &&
+             last.find("config") == std::string_view::npos;
+  return false;
+}
+
 void report(CheckContext& ctx, Id sid, const std::string& d) {
   ctx.report("LL301", ctx.facts.m.s(sid).range,
              "`" + d + "` is rebound to a new model while the previous one is still referenced: the old model stays "
@@ -93,12 +144,17 @@ void check_LL301(CheckContext& ctx) {
     if (d.empty()) continue;
     // Wrapping or moving the same model (`model = model.cuda()`, `model = DDP(model)`) is no switch.
     if (mentions(f, s.value, d)) continue;
-    if (!f.is_model_value(site.func, s.value)) continue;
+    if (!loads_model(f, site.func, s.value, d)) continue;
+    // A module's own methods build and replace its layers (`self.fc = nn.Identity()`).
+    if (f.func_is_method_of_module(site.func)) continue;
     if (site.loop >= 0) {
       const Loop& L = f.loops[site.loop];
       if (L.stmt == kNone) continue;
       if (stays_on_cpu(f, s.value, L.stmts, d)) continue;
-      if (releases(f, L.stmts, d, UINT32_MAX) || stored(f, L.stmts, d)) continue;
+      // Released in the iteration, or kept on purpose (an ensemble) in any enclosing loop.
+      bool kept = releases(f, L.stmts, d, UINT32_MAX);
+      for (int l = site.loop; l >= 0 && !kept; l = f.loops[l].parent) kept = stored(f, f.loops[l].stmts, d);
+      if (kept) continue;
       report(ctx, site.stmt, d);
       continue;
     }
@@ -110,10 +166,11 @@ void check_LL301(CheckContext& ctx) {
     for (const StmtSite& o : f.stmt_sites)
       if (o.func == site.func) method_stmts.push_back(o.stmt);
     if (releases(f, method_stmts, d, s.range.begin)) continue;
-    // Some other statement of the class binds it too (an existing model is replaced).
+    // Another method of the class binds it to a model too (an existing model is replaced;
+    // a previous `None` is lazy initialisation, not a switch).
     bool existing = false;
     for (const StmtSite& o : f.stmt_sites) {
-      if (o.stmt == site.stmt || o.func == kNone || f.m.funcs[o.func].cls != fn.cls) continue;
+      if (o.func == site.func || o.func == kNone || f.m.funcs[o.func].cls != fn.cls) continue;
       const Stmt& os = f.m.s(o.stmt);
       if (os.kind == StmtKind::Assign)
         for (Id ot : os.targets)

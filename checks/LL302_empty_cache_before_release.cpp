@@ -1,5 +1,7 @@
 // LL302 empty-cache-before-release: empty_cache() runs while the object it should free is
 // still referenced; the reference is dropped only afterwards in the same block.
+#include <set>
+
 #include "checks/common.hpp"
 
 namespace ll {
@@ -21,13 +23,54 @@ std::string released_name(const Facts& f, Id stmt) {
   return "";
 }
 
+bool binds(const Facts& f, Id stmt, const std::string& name) {
+  const Stmt& s = f.m.s(stmt);
+  if (s.kind != StmtKind::Assign && s.kind != StmtKind::For && s.kind != StmtKind::With &&
+      s.kind != StmtKind::AnnAssign)
+    return false;
+  bool hit = false;
+  for (Id t : s.targets)
+    for_each_expr(f.m, t, [&](Id y) {
+      if (f.dotted(y) == name) hit = true;
+      return !hit && (f.e(y).kind == ExprKind::Sequence || f.e(y).kind == ExprKind::Starred);
+    });
+  return hit;
+}
+
+// Was `name` holding an object when empty_cache() ran: bound earlier in the function
+// (at any nesting), a parameter, or an attribute?
+bool live_before(const Facts& f, Id call_stmt, const std::string& name, Id func) {
+  if (name.find('.') != std::string::npos) return true;
+  uint32_t at = f.m.s(call_stmt).range.begin;
+  for (const StmtSite& site : f.stmt_sites)
+    if (site.func == func && f.m.s(site.stmt).range.begin < at && binds(f, site.stmt, name)) return true;
+  if (func != kNone)
+    for (const auto& p : f.m.funcs[func].params)
+      if (p == name) return true;
+  return false;
+}
+
 void check_block(CheckContext& ctx, const std::vector<Id>& body) {
   const Facts& f = ctx.facts;
   for (size_t i = 0; i < body.size(); ++i) {
     if (!is_empty_cache(f, body[i])) continue;
+    auto si = f.stmt_index.find(body[i]);
+    Id func = si == f.stmt_index.end() ? kNone : f.stmt_sites[si->second].func;
+    std::set<std::string> rebound;
     for (size_t j = i + 1; j < body.size(); ++j) {
       std::string name = released_name(f, body[j]);
-      if (name.empty()) continue;
+      if (name.empty()) {
+        const Stmt& s = f.m.s(body[j]);
+        if (s.kind == StmtKind::Assign)
+          for (Id t : s.targets) rebound.insert(f.dotted(t));
+        continue;
+      }
+      // `x = None` that initialises a new name, or releases an object bound after the
+      // empty_cache() call, says nothing about what was live at the call.
+      if (rebound.count(name) || !live_before(f, body[i], name, func)) {
+        rebound.insert(name);
+        continue;
+      }
       Finding* fd = ctx.report(
           "LL302", f.e(f.m.s(body[i]).value).range,
           "`empty_cache()` runs while `" + name + "` is still referenced (it is released only afterwards): "

@@ -40,7 +40,6 @@ void check_LL402(CheckContext& ctx) {
       for (int li : loaders_of_class(f, cls))
         if (li == static_cast<int>(&c - f.calls.data()) && !copy_on_access_sites(f, cls).empty())
           copy_on_access = true;
-    if (copy_on_access) continue;
     long workers = workers_of(f, c);
     Id nw = f.arg(c.call, 5, "num_workers");
     Id pf = f.arg(c.call, static_cast<size_t>(-1), "prefetch_factor");
@@ -58,7 +57,8 @@ void check_LL402(CheckContext& ctx) {
             "its own copy of the dataset object and up to prefetch_factor batches in flight, so host RAM grows with "
             "the core count" + pin + " (host memory, not GPU memory); cap it, e.g. `min(" +
             std::to_string(f.cfg.max_workers) + ", os.cpu_count())`";
-    } else if (workers > f.cfg.max_workers) {
+    } else if (workers > f.cfg.max_workers && !copy_on_access) {
+      // (A dataset that LL403 flags already carries this loader's per-worker finding.)
       msg = "`num_workers=" + std::to_string(workers) + "` is above the budget of " + std::to_string(f.cfg.max_workers) +
             " (max-workers): each worker is a separate process with its own copy of the dataset object and " +
             (prefetch > 0 ? std::to_string(workers * prefetch) : std::string("several")) +

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "checks/facts.hpp"
@@ -16,6 +17,9 @@ class CheckContext {
       : facts(f), source(source), out_(out) {}
   const Facts& facts;
   std::string_view source;
+  // Per-file memo for interprocedural questions (e.g. LL102: does a function return a
+  // value that carries autograd history?): 0 computing, 1 no, 2 yes.
+  std::unordered_map<Id, int> returns_history_memo;
 
   // Adds a finding (severity from the registry and configuration) unless the rule is
   // disabled for this file. Returns the finding for notes/fixes, or nullptr.

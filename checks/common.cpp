@@ -8,7 +8,8 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (f.loop_reaches(c.loop, trains)) return "";
   if (c.func != kNone) {
     const std::string& name = f.m.funcs[c.func].name;
-    if (f.is_eval_function_name(name) && !(f.is_test_file && f.reaches(c.func, trains)))
+    if (f.is_eval_function_name(name) && !(f.is_test_file && f.reaches(c.func, trains)) &&
+        !f.called_from_training(c.func))
       return "in evaluation function `" + name + "`";
   }
   for (int l = c.loop; l >= 0; l = f.loops[l].parent)
@@ -41,7 +42,7 @@ bool iterates_batches(const Facts& f, int loop) {
     if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
       for (const auto& t : Facts::name_tokens(e.text))
         if (t == "loader" || t == "dataloader" || t == "batches" || t == "batch" || t == "dataset" || t == "dl" ||
-            t == "ds" || t == "loaders" || t == "iterator" || t == "data")
+            t == "ds" || t == "loaders" || t == "iterator")
           found = true;
       return !found && e.kind == ExprKind::Attribute;
     }

@@ -1,6 +1,7 @@
 #include "checks/facts.hpp"
 
 #include <algorithm>
+#include <set>
 #include <cctype>
 
 namespace ll {
@@ -92,6 +93,11 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
           if (a != kNone && !(e(a).kind == ExprKind::Literal && e(a).lit == LitKind::True)) enabled_arg = true;
         }
         if (!enabled_arg) decorated_off_[f] = 1;
+      } else {
+        // Project wrappers such as `@smart_inference_mode()` / `@torch_no_grad`.
+        std::string_view last = last_component(q.empty() ? dotted(target) : q);
+        if (last.find("no_grad") != std::string_view::npos || last.find("inference_mode") != std::string_view::npos)
+          decorated_off_[f] = 1;
       }
     }
     Id cls = m.funcs[f].cls;
@@ -171,23 +177,29 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
   switch (s.kind) {
     case StmtKind::For: {
       ex(s.value, off);
+      Id saved_guard = guard_;
+      guard_ = kNone;
       Loop l;
       l.stmt = sid; l.func = func; l.parent = loop; l.iter = s.value; l.range = s.range;
       int li = push_loop(std::move(l));
       for (Id t : s.targets) walk_expr(t, sid, func, li, off, handler, false);
       bool inner = off;
       walk_body(s.body, func, li, inner, handler);
+      guard_ = saved_guard;
       bool after = off;
       walk_body(s.orelse, func, loop, after, handler);
       break;
     }
     case StmtKind::While: {
+      Id saved_guard = guard_;
+      guard_ = kNone;
       Loop l;
       l.stmt = sid; l.func = func; l.parent = loop; l.range = s.range;
       int li = push_loop(std::move(l));
       walk_expr(s.value, sid, func, li, off, handler, false);
       bool inner = off;
       walk_body(s.body, func, li, inner, handler);
+      guard_ = saved_guard;
       bool after = off;
       walk_body(s.orelse, func, loop, after, handler);
       break;
@@ -206,8 +218,14 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
     case StmtKind::If: {
       ex(s.value, off);
       bool a = off, b = off;
+      Id saved = guard_;
+      if (loop >= 0) guard_ = s.value;
       walk_body(s.body, func, loop, a, handler);
       walk_body(s.orelse, func, loop, b, handler);
+      guard_ = saved;
+      // A grad switch in either branch (`if cond: stack.enter_context(torch.no_grad())`)
+      // is taken as the intent for what follows.
+      off = off || a || b;
       break;
     }
     case StmtKind::Try: {
@@ -246,6 +264,12 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
       bool inner = off;
       walk_body(s.body, func, loop, inner, handler);
       // `torch.set_grad_enabled(False)` as a statement switches grad mode for what follows.
+      if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call &&
+          callee_attr(s.value) == "enter_context") {
+        bool dis = false;
+        Id a = arg(s.value, 0);
+        if (a != kNone && grad_item_effect(a, &dis)) off = dis;
+      }
       if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call) {
         std::string q = callee_qual(s.value);
         if (q == "torch.set_grad_enabled" || q == "torch.autograd.set_grad_enabled") {
@@ -274,7 +298,7 @@ void Facts::walk_expr(Id root, Id stmt, Id func, int loop, bool off, int handler
     if (x.kind == ExprKind::Call) {
       CallSite c;
       c.call = it.id; c.stmt = stmt; c.func = func; c.loop = it.lambda ? -1 : it.loop;
-      c.local_off = off; c.in_lambda = it.lambda; c.try_handler = handler;
+      c.local_off = off; c.in_lambda = it.lambda; c.try_handler = handler; c.guard = guard_;
       int ci = static_cast<int>(calls.size());
       call_index[it.id] = ci;
       calls.push_back(c);
@@ -366,7 +390,10 @@ void Facts::resolve_calls() {
     Id callee = e(c.call).kids[0];
     const Expr& ce = e(callee);
     Id target = kNone;
-    if (ce.kind == ExprKind::Name && ce.qname.empty()) {
+    if (ce.kind == ExprKind::Name && ce.text == "self" && class_of(c.func) != kNone) {
+      for (Id f : m.classes[class_of(c.func)].methods)
+        if (m.funcs[f].name == "__call__") target = f;
+    } else if (ce.kind == ExprKind::Name && ce.qname.empty()) {
       // Nested function of the enclosing function first, then module level.
       for (Id f = 0; f < m.funcs.size() && target == kNone; ++f)
         if (m.funcs[f].parent == c.func && c.func != kNone && m.funcs[f].name == ce.text) target = f;
@@ -615,16 +642,42 @@ bool Facts::name_looks_like_model(std::string_view d) const {
   auto toks = name_tokens(last);
   if (!toks.empty() && in(toks[0], {"build", "create", "get", "make", "load", "init", "setup", "prepare",
                                      "compute", "run", "train", "evaluate", "save", "export", "wrap", "to",
-                                     "is", "has", "num", "n"}))
+                                     "is", "has", "num", "n", "extract", "unwrap", "convert", "freeze", "apply",
+                                     "instantiate", "resolve", "count", "check", "update", "register"}))
     return false;
+  // `model_cls`, `model_fn`, `model_name`, `model_config`: about a model, not one.
+  if (!toks.empty() && in(toks.back(), {"cls", "class", "fn", "factory", "builder", "type", "name", "path", "id",
+                                        "config", "cfg", "dir", "kwargs", "args", "names", "paths", "ids", "dtype",
+                                        "device", "state", "params", "output", "outputs", "pred", "preds", "out"}))
+    return false;
+  for (const auto& t : toks)
+    if (t == "tokenizer" || t == "processor" || t == "pipeline" || t == "pipe") return false;
   for (const auto& extra : cfg.model_names)
     if (last == extra || d == extra) return true;
   if (in(last, {"model", "net", "network", "encoder", "decoder", "generator", "backbone",
                 "discriminator", "classifier", "module", "teacher", "student"}))
     return last != "module" || starts_with(d, "self.") || d == "module";
-  if (ends_with(last, "_model") || starts_with(last, "model_") || ends_with(last, "_net") ||
+  if (ends_with(last, "_model") || ends_with(last, "_net") ||
       ends_with(last, "_encoder") || ends_with(last, "_decoder") || ends_with(last, "_backbone"))
     return true;
+  return false;
+}
+
+// `AutoTokenizer.from_pretrained` and friends load things that are not torch modules
+// (tokenizers, processors, configs, schedulers, pipelines that run under no_grad
+// themselves, Flax/TF models).
+bool Facts::not_a_torch_model(Id receiver) const {
+  if (receiver == kNone) return false;
+  std::string q = qual(receiver);
+  std::string d = q.empty() ? dotted(receiver) : q;
+  std::string_view last = last_component(d);
+  for (std::string_view bad : {"Tokenizer", "Processor", "FeatureExtractor", "Config", "Scheduler", "Pipeline",
+                               "Extractor", "Encoding"})
+    if (last.find(bad) != std::string_view::npos) return true;
+  if (starts_with(last, "Flax") || starts_with(last, "TF")) return true;
+  for (const auto& t : name_tokens(last))
+    if (t == "tokenizer" || t == "processor" || t == "config" || t == "scheduler" || t == "pipe" || t == "pipeline")
+      return true;
   return false;
 }
 
@@ -647,7 +700,8 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
         q == "torch.compile")
       return true;
   }
-  if (attr == "from_pretrained") return true;
+  if (attr == "from_pretrained" || attr == "from_config" || attr == "from_single_file")
+    return !not_a_torch_model(callee_receiver(v));
   if (in(attr, {"to", "cuda", "eval", "half", "float", "double", "train", "cpu", "bfloat16", "requires_grad_"})) {
     Id r = callee_receiver(v);
     return r != kNone && is_model_producer(func, r, depth + 1);
@@ -676,6 +730,7 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
   std::string d = dotted(x);
   if (d.empty()) return false;
   if (!ex.qname.empty()) return false;  // an imported function or class, not a model instance
+  if (ex.kind == ExprKind::Name && is_function_name(func, ex.text)) return false;
   if (eval_called_before(func, d, UINT32_MAX)) return true;
   auto vals = bindings(func, d);
   bool known_other = false;
@@ -691,11 +746,20 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
         known_other = true;
       if (starts_with(q, "torch.nn.") && ends_with(q, "Loss")) known_other = true;
       if (starts_with(q, "torch.optim") || starts_with(q, "torch.utils.data")) known_other = true;
+      std::string a = callee_attr(v);
+      if ((a == "from_pretrained" || a == "from_config") && not_a_torch_model(callee_receiver(v))) known_other = true;
     }
   }
   if (known_other) return false;
   if (d == "self" && func != kNone && is_module_class(class_of(func))) return true;
   return name_looks_like_model(d);
+}
+
+bool Facts::is_function_name(Id func, const std::string& name) const {
+  if (module_funcs_.count(name)) return true;
+  for (Id f = 0; f < m.funcs.size(); ++f)
+    if (m.funcs[f].parent != kNone && m.funcs[f].name == name) return true;
+  return false;
 }
 
 bool Facts::is_model_value(Id func, Id x) const { return is_model_value_rec(func, x, 0); }
@@ -714,6 +778,58 @@ bool Facts::is_model_call(const CallSite& c) const {
   if (ce.kind == ExprKind::Name || ce.kind == ExprKind::Attribute || ce.kind == ExprKind::Subscript) {
     if (ce.kind == ExprKind::Name && ce.text == "self") return func_is_method_of_module(c.func);
     return is_model_value(c.func, callee);
+  }
+  return false;
+}
+
+bool Facts::called_from_training(Id func) const {
+  // A caller that back-propagates through what the function returned
+  // (`masks = self.make_masks(x); loss_fn(masks).backward()`).
+  if (func == kNone) return false;
+  for (int ci : callers_[func]) {
+    const CallSite& c = calls[ci];
+    if (c.func == func || c.stmt == kNone) continue;
+    std::set<std::string> names;
+    const Stmt& st = m.s(c.stmt);
+    if (st.kind == StmtKind::Assign)
+      for (Id t : st.targets)
+        for_each_expr(m, t, [&](Id y) {
+          std::string d = dotted(y);
+          if (!d.empty()) names.insert(d);
+          return e(y).kind == ExprKind::Sequence;
+        });
+    for (int cj = 0; cj < static_cast<int>(calls.size()); ++cj) {
+      const CallSite& b = calls[cj];
+      if (b.func != c.func || !is_backprop(b)) continue;
+      if (b.stmt == c.stmt) return true;  // `loss_fn(self.f(x)).backward()`
+      bool uses = false;
+      for_each_expr(m, b.call, [&](Id y) {
+        if (names.count(dotted(y))) uses = true;
+        return !uses;
+      });
+      if (uses) return true;
+      // One hop: `loss = loss_fn(masks)` then `loss.backward()`.
+      for (const StmtSite& ss : stmt_sites) {
+        if (ss.func != c.func) continue;
+        const Stmt& a = m.s(ss.stmt);
+        if (a.kind != StmtKind::Assign || a.value == kNone) continue;
+        bool from = false;
+        for_each_expr(m, a.value, [&](Id y) {
+          if (names.count(dotted(y))) from = true;
+          return !from;
+        });
+        if (!from) continue;
+        for (Id t : a.targets) {
+          std::string d = dotted(t);
+          bool hit = false;
+          for_each_expr(m, b.call, [&](Id y) {
+            if (!d.empty() && dotted(y) == d) hit = true;
+            return !hit;
+          });
+          if (hit) return true;
+        }
+      }
+    }
   }
   return false;
 }
@@ -820,7 +936,8 @@ bool Facts::is_grad_reset(const CallSite& c, Id* optimizer) const {
 
 bool Facts::is_backward(const CallSite& c) const {
   std::string a = callee_attr(c.call);
-  if (a == "backward" || a == "manual_backward") return true;
+  // mmengine's OptimWrapper.update_params(loss) runs backward() and step().
+  if (a == "backward" || a == "manual_backward" || a == "update_params") return true;
   std::string q = callee_qual(c.call);
   return q == "torch.autograd.backward";
 }
@@ -865,6 +982,9 @@ bool Facts::loop_reaches(int loop, const std::function<bool(const CallSite&)>& p
 bool Facts::is_eval_function_name(std::string_view name) const {
   for (const auto& n : cfg.eval_function_names)
     if (n == name) return true;
+  // Test functions (`test_*`) are not evaluation functions by their name alone.
+  if (starts_with(name, "test_") && name != "test_epoch" && name != "test_one_epoch" && name != "test_loop")
+    return false;
   bool pytest_name = starts_with(name, "test_") || name == "test";
   auto toks = name_tokens(name);
   for (const auto& t : toks) {
@@ -891,10 +1011,17 @@ bool Facts::is_eval_source(Id iter) const {
       std::string_view name = ex.kind == ExprKind::Name ? std::string_view(ex.text) : std::string_view(ex.text);
       for (const auto& n : cfg.eval_loader_names)
         if (n == name) found = true;
-      for (const auto& t : name_tokens(name))
+      auto toks = name_tokens(name);
+      bool evalish = false, dataish = toks.size() == 1;
+      for (const auto& t : toks) {
         if (in(t, {"val", "valid", "validation", "test", "testing", "eval", "evaluation", "dev", "infer",
                    "inference", "predict", "prediction", "holdout", "heldout"}))
-          found = true;
+          evalish = true;
+        if (in(t, {"loader", "dataloader", "dl", "data", "dataset", "ds", "iter", "iterator", "batches", "set",
+                   "split", "samples", "examples", "images", "loaders", "gen", "stream", "queue"}))
+          dataish = true;
+      }
+      if (evalish && dataish) found = true;
       return !found && ex.kind == ExprKind::Attribute;
     }
     return true;

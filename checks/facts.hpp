@@ -37,6 +37,7 @@ struct CallSite {
   bool in_lambda = false;
   int try_handler = -1;  // index into Facts::handlers when inside an except clause
   Id target_func = kNone;  // same-file function this call resolves to
+  Id guard = kNone;        // condition of the innermost `if` around the call inside its loop
 };
 
 struct StmtSite {
@@ -103,6 +104,10 @@ class Facts {
   bool is_model_value(Id func, Id expr) const;
   bool is_model_call(const CallSite& c) const;       // a forward: model(x) / model.forward(x)
   bool func_is_method_of_module(Id func) const;
+  // Is a same-file caller of `func` a function that back-propagates?
+  bool called_from_training(Id func) const;
+  bool is_function_name(Id func, const std::string& name) const;
+  bool not_a_torch_model(Id receiver) const;
   bool is_loaded_model(Id func, Id expr) const;      // obtained by loading weights
   bool is_optimizer(Id func, Id expr) const;
   // For `opt.step()` / `scaler.step(opt)`: the optimizer expression; kNone otherwise.
@@ -155,6 +160,7 @@ class Facts {
   std::vector<std::unordered_map<std::string, std::vector<Id>>> class_bind_;  // self.x
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
   bool file_trains_ = false;
+  Id guard_ = kNone;  // while walking: the innermost `if` condition inside the current loop
 };
 
 // Walks an expression tree (pre-order) without recursion.
