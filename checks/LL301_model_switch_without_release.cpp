@@ -113,14 +113,17 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
     for (Id k = 0; k < f.m.classes.size(); ++k)
       if (f.m.classes[k].name == callee.text && f.is_module_class(k)) builder = true;
   if (!builder) return false;
-  // ... and the target is a model's name.
-  std::string_view last = f.last_component(target);
-  for (const auto& t : Facts::name_tokens(last))
-    if (t == "model" || t == "net" || t == "pipeline" || t == "pipe" || t == "network" || t == "generator" ||
-        t == "encoder" || t == "decoder" || t == "backbone")
-      return last.find("state") == std::string_view::npos && last.find("cfg") == std::string_view::npos &&
-             last.find("config") == std::string_view::npos;
-  return false;
+  // Unwrapping or assembling from models that already exist (`unwrap_model(model)`,
+  // `Pipeline(unet=unet, vae=vae)`) creates nothing new.
+  const Expr& call = f.e(v);
+  for (size_t k = 1; k < call.kids.size(); ++k)
+    if (f.is_model_value(func, call.kids[k])) return false;
+  // ... and the target is a model's name (`model`, `teacher_net`; not `model_output`).
+  auto toks = Facts::name_tokens(f.last_component(target));
+  if (toks.empty()) return false;
+  const std::string& t = toks.back();
+  return t == "model" || t == "net" || t == "pipeline" || t == "pipe" || t == "network" || t == "generator" ||
+         t == "encoder" || t == "decoder" || t == "backbone";
 }
 
 void report(CheckContext& ctx, Id sid, const std::string& d) {

@@ -617,6 +617,9 @@ bool Facts::class_derives(Id cls, std::initializer_list<std::string_view> suffix
 
 bool Facts::is_module_class(Id cls) const {
   if (cls == kNone) return false;
+  // A class that defines forward() is a module whatever its (imported) bases are called.
+  for (Id f : m.classes[cls].methods)
+    if (m.funcs[f].name == "forward") return true;
   for (int hops = 0; cls != kNone && hops < 16; ++hops) {
     Id next = kNone;
     for (Id b : m.classes[cls].bases) {
