@@ -269,8 +269,9 @@ class History {
     Finding* fd = ctx_.report(
         "LL102", f_.m.s(sid).range,
         "`" + base + "` " + verb + " `" + shown +
-            "`, which carries autograd history: each iteration's computation graph (every saved activation) "
-            "stays reachable through `" + base + "`, so memory grows every iteration until it is released; " +
+            "`, which carries autograd history: each iteration's graph stays reachable through `" + base +
+            "` (every saved activation until backward() runs on it, its autograd nodes after), so memory grows "
+            "every iteration until it is released; " +
             cure);
     if (!fd) return;
     const Expr& v = f_.e(value);

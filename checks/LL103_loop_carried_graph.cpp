@@ -126,8 +126,9 @@ void check_LL103(CheckContext& ctx) {
         Finding* fd = ctx.report(
             "LL103", f.m.s(c.stmt).range,
             "`" + name + "` comes from the previous iteration's forward and is fed back into the model without "
-            "`.detach()`: the graph grows by one step every iteration, so memory and backward time grow without "
-            "bound; detach it each iteration (`" + name + " = " + name + ".detach()`, truncated BPTT)");
+            "`.detach()`: the graph grows by one step every iteration, so backward() either fails on the earlier "
+            "steps' freed buffers or, with retain_graph=True, memory and backward time grow without bound; detach "
+            "it each iteration (`" + name + " = " + name + ".detach()`, truncated BPTT)");
         if (fd)
           for (int cj : L.calls)
             if (retain(f.calls[cj])) {

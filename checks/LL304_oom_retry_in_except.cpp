@@ -81,6 +81,9 @@ void check_LL304(CheckContext& ctx) {
     if (f.is_model_call(c)) retry = "forward";
     else if (f.is_backward(c)) retry = "backward";
     else if (c.func != kNone && c.target_func == c.func) retry = "call of `" + f.m.funcs[c.func].name + "`";
+    else if (c.target_func != kNone &&
+             f.reaches(c.target_func, [&](const CallSite& x) { return f.is_model_call(x) || f.is_backward(x); }))
+      retry = "call of `" + f.m.funcs[c.target_func].name + "`, which runs the model again";
     if (retry.empty()) continue;
     std::string what = catches_oom(f, tr, h);
     if (what.empty()) continue;

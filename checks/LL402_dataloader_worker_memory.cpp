@@ -66,7 +66,7 @@ void check_LL402(CheckContext& ctx) {
     } else if (workers > 0 && prefetch > 0 && workers * prefetch > f.cfg.max_inflight_batches) {
       msg = "DataLoader keeps up to num_workers x prefetch_factor = " + std::to_string(workers) + " x " +
             std::to_string(prefetch) + " = " + std::to_string(workers * prefetch) +
-            " batches in flight in host RAM, above the budget of " + std::to_string(f.cfg.max_inflight_batches) +
+            " batches in flight in host RAM (plus each worker's own copy of the pages it touches), above the budget of " + std::to_string(f.cfg.max_inflight_batches) +
             " (max-inflight-batches)" + pin + "; this is host memory, not GPU memory — lower prefetch_factor or "
             "num_workers";
     }

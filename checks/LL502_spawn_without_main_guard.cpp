@@ -95,7 +95,8 @@ void check_LL502(CheckContext& ctx) {
     ctx.report("LL502", f.e(c.call).range,
                "processes are started with " + how + " when the module is imported: each child re-imports the main "
                "module and starts processes again, and Python raises \"An attempt has been made to start a new process "
-               "before the current process has finished its bootstrapping phase\"; move this under "
+               "before the current process has finished its bootstrapping phase\" (a Pool may instead hang while its "
+               "workers keep dying at start-up); move this under "
                "`if __name__ == \"__main__\":`");
   }
 }

@@ -277,7 +277,7 @@ def debian_version(package):
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+    ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--leaklint", default=DEFAULT_LEAKLINT,
                     help="path of the leaklint binary (default: build/leaklint)")

@@ -355,6 +355,24 @@ class Mem:
             return True
         return reset_peak_rss()
 
+    def footprint(self):
+        """Memory this process holds from the system: CUDA reserved, or RSS."""
+        if self.cuda:
+            return torch.cuda.memory_reserved(self.device)
+        return rss_bytes()
+
+    def peak_footprint(self):
+        if self.cuda:
+            return torch.cuda.max_memory_reserved(self.device)
+        return hwm_bytes()
+
+    def settle(self):
+        """Collect garbage and (CUDA) return cached blocks, before a footprint baseline."""
+        gc.collect()
+        if self.cuda:
+            torch.cuda.synchronize(self.device)
+            torch.cuda.empty_cache()
+
     def snapshot(self):
         snap = {"rss": rss_bytes(), "hwm": hwm_bytes()}
         if self.cuda:
@@ -579,13 +597,13 @@ class Run:
         return time.perf_counter() - self.t0
 
     def memory_budget(self, budget_bytes):
-        """Context manager: make allocations beyond ``budget_bytes`` more fail.
+        """Context manager: make allocations beyond ``budget_bytes`` fail.
 
-        CUDA: ``torch.cuda.set_per_process_memory_fraction`` (the caching allocator
-        raises ``OutOfMemoryError``). CPU: ``RLIMIT_AS`` set to the current address
-        space plus the budget (the CPU allocator raises ``RuntimeError: ... can't
-        allocate memory``); run one warm-up step first so that threads and malloc
-        arenas already exist.
+        CUDA: ``torch.cuda.set_per_process_memory_fraction`` at the reserved memory plus
+        the budget (the caching allocator raises ``OutOfMemoryError``). CPU:
+        ``RLIMIT_AS`` set to the current address space plus the budget (the CPU
+        allocator raises ``RuntimeError: ... can't allocate memory``); run one warm-up
+        step first so that threads and malloc arenas already exist.
         """
         return _MemoryBudget(self, int(budget_bytes))
 
@@ -598,14 +616,14 @@ class _MemoryBudget:
 
     def __enter__(self):
         run = self.run
+        run.mem.settle()
         if run.cuda:
+            # the caching allocator checks the limit against reserved memory
             total = torch.cuda.get_device_properties(run.device).total_memory
-            used = torch.cuda.memory_allocated(run.device)
-            torch.cuda.empty_cache()
+            used = torch.cuda.memory_reserved(run.device)
             torch.cuda.set_per_process_memory_fraction(min(1.0, (used + self.budget) / total),
                                                        run.device)
         else:
-            gc.collect()
             self._old = resource.getrlimit(resource.RLIMIT_AS)
             limit = proc_status().get("VmSize", 0) + self.budget
             resource.setrlimit(resource.RLIMIT_AS, (limit, self._old[1]))

@@ -175,6 +175,17 @@ in `tests/verify/measure.py`. Every program runs in its own process with a timeo
 """
 
 
+def _rounded(obj):
+    """Floats to 4 significant digits, so that measured.json stays readable."""
+    if isinstance(obj, float):
+        return float(f"{obj:.4g}")
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_rounded(v) for v in obj]
+    return obj
+
+
 def write(outdir, reports, doc):
     os.makedirs(os.path.join(outdir, "plots"), exist_ok=True)
     device = doc["device"]
@@ -275,5 +286,5 @@ def write(outdir, reports, doc):
     with open(os.path.join(outdir, "README.md"), "w") as fh:
         fh.write("\n".join(lines).rstrip() + "\n")
     with open(os.path.join(outdir, "measured.json"), "w") as fh:
-        json.dump(measured, fh, indent=1, default=str)
+        json.dump(_rounded(measured), fh, indent=1, default=str)
         fh.write("\n")

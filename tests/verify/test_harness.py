@@ -162,9 +162,10 @@ class Verdicts(unittest.TestCase):
         self.assertIn("crashed", out.details[0])
 
     def test_children(self):
-        leaky = result(scalars={"exitcodes": [1, 1], "results": []},
+        leaky = result(scalars={"exitcodes": [1, 1], "results": [], "pool_done": False},
                        stderr="RuntimeError: ... finished its bootstrapping phase.")
-        fixed = result(scalars={"exitcodes": [0, 0], "results": [[0, 0], [1, 1]]})
+        fixed = result(scalars={"exitcodes": [0, 0], "results": [[0, 0], [1, 1]],
+                                "pool_done": True})
         self.assertEqual(verdicts.eval_ll502(leaky, fixed, "cpu").verdict, verdicts.CONFIRMED)
 
     def test_slope(self):

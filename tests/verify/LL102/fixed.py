@@ -76,4 +76,4 @@ def scenario(run):
 
 
 if __name__ == "__main__":
-    sys.exit(measure.main(scenario, "LL102", "fixed", iters=600))
+    sys.exit(measure.main(scenario, "LL102", "fixed", iters=400))

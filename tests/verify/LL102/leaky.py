@@ -77,4 +77,4 @@ def scenario(run):
 
 
 if __name__ == "__main__":
-    sys.exit(measure.main(scenario, "LL102", "leaky", iters=600))
+    sys.exit(measure.main(scenario, "LL102", "leaky", iters=400))

@@ -69,10 +69,11 @@ def scenario(run):
     warmup = make_batches([batch], 64)
     run.meter.ignore(model.parameters())
     with run.meter:
+        run.mem.settle()
         run.mem.reset_peak()
-        start = run.mem.now()
+        start = run.mem.footprint()
         train(model, warmup, optimizer, criterion, run.device, run)
-        step_peak = run.mem.peak() - start
+        step_peak = run.mem.peak_footprint() - start
         run.series.clear()
         budget = int(1.5 * step_peak)
         run.set(step_peak_mib=step_peak / measure.MiB, budget_mib=budget / measure.MiB)

@@ -61,4 +61,4 @@ def scenario(run):
 
 
 if __name__ == "__main__":
-    sys.exit(measure.main(scenario, "LL403", "fixed", iters=120))
+    sys.exit(measure.main(scenario, "LL403", "fixed", iters=100))

@@ -1,7 +1,8 @@
 """LL502 fixed: the processes are started from a function called under the main guard.
 
 A spawned child re-imports this module as ``__mp_main__``: the import defines the
-functions and stops at the guard, then the child runs its target.
+functions and stops at the guard, then the child runs its target (``Process`` and
+``Pool`` alike).
 """
 import multiprocessing as mp
 import os
@@ -12,6 +13,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 def square(value, results):
     results.put((value, value * value))
+
+
+def square_value(value):
+    return value * value
 
 
 def scenario(run):
@@ -28,8 +33,14 @@ def scenario(run):
     for worker in workers:
         if worker.is_alive():
             worker.terminate()
+    pool = ctx.Pool(2)
+    pending = pool.map_async(square_value, range(4))
+    pending.wait(timeout=60)
+    pool_done = pending.ready()
+    pool.terminate()
     run.set(exitcodes=[worker.exitcode for worker in workers], results=sorted(received),
-            start_method=ctx.get_start_method())
+            start_method=ctx.get_start_method(), pool_done=pool_done,
+            pool_results=pending.get() if pool_done else None)
 
 
 if __name__ == "__main__":
