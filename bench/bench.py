@@ -139,6 +139,17 @@ class Runner:
         }
 
 
+def count_instructions(cmd, env):
+    """Instructions executed by `cmd` (valgrind cachegrind, no cache simulation)."""
+    r = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no",
+                        "--cachegrind-out-file=/dev/null"] + cmd,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    for line in r.stderr.splitlines():
+        if "I   refs:" in line or "I refs:" in line:
+            return int(line.split(":", 1)[1].strip().replace(",", ""))
+    raise SystemExit("bench: valgrind failed: " + r.stderr[-1000:])
+
+
 def machine():
     model = "unknown"
     try:
@@ -193,6 +204,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--flake8-repeat", type=int, default=1)
     ap.add_argument("--no-flake8", action="store_true")
+    ap.add_argument("--instructions-every", type=int, default=0, metavar="K",
+                    help="also count instructions (valgrind cachegrind) of parse-only and "
+                         "leaklint -j1 over every K-th file: a CPU ratio that other load on "
+                         "the machine cannot disturb")
     ap.add_argument("--markdown-out")
     ap.add_argument("-v", "--verbose", action="store_true")
     a = ap.parse_args()
@@ -262,6 +277,17 @@ def main():
             f8 = ["/usr/bin/python3", "-m", "flake8", "--isolated", "--select=F", "--exit-zero"]
             res["f8j1"] = r.repeat("flake8 -j1", a.flake8_repeat, f8 + ["--jobs=1"] + files, cwd=tmp)
             res["f8j2"] = r.repeat("flake8 -j2", a.flake8_repeat, f8 + ["--jobs=2"] + files, cwd=tmp)
+        if a.instructions_every > 0:
+            sub = files[a.instructions_every - 1::a.instructions_every]
+            sublist = os.path.join(tmp, "subset.txt")
+            with open(sublist, "w") as f:
+                f.write("\n".join(sub) + "\n")
+            # leaklint gets the subset as explicit paths (cross-file facts stay within it).
+            res["ir"] = {
+                "files": len(sub),
+                "parse": count_instructions([a.parse_only, sublist], env),
+                "j1": count_instructions(ll(1, True)[:-1] + sub, env),
+            }
         load_end = loadavg()
         with open(po_out) as f:
             po_line = f.read().strip()
@@ -330,6 +356,12 @@ def main():
     o.append("| cold cache wall / warm cache wall | %s | %s | %s |" % fmt_ratio(v, TARGETS["cache"], True))
     v = res["j2"]["wall"] / res["warm"]["wall"]
     o.append("| --no-cache -j2 wall / warm cache wall (information) | %.2f | | |" % v)
+    if "ir" in res:
+        ir = res["ir"]
+        v = ir["j1"] / ir["parse"]
+        o.append("| leaklint -j1 / parse-only, instructions (valgrind; %d files, every %d-th) | "
+                 "%s | %s | %s |" % ((ir["files"], a.instructions_every) +
+                                     fmt_ratio(v, TARGETS["cpu_vs_parse"], False)))
     o.append("")
     text = "\n".join(o) + "\n"
     sys.stdout.write(text)

@@ -3,7 +3,7 @@
 # machine and on whatever else runs on it).
 #
 #   bench/run_bench.sh [--build DIR] [--repeat N] [--flake8-repeat N] [--no-flake8]
-#                      [--markdown-out FILE] [-v] CORPUS_DIR
+#                      [--instructions-every K] [--markdown-out FILE] [-v] CORPUS_DIR
 #   bench/run_bench.sh --fetch-help      how to obtain the reference corpus
 #
 # CORPUS_DIR holds Python files (any layout); an optional CORPUS_DIR/SOURCES.txt with lines
@@ -14,7 +14,9 @@
 #   leaklint_parse_only (tree-sitter only, 1 thread), leaklint --no-cache -j1 and -j2,
 #   leaklint with a cold then a warm result cache, flake8 --select=F with 1 and 2 jobs,
 # and prints a dated markdown report (corpus, machine, table, ratios vs targets) on stdout;
-# docs/performance.md is written from it.
+# docs/performance.md is written from it. --instructions-every K also counts the
+# instructions (valgrind) of parse-only and leaklint -j1 over every K-th file: a CPU ratio
+# that other load on a shared machine cannot disturb.
 #
 # Needs: a build of leaklint and leaklint_parse_only (bench/CMakeLists.txt; default build
 # dir: build/), /usr/bin/time (Debian package `time`), flake8 for Debian's python3
@@ -61,9 +63,9 @@ while (($#)); do
   case "$1" in
     --fetch-help) fetch_help; exit 0 ;;
     --build) build="$(cd "$2" && pwd)"; shift 2 ;;
-    --repeat|--flake8-repeat|--markdown-out) args+=("$1" "$2"); shift 2 ;;
+    --repeat|--flake8-repeat|--markdown-out|--instructions-every) args+=("$1" "$2"); shift 2 ;;
     --no-flake8|-v|--verbose) args+=("$1"); shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "run_bench: unknown option $1" >&2; exit 2 ;;
     *) corpus="$1"; shift ;;
   esac
@@ -86,6 +88,10 @@ if [[ -z "$parse_only" ]]; then
   for p in "$build/bench/leaklint_parse_only" "$build/leaklint_parse_only"; do
     [[ -x "$p" ]] && { parse_only="$p"; break; }
   done
+fi
+if [[ " ${args[*]-} " == *" --instructions-every "* ]] && ! command -v valgrind >/dev/null; then
+  echo "run_bench: --instructions-every needs valgrind (apt-get install -y valgrind)" >&2
+  exit 2
 fi
 [[ -x /usr/bin/time ]] || { echo "run_bench: needs /usr/bin/time (apt-get install -y time)" >&2; exit 2; }
 if [[ " ${args[*]-} " != *" --no-flake8 "* ]] && ! /usr/bin/python3 -m flake8 --version >/dev/null 2>&1; then

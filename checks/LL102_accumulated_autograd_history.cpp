@@ -371,7 +371,9 @@ class History {
     }
   }
 
-  void walk(const std::vector<Id>& body, int depth) {
+  // `doubled` counts enclosing loops already walked twice: nested loops are walked twice
+  // only a few levels deep, so deeply nested input cannot make this exponential.
+  void walk(const std::vector<Id>& body, int depth, int doubled = 0) {
     if (depth > kMaxDepth) return;
     for (Id sid : body) {
       const Stmt& s = f_.m.s(sid);
@@ -380,15 +382,15 @@ class History {
       update_taint(sid);
       if (s.kind == StmtKind::For || s.kind == StmtKind::While) {
         // Twice, so values carried from one iteration into the next are seen.
-        walk(s.body, depth + 1);
-        walk(s.body, depth + 1);
-        walk(s.orelse, depth + 1);
+        walk(s.body, depth + 1, doubled + 1);
+        if (doubled < 3) walk(s.body, depth + 1, doubled + 1);
+        walk(s.orelse, depth + 1, doubled);
         continue;
       }
-      walk(s.body, depth + 1);
-      walk(s.orelse, depth + 1);
-      for (const auto& h : s.handlers) walk(h.body, depth + 1);
-      walk(s.finalbody, depth + 1);
+      walk(s.body, depth + 1, doubled);
+      walk(s.orelse, depth + 1, doubled);
+      for (const auto& h : s.handlers) walk(h.body, depth + 1, doubled);
+      walk(s.finalbody, depth + 1, doubled);
     }
   }
 };

@@ -27,11 +27,7 @@ void linearize(const Facts& f, const std::vector<Id>& body, std::vector<Event>& 
         s.kind == StmtKind::ClassDef)
       continue;  // other iteration units
     // Calls of this statement itself (not of nested blocks), in source order.
-    std::vector<int> mine;
-    for (const auto& [call, ci] : f.call_index)
-      if (f.calls[ci].stmt == sid) mine.push_back(ci);
-    std::sort(mine.begin(), mine.end());
-    for (int ci : mine) {
+    for (int ci : f.calls_in_stmt[sid]) {
       const CallSite& c = f.calls[ci];
       Id o = kNone;
       if (f.is_backward(c)) out.push_back({Event::Backward, "", c.call});

@@ -39,15 +39,11 @@ std::string catches_oom(const Facts& f, const Stmt& tr, const Handler& h) {
     else types.push_back(h.type);
   }
   bool body_has_forward = false;
-  for (const CallSite& c : f.calls) {
-    auto si = f.stmt_index.find(c.stmt);
-    (void)si;
-  }
   // Does the try body run a forward?
   std::vector<Id> work(tr.body.begin(), tr.body.end());
   for (size_t i = 0; i < work.size() && !body_has_forward; ++i) {
-    for (const auto& [call, ci] : f.call_index)
-      if (f.calls[ci].stmt == work[i] && f.is_model_call(f.calls[ci])) body_has_forward = true;
+    for (int ci : f.calls_in_stmt[work[i]])
+      if (f.is_model_call(f.calls[ci])) body_has_forward = true;
     const Stmt& s = f.m.s(work[i]);
     for (Id b : s.body) work.push_back(b);
     for (Id b : s.orelse) work.push_back(b);

@@ -95,7 +95,8 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
         if (!enabled_arg) decorated_off_[f] = 1;
       } else {
         // Project wrappers such as `@smart_inference_mode()` / `@torch_no_grad`.
-        std::string_view last = last_component(q.empty() ? dotted(target) : q);
+        std::string name = q.empty() ? dotted(target) : q;  // owns what `last` views
+        std::string_view last = last_component(name);
         if (last.find("no_grad") != std::string_view::npos || last.find("inference_mode") != std::string_view::npos)
           decorated_off_[f] = 1;
       }
@@ -110,6 +111,9 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   walk_body(m.body, kNone, -1, off, -1);
   resolve_calls();
   compute_entry_off();
+  calls_in_stmt.assign(m.stmts.size(), {});
+  for (size_t ci = 0; ci < calls.size(); ++ci)
+    if (calls[ci].stmt != kNone) calls_in_stmt[calls[ci].stmt].push_back(static_cast<int>(ci));
   for (const auto& c : calls)
     if (is_backward(c) || optimizer_of_step(c) != kNone) { file_trains_ = true; break; }
 }

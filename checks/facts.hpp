@@ -76,6 +76,7 @@ class Facts {
   std::vector<HandlerSite> handlers;
   std::unordered_map<Id, int> call_index;  // call expr -> index in calls
   std::unordered_map<Id, int> stmt_index;  // stmt -> index in stmt_sites
+  std::vector<std::vector<int>> calls_in_stmt;  // stmt id -> its own call sites, in order
 
   // ---- grad mode
   bool func_entry_off(Id func) const { return func == kNone ? false : entry_off_[func]; }

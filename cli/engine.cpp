@@ -276,8 +276,12 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
       if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
       FileResult r;
       r.path = path;
-      r.diagnostics.push_back(fatal(path, "unsupported",
-                                    "C++ analysis needs the Clang frontend, which this build does not include"));
+      // Not a failure of the file: this build (or machine) has no C++ frontend.
+      Diagnostic d = fatal(path, "unsupported",
+                           "C++ analysis needs the companion leaklint-cpp (built with -DLEAKLINT_ENABLE_CPP=ON); "
+                           "file skipped");
+      d.fatal = false;
+      r.diagnostics.push_back(std::move(d));
       results[i] = std::move(r);
       return;
     }

@@ -13,6 +13,7 @@
 #include "cli/discover.hpp"
 #include "cli/engine.hpp"
 #include "cli/fix.hpp"
+#include "cli/lsp.hpp"
 #include "cli/notebook.hpp"
 #include "cli/progress.hpp"
 #include "cli/report.hpp"
@@ -103,6 +104,8 @@ int main(int argc, char** argv) {
   std::string explain_id;
   explain->add_option("rule", explain_id, "Rule ID or slug (e.g. LL101 or missing-no-grad)")->required();
 
+  auto* lsp = app.add_subcommand("lsp", "Run the language server (LSP over stdio) for editors");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -110,6 +113,13 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
+  if (lsp->parsed()) {
+    // Raw bytes both ways (Content-Length framing); buffered stdin lets the server see
+    // whether more messages are queued, so bursts of didChange are analysed once.
+    std::ios::sync_with_stdio(false);
+    std::cin.tie(nullptr);
+    return run_lsp(std::cin, std::cout);
+  }
   if (explain->parsed()) {
     const RuleInfo* r = find_rule(explain_id);
     if (!r) {

@@ -186,6 +186,17 @@ class AstLowerer {
     return ValueKind::None;
   }
 
+  // torch::nn::ModuleHolder<...> or a class derived from one (torch::nn::Linear, TORCH_MODULE(Net)).
+  bool is_holder(const CXXRecordDecl* rd, int depth) const {
+    if (!rd || depth > 16) return false;
+    if (qualified_name(rd) == "torch::nn::ModuleHolder") return true;
+    const CXXRecordDecl* def = rd->getDefinition();
+    if (!def) return false;
+    for (const CXXBaseSpecifier& base : def->bases())
+      if (is_holder(base.getType()->getAsCXXRecordDecl(), depth + 1)) return true;
+    return false;
+  }
+
   TypeInfo classify(QualType t, int depth = 0) const {
     TypeInfo info;
     if (t.isNull() || depth > 4) return info;
@@ -209,10 +220,9 @@ class AstLowerer {
       info.smart = true;
       return info;
     }
-    const CXXRecordDecl* impl = nullptr;
-    if (k == ValueKind::None) k = record_kind(rd, &impl, 0);
+    if (k == ValueKind::None) k = record_kind(rd, nullptr, 0);
     info.kind = k;
-    info.holder = impl != nullptr || info.record_name == "torch::nn::ModuleHolder";
+    info.holder = k == ValueKind::Module && is_holder(rd, 0);
     if (interesting(k) && is_local_record(rd)) {
       info.local_class = rd->getNameAsString();
     } else if (k != ValueKind::None) {
@@ -796,7 +806,7 @@ class AstLowerer {
       auto* me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
       std::string mname = md && md->getIdentifier() ? md->getNameAsString() : "";
       if (md && me && mc->getNumArgs() == 0 && (mname == "reset" || mname == "clear")) {
-        TypeInfo ti = classify(me->getBase()->getType());
+        TypeInfo ti = classify(strip(me->getBase())->getType());
         bool release = mname == "reset" ? (ti.smart || ti.kind == ValueKind::Tensor) && !me->isArrow()
                                                  : ti.kind == ValueKind::Container;
         if (release) {
@@ -962,6 +972,7 @@ class AstLowerer {
   void loader_options(const Expr* e, std::vector<std::pair<std::string, Id>>& kws, int depth) {
     if (!e || depth > 16) return;
     const Expr* x = strip(e);
+    if (auto* fc = dyn_cast<CXXFunctionalCastExpr>(x)) x = strip(fc->getSubExpr());
     if (auto* ce = dyn_cast<CXXConstructExpr>(x)) {
       for (unsigned i = 0; i < ce->getNumArgs(); ++i) {
         const Expr* a = strip(ce->getArg(i));
@@ -1079,7 +1090,7 @@ class AstLowerer {
     if (!me) return b_.call(expr(mc->getCallee()), args_of(mc), r);
     if (md && isa<CXXConversionDecl>(md)) return object(me->getBase());  // implicit `operator bool()` etc.
     std::string name = me->getMemberNameInfo().getAsString();
-    TypeInfo recv = classify(me->getBase()->getType());
+    TypeInfo recv = classify(strip(me->getBase())->getType());
     if (recv.kind == ValueKind::Container) name = container_method(name);
     if (recv.kind == ValueKind::JitMethod && name == "run") name = "forward";  // method.run(stack)
     Id obj = object(me->getBase());

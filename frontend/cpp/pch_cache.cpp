@@ -98,6 +98,52 @@ Preamble compute_preamble(std::string_view s) {
   return p;
 }
 
+// Comments blanked (newlines kept, so offsets stay the file's).
+std::string blank_comments(std::string_view s) {
+  std::string out(s);
+  size_t i = 0, n = out.size();
+  while (i < n) {
+    char c = out[i];
+    if (c == '"' ) {  // string literal (#include "x", #define S "...")
+      size_t j = i + 1;
+      while (j < n && out[j] != '"' && out[j] != '\n') j += out[j] == '\\' ? 2 : 1;
+      i = j + 1;
+      continue;
+    }
+    if (c == '/' && i + 1 < n && out[i + 1] == '/') {
+      while (i < n && out[i] != '\n') out[i++] = ' ';
+      continue;
+    }
+    if (c == '/' && i + 1 < n && out[i + 1] == '*') {
+      size_t e = out.find("*/", i + 2);
+      size_t end = e == std::string::npos ? n : e + 2;
+      for (; i < end; ++i)
+        if (out[i] != '\n') out[i] = ' ';
+      continue;
+    }
+    ++i;
+  }
+  return out;
+}
+
+// What the PCH depends on: the directives, without comments and blank lines, each trimmed.
+std::string normalized_directives(std::string_view pre) {
+  std::string blanked = blank_comments(pre), out;
+  size_t i = 0;
+  while (i < blanked.size()) {
+    size_t e = blanked.find('\n', i);
+    if (e == std::string::npos) e = blanked.size();
+    std::string_view line(blanked.data() + i, e - i);
+    size_t b = line.find_first_not_of(" \t\r"), l = line.find_last_not_of(" \t\r");
+    if (b != std::string_view::npos) {
+      out.append(line.substr(b, l - b + 1));
+      out.push_back('\n');
+    }
+    i = e + 1;
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------- diagnostics
 
 void DiagCollector::HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) {
@@ -193,8 +239,21 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
   feed("leaklint-pch-v1");
   feed(clang::getClangFullVersion());
   for (const auto& f : flags) feed(f);
-  feed(req.directory);
-  feed(pre);
+  // The working directory matters only when the command names relative paths.
+  bool relative = false;
+  for (size_t i = 1; i < flags.size(); ++i) {
+    const std::string& a = flags[i];
+    std::string value;
+    for (const char* opt : {"-I", "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "-F", "--sysroot",
+                            "-isysroot", "-resource-dir"}) {
+      std::string o = opt;
+      if (a == o && i + 1 < flags.size()) value = flags[i + 1];
+      else if (a.size() > o.size() && a.compare(0, o.size(), o) == 0) value = a.substr(a[o.size()] == '=' ? o.size() + 1 : o.size());
+    }
+    if (!value.empty() && value[0] != '/') relative = true;
+  }
+  if (relative) feed(req.directory);
+  feed(normalized_directives(pre));
   if (req.preamble.has_quoted_include) feed(main_dir);
   std::string key = hex(h.final()).substr(0, 40);
 
@@ -211,8 +270,9 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
 
   auto t0 = std::chrono::steady_clock::now();
   {
+    std::string text = blank_comments(pre);
     std::ofstream hf(header, std::ios::binary | std::ios::trunc);
-    hf.write(pre.data(), static_cast<std::streamsize>(pre.size()));
+    hf.write(text.data(), static_cast<std::streamsize>(text.size()));
   }
   // Same flags, the preamble header as the input.
   std::vector<std::string> args;

@@ -1,0 +1,2 @@
+@srntorc
+def rn(:
