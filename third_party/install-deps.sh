@@ -8,11 +8,11 @@ PKGS=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   nodejs npm
   libtree-sitter-dev
-  libclang-19-dev llvm-19-dev clang-19
+  libclang-19-dev llvm-19-dev clang-19 libclang-rt-19-dev clang-tidy-19
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev
   libtorch-dev python3-torch python3-numpy python3-matplotlib
-  python3-jsonschema pre-commit python3-flake8
+  python3-jsonschema pre-commit python3-flake8 time
 )
 
 missing=()

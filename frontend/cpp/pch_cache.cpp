@@ -308,6 +308,7 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
     inv->getFrontendOpts().SkipFunctionBodies = true;  // declarations are all the analysis needs
     inv->getFrontendOpts().DisableFree = false;
     inv->getFileSystemOpts().WorkingDir = req.directory;
+    inv->getDiagnosticOpts().ShowCarets = false;  // no "N errors generated." on stderr
     clang::CompilerInstance ci;
     ci.setInvocation(inv);
     ci.createDiagnostics(&out.diags, false);

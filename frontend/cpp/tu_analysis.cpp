@@ -100,6 +100,7 @@ bool parse(const std::vector<std::string>& args, const std::string& directory, c
     inv->getFrontendOpts().SkipFunctionBodies = true;
     inv->getFrontendOpts().DisableFree = false;
     inv->getFileSystemOpts().WorkingDir = directory;
+    inv->getDiagnosticOpts().ShowCarets = false;  // no "N errors generated." on stderr
     if (!pch.empty()) {
       inv->getPreprocessorOpts().ImplicitPCHInclude = pch;
       // The preamble comes from the PCH: blank it (newlines kept, so offsets and lines
