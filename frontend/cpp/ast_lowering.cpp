@@ -833,7 +833,16 @@ class AstLowerer {
 
   Id assign(Expr* lhs, Expr* rhs, const Range& r) {
     Id st = b_.stmt(StmtKind::Assign, r);
-    Id t = expr(lhs);
+    Id t = kNone;
+    if (auto* tie = dyn_cast<CallExpr>(strip(lhs)); tie && tie->getDirectCallee() &&
+                                                    qualified_name(tie->getDirectCallee()) == "std::tie") {
+      // std::tie(h, c) = f(...)  ->  h, c = f(...)
+      std::vector<Id> kids;
+      for (unsigned i = 0; i < tie->getNumArgs(); ++i) kids.push_back(expr(tie->getArg(i)));
+      t = b_.expr(ExprKind::Sequence, rng(lhs), "tuple", kids);
+    } else {
+      t = expr(lhs);
+    }
     Id v = construct_or_expr(rhs, lhs->getType());
     b_.s(st).targets.push_back(t);
     b_.s(st).value = v;
@@ -925,13 +934,16 @@ class AstLowerer {
   Id construct_or_expr(const Expr* e, QualType t) {
     if (!e) return kNone;
     const Expr* x = strip(e);
+    if (auto* ce = dyn_cast<CXXConstructExpr>(x)) return construct(const_cast<CXXConstructExpr*>(ce), /*declared=*/true);
     if (auto* ile = dyn_cast<InitListExpr>(x); ile && !t.isNull() && t->getAsCXXRecordDecl() == nullptr &&
                                                ile->getNumInits() == 1)
       return expr(const_cast<Expr*>(ile->getInit(0)));
     return expr(const_cast<Expr*>(e));
   }
 
-  Id construct(CXXConstructExpr* ce) {
+  // `declared`: the construction initialises a declared variable/field (`T v(args)`), as
+  // opposed to an implicit conversion of an argument or return value.
+  Id construct(CXXConstructExpr* ce, bool declared = false) {
     Range r = rng(ce);
     const CXXConstructorDecl* ctor = ce->getConstructor();
     std::vector<Expr*> args;
@@ -939,10 +951,15 @@ class AstLowerer {
       if (!isa<CXXDefaultArgExpr>(ce->getArg(i))) args.push_back(ce->getArg(i));
     // Copies, moves and implicit conversions are transparent.
     if (ctor && (ctor->isCopyOrMoveConstructor()) && args.size() == 1) return expr(args[0]);
-    if (!isa<CXXTemporaryObjectExpr>(ce) && args.size() == 1 && !ce->isListInitialization()) {
-      Range ar = rng(args[0]);
-      if (ar.begin == r.begin && ar.end == r.end) return expr(args[0]);
-      if (ce->getParenOrBraceRange().isInvalid()) return expr(args[0]);
+    if (!isa<CXXTemporaryObjectExpr>(ce) && !declared) {
+      // An implicit conversion (`{a, b}` to IntArrayRef, a Tensor to IValue, a pair from
+      // `return {a, b};`): the value(s) themselves.
+      if (args.size() == 1) return expr(args[0]);
+      if (args.size() > 1) {
+        std::vector<Id> kids;
+        for (Expr* a : args) kids.push_back(expr(a));
+        return b_.expr(ExprKind::Sequence, r, "tuple", kids);
+      }
     }
     QualType t = ce->getType();
     TypeInfo ti = classify(t);
@@ -1124,6 +1141,7 @@ class AstLowerer {
         default: return b_.expr(ExprKind::BinOp, r, spelling, {a, c});
       }
     }
+    if (n == 1 && op == OO_Star) return expr(oc->getArg(0));  // *loader: the object itself
     if (n == 1) {
       Id a = expr(oc->getArg(0));
       return b_.expr(ExprKind::UnaryOp, r, op == OO_Exclaim ? "not" : spelling, {a});
@@ -1234,6 +1252,8 @@ class AstLowerer {
         return expr(cast<ExplicitCastExpr>(e)->getSubExpr());
       case Stmt::UnaryOperatorClass: {
         auto* uo = cast<UnaryOperator>(e);
+        // `*loader`, `*ptr`: Python has no dereference; the value is the object itself.
+        if (uo->getOpcode() == UO_Deref) return expr(uo->getSubExpr());
         std::string op = UnaryOperator::getOpcodeStr(uo->getOpcode()).str();
         if (uo->getOpcode() == UO_LNot) op = "not";
         return b_.expr(ExprKind::UnaryOp, r, op, {expr(uo->getSubExpr())});

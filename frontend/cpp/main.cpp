@@ -54,6 +54,8 @@ json diag_json(const Diagnostic& d) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A crash inside Clang on one file becomes a diagnostic for that file, not a crash.
+  cpp::enable_crash_recovery();
   CLI::App app{"leaklint-cpp: LibTorch C++ analysis for leaklint (Clang frontend); prints JSON"};
   app.set_version_flag("--version", std::string("leaklint-cpp ") + LEAKLINT_VERSION + " (LLVM " +
                                         LEAKLINT_LLVM_VERSION + ")");

@@ -113,8 +113,17 @@ std::vector<Comment> scan_comments(std::string_view s) {
   return out;
 }
 
-std::string dump_expr(const Module& m, Id id) {
+namespace {
+std::string dump_expr_at(const Module& m, Id id, int depth);
+}  // namespace
+
+std::string dump_expr(const Module& m, Id id) { return dump_expr_at(m, id, 0); }
+
+namespace {
+
+std::string dump_expr_at(const Module& m, Id id, int depth) {
   if (id == kNone) return "-";
+  if (depth > kMaxDepth) return "...";
   if (id >= m.exprs.size()) return "?";
   const Expr& e = m.exprs[id];
   auto kids = [&](size_t from) {
@@ -123,26 +132,28 @@ std::string dump_expr(const Module& m, Id id) {
       if (i > from) s += ", ";
       size_t nkw = e.kw.size(), npos = e.kids.size() - 1 - nkw;
       if (e.kind == ExprKind::Call && i > npos) s += e.kw[i - 1 - npos] + "=";
-      s += dump_expr(m, e.kids[i]);
+      s += dump_expr_at(m, e.kids[i], depth + 1);
     }
     return s;
   };
   std::string q = e.qname.empty() ? "" : "{" + e.qname + "}";
   switch (e.kind) {
     case ExprKind::Name: return e.text + q;
-    case ExprKind::Attribute: return (e.kids.empty() ? std::string("?") : dump_expr(m, e.kids[0])) + "." + e.text + q;
-    case ExprKind::Call: return dump_expr(m, e.kids[0]) + "(" + kids(1) + ")";
-    case ExprKind::Subscript: return dump_expr(m, e.kids[0]) + "[" + kids(1) + "]";
+    case ExprKind::Attribute: return (e.kids.empty() ? std::string("?") : dump_expr_at(m, e.kids[0], depth + 1)) + "." + e.text + q;
+    case ExprKind::Call: return dump_expr_at(m, e.kids[0], depth + 1) + "(" + kids(1) + ")";
+    case ExprKind::Subscript: return dump_expr_at(m, e.kids[0], depth + 1) + "[" + kids(1) + "]";
     case ExprKind::Literal: return e.lit == LitKind::String ? "'" + e.text + "'" : e.text;
     case ExprKind::BinOp: case ExprKind::Compare: case ExprKind::BoolOp:
-      return "(" + (e.kids.size() > 0 ? dump_expr(m, e.kids[0]) : "") + " " + e.text + " " +
-             (e.kids.size() > 1 ? dump_expr(m, e.kids[1]) : "") + ")";
+      return "(" + (e.kids.size() > 0 ? dump_expr_at(m, e.kids[0], depth + 1) : "") + " " + e.text + " " +
+             (e.kids.size() > 1 ? dump_expr_at(m, e.kids[1], depth + 1) : "") + ")";
     case ExprKind::UnaryOp: return e.text + "(" + kids(0) + ")";
     case ExprKind::Sequence: return e.text + "[" + kids(0) + "]";
     case ExprKind::Conditional: return "(" + kids(0) + " ?)";
     default: return "Other<" + e.text + ">(" + kids(0) + ")";
   }
 }
+
+}  // namespace
 
 namespace {
 

@@ -9,6 +9,7 @@
 #include <llvm/Support/CrashRecoveryContext.h>
 #include <llvm/Support/SHA256.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,127 +23,80 @@
 namespace ll::cpp {
 namespace fs = std::filesystem;
 
-// ---------------------------------------------------------------------------- preamble
+bool mentions_torch(std::string_view s) {
+  for (const char* w : {"torch", "ATen", "c10", "at::"})
+    if (s.find(w) != std::string_view::npos) return true;
+  return false;
+}
 
-Preamble compute_preamble(std::string_view s) {
-  Preamble p;
-  size_t i = 0, n = s.size();
-  int depth = 0;          // open #if blocks
-  bool include_in_block = false, quoted_in_block = false;
-  auto skip_ws = [&](size_t k) {
-    while (k < n && (s[k] == ' ' || s[k] == '\t' || s[k] == '\r' || s[k] == '\f' || s[k] == '\v')) ++k;
-    return k;
-  };
-  while (i < n) {
-    size_t k = skip_ws(i);
-    if (k >= n) break;
-    if (s[k] == '\n') { i = k + 1; if (depth == 0) p.size = static_cast<uint32_t>(i); continue; }
-    if (s.compare(k, 2, "//") == 0) {
-      size_t e = s.find('\n', k);
-      i = e == std::string_view::npos ? n : e + 1;
-      if (depth == 0) p.size = static_cast<uint32_t>(i);
-      continue;
-    }
-    if (s.compare(k, 2, "/*") == 0) {
-      size_t e = s.find("*/", k + 2);
-      if (e == std::string_view::npos) break;
-      size_t after = skip_ws(e + 2);
-      if (after < n && s[after] != '\n' && s.compare(after, 2, "//") != 0) break;  // code after the comment
-      size_t nl = s.find('\n', after);
-      i = nl == std::string_view::npos ? n : nl + 1;
-      if (depth == 0) p.size = static_cast<uint32_t>(i);
-      continue;
-    }
-    if (s[k] != '#') break;
-    // A directive, possibly continued with backslash-newline.
-    size_t e = k;
-    while (e < n && s[e] != '\n') {
-      if (s[e] == '\\' && e + 1 < n && s[e + 1] == '\n') e += 2;
-      else if (s[e] == '\\' && e + 2 < n && s[e + 1] == '\r' && s[e + 2] == '\n') e += 3;
-      else ++e;
-    }
-    size_t d = skip_ws(k + 1);
-    size_t de = d;
-    while (de < n && (std::isalpha(static_cast<unsigned char>(s[de])) || s[de] == '_')) ++de;
-    std::string_view name = s.substr(d, de - d);
-    size_t next = e < n ? e + 1 : n;
-    if (name == "include" || name == "include_next" || name == "import") {
-      size_t q = skip_ws(de);
-      bool quoted = q < n && s[q] == '"';
-      if (depth == 0) { p.has_include = true; p.has_quoted_include |= quoted; }
-      else { include_in_block = true; quoted_in_block |= quoted; }
-    } else if (name == "if" || name == "ifdef" || name == "ifndef") {
-      ++depth;
-    } else if (name == "elif" || name == "else" || name == "elifdef" || name == "elifndef") {
-      if (depth == 0) break;
-    } else if (name == "endif") {
-      if (depth == 0) break;
-      --depth;
-      if (depth == 0) {
-        p.has_include |= include_in_block;
-        p.has_quoted_include |= quoted_in_block;
-        include_in_block = quoted_in_block = false;
+namespace {
+
+const char* kUmbrella =
+    "// leaklint: LibTorch headers shared by every translation unit (see frontend/cpp/pch_cache.hpp)\n"
+    "#if __has_include(<torch/torch.h>)\n"
+    "#include <torch/torch.h>\n"
+    "#if __has_include(<torch/script.h>)\n"
+    "#include <torch/script.h>\n"
+    "#endif\n"
+    "#else\n"
+    "#error leaklint-umbrella: <torch/torch.h> not found\n"
+    "#endif\n";
+
+bool is_dir(const std::string& p) {
+  std::error_code ec;
+  return std::filesystem::is_directory(p, ec);
+}
+
+// An include directory the LibTorch headers may need (LibTorch's own, CUDA's).
+bool torch_include_dir(const std::string& dir) {
+  for (const char* sub : {"/torch", "/ATen", "/c10", "/caffe2", "/cuda_runtime.h", "/cuda.h"}) {
+    std::error_code ec;
+    if (std::filesystem::exists(dir + sub, ec)) return true;
+  }
+  return dir.find("torch") != std::string::npos || dir.find("cuda") != std::string::npos;
+}
+
+// The flags the umbrella depends on: the file's, without project include directories and
+// forced includes (which would make every directory of a project build its own PCH).
+std::vector<std::string> umbrella_flags(const std::vector<std::string>& args, size_t input,
+                                        const std::string& directory) {
+  std::vector<std::string> out;
+  static const char* path_opts[] = {"-I", "-iquote", "-isystem", "-idirafter", "--include-directory"};
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i == input) continue;
+    const std::string& a = args[i];
+    if (a == "-include" || a == "-imacros" || a == "--include") { ++i; continue; }
+    if (a.rfind("-include", 0) == 0 && a != "-include-pch") continue;
+    bool handled = false;
+    for (const char* o : path_opts) {
+      std::string opt = o;
+      std::string dir;
+      bool separate = false;
+      if (a == opt) {
+        if (i + 1 >= args.size()) break;
+        dir = args[i + 1];
+        separate = true;
+      } else if (a.compare(0, opt.size(), opt) == 0) {
+        dir = a.substr(opt.size());
+      } else {
+        continue;
       }
-    } else if (name == "define" || name == "undef" || name == "pragma" || name == "line" || name.empty()) {
-      // #pragma once in a header analysed as a main file: harmless in the PCH header.
-    } else {
-      break;  // #error, #warning, module directives: stop here
+      handled = true;
+      if (!dir.empty() && dir[0] == '=') dir = dir.substr(1);
+      std::string abs = !dir.empty() && dir[0] != '/' ? directory + "/" + dir : dir;
+      if (torch_include_dir(abs)) {
+        out.push_back(opt);
+        out.push_back(abs);
+      }
+      if (separate) ++i;
+      break;
     }
-    i = next;
-    if (depth == 0) p.size = static_cast<uint32_t>(i);
-  }
-  if (p.size > n) p.size = static_cast<uint32_t>(n);
-  // The preamble must end at a line start (the analysed buffer blanks it line by line).
-  while (p.size > 0 && s[p.size - 1] != '\n') --p.size;
-  if (p.size == 0) p.has_include = p.has_quoted_include = false;
-  return p;
-}
-
-// Comments blanked (newlines kept, so offsets stay the file's).
-std::string blank_comments(std::string_view s) {
-  std::string out(s);
-  size_t i = 0, n = out.size();
-  while (i < n) {
-    char c = out[i];
-    if (c == '"' ) {  // string literal (#include "x", #define S "...")
-      size_t j = i + 1;
-      while (j < n && out[j] != '"' && out[j] != '\n') j += out[j] == '\\' ? 2 : 1;
-      i = j + 1;
-      continue;
-    }
-    if (c == '/' && i + 1 < n && out[i + 1] == '/') {
-      while (i < n && out[i] != '\n') out[i++] = ' ';
-      continue;
-    }
-    if (c == '/' && i + 1 < n && out[i + 1] == '*') {
-      size_t e = out.find("*/", i + 2);
-      size_t end = e == std::string::npos ? n : e + 2;
-      for (; i < end; ++i)
-        if (out[i] != '\n') out[i] = ' ';
-      continue;
-    }
-    ++i;
+    if (!handled) out.push_back(a);
   }
   return out;
 }
 
-// What the PCH depends on: the directives, without comments and blank lines, each trimmed.
-std::string normalized_directives(std::string_view pre) {
-  std::string blanked = blank_comments(pre), out;
-  size_t i = 0;
-  while (i < blanked.size()) {
-    size_t e = blanked.find('\n', i);
-    if (e == std::string::npos) e = blanked.size();
-    std::string_view line(blanked.data() + i, e - i);
-    size_t b = line.find_first_not_of(" \t\r"), l = line.find_last_not_of(" \t\r");
-    if (b != std::string_view::npos) {
-      out.append(line.substr(b, l - b + 1));
-      out.push_back('\n');
-    }
-    i = e + 1;
-  }
-  return out;
-}
+}  // namespace
 
 // ---------------------------------------------------------------------------- diagnostics
 
@@ -220,32 +174,49 @@ class FileLock {
 
 }  // namespace
 
+void PchCache::evict() const {
+  long max_mb = 2048;
+  if (const char* e = std::getenv("LEAKLINT_CACHE_MAX_MB"); e && *e) max_mb = std::atol(e);
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> pchs;
+  uintmax_t total = 0;
+  for (const auto& ent : fs::directory_iterator(dir_, ec)) {
+    if (ent.path().extension() != ".pch") continue;
+    uintmax_t size = ent.file_size(ec);
+    total += size;
+    pchs.emplace_back(ent.last_write_time(ec), ent.path());
+  }
+  std::sort(pchs.begin(), pchs.end());
+  for (const auto& [t, p] : pchs) {
+    if (total <= static_cast<uintmax_t>(max_mb) << 20 || pchs.size() <= 1) break;
+    uintmax_t size = fs::file_size(p, ec);
+    fs::path base = p;
+    base.replace_extension();
+    fs::remove(p, ec);
+    fs::remove(base.string() + ".h", ec);
+    total -= std::min(total, size);
+  }
+}
+
 PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
   PchOutcome out;
   if (!enabled()) { out.status = "disabled"; return out; }
-  if (!req.preamble.has_include || req.preamble.size == 0) { out.status = "none"; return out; }
-  std::string main_dir = fs::path(req.main_file).parent_path().string();
-  std::string_view pre = req.source.substr(0, req.preamble.size);
-
-  // The command line without the input file, which is what the PCH depends on.
-  std::vector<std::string> flags;
-  for (size_t i = 0; i < req.args.size(); ++i)
-    if (i != req.input) flags.push_back(req.args[i]);
+  std::vector<std::string> flags = umbrella_flags(req.args, req.input, req.directory);
   llvm::SHA256 h;
   auto feed = [&](std::string_view s) {
     h.update(llvm::StringRef(s.data(), s.size()));
     h.update(llvm::StringRef("\0", 1));
   };
-  feed("leaklint-pch-v1");
+  feed("leaklint-pch-v3");
   feed(clang::getClangFullVersion());
+  feed(kUmbrella);
   for (const auto& f : flags) feed(f);
-  // The working directory matters only when the command names relative paths.
+  // The working directory matters only when the flags name relative paths.
   bool relative = false;
   for (size_t i = 1; i < flags.size(); ++i) {
     const std::string& a = flags[i];
     std::string value;
-    for (const char* opt : {"-I", "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "-F", "--sysroot",
-                            "-isysroot", "-resource-dir"}) {
+    for (const char* opt : {"-isysroot", "--sysroot", "-resource-dir"}) {
       std::string o = opt;
       if (a == o && i + 1 < flags.size()) value = flags[i + 1];
       else if (a.size() > o.size() && a.compare(0, o.size(), o) == 0) value = a.substr(a[o.size()] == '=' ? o.size() + 1 : o.size());
@@ -253,8 +224,6 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
     if (!value.empty() && value[0] != '/') relative = true;
   }
   if (relative) feed(req.directory);
-  feed(normalized_directives(pre));
-  if (req.preamble.has_quoted_include) feed(main_dir);
   std::string key = hex(h.final()).substr(0, 40);
 
   std::error_code ec;
@@ -263,6 +232,7 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
   std::string pch = base + ".pch", header = base + ".h";
   FileLock lock(base + ".lock");
   if (!rebuild && fs::exists(pch, ec) && fs::exists(header, ec)) {
+    fs::last_write_time(pch, fs::file_time_type::clock::now(), ec);  // recently used
     out.pch = pch;
     out.status = "hit";
     return out;
@@ -270,32 +240,20 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
 
   auto t0 = std::chrono::steady_clock::now();
   {
-    std::string text = blank_comments(pre);
     std::ofstream hf(header, std::ios::binary | std::ios::trunc);
-    hf.write(text.data(), static_cast<std::streamsize>(text.size()));
+    hf << kUmbrella;
   }
-  // Same flags, the preamble header as the input.
-  std::vector<std::string> args;
-  for (size_t i = 0; i < req.args.size(); ++i) {
-    if (i == req.input) {
-      if (req.preamble.has_quoted_include) {
-        args.push_back("-iquote");
-        args.push_back(main_dir);
-      }
-      args.push_back("-x");
-      args.push_back("c++-header");
-      args.push_back(header);
-      continue;
-    }
-    args.push_back(req.args[i]);
-  }
+  std::vector<std::string> args = flags;
+  args.push_back("-x");
+  args.push_back("c++-header");
+  args.push_back(header);
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
 
   std::string tmp = base + ".pch.tmp." + std::to_string(::getpid());
   bool ok = false;
   llvm::CrashRecoveryContext crc;
-  bool ran = crc.RunSafely([&] {
+  bool ran = crc.RunSafelyOnThread([&] {
     auto diag_opts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
     auto engine = clang::CompilerInstance::createDiagnostics(diag_opts.get(), &out.diags, false);
     clang::CreateInvocationOptions cio;
@@ -314,17 +272,11 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
     ci.createDiagnostics(&out.diags, false);
     clang::GeneratePCHAction action;
     ok = ci.ExecuteAction(action) && out.diags.errors.empty();
-  });
+  }, 64u << 20);
   out.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!ran || !ok) {
     fs::remove(tmp, ec);
     out.status = "failed";
-    // Errors are reported against the preamble header, whose bytes are the main file's.
-    for (auto& e : out.diags.errors)
-      if (e.file == header) {
-        e.in_main = true;
-        e.file = req.main_file;
-      }
     return out;
   }
   fs::rename(tmp, pch, ec);
@@ -335,6 +287,7 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
   }
   out.pch = pch;
   out.status = "built";
+  evict();
   return out;
 }
 

@@ -1,14 +1,17 @@
-// A persistent cache of precompiled preambles. The preamble of a file is its leading
-// block of preprocessor directives (the #includes before the first declaration). It is
-// compiled once into a PCH (function bodies of headers skipped: only declarations matter
-// to the analysis) and reused by every translation unit, in this run and later ones, that
-// has the same preamble text and the same compile flags. The key is a SHA-256 of
-// (Clang version, flags, working directory, preamble text); Clang's own PCH validation
+// A persistent cache of precompiled LibTorch headers. One PCH of <torch/torch.h> and
+// <torch/script.h> ("the umbrella", function bodies skipped: the analysis needs only
+// declarations) is built per set of compile flags and reused by every translation unit
+// that uses LibTorch, in this run and later ones: a file's own `#include <torch/torch.h>`
+// then costs nothing (the headers are `#pragma once`), and its project headers are parsed
+// as usual. Include directories that hold no LibTorch/CUDA headers are left out of the
+// key, so the files of a project share one PCH. The key is a SHA-256 of (Clang version,
+// flags, working directory when flags name relative paths); Clang's own PCH validation
 // (header sizes and mtimes) catches edited headers, and a stale PCH is rebuilt.
 //
 // Location: $LEAKLINT_CACHE_DIR, else $XDG_CACHE_HOME/leaklint, else ~/.cache/leaklint.
 // Concurrent processes building the same PCH serialise on a lock file; one builds, the
-// others wait and reuse it.
+// others wait and reuse it. Least recently used PCHs beyond $LEAKLINT_CACHE_MAX_MB
+// (default 2048) are removed.
 #pragma once
 
 #include <string>
@@ -19,12 +22,8 @@
 
 namespace ll::cpp {
 
-struct Preamble {
-  uint32_t size = 0;         // bytes [0, size) of the file; ends at a line start
-  bool has_include = false;
-  bool has_quoted_include = false;
-};
-Preamble compute_preamble(std::string_view src);
+// Does the file use LibTorch (and so benefit from the umbrella PCH)?
+bool mentions_torch(std::string_view src);
 
 // Collects error diagnostics of one compiler run.
 class DiagCollector : public clang::DiagnosticConsumer {
@@ -60,16 +59,13 @@ struct PchRequest {
   std::vector<std::string> args;  // the file's command line, args[input] the file
   size_t input = 0;
   std::string directory;          // working directory of the command
-  std::string main_file;          // absolute path
-  std::string_view source;
-  Preamble preamble;
 };
 
 struct PchOutcome {
   std::string pch;          // path of a usable PCH; empty when none
   std::string status;       // "hit" | "built" | "disabled" | "none" | "failed"
   double build_seconds = 0;
-  DiagCollector diags;      // errors while building (offsets are main-file offsets)
+  DiagCollector diags;      // errors while building
 };
 
 class PchCache {
@@ -79,10 +75,11 @@ class PchCache {
   static std::string default_dir();
   bool enabled() const { return !dir_.empty(); }
   const std::string& dir() const { return dir_; }
-  // Returns a PCH for the request's preamble, building it when missing (or when `rebuild`).
+  // Returns the umbrella PCH for the request's flags, building it when missing (or when `rebuild`).
   PchOutcome get(const PchRequest& req, bool rebuild = false);
 
  private:
+  void evict() const;
   std::string dir_;
 };
 

@@ -282,6 +282,7 @@ class Syn {
   std::unordered_map<std::string, std::string> type_alias_;
   std::unordered_map<std::string, ClassInfo> classes_;
   std::unordered_set<std::string> local_funcs_;
+  std::unordered_set<std::string> namespaces_{"std", "torch", "at", "c10", "nn", "optim", "jit", "data"};
   std::vector<std::unordered_map<std::string, VarInfo>> scopes_;
   std::vector<Id> hoisted_;
 
@@ -369,11 +370,20 @@ class Syn {
   }
 
   // Skips to just after the next `;` at this level (or to a `}` that closes the level).
+  bool at_statement_keyword() const {
+    return tok().kind == T::Ident &&
+           (is("for") || is("while") || is("if") || is("return") || is("do") || is("switch") || is("try") ||
+            is("break") || is("continue") || is("throw") || is("case") || is("default"));
+  }
+
+  // A missing `;` must not swallow the next statement: stop before a statement keyword.
   void skip_statement() {
+    size_t start = p_;
     while (!done()) {
       if (is("{") || is("(") || is("[")) { p_ = match(p_) + 1; continue; }
       if (is(";")) { ++p_; return; }
       if (is("}")) return;
+      if (p_ > start && at_statement_keyword()) return;
       ++p_;
     }
   }
@@ -520,6 +530,10 @@ class Syn {
         ++p_;
       }
       any_builtin = true;
+    } else if (is("decltype") && is("(", 1)) {
+      p_ = match(p_ + 1) + 1;  // decltype(expr): an unknown type, like auto
+      out.is_auto = true;
+      any_builtin = true;
     } else {
       if (is("::")) { parts.emplace_back(""); ++p_; }
       size_t targs_for = 0;
@@ -626,6 +640,7 @@ class Syn {
         skip_statement();
         return;
       }
+      for (const auto& n : name) namespaces_.insert(n);
       if (is("{")) {
         size_t close = match(p_);
         ++p_;
@@ -1007,7 +1022,7 @@ class Syn {
       break;
     }
     if (is(";")) ++p_;
-    else skip_statement();
+    else if (!at_statement_keyword()) skip_statement();
   }
 
   void field(const std::string& cls, const std::string& name, const TypeFacts& tf) {
@@ -1149,7 +1164,9 @@ class Syn {
     p_ = body_close + 1;
     // The function.
     std::string owner = cls;
-    if (name.size() >= 2 && classes_.count(name[name.size() - 2])) owner = name[name.size() - 2];
+    // `R Cls::method(...)`: a method, of a class this file defines or one from a header.
+    if (name.size() >= 2 && (classes_.count(name[name.size() - 2]) || !namespaces_.count(name[name.size() - 2])))
+      owner = name[name.size() - 2];
     std::string fname = name.back();
     bool is_ctor = ctor_like || (!owner.empty() && fname == owner);
     if (is_ctor && !fname.empty() && fname[0] == '~') is_ctor = false;
@@ -1420,6 +1437,13 @@ class Syn {
 
   void statement(std::vector<Id>& out) {
     size_t b = p_;
+    if (depth_ > kMaxDepth) {
+      too_deep(since(b));
+      p_ = std::min(limit_, toks_.size());
+      return;
+    }
+    ++depth_;
+    struct Dec { int& d; ~Dec() { --d; } } dec{depth_};
     size_t mark = hoisted_.size();
     std::vector<Id> made;
     statement_inner(made, out);
@@ -1889,12 +1913,18 @@ class Syn {
     size_t b = p_;
     Id e = expression();
     if (is(";")) ++p_;
-    else skip_statement();
+    else if (!at_statement_keyword()) skip_statement();
     Range r = since(b);
     const ll::Expr& x = b_.e(e);
     if (x.kind == ExprKind::BinOp && x.kids.size() == 2 && is_assign_op(x.text)) {
       Id lhs = x.kids[0], rhs = x.kids[1];
       std::string op = x.text;
+      // std::tie(h, c) = f(...)  ->  h, c = f(...)
+      const ll::Expr& le = b_.e(lhs);
+      if (op == "=" && le.kind == ExprKind::Call && b_.e(le.kids[0]).qname == "std.tie") {
+        std::vector<Id> kids(le.kids.begin() + 1, le.kids.end());
+        lhs = b_.expr(ExprKind::Sequence, le.range, "tuple", kids);
+      }
       Id st = b_.stmt(op == "=" ? StmtKind::Assign : StmtKind::AugAssign, r);
       b_.s(st).targets.push_back(lhs);
       b_.s(st).value = rhs;
@@ -2001,15 +2031,24 @@ class Syn {
   Id binary(int min_prec) {
     size_t b = p_;
     Id lhs = unary();
-    for (int guard = 0; guard < 10000; ++guard) {
+    std::vector<Id> flat;  // operands past kMaxDepth: kept flat, so the model stays shallow
+    for (int chain = 0; !done(); ++chain) {
       std::string op;
       int pr = precedence(&op);
       if (pr == 0 || pr < min_prec) break;
       p_ += op == ">>" && tok().text == ">" ? 2 : 1;
       Id rhs = binary(pr + 1);
+      if (chain >= kMaxDepth / 2) {
+        flat.push_back(rhs);
+        continue;
+      }
       ExprKind k = (pr == 6 || pr == 7) ? ExprKind::Compare : (pr <= 2 ? ExprKind::BoolOp : ExprKind::BinOp);
       std::string text = op == "&&" ? "and" : op == "||" ? "or" : op;
       lhs = b_.expr(k, since(b), text, {lhs, rhs});
+    }
+    if (!flat.empty()) {
+      flat.insert(flat.begin(), lhs);
+      lhs = b_.expr(ExprKind::Other, since(b), "", flat);
     }
     return lhs;
   }
@@ -2022,7 +2061,15 @@ class Syn {
       if (x == "-" || x == "+" || x == "!" || x == "~" || x == "*" || x == "&" || x == "++" || x == "--" ||
           x == "&&") {
         ++p_;
+        if (++depth_ > kMaxDepth) {
+          too_deep(since(b));
+          --depth_;
+          while (!done() && !is(";") && !is(",") && !is(")")) ++p_;
+          return b_.expr(ExprKind::Other, since(b));
+        }
         Id a = unary();
+        --depth_;
+        if (x == "*") return a;  // `*loader`, `*ptr`: the object itself
         return b_.expr(ExprKind::UnaryOp, since(b), x == "!" ? "not" : std::string(x), {a});
       }
       // C-style cast of a builtin type: (double)x
@@ -2074,7 +2121,14 @@ class Syn {
 
   Id postfix(Id cur) {
     uint32_t begin = cur == kNone ? tok().b : start_of(cur);
-    for (int guard = 0; guard < 10000 && !done(); ++guard) {
+    for (int chain = 0; !done(); ++chain) {
+      if (chain > kMaxDepth / 2) {
+        // A chain this long (a.b.c... / f()()...): keep what was built, skip the rest.
+        if (is("(") || is("[")) { p_ = match(p_) + 1; continue; }
+        if ((is(".") || is("->")) && (tok(1).kind == T::Ident)) { p_ += 2; continue; }
+        if (is("++") || is("--")) { ++p_; continue; }
+        break;
+      }
       if (is("(")) {
         size_t close = match(p_);
         std::vector<Id> args = call_args(close);
@@ -2499,6 +2553,11 @@ class Syn {
     }
     if (classes_.count(res)) return b_.name(res, r);
     std::string last = parts.back();
+    // In a method of a class whose members this file cannot see (declared in a header), a
+    // name that resolves to nothing known is a member: `self.<name>`.
+    if (!qualified && !cur_class_.empty() && res == first && !known_library(res) && !is_macro_name(first) &&
+        !namespaces_.count(first))
+      return b_.attr(b_.name("self", r), first, r);
     return b_.name(last, r, model_qname(res));
   }
 };

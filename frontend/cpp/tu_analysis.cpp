@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <signal.h>
 #include <sys/stat.h>
 
 #include "frontend/cpp/ast_lowering.hpp"
@@ -68,6 +69,27 @@ class LowerAction : public clang::ASTFrontendAction {
   ParseState& st_;
 };
 
+// Signal handlers run on an alternate stack, so that a stack overflow inside Clang can be
+// recovered from (CrashRecoveryContext's handler jumps back to RunSafely).
+struct AltStack {
+  std::vector<char> mem;
+  stack_t old{};
+  bool set = false;
+  AltStack() : mem(256 * 1024) {
+    stack_t ss{};
+    ss.ss_sp = mem.data();
+    ss.ss_size = mem.size();
+    ss.ss_flags = 0;
+    set = ::sigaltstack(&ss, &old) == 0;
+  }
+  ~AltStack() {
+    if (!set) return;
+    stack_t off{};
+    off.ss_flags = SS_DISABLE;
+    ::sigaltstack(&off, nullptr);
+  }
+};
+
 size_t input_index(const std::vector<std::string>& args, const std::string& directory, const std::string& file) {
   std::error_code ec;
   fs::path want = fs::weakly_canonical(file, ec);
@@ -83,12 +105,14 @@ size_t input_index(const std::vector<std::string>& args, const std::string& dire
 
 // Runs Clang over the file; returns false if Clang itself failed (crash, no invocation).
 bool parse(const std::vector<std::string>& args, const std::string& directory, const std::string& abs_file,
-           const std::string& pch, uint32_t blank, ParseState& st) {
+           const std::string& pch, ParseState& st) {
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   bool ok = false;
   llvm::CrashRecoveryContext crc;
-  bool ran = crc.RunSafely([&] {
+  // On a thread with a large stack: deeply nested input must not overflow Clang's parser.
+  bool ran = crc.RunSafelyOnThread([&] {
+    AltStack alt;
     auto diag_opts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
     auto engine = clang::CompilerInstance::createDiagnostics(diag_opts.get(), &st.diags, false);
     clang::CreateInvocationOptions cio;
@@ -101,23 +125,17 @@ bool parse(const std::vector<std::string>& args, const std::string& directory, c
     inv->getFrontendOpts().DisableFree = false;
     inv->getFileSystemOpts().WorkingDir = directory;
     inv->getDiagnosticOpts().ShowCarets = false;  // no "N errors generated." on stderr
-    if (!pch.empty()) {
-      inv->getPreprocessorOpts().ImplicitPCHInclude = pch;
-      // The preamble comes from the PCH: blank it (newlines kept, so offsets and lines
-      // do not move) instead of including the same headers twice.
-      std::string text(st.source);
-      for (uint32_t i = 0; i < blank && i < text.size(); ++i)
-        if (text[i] != '\n') text[i] = ' ';
-      inv->getPreprocessorOpts().addRemappedFile(abs_file,
-                                                  llvm::MemoryBuffer::getMemBufferCopy(text, abs_file).release());
-    }
+    // LibTorch's headers come from the shared PCH; the file's own `#include <torch/...>`
+    // lines are then no-ops (`#pragma once`).
+    if (!pch.empty()) inv->getPreprocessorOpts().ImplicitPCHInclude = pch;
+    (void)abs_file;
     clang::CompilerInstance ci;
     ci.setInvocation(inv);
     ci.createDiagnostics(&st.diags, false);
     LowerAction action(st);
     ci.ExecuteAction(action);
     ok = true;
-  });
+  }, 64u << 20);
   return ran && ok;
 }
 
@@ -140,6 +158,16 @@ bool torch_header(const std::string& h) {
 }
 
 }  // namespace
+
+void enable_crash_recovery() {
+  llvm::CrashRecoveryContext::Enable();
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE}) {
+    struct sigaction sa {};
+    if (::sigaction(sig, nullptr, &sa) != 0) continue;
+    sa.sa_flags |= SA_ONSTACK;
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
 
 TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& cache) {
   auto t0 = std::chrono::steady_clock::now();
@@ -206,23 +234,17 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
   req.args = cmd.args;
   req.input = input;
   req.directory = cmd.directory;
-  req.main_file = abs;
-  req.source = r.source;
-  req.preamble = compute_preamble(r.source);
   PchOutcome pch;
-  if (!cuda) pch = cache.get(req);
-  else pch.status = "none";
+  if (!cuda && mentions_torch(r.source)) pch = cache.get(req);
+  else pch.status = cuda ? "none" : "not-torch";
   r.pch_status = pch.status;
   r.pch_seconds = pch.build_seconds;
 
   ParseState ps;
   ps.source = r.source;
   bool clang_ok = true;
-  if (pch.status == "failed" && !pch.diags.missing_header.empty()) {
-    // The preamble itself does not compile (a header is missing): no need to parse again.
-    ps.diags = pch.diags;
-  } else {
-    clang_ok = parse(cmd.args, cmd.directory, abs, pch.pch, req.preamble.size, ps);
+  {
+    clang_ok = parse(cmd.args, cmd.directory, abs, pch.pch, ps);
     if (clang_ok && !pch.pch.empty() && ps.diags.pch_problem) {
       // A stale PCH (a header changed since it was built): rebuild once, else parse without.
       PchOutcome again = cache.get(req, /*rebuild=*/true);
@@ -230,13 +252,14 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
       r.pch_seconds += again.build_seconds;
       ps = ParseState{};
       ps.source = r.source;
-      clang_ok = parse(cmd.args, cmd.directory, abs, again.pch, req.preamble.size, ps);
+      clang_ok = parse(cmd.args, cmd.directory, abs, again.pch, ps);
     }
     if (clang_ok && !pch.pch.empty() && (ps.diags.main_file_errors() || ps.diags.fatal) && !ps.lowered) {
-      // Rare: something the preamble PCH does not reproduce. Confirm without it.
+      // Rare: something the shared PCH does not reproduce (a macro defined before the
+      // file's includes, say). Confirm without it.
       ParseState plain;
       plain.source = r.source;
-      if (parse(cmd.args, cmd.directory, abs, "", 0, plain) && plain.lowered) {
+      if (parse(cmd.args, cmd.directory, abs, "", plain) && plain.lowered) {
         ps = std::move(plain);
         r.pch_status += "+plain";
       }

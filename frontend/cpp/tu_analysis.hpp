@@ -30,6 +30,10 @@ struct TuResult {
   std::string command_origin;
 };
 
+// Turns crashes inside Clang (including stack exhaustion on pathological input) into a
+// failed parse of that file; call once at start-up.
+void enable_crash_recovery();
+
 // `path` is reported as given; the file is opened through its absolute form.
 TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& cache);
 

@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""End-to-end tests of leaklint-cpp and of cli/cpp_driver.cpp (through driver_test).
+
+Each test writes its inputs into a fresh temporary directory (no compile database above
+it), runs the program and checks the JSON. Run by CTest (`cpp_cli`) when leaklint is built
+with -DLEAKLINT_ENABLE_CPP=ON.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+
+ARGS = None
+
+BAD_EVAL = """#include <torch/torch.h>
+
+double evaluate(torch::nn::Linear& model, const std::vector<torch::Tensor>& batches) {
+  double total = 0;
+  for (const auto& x : batches) {
+    total += model(x).sum().item<double>();
+  }
+  return total;
+}
+"""
+
+SUPPRESSED = """#include <torch/torch.h>
+
+double evaluate(torch::nn::Linear& model, const std::vector<torch::Tensor>& batches) {
+  double total = 0;
+  for (const auto& x : batches) total += model(x).sum().item<double>();  // NOLINT(leaklint-LL101)
+  return total;
+}
+"""
+
+TRAIN_TOTAL = """#include <torch/torch.h>
+
+void train(torch::nn::Linear& model, torch::optim::SGD& optimizer, const std::vector<torch::Tensor>& batches) {
+  torch::Tensor total = torch::zeros({});
+  for (const auto& x : batches) {
+    optimizer.zero_grad();
+    torch::Tensor loss = model(x).pow(2).mean();
+    loss.backward();
+    optimizer.step();
+    total += loss;
+  }
+}
+"""
+
+
+def run(cmd, cwd=None, env=None, timeout=900):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=timeout)
+    return p
+
+
+def lcpp(args, cwd, env=None):
+    p = run([ARGS.leaklint_cpp] + args, cwd=cwd, env=env)
+    if p.returncode != 0:
+        raise AssertionError("leaklint-cpp exited %d: %s" % (p.returncode, p.stderr))
+    return json.loads(p.stdout)
+
+
+def write(d, name, text):
+    path = os.path.join(d, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as fh:
+        fh.write(text)
+    return path
+
+
+def rules(res):
+    return sorted((f["rule"], f["line"]) for f in res["findings"] if not f.get("suppressed"))
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+# ----------------------------------------------------------------------------- tests
+
+def test_json_shape_and_ranges(d):
+    write(d, "eval.cpp", BAD_EVAL)
+    [res] = lcpp(["--stats", "eval.cpp"], cwd=d)
+    check(res["path"] == "eval.cpp", res["path"])
+    check(res["source"] == BAD_EVAL, "source text")
+    check(res["diagnostics"] == [], res["diagnostics"])
+    check(res["stats"]["semantic"], res["stats"])
+    check(rules(res) == [("LL101", 6)], rules(res))
+    f = res["findings"][0]
+    for key in ("rule", "severity", "line", "col", "end_line", "end_col", "begin", "end", "message", "notes",
+                "fixes", "low_confidence", "suppressed"):
+        check(key in f, "finding lacks " + key)
+    check(f["severity"] == "warning" and not f["low_confidence"], f)
+    # Ranges point at the forward call, exactly.
+    check(BAD_EVAL[f["begin"]:f["end"]] == "model(x)", BAD_EVAL[f["begin"]:f["end"]])
+    line_start = BAD_EVAL.rfind("\n", 0, f["begin"]) + 1
+    check(f["col"] == f["begin"] - line_start + 1, (f["col"], f["begin"], line_start))
+    check("torch::NoGradGuard" in f["message"], f["message"])
+    # The C++ fix inserts a guard before the loop.
+    fix = f["fixes"][0]
+    check(not fix["safe"] and fix["edits"][0]["text"].strip() == "torch::NoGradGuard no_grad;", fix)
+
+
+def test_fix_applies_and_silences(d):
+    write(d, "eval.cpp", BAD_EVAL)
+    [res] = lcpp(["eval.cpp"], cwd=d)
+    text = BAD_EVAL
+    for e in sorted(res["findings"][0]["fixes"][0]["edits"], key=lambda e: -e["begin"]):
+        text = text[:e["begin"]] + e["text"] + text[e["end"]:]
+    write(d, "fixed.cpp", text)
+    [res2] = lcpp(["fixed.cpp"], cwd=d)
+    check(rules(res2) == [] and res2["diagnostics"] == [], (rules(res2), res2["diagnostics"], text))
+
+
+def test_cpp_spellings_in_messages_and_fixes(d):
+    write(d, "train.cpp", TRAIN_TOTAL)
+    [res] = lcpp(["train.cpp"], cwd=d)
+    check(rules(res) == [("LL102", 10)], rules(res))
+    f = res["findings"][0]
+    check(".item<double>()" in f["message"], f["message"])
+    edit = f["fixes"][0]["edits"][0]
+    check(edit["text"] == "loss.item<double>()", edit)
+
+
+def test_suppression(d):
+    write(d, "s.cpp", SUPPRESSED)
+    [res] = lcpp(["s.cpp"], cwd=d)
+    check(rules(res) == [], rules(res))
+    sup = [f for f in res["findings"] if f["suppressed"]]
+    check(len(sup) == 1 and "NOLINT" in sup[0]["suppression"], res["findings"])
+
+
+def test_select_ignore_and_config(d):
+    write(d, "eval.cpp", BAD_EVAL)
+    [res] = lcpp(["--ignore", "LL1", "eval.cpp"], cwd=d)
+    check(rules(res) == [], rules(res))
+    write(d, ".leaklint.toml", 'ignore = ["LL101"]\n')
+    [res] = lcpp(["eval.cpp"], cwd=d)
+    check(rules(res) == [], "nearest .leaklint.toml applies: %s" % rules(res))
+    os.unlink(os.path.join(d, ".leaklint.toml"))
+
+
+def test_without_headers_is_syntactic(d):
+    # No compile database, LibTorch's default search disabled: a clear diagnostic, and the
+    # syntactic lowering still finds the leak (marked low confidence).
+    write(d, "eval.cpp", BAD_EVAL)
+    [res] = lcpp(["eval.cpp"], cwd=d, env={"LEAKLINT_NO_TORCH_INCLUDES": "1"})
+    kinds = [x["kind"] for x in res["diagnostics"]]
+    check(kinds == ["missing-headers"], res["diagnostics"])
+    msg = res["diagnostics"][0]["message"]
+    check("torch/torch.h" in msg and "syntactically" in msg and "LEAKLINT_NO_TORCH_INCLUDES" in msg, msg)
+    check(not res["diagnostics"][0]["fatal"], res["diagnostics"][0])
+    check(rules(res) == [("LL101", 6)], rules(res))
+    check(all(f["low_confidence"] for f in res["findings"]), res["findings"])
+
+
+def test_compile_error_is_syntactic(d):
+    broken = BAD_EVAL.replace("double total = 0;", "double total = 0")  # missing ';'
+    write(d, "broken.cpp", broken)
+    [res] = lcpp(["broken.cpp"], cwd=d)
+    kinds = [x["kind"] for x in res["diagnostics"]]
+    check(kinds == ["compile-error"], res["diagnostics"])
+    check(res["diagnostics"][0]["line"] == 4, res["diagnostics"][0])
+    check(rules(res) == [("LL101", 6)] and all(f["low_confidence"] for f in res["findings"]), res["findings"])
+
+
+def test_compile_database(d):
+    src = write(d, "src/eval.cpp", BAD_EVAL.replace("<torch/torch.h>", '"project_torch.h"'))
+    write(d, "include/project_torch.h", "#pragma once\n#include <torch/torch.h>\n")
+    build = os.path.join(d, "build")
+    os.makedirs(build)
+    inc = None
+    for cand in ["/usr/include/torch/csrc/api/include"]:
+        if os.path.isdir(cand):
+            inc = cand
+    if inc is None:
+        print("    (skipped: no LibTorch headers at a known place)")
+        return
+    db = [{"directory": build, "file": src,
+           "command": "/usr/bin/c++ -std=c++17 -I%s -isystem %s -O2 -o eval.o -c %s"
+                      % (os.path.join(d, "include"), inc, src)}]
+    with open(os.path.join(build, "compile_commands.json"), "w") as fh:
+        json.dump(db, fh)
+    # -p BUILD_DIR
+    [res] = lcpp(["--stats", "-p", build, "src/eval.cpp"], cwd=d, env={"LEAKLINT_NO_TORCH_INCLUDES": "1"})
+    check(res["stats"]["semantic"] and res["stats"]["origin"] == "compile database entry", res["stats"])
+    check(rules(res) == [("LL101", 6)], rules(res))
+    # Found by walking up from the file.
+    shutil.copy(os.path.join(build, "compile_commands.json"), os.path.join(d, "compile_commands.json"))
+    [res] = lcpp(["--stats", "src/eval.cpp"], cwd=d, env={"LEAKLINT_NO_TORCH_INCLUDES": "1"})
+    check(res["stats"]["semantic"] and res["stats"]["origin"] == "compile database entry", res["stats"])
+    os.unlink(os.path.join(d, "compile_commands.json"))
+    # -p to a directory without a database: a diagnostic, then the default command line.
+    [res] = lcpp(["--stats", "-p", os.path.join(d, "include"), "src/eval.cpp"], cwd=d)
+    kinds = [x["kind"] for x in res["diagnostics"]]
+    check("compile-database" in kinds, res["diagnostics"])
+
+
+def test_io_errors_and_garbage(d):
+    write(d, "garbage.cpp", "\x01\x02}}}{{{ template < < < ((( ; int main( { return ]] \n" * 50)
+    deep = "void f() {\n" + "if (x) " * 5000 + "g();\n}\n" + "int y = " + "(" * 3000 + "1" + ")" * 3000 + ";\n"
+    write(d, "deep.cpp", deep)
+    write(d, "unary.cpp", "int z = " + "- " * 20000 + "1;\n" + "int w = " + " + ".join(["a"] * 20000) + ";\n")
+    write(d, "eval.cpp", BAD_EVAL)
+    res = lcpp(["missing.cpp", "garbage.cpp", "deep.cpp", "unary.cpp", ".", "eval.cpp"], cwd=d)
+    check(len(res) == 6, res)
+    # The process goes on normally after a file that made Clang give up.
+    check(rules(res[5]) == [("LL101", 6)] and res[5]["diagnostics"] == [], res[5])
+    check(res[0]["diagnostics"][0]["kind"] == "io-error" and res[0]["diagnostics"][0]["fatal"], res[0])
+    for r in res[1:4]:
+        check(r["diagnostics"] and not r["diagnostics"][0]["fatal"], (r["path"], r["diagnostics"]))
+    check(res[4]["diagnostics"][0]["fatal"], res[4])
+
+
+def test_pch_cache_reuse(d):
+    cache = os.path.join(d, "cache")
+    write(d, "a.cpp", BAD_EVAL)
+    write(d, "b.cpp", "// another file, same includes\n" + TRAIN_TOTAL)
+    res = lcpp(["--stats", "--cache-dir", cache, "a.cpp", "b.cpp"], cwd=d)
+    check([r["stats"]["pch"] for r in res] == ["built", "hit"], [r["stats"] for r in res])
+    pchs = [f for f in os.listdir(os.path.join(cache, "pch-v1")) if f.endswith(".pch")]
+    check(len(pchs) == 1, pchs)
+    res = lcpp(["--stats", "--cache-dir", cache, "a.cpp"], cwd=d)
+    check(res[0]["stats"]["pch"] == "hit", res[0]["stats"])
+    res2 = lcpp(["--stats", "--no-cache", "a.cpp"], cwd=d)
+    check(res2[0]["stats"]["pch"] == "disabled" and rules(res2[0]) == rules(res[0]), res2[0]["stats"])
+
+
+def test_driver(d):
+    write(d, "a.cpp", BAD_EVAL)
+    write(d, "b.cpp", TRAIN_TOTAL)
+    write(d, "c.cpp", SUPPRESSED)
+    p = run([ARGS.driver_test, "--companion", ARGS.leaklint_cpp, "--jobs", "2", "a.cpp", "b.cpp", "c.cpp"], cwd=d)
+    check(p.returncode == 0, p.stderr)
+    res = json.loads(p.stdout)
+    check([r["path"] for r in res] == ["a.cpp", "b.cpp", "c.cpp"], res)
+    check([(f["rule"], f["line"]) for f in res[0]["findings"]] == [("LL101", 6)], res[0])
+    check([(f["rule"], f["line"]) for f in res[1]["findings"]] == [("LL102", 10)], res[1])
+    check(res[2]["findings"][0]["suppressed"], res[2])
+    check(res[0]["findings"][0]["path"] == "a.cpp" and res[0]["findings"][0]["fixes"] == 1, res[0])
+    check(res[0]["source_bytes"] == len(BAD_EVAL), res[0])
+    # Without the companion: one clear diagnostic per file.
+    p = run([ARGS.driver_test, "--companion", "none", "a.cpp", "b.cpp"], cwd=d)
+    res = json.loads(p.stdout)
+    for r in res:
+        check(len(r["diagnostics"]) == 1 and "-DLEAKLINT_ENABLE_CPP=ON" in r["diagnostics"][0]["message"], r)
+    # A companion that crashes: a per-file internal diagnostic, no exception.
+    fake = write(d, "fake-leaklint-cpp", "#!/bin/sh\nkill -SEGV $$\n")
+    os.chmod(fake, 0o755)
+    p = run([ARGS.driver_test, "--companion", fake, "a.cpp"], cwd=d)
+    res = json.loads(p.stdout)
+    check(res[0]["diagnostics"][0]["kind"] == "internal" and "signal" in res[0]["diagnostics"][0]["message"], res)
+
+
+TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--leaklint-cpp", required=True)
+    ap.add_argument("--driver-test", required=True)
+    ap.add_argument("--source-dir", default="")
+    ap.add_argument("only", nargs="*")
+    ARGS = ap.parse_args()
+    ARGS.leaklint_cpp = os.path.abspath(ARGS.leaklint_cpp)
+    ARGS.driver_test = os.path.abspath(ARGS.driver_test)
+    failed = 0
+    for t in TESTS:
+        if ARGS.only and not any(o in t.__name__ for o in ARGS.only):
+            continue
+        d = tempfile.mkdtemp(prefix="leaklint-cpp-test-")
+        try:
+            t(d)
+            print("ok  ", t.__name__)
+        except Exception:
+            failed += 1
+            print("FAIL", t.__name__)
+            traceback.print_exc()
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+    print("%d failed" % failed if failed else "all passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
