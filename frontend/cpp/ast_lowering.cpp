@@ -67,7 +67,9 @@ class AstLowerer {
   void run() {
     b_.m.lang = Lang::Cpp;
     std::vector<Id> body;
-    for (Decl* d : ctx_.getTranslationUnitDecl()->decls()) top_decl(d, body);
+    // noload_decls(): the declarations parsed from this file, without deserialising the
+    // whole precompiled LibTorch (decls() would load every top-level declaration of it).
+    for (Decl* d : ctx_.getTranslationUnitDecl()->noload_decls()) top_decl(d, body);
     b_.m.body = std::move(body);
   }
 
@@ -246,16 +248,20 @@ class AstLowerer {
   // ------------------------------------------------------------------ declarations
   void top_decl(Decl* d, std::vector<Id>& out) {
     if (!d || d->isImplicit()) return;
+    // Each `namespace x {` block is its own declaration: only this file's are opened.
     if (auto* ns = dyn_cast<NamespaceDecl>(d)) {
-      for (Decl* c : ns->decls()) top_decl(c, out);
+      if (in_main(ns->getLocation()) || in_main(ns->getBeginLoc()))
+        for (Decl* c : ns->noload_decls()) top_decl(c, out);
       return;
     }
     if (auto* ls = dyn_cast<LinkageSpecDecl>(d)) {
-      for (Decl* c : ls->decls()) top_decl(c, out);
+      if (in_main(ls->getBeginLoc()))
+        for (Decl* c : ls->noload_decls()) top_decl(c, out);
       return;
     }
     if (auto* ex = dyn_cast<ExportDecl>(d)) {
-      for (Decl* c : ex->decls()) top_decl(c, out);
+      if (in_main(ex->getBeginLoc()))
+        for (Decl* c : ex->noload_decls()) top_decl(c, out);
       return;
     }
     if (!in_main(d->getLocation())) return;

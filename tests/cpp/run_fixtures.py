@@ -138,6 +138,7 @@ def main():
     ap.add_argument("--without-headers", action="store_true")
     ap.add_argument("--known", default=os.path.join(os.path.dirname(__file__), "syntactic_expectations.txt"))
     ap.add_argument("--compile-check", metavar="CLANG")
+    ap.add_argument("--only-compile", action="store_true", help="with --compile-check: skip the analysis")
     ap.add_argument("--timeout", type=int, default=1500)
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("only", nargs="*", help="only fixtures whose path contains one of these")
@@ -163,6 +164,8 @@ def main():
         rule_dir = rel.split(os.sep, 1)[0]
         groups.setdefault((rule_dir, "\n".join(toml)), []).append(rel)
     results = {}
+    if args.only_compile:
+        groups = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
         futs = [ex.submit(run_group, args, root, rd, files, toml.split("\n") if toml else [], env)
                 for (rd, toml), files in groups.items()]
@@ -171,7 +174,7 @@ def main():
 
     failures = 0
     total_seconds = 0.0
-    for rel in rels:
+    for rel in ([] if args.only_compile else rels):
         res = results.get(rel, {"error": "no result"})
         problems = []
         if "error" in res:
