@@ -200,6 +200,7 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
   if (!opts.ignore.empty()) base.push_back("--ignore=" + join(opts.ignore));
   for (const auto& a : opts.extra_args) base.push_back("--extra-arg=" + a);
   if (opts.no_cache) base.push_back("--no-cache");
+  if (opts.max_file_size_kib) base.push_back("--max-file-size=" + std::to_string(opts.max_file_size_kib));
 
   int jobs = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   size_t batch = std::max<size_t>(1, opts.batch);

@@ -20,6 +20,7 @@ struct CppDriverOptions {
   std::string companion;                  // leaklint-cpp to run ("" = find it, see find_cpp_companion)
   bool no_cache = false;                  // do not use the precompiled-preamble cache
   size_t batch = 4;                       // files per leaklint-cpp process
+  uint64_t max_file_size_kib = 0;         // --max-file-size (0 = leaklint-cpp's default, 10 MiB)
 };
 
 // Results in the order of `files`; a file that could not be analysed carries a Diagnostic

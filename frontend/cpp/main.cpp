@@ -15,6 +15,10 @@
 using namespace ll;
 using json = nlohmann::json;
 
+// Under -DLEAKLINT_SANITIZE=ON: LLVM installs its own alternate signal stack on the threads
+// that write files (the PCH), which AddressSanitizer would try to unmap as its own.
+extern "C" const char* __asan_default_options() { return "use_sigaltstack=0"; }
+
 namespace {
 
 json range_json(const Range& r) {
@@ -61,6 +65,7 @@ int main(int argc, char** argv) {
                                         LEAKLINT_LLVM_VERSION + ")");
   std::vector<std::string> files, select, ignore, extra_args;
   std::string build_dir, config_file, cache_dir;
+  uint64_t max_kib = 10 * 1024;
   bool no_cache = false, no_source = false, stats = false, syntactic_only = false, dump_model = false, pretty = false;
   app.add_option("files", files, "C++ files to analyse")->required();
   app.add_option("-p,--build-dir", build_dir, "Directory holding compile_commands.json (default: search upwards)");
@@ -75,6 +80,7 @@ int main(int argc, char** argv) {
   app.add_flag("--stats", stats, "Add per-file timing and lowering details to the JSON");
   app.add_flag("--dump-model", dump_model, "Print the lowered model of each file on stderr (debugging)");
   app.add_flag("--pretty", pretty, "Indent the JSON");
+  app.add_option("--max-file-size", max_kib, "Skip files larger than this many KiB (default 10240)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -93,6 +99,7 @@ int main(int argc, char** argv) {
   const char* no_torch = std::getenv("LEAKLINT_NO_TORCH_INCLUDES");
   opts.compile.torch_search = !(no_torch && *no_torch && std::string(no_torch) != "0");
   opts.force_syntactic = syntactic_only;
+  opts.max_file_size = max_kib * 1024;
   std::string dir = no_cache ? "" : (cache_dir.empty() ? cpp::PchCache::default_dir() : cache_dir + "/pch-v1");
   cpp::PchCache cache(dir);
 

@@ -18,6 +18,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace ll::cpp {
@@ -41,11 +42,6 @@ const char* kUmbrella =
     "#else\n"
     "#error leaklint-umbrella: <torch/torch.h> not found\n"
     "#endif\n";
-
-bool is_dir(const std::string& p) {
-  std::error_code ec;
-  return std::filesystem::is_directory(p, ec);
-}
 
 // An include directory the LibTorch headers may need (LibTorch's own, CUDA's).
 bool torch_include_dir(const std::string& dir) {
@@ -224,18 +220,49 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
     if (!value.empty() && value[0] != '/') relative = true;
   }
   if (relative) feed(req.directory);
+  // Clang does not validate system headers against a PCH: a LibTorch upgrade under
+  // -isystem must change the key. A few stats identify the installation.
+  {
+    std::vector<std::string> dirs{"/usr/include", "/usr/local/include"};
+    for (size_t i = 0; i + 1 < flags.size(); ++i)
+      if (flags[i] == "-I" || flags[i] == "-isystem" || flags[i] == "-idirafter" || flags[i] == "-iquote")
+        dirs.push_back(flags[i + 1]);
+    for (const auto& d : dirs)
+      for (const char* f : {"torch/torch.h", "torch/version.h", "torch/script.h", "ATen/ATen.h", "ATen/Functions.h",
+                            "c10/core/TensorImpl.h", "c10/macros/cmake_macros.h"}) {
+        struct stat st {};
+        std::string path = d + "/" + f;
+        if (::stat(path.c_str(), &st) != 0) continue;
+        feed(path);
+        feed(std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime));
+      }
+  }
   std::string key = hex(h.final()).substr(0, 40);
 
   std::error_code ec;
   fs::create_directories(dir_, ec);
+  if (::access(dir_.c_str(), W_OK) != 0) {  // a read-only cache: parse without
+    out.status = "disabled";
+    return out;
+  }
   std::string base = dir_ + "/" + key;
-  std::string pch = base + ".pch", header = base + ".h";
+  std::string pch = base + ".pch", header = base + ".h", failed = base + ".failed";
+  if (failed_keys_.count(key)) { out.status = "failed"; return out; }
   FileLock lock(base + ".lock");
   if (!rebuild && fs::exists(pch, ec) && fs::exists(header, ec)) {
     fs::last_write_time(pch, fs::file_time_type::clock::now(), ec);  // recently used
     out.pch = pch;
     out.status = "hit";
     return out;
+  }
+  // A build that failed in the last 10 minutes (in any process): do not repeat it per file.
+  if (!rebuild && fs::exists(failed, ec)) {
+    auto age = fs::file_time_type::clock::now() - fs::last_write_time(failed, ec);
+    if (!ec && age < std::chrono::minutes(10)) {
+      failed_keys_.insert(key);
+      out.status = "failed";
+      return out;
+    }
   }
 
   auto t0 = std::chrono::steady_clock::now();
@@ -277,8 +304,12 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
   if (!ran || !ok) {
     fs::remove(tmp, ec);
     out.status = "failed";
+    failed_keys_.insert(key);
+    std::ofstream ff(failed, std::ios::trunc);
+    ff << (out.diags.errors.empty() ? std::string("clang failed") : out.diags.errors.front().message) << "\n";
     return out;
   }
+  fs::remove(failed, ec);
   fs::rename(tmp, pch, ec);
   if (ec) {
     fs::remove(tmp, ec);

@@ -5,8 +5,9 @@
 // then costs nothing (the headers are `#pragma once`), and its project headers are parsed
 // as usual. Include directories that hold no LibTorch/CUDA headers are left out of the
 // key, so the files of a project share one PCH. The key is a SHA-256 of (Clang version,
-// flags, working directory when flags name relative paths); Clang's own PCH validation
-// (header sizes and mtimes) catches edited headers, and a stale PCH is rebuilt.
+// flags, working directory when flags name relative paths, size and mtime of a few LibTorch
+// headers: Clang does not validate -isystem headers against a PCH); a PCH Clang rejects is
+// rebuilt.
 //
 // Location: $LEAKLINT_CACHE_DIR, else $XDG_CACHE_HOME/leaklint, else ~/.cache/leaklint.
 // Concurrent processes building the same PCH serialise on a lock file; one builds, the
@@ -14,6 +15,7 @@
 // (default 2048) are removed.
 #pragma once
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +83,7 @@ class PchCache {
  private:
   void evict() const;
   std::string dir_;
+  std::set<std::string> failed_keys_;  // builds that failed in this process
 };
 
 }  // namespace ll::cpp

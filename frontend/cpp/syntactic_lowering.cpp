@@ -452,7 +452,12 @@ class Syn {
     if (guard_kind(n) != GuardKind::None || value_kind_by_name(n) != ValueKind::None) return true;
     for (const char* p : {"torch::", "at::", "c10::", "std::"})
       if (n.rfind(p, 0) == 0) return true;
-    return model_qname(n) != n;
+    std::string dotted;
+    for (size_t i = 0; i < n.size(); ++i) {
+      if (n[i] == ':' && i + 1 < n.size() && n[i + 1] == ':') { dotted.push_back('.'); ++i; }
+      else dotted.push_back(n[i]);
+    }
+    return model_qname(n) != dotted;  // a name the tables map specially (fork -> os.fork)
   }
 
   std::string resolve(std::vector<std::string> parts) const {
@@ -472,6 +477,7 @@ class Syn {
     std::string name = join(parts, "::");
     if (parts.size() == 1 && (classes_.count(name) || local_funcs_.count(name))) return name;
     if (known_library(name)) return name;
+    if (is_macro_name(parts[0])) return name;  // FORWARD(...): a macro, not torch::FORWARD
     for (const auto& ns : using_ns_) {
       std::string cand = ns + "::" + name;
       if (known_library(cand)) return cand;
@@ -932,6 +938,11 @@ class Syn {
   // A declaration at namespace, class or block scope: variables or a function.
   void declaration(std::vector<Id>& out, const std::string& cls, bool block) {
     size_t b = p_;
+    // explicit/virtual/inline/static/constexpr ... before a constructor or a type.
+    while (tok().kind == T::Ident && (tok().text == "explicit" || tok().text == "virtual" || tok().text == "inline" ||
+                                      tok().text == "static" || tok().text == "constexpr" || tok().text == "friend" ||
+                                      tok().text == "consteval" || tok().text == "extern"))
+      ++p_;
     // Destructors, conversion operators and constructors have no leading type.
     bool ctor_like = false;
     if (!cls.empty() && ((is_id() && tok().text == cls && is("(", 1)) || (is("~") && tok(1).text == cls)))

@@ -75,18 +75,18 @@ struct AltStack {
   std::vector<char> mem;
   stack_t old{};
   bool set = false;
-  AltStack() : mem(256 * 1024) {
+  AltStack() {
+    if (::sigaltstack(nullptr, &old) != 0) return;
+    if (!(old.ss_flags & SS_DISABLE) && old.ss_size >= 64 * 1024) return;  // one is there (ASan's)
+    mem.resize(256 * 1024);
     stack_t ss{};
     ss.ss_sp = mem.data();
     ss.ss_size = mem.size();
     ss.ss_flags = 0;
-    set = ::sigaltstack(&ss, &old) == 0;
+    set = ::sigaltstack(&ss, nullptr) == 0;
   }
   ~AltStack() {
-    if (!set) return;
-    stack_t off{};
-    off.ss_flags = SS_DISABLE;
-    ::sigaltstack(&off, nullptr);
+    if (set) ::sigaltstack(&old, nullptr);  // whatever was installed before (or none)
   }
 };
 
