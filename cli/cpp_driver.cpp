@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <chrono>
+#include <csignal>
 #include <thread>
 
 #include <fcntl.h>
@@ -116,6 +118,8 @@ struct Child {
   int out = -1;
   std::vector<size_t> files;  // indices into the input
   std::string buf;
+  std::chrono::steady_clock::time_point deadline;
+  bool timed_out = false;
 };
 
 bool spawn(const std::vector<std::string>& argv, Child& c, std::string* err) {
@@ -185,7 +189,8 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
       r.diagnostics.push_back(make_diag(
           r.path, "unsupported",
           "C++ analysis needs leaklint-cpp, built with -DLEAKLINT_ENABLE_CPP=ON (not found next to leaklint, in "
-          "$LEAKLINT_CPP or on PATH)"));
+          "$LEAKLINT_CPP or on PATH); file skipped",
+          /*fatal=*/false));
     return results;
   }
   std::vector<std::string> base{companion, "--no-source"};
@@ -200,6 +205,7 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
   if (!opts.ignore.empty()) base.push_back("--ignore=" + join(opts.ignore));
   for (const auto& a : opts.extra_args) base.push_back("--extra-arg=" + a);
   if (opts.no_cache) base.push_back("--no-cache");
+  if (!opts.cache_dir.empty()) base.push_back("--cache-dir=" + opts.cache_dir);
   if (opts.max_file_size_kib) base.push_back("--max-file-size=" + std::to_string(opts.max_file_size_kib));
 
   int jobs = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -217,7 +223,10 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
   // `--` keeps file names that start with '-' from being read as options.
   auto finish = [&](Child& c, int status) {
     std::string problem;
-    if (WIFSIGNALED(status)) problem = "leaklint-cpp was killed by signal " + std::to_string(WTERMSIG(status));
+    if (c.timed_out)
+      problem = "leaklint-cpp took longer than " + std::to_string(opts.timeout_s) +
+                " s on this file and was stopped (pathological input?); not analysed";
+    else if (WIFSIGNALED(status)) problem = "leaklint-cpp was killed by signal " + std::to_string(WTERMSIG(status));
     else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
       problem = "leaklint-cpp exited with status " + std::to_string(WEXITSTATUS(status));
     json j = json::parse(c.buf, nullptr, false);
@@ -231,8 +240,13 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
     } else if (problem.empty()) {
       problem = "leaklint-cpp printed no valid JSON";
     }
-    for (size_t k = 0; k < c.files.size(); ++k)
-      if (!done[k]) results[c.files[k]].diagnostics.push_back(make_diag(files[c.files[k]], "internal", problem));
+    // A process that died takes only its own file down: the others of its batch run again,
+    // each in a process of its own.
+    for (size_t k = 0; k < c.files.size(); ++k) {
+      if (done[k]) continue;
+      if (c.files.size() > 1) queue.push_back({c.files[k]});
+      else results[c.files[k]].diagnostics.push_back(make_diag(files[c.files[k]], "internal", problem));
+    }
   };
 
   std::vector<Child> running;
@@ -249,6 +263,7 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
         for (size_t idx : c.files) results[idx].diagnostics.push_back(make_diag(files[idx], "internal", err));
         continue;
       }
+      c.deadline = std::chrono::steady_clock::now() + std::chrono::seconds(opts.timeout_s * c.files.size());
       running.push_back(std::move(c));
     }
   };
@@ -256,8 +271,14 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
   while (!running.empty()) {
     std::vector<pollfd> pfds;
     for (const auto& c : running) pfds.push_back({c.out, POLLIN, 0});
-    int n = ::poll(pfds.data(), pfds.size(), -1);
+    int n = ::poll(pfds.data(), pfds.size(), 1000);
     if (n < 0 && errno == EINTR) continue;
+    auto now = std::chrono::steady_clock::now();
+    for (auto& c : running)
+      if (!c.timed_out && now > c.deadline) {  // its pipe closes when it dies: handled below
+        c.timed_out = true;
+        ::kill(c.pid, SIGKILL);
+      }
     for (size_t i = running.size(); i-- > 0;) {
       if (!(pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[65536];

@@ -19,7 +19,9 @@ struct CppDriverOptions {
   std::vector<std::string> extra_args;    // appended to every compile command
   std::string companion;                  // leaklint-cpp to run ("" = find it, see find_cpp_companion)
   bool no_cache = false;                  // do not use the precompiled-preamble cache
+  std::string cache_dir;                  // --cache-dir, passed through ("" = leaklint-cpp's default)
   size_t batch = 4;                       // files per leaklint-cpp process
+  unsigned timeout_s = 300;               // per file of a batch (a cold PCH build is ~15 s here)
   uint64_t max_file_size_kib = 0;         // --max-file-size (0 = leaklint-cpp's default, 10 MiB)
 };
 

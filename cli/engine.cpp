@@ -139,6 +139,22 @@ FileResult analyze_text(const std::string& path, std::string text, const Config&
 
 FileResult analyze_file(const std::string& path, const Config& cfg, const EngineOptions& opts,
                         const std::string* text_override, FileSummary* summary) {
+  if (is_cpp_path(path)) {
+    if (!text_override) {
+      CppDriverOptions co = opts.cpp;
+      co.jobs = 1;
+      if (!co.max_file_size_kib) co.max_file_size_kib = std::max<uint64_t>(1, opts.max_file_size / 1024);
+      FileResult r = std::move(analyze_cpp_files({path}, co).front());
+      sort_result(r);
+      return r;
+    }
+    FileResult r;
+    r.path = path;
+    r.diagnostics.push_back(fatal(path, "unsupported",
+                                  "C++ is analysed from the file on disk (its compile command and headers); "
+                                  "standard input is not supported for C++, pass the path instead"));
+    return r;
+  }
   FileResult r;
   r.path = path;
   std::string text;
@@ -272,28 +288,35 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
       results[i] = std::move(r);
       return;
     }
-    if (!is_python_path(path) && !is_notebook_path(path)) {
-      if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
-      FileResult r;
-      r.path = path;
-      // Not a failure of the file: this build (or machine) has no C++ frontend.
-      Diagnostic d = fatal(path, "unsupported",
-                           "C++ analysis needs the companion leaklint-cpp (built with -DLEAKLINT_ENABLE_CPP=ON); "
-                           "file skipped");
-      d.fatal = false;
-      r.diagnostics.push_back(std::move(d));
-      results[i] = std::move(r);
-      return;
-    }
+    if (!is_python_path(path) && !is_notebook_path(path)) return;  // C++: below, in leaklint-cpp
     results[i] = analyze_file(path, *cfgs[i], opts, nullptr, &summaries[i]);
     if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
   });
   // Cross-file facts: only files that another file says something about are analysed again.
   std::vector<ProjectView> views = join_summaries(summaries);
   std::vector<size_t> again;
+  // C++ translation units: the companion process pool (it loads Clang; leaklint does not).
+  std::vector<size_t> cpp_index;
+  std::vector<std::string> cpp_files;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (cfgs[i] && !is_python_path(files[i]) && !is_notebook_path(files[i])) {
+      cpp_index.push_back(i);
+      cpp_files.push_back(files[i]);
+    }
+  if (!cpp_files.empty()) {
+    CppDriverOptions co = opts.cpp;
+    co.jobs = jobs;
+    if (!co.max_file_size_kib) co.max_file_size_kib = std::max<uint64_t>(1, opts.max_file_size / 1024);
+    std::vector<FileResult> cpp_results = analyze_cpp_files(cpp_files, co);
+    for (size_t k = 0; k < cpp_index.size(); ++k) {
+      sort_result(cpp_results[k]);
+      results[cpp_index[k]] = std::move(cpp_results[k]);
+      if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
+    }
+  }
   for (size_t i = 0; i < files.size(); ++i)
     if (!views[i].empty() && !results[i].source.empty() && !results[i].transcoded && cfgs[i] &&
-        !is_notebook_path(files[i]))
+        is_python_path(files[i]))
       again.push_back(i);
   parallel_for(again.size(), jobs, [&](size_t k) {
     size_t i = again[k];

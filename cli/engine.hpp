@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "checks/project.hpp"
+#include "cli/cpp_driver.hpp"
 #include "rules/config.hpp"
 #include "rules/finding.hpp"
 
@@ -18,6 +19,9 @@ struct EngineOptions {
   const class ResultCache* cache = nullptr;  // null: no caching
   // Called from worker threads after each file (progress display); may be empty.
   std::function<void(size_t done, size_t total)> progress;
+  // C++ files (discover.hpp's is_cpp_path) go to the companion leaklint-cpp with these
+  // options; `jobs` is taken from above.
+  CppDriverOptions cpp;
 };
 
 // Reads, validates and analyses one file. `text_override` (when non-null) is used instead

@@ -35,11 +35,36 @@ namespace {
 int syntax_errors(const FileResult& r) {
   int n = 0;
   for (const auto& d : r.diagnostics)
-    if (d.kind == "syntax-error" || d.fatal) ++n;
+    if (d.kind == "syntax-error" || d.kind == "compile-error" || d.fatal) ++n;
   return n;
 }
 
 }  // namespace
+
+std::vector<Edit> select_fix_edits(const FileResult& result, bool unsafe, int* fixes) {
+  // One fix per finding; whole fixes only (all their edits or none); a fix that touches
+  // (or inserts at) a place another selected fix edits waits for the next round.
+  std::vector<Edit> edits;
+  std::vector<std::pair<uint32_t, uint32_t>> taken;
+  int nfix = 0;
+  for (const Finding& f : result.findings) {
+    if (f.suppressed || f.fixes.empty()) continue;
+    const Fix& fx = f.fixes.front();
+    if (!fx.safe && !unsafe) continue;
+    bool clash = false;
+    for (const Edit& e : fx.edits)
+      for (auto [b, en] : taken)
+        if (e.begin < en && b < e.end + (e.begin == e.end ? 1 : 0)) clash = true;
+    if (clash) continue;
+    for (const Edit& e : fx.edits) {
+      edits.push_back(e);
+      taken.emplace_back(e.begin, std::max(e.end, e.begin + 1));
+    }
+    ++nfix;
+  }
+  if (fixes) *fixes = nfix;
+  return edits;
+}
 
 FixOutcome fix_text(const std::string& path, const std::string& original, const FileResult& first,
                     const Config& cfg, const EngineOptions& opts, bool unsafe) {
@@ -49,25 +74,8 @@ FixOutcome fix_text(const std::string& path, const std::string& original, const 
   FileResult current = first;
   int base_errors = syntax_errors(first);
   for (int round = 0; round < 10; ++round) {
-    // One fix per finding; whole fixes only (all their edits or none).
-    std::vector<Edit> edits;
-    std::vector<std::pair<uint32_t, uint32_t>> taken;
     int nfix = 0;
-    for (const Finding& f : current.findings) {
-      if (f.suppressed || f.fixes.empty()) continue;
-      const Fix& fx = f.fixes.front();
-      if (!fx.safe && !unsafe) continue;
-      bool clash = false;
-      for (const Edit& e : fx.edits)
-        for (auto [b, en] : taken)
-          if (e.begin < en && b < e.end + (e.begin == e.end ? 1 : 0)) clash = true;
-      if (clash) continue;
-      for (const Edit& e : fx.edits) {
-        edits.push_back(e);
-        taken.emplace_back(e.begin, std::max(e.end, e.begin + 1));
-      }
-      ++nfix;
-    }
+    std::vector<Edit> edits = select_fix_edits(current, unsafe, &nfix);
     if (edits.empty()) break;
     // Test hook: corrupt every edit, to prove that a fix that breaks syntax is rolled back.
     if (std::getenv("LEAKLINT_TEST_CORRUPT_FIXES"))
@@ -77,6 +85,46 @@ FixOutcome fix_text(const std::string& path, const std::string& original, const 
     FileResult relint = analyze_text(path, next, cfg, opts);
     if (syntax_errors(relint) > base_errors) {
       out.errors.push_back("a fix would introduce a syntax error; rolled back (please report this)");
+      break;
+    }
+    out.fixed = std::move(next);
+    out.applied += nfix;
+    current = std::move(relint);
+  }
+  out.final_result = std::move(current);
+  return out;
+}
+
+FixOutcome fix_cpp_file(const std::string& path, const std::string& original, const FileResult& first,
+                        const Config& cfg, const EngineOptions& opts, bool unsafe, bool write) {
+  FixOutcome out;
+  out.original = original;
+  out.fixed = original;
+  FileResult current = first;
+  int base_errors = syntax_errors(first);
+  for (int round = 0; round < 10; ++round) {
+    int nfix = 0;
+    std::vector<Edit> edits = select_fix_edits(current, unsafe, &nfix);
+    if (edits.empty()) break;
+    if (std::getenv("LEAKLINT_TEST_CORRUPT_FIXES"))
+      for (Edit& e : edits) e.text += "(:";
+    std::string next = apply_edits(out.fixed, edits);
+    if (next == out.fixed) break;
+    if (!write) {  // --diff: one round, shown, nothing touched
+      out.fixed = std::move(next);
+      out.applied += nfix;
+      break;
+    }
+    std::string err;
+    if (!write_atomic(path, next, &err)) {
+      out.errors.push_back(err);
+      break;
+    }
+    out.written = true;
+    FileResult relint = analyze_file(path, cfg, opts);
+    if (syntax_errors(relint) > base_errors) {
+      if (!write_atomic(path, out.fixed, &err)) out.errors.push_back("could not restore the file: " + err);
+      out.errors.push_back("a fix would introduce a compile error; rolled back (please report this)");
       break;
     }
     out.fixed = std::move(next);

@@ -98,6 +98,11 @@ int main(int argc, char** argv) {
   app.add_option("--diff-base", diff_base, "Report only findings on lines changed since this git revision");
   app.add_flag("--no-cache", no_cache, "Analyse every file, ignoring and not writing the result cache");
   app.add_option("--cache-dir", cache_dir, "Result cache directory (default: $XDG_CACHE_HOME/leaklint)");
+  std::string build_dir;
+  std::vector<std::string> extra_args;
+  app.add_option("-p,--build-dir", build_dir, "C++: directory with compile_commands.json (default: searched upwards)");
+  app.add_option("--extra-arg", extra_args, "C++: append an argument to every compile command")
+      ->allow_extra_args(false);
   app.add_option("--stdin-filename", stdin_filename, "Read the source from stdin and report it under this name");
 
   auto* explain = app.add_subcommand("explain", "Show a rule's documentation");
@@ -154,6 +159,15 @@ int main(int argc, char** argv) {
   EngineOptions opts;
   opts.jobs = jobs;
   opts.max_file_size = max_kib * 1024;
+  opts.cpp.build_dir = build_dir;
+  opts.cpp.extra_args = extra_args;
+  opts.cpp.config_file = config_file;
+  opts.cpp.select = select;
+  opts.cpp.ignore = ignore;
+  opts.cpp.no_cache = no_cache;
+  if (!cache_dir.empty()) opts.cpp.cache_dir = cache_dir;
+  if (const char* t = std::getenv("LEAKLINT_CPP_TIMEOUT"); t && std::atoi(t) > 0)
+    opts.cpp.timeout_s = static_cast<unsigned>(std::atoi(t));
 
   std::vector<FileResult> results;
   std::vector<Diagnostic> discovery_diags;
@@ -264,7 +278,9 @@ int main(int argc, char** argv) {
       if (!any) continue;
       std::string err;
       auto cfg = configs.for_file(r.path, &err);
-      FixOutcome o = fix_text(r.path, r.source, r, *cfg, opts, apply_unsafe);
+      FixOutcome o = is_cpp_path(r.path)
+                         ? fix_cpp_file(r.path, r.source, r, *cfg, opts, apply_unsafe, !diff && stdin_filename.empty())
+                         : fix_text(r.path, r.source, r, *cfg, opts, apply_unsafe);
       for (const auto& e : o.errors) std::cerr << r.path << ": error: " << e << "\n";
       if (o.fixed == o.original) continue;
       if (diff) {
@@ -274,7 +290,7 @@ int main(int argc, char** argv) {
       }
       if (!stdin_filename.empty()) {
         std::cout << o.fixed;
-      } else if (!write_atomic(r.path, o.fixed, &err)) {
+      } else if (!o.written && !write_atomic(r.path, o.fixed, &err)) {
         std::cerr << r.path << ": error: " << err << "\n";
         fix_failed = true;
         continue;

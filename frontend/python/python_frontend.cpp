@@ -6,6 +6,7 @@
 #include <tree_sitter/api.h>
 
 #include <array>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -142,20 +143,58 @@ struct Child {
   TSFieldId field;
 };
 
-// All children (named and anonymous) with their field ids, in O(n) via a cursor.
-std::vector<Child> children_of(TSNode n) {
-  std::vector<Child> out;
-  TSTreeCursor c = ts_tree_cursor_new(n);
-  if (ts_tree_cursor_goto_first_child(&c)) {
-    do {
-      out.push_back({ts_tree_cursor_current_node(&c), ts_tree_cursor_current_field_id(&c)});
-    } while (ts_tree_cursor_goto_next_sibling(&c));
+// A node's children: up to 8 inline (nearly every node), more on the heap. children_of
+// runs for most nodes of every file, so it must not allocate.
+class Kids {
+ public:
+  void push_back(const Child& c) {
+    if (n_ < kInline) inline_[n_] = c;
+    else {
+      if (n_ == kInline) heap_.assign(inline_.begin(), inline_.end());
+      heap_.push_back(c);
+    }
+    ++n_;
   }
-  ts_tree_cursor_delete(&c);
+  const Child* begin() const { return n_ <= kInline ? inline_.data() : heap_.data(); }
+  const Child* end() const { return begin() + n_; }
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  const Child& operator[](size_t i) const { return begin()[i]; }
+
+ private:
+  static constexpr size_t kInline = 8;
+  std::array<Child, kInline> inline_{};
+  std::vector<Child> heap_;
+  size_t n_ = 0;
+};
+
+// All children (named and anonymous) with their field ids, in O(n) via one cursor per
+// thread, re-pointed at each node (no allocation per call).
+Kids children_of(TSNode n) {
+  struct Cursor {
+    TSTreeCursor c{};
+    bool live = false;
+    ~Cursor() {
+      if (live) ts_tree_cursor_delete(&c);
+    }
+  };
+  thread_local Cursor cur;
+  if (cur.live) {
+    ts_tree_cursor_reset(&cur.c, n);
+  } else {
+    cur.c = ts_tree_cursor_new(n);
+    cur.live = true;
+  }
+  Kids out;
+  if (ts_tree_cursor_goto_first_child(&cur.c)) {
+    do {
+      out.push_back({ts_tree_cursor_current_node(&cur.c), ts_tree_cursor_current_field_id(&cur.c)});
+    } while (ts_tree_cursor_goto_next_sibling(&cur.c));
+  }
   return out;
 }
 
-TSNode field(const std::vector<Child>& kids, TSFieldId f) {
+TSNode field(const Kids& kids, TSFieldId f) {
   for (const auto& k : kids)
     if (k.field == f) return k.node;
   return TSNode{};
@@ -458,7 +497,7 @@ class Lowerer {
     return out;
   }
 
-  std::vector<Id> block_field(const std::vector<Child>& kids, TSFieldId f, int depth) {
+  std::vector<Id> block_field(const Kids& kids, TSFieldId f, int depth) {
     TSNode b = field(kids, f);
     if (ts_node_is_null(b)) return {};
     return lower_block_children(b, depth + 1);
@@ -844,14 +883,25 @@ class Lowerer {
 };
 
 // Collects comments and the first syntax error with an explicit cursor walk (no recursion).
+// Only subtrees that can hold what is looked for are entered: one whose bytes contain no
+// `#` holds no comment, one without has_error holds no error. Most of a file is skipped.
 void scan_tree(TSNode root, std::string_view src, Module& m, std::vector<Diagnostic>& diags) {
-  TSTreeCursor c = ts_tree_cursor_new(root);
+  std::vector<uint32_t> hashes;  // offsets of every '#', ascending
+  for (const char* p = src.data(); (p = static_cast<const char*>(std::memchr(p, '#', src.data() + src.size() - p)));
+       ++p)
+    hashes.push_back(static_cast<uint32_t>(p - src.data()));
+  auto has_hash = [&](TSNode n) {
+    auto it = std::lower_bound(hashes.begin(), hashes.end(), ts_node_start_byte(n));
+    return it != hashes.end() && *it < ts_node_end_byte(n);
+  };
   bool reported = false;
   bool want_errors = ts_node_has_error(root);
+  if (hashes.empty() && !want_errors) return;
+  TSTreeCursor c = ts_tree_cursor_new(root);
   for (;;) {
     TSNode n = ts_tree_cursor_current_node(&c);
     K k = kind_of(n);
-    bool descend = true;
+    bool descend = has_hash(n) || (want_errors && !reported && ts_node_has_error(n));
     if (k == K::Comment) {
       uint32_t b = ts_node_start_byte(n), e = ts_node_end_byte(n);
       Comment cm;
@@ -874,8 +924,6 @@ void scan_tree(TSNode root, std::string_view src, Module& m, std::vector<Diagnos
       }
       d.message += "; the rest of the file is analysed with error recovery";
       diags.push_back(std::move(d));
-    } else if (!ts_node_has_error(n) && !want_errors) {
-      // fast path continues below
     }
     if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
     while (!ts_tree_cursor_goto_next_sibling(&c)) {

@@ -259,6 +259,66 @@ def test_driver(d):
     check(res[0]["diagnostics"][0]["kind"] == "internal" and "signal" in res[0]["diagnostics"][0]["message"], res)
 
 
+def leaklint(args, cwd, env=None):
+    p = run([ARGS.leaklint] + args, cwd=cwd, env=env)
+    check(p.returncode in (0, 1), "leaklint exited %d: %s" % (p.returncode, p.stderr))
+    return p
+
+
+def test_leaklint_mixed_project(d):
+    """`leaklint DIR` sends .cpp files to leaklint-cpp and .py files to its own frontend."""
+    write(d, "eval.cpp", BAD_EVAL)
+    write(d, "quiet.cpp", SUPPRESSED)
+    write(d, "ev.py", "import torch\n\ndef evaluate(model, loader):\n    for x in loader:\n        model(x)\n")
+    p = leaklint(["--format", "json", "."], cwd=d, env={"LEAKLINT_CPP": ARGS.leaklint_cpp})
+    check(p.returncode == 1, p.stdout)
+    got = sorted((f["path"], f["rule"], f["line"]) for f in json.loads(p.stdout)["findings"])
+    check(got == [("ev.py", "LL101", 5), ("eval.cpp", "LL101", 6)], got)
+    p = leaklint(["--format", "sarif", "eval.cpp"], cwd=d, env={"LEAKLINT_CPP": ARGS.leaklint_cpp})
+    res = json.loads(p.stdout)["runs"][0]["results"]
+    check([r["ruleId"] for r in res] == ["LL101"], res)
+    check(res[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 6, res)
+    # Rule selection reaches the companion.
+    p = leaklint(["--format", "json", "--ignore", "LL101", "eval.cpp"], cwd=d, env={"LEAKLINT_CPP": ARGS.leaklint_cpp})
+    check(json.loads(p.stdout)["findings"] == [], p.stdout)
+
+
+def test_leaklint_fix_cpp(d):
+    path = write(d, "eval.cpp", BAD_EVAL)
+    env = {"LEAKLINT_CPP": ARGS.leaklint_cpp}
+    p = leaklint(["--diff", "--unsafe-fixes", "eval.cpp"], cwd=d, env=env)
+    check("+  torch::NoGradGuard no_grad;" in p.stdout, p.stdout)
+    check(open(path).read() == BAD_EVAL, "--diff wrote the file")
+    # A fix whose result does not compile is written back: the file is unchanged.
+    p = leaklint(["--fix", "--unsafe-fixes", "eval.cpp"], cwd=d, env=dict(env, LEAKLINT_TEST_CORRUPT_FIXES="1"))
+    check(open(path).read() == BAD_EVAL and "rolled back" in p.stderr, (p.stderr, open(path).read()))
+    p = leaklint(["--fix", "--unsafe-fixes", "eval.cpp"], cwd=d, env=env)
+    check(p.returncode == 0, p.stdout + p.stderr)
+    text = open(path).read()
+    check(text.count("torch::NoGradGuard no_grad;") == 1 and text.replace("  torch::NoGradGuard no_grad;\n", "") == BAD_EVAL,
+          text)
+
+
+def test_leaklint_companion_failures_stay_per_file(d):
+    """One file that kills (or hangs) leaklint-cpp costs only that file's analysis."""
+    write(d, "a.cpp", BAD_EVAL)
+    write(d, "b.cpp", TRAIN_TOTAL)
+    write(d, "boom.cpp", "int x;\n")
+    write(d, "hang.cpp", "int y;\n")
+    fake = write(d, "flaky-leaklint-cpp", "#!/bin/sh\n"
+                 "for a in \"$@\"; do case \"$a\" in *boom.cpp) kill -SEGV $$;; *hang.cpp) exec sleep 60;; esac; done\n"
+                 "exec \"%s\" \"$@\"\n" % ARGS.leaklint_cpp)
+    os.chmod(fake, 0o755)
+    p = leaklint(["--format", "json", "-j", "1", "a.cpp", "boom.cpp", "b.cpp", "hang.cpp"], cwd=d,
+                 env={"LEAKLINT_CPP": fake, "LEAKLINT_CPP_TIMEOUT": "3"})
+    out = json.loads(p.stdout)
+    got = sorted((f["path"], f["rule"]) for f in out["findings"])
+    check(got == [("a.cpp", "LL101"), ("b.cpp", "LL102")], got)
+    diags = {x["path"]: x["message"] for x in out.get("errors", [])}
+    check("signal" in diags.get("boom.cpp", ""), diags)
+    check("longer than 3 s" in diags.get("hang.cpp", ""), diags)
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 
@@ -267,11 +327,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--leaklint-cpp", required=True)
     ap.add_argument("--driver-test", required=True)
+    ap.add_argument("--leaklint", required=True)
     ap.add_argument("--source-dir", default="")
     ap.add_argument("only", nargs="*")
     ARGS = ap.parse_args()
     ARGS.leaklint_cpp = os.path.abspath(ARGS.leaklint_cpp)
     ARGS.driver_test = os.path.abspath(ARGS.driver_test)
+    ARGS.leaklint = os.path.abspath(ARGS.leaklint)
     failed = 0
     for t in TESTS:
         if ARGS.only and not any(o in t.__name__ for o in ARGS.only):
