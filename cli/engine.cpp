@@ -277,43 +277,49 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   std::vector<std::shared_ptr<const Config>> cfgs(files.size());
   int jobs = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::atomic<size_t> done{0};
-  parallel_for(files.size(), jobs, [&](size_t i) {
-    const std::string& path = files[i];
+  auto config_of = [&](size_t i) {
     std::string err;
-    cfgs[i] = configs.for_file(path, &err);
-    if (!err.empty()) {
-      FileResult r;
-      r.path = path;
-      r.diagnostics.push_back(fatal(path, "config", err));
-      results[i] = std::move(r);
-      return;
-    }
-    if (!is_python_path(path) && !is_notebook_path(path)) return;  // C++: below, in leaklint-cpp
-    results[i] = analyze_file(path, *cfgs[i], opts, nullptr, &summaries[i]);
-    if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
-  });
-  // Cross-file facts: only files that another file says something about are analysed again.
-  std::vector<ProjectView> views = join_summaries(summaries);
-  std::vector<size_t> again;
-  // C++ translation units: the companion process pool (it loads Clang; leaklint does not).
+    cfgs[i] = configs.for_file(files[i], &err);
+    if (err.empty()) return true;
+    results[i].path = files[i];
+    results[i].diagnostics.push_back(fatal(files[i], "config", err));
+    return false;
+  };
+  // C++ translation units go to the companion process pool (it loads Clang; leaklint does
+  // not), which runs while this process analyses the Python files.
   std::vector<size_t> cpp_index;
   std::vector<std::string> cpp_files;
   for (size_t i = 0; i < files.size(); ++i)
-    if (cfgs[i] && !is_python_path(files[i]) && !is_notebook_path(files[i])) {
+    if (!is_python_path(files[i]) && !is_notebook_path(files[i]) && config_of(i)) {
       cpp_index.push_back(i);
       cpp_files.push_back(files[i]);
     }
+  std::vector<FileResult> cpp_results;
+  std::thread cpp_thread;
   if (!cpp_files.empty()) {
     CppDriverOptions co = opts.cpp;
     co.jobs = jobs;
     if (!co.max_file_size_kib) co.max_file_size_kib = std::max<uint64_t>(1, opts.max_file_size / 1024);
-    std::vector<FileResult> cpp_results = analyze_cpp_files(cpp_files, co);
+    cpp_thread = std::thread([&cpp_results, &cpp_files, co] { cpp_results = analyze_cpp_files(cpp_files, co); });
+  }
+  parallel_for(files.size(), jobs, [&](size_t i) {
+    const std::string& path = files[i];
+    if (!is_python_path(path) && !is_notebook_path(path)) return;  // C++: above
+    if (!config_of(i)) return;
+    results[i] = analyze_file(path, *cfgs[i], opts, nullptr, &summaries[i]);
+    if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
+  });
+  if (cpp_thread.joinable()) {
+    cpp_thread.join();
     for (size_t k = 0; k < cpp_index.size(); ++k) {
       sort_result(cpp_results[k]);
       results[cpp_index[k]] = std::move(cpp_results[k]);
       if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
     }
   }
+  // Cross-file facts: only files that another file says something about are analysed again.
+  std::vector<ProjectView> views = join_summaries(summaries);
+  std::vector<size_t> again;
   for (size_t i = 0; i < files.size(); ++i)
     if (!views[i].empty() && !results[i].source.empty() && !results[i].transcoded && cfgs[i] &&
         is_python_path(files[i]))
