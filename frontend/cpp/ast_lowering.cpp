@@ -839,20 +839,23 @@ class AstLowerer {
 
   Id assign(Expr* lhs, Expr* rhs, const Range& r) {
     Id st = b_.stmt(StmtKind::Assign, r);
-    Id t = kNone;
-    if (auto* tie = dyn_cast<CallExpr>(strip(lhs)); tie && tie->getDirectCallee() &&
-                                                    qualified_name(tie->getDirectCallee()) == "std::tie") {
-      // std::tie(h, c) = f(...)  ->  h, c = f(...)
-      std::vector<Id> kids;
-      for (unsigned i = 0; i < tie->getNumArgs(); ++i) kids.push_back(expr(tie->getArg(i)));
-      t = b_.expr(ExprKind::Sequence, rng(lhs), "tuple", kids);
-    } else {
-      t = expr(lhs);
-    }
+    Id t = tie_target(lhs, 0);
     Id v = construct_or_expr(rhs, lhs->getType());
     b_.s(st).targets.push_back(t);
     b_.s(st).value = v;
     return st;
+  }
+
+  // std::tie(h, c) = f(...)  ->  h, c = f(...)
+  // std::forward_as_tuple(out, std::tie(h, c)) = f(...)  ->  out, (h, c) = f(...)
+  Id tie_target(Expr* lhs, int depth) {
+    auto* call = dyn_cast<CallExpr>(strip(lhs));
+    const FunctionDecl* fd = call ? call->getDirectCallee() : nullptr;
+    std::string qn = fd ? qualified_name(fd) : "";
+    if (depth > 8 || (qn != "std::tie" && qn != "std::forward_as_tuple")) return expr(lhs);
+    std::vector<Id> kids;
+    for (unsigned i = 0; i < call->getNumArgs(); ++i) kids.push_back(tie_target(call->getArg(i), depth + 1));
+    return b_.expr(ExprKind::Sequence, rng(lhs), "tuple", kids);
   }
 
   Id aug_assign(Expr* lhs, Expr* rhs, std::string op, const Range& r) {

@@ -1920,6 +1920,18 @@ class Syn {
     return args;
   }
 
+  // `std::tie(a, b)` / `std::forward_as_tuple(a, std::tie(b, c))` on the left of `=`: the
+  // (nested) tuple of the names they bind.
+  Id tie_target(Id lhs, int depth = 0) {
+    const ll::Expr& le = b_.e(lhs);
+    if (depth > 8 || le.kind != ExprKind::Call || le.kids.empty()) return lhs;
+    const std::string& q = b_.e(le.kids[0]).qname;
+    if (q != "std.tie" && q != "std.forward_as_tuple") return lhs;
+    std::vector<Id> kids;
+    for (size_t i = 1; i < b_.e(lhs).kids.size(); ++i) kids.push_back(tie_target(b_.e(lhs).kids[i], depth + 1));
+    return b_.expr(ExprKind::Sequence, b_.e(lhs).range, "tuple", kids);
+  }
+
   void expression_statement(std::vector<Id>& made) {
     size_t b = p_;
     Id e = expression();
@@ -1931,11 +1943,8 @@ class Syn {
       Id lhs = x.kids[0], rhs = x.kids[1];
       std::string op = x.text;
       // std::tie(h, c) = f(...)  ->  h, c = f(...)
-      const ll::Expr& le = b_.e(lhs);
-      if (op == "=" && le.kind == ExprKind::Call && b_.e(le.kids[0]).qname == "std.tie") {
-        std::vector<Id> kids(le.kids.begin() + 1, le.kids.end());
-        lhs = b_.expr(ExprKind::Sequence, le.range, "tuple", kids);
-      }
+      // std::forward_as_tuple(out, std::tie(h, c)) = f(...)  ->  out, (h, c) = f(...)
+      if (op == "=") lhs = tie_target(lhs);
       Id st = b_.stmt(op == "=" ? StmtKind::Assign : StmtKind::AugAssign, r);
       b_.s(st).targets.push_back(lhs);
       b_.s(st).value = rhs;

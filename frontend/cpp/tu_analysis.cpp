@@ -254,7 +254,12 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
       ps.source = r.source;
       clang_ok = parse(cmd.args, cmd.directory, abs, again.pch, ps);
     }
-    if (clang_ok && !pch.pch.empty() && (ps.diags.main_file_errors() || ps.diags.fatal) && !ps.lowered) {
+    // A project header that is not found (OpenCV, argparse, cxxopts without their include
+    // directory, included by the file or by one of its own headers) fails the same way without
+    // the PCH: re-parsing LibTorch for nothing cost 3-10 s per such file on pytorch/examples.
+    bool missing_project_header = !ps.diags.missing_header.empty() && !torch_header(ps.diags.missing_header);
+    if (clang_ok && !pch.pch.empty() && (ps.diags.main_file_errors() || ps.diags.fatal) && !ps.lowered &&
+        !missing_project_header) {
       // Rare: something the shared PCH does not reproduce (a macro defined before the
       // file's includes, say). Confirm without it.
       ParseState plain;

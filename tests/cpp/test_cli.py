@@ -229,6 +229,22 @@ def test_pch_cache_reuse(d):
     check(len(pchs) == 1, pchs)
     res = lcpp(["--stats", "--cache-dir", cache, "a.cpp"], cwd=d)
     check(res[0]["stats"]["pch"] == "hit", res[0]["stats"])
+    # A project include directory whose *name* mentions torch (pytorch-cpp, libtorch_examples)
+    # but that holds no LibTorch headers does not change the key: still the same PCH.
+    inc = os.path.join(d, "my-pytorch-project", "include")
+    write(d, "my-pytorch-project/include/net.h", "#pragma once\n")
+    res = lcpp(["--stats", "--cache-dir", cache, "--extra-arg=-I" + inc, "a.cpp"], cwd=d)
+    check(res[0]["stats"]["pch"] == "hit", res[0]["stats"])
+    pchs = [f for f in os.listdir(os.path.join(cache, "pch-v1")) if f.endswith(".pch")]
+    check(len(pchs) == 1, pchs)
+    # A project header missing after <torch/torch.h>: analysed syntactically with the PCH hit
+    # (leaklint-cpp no longer re-parses LibTorch without the PCH for such an error).
+    write(d, "c.cpp", BAD_EVAL.replace("#include <torch/torch.h>\n",
+                                       "#include <torch/torch.h>\n#include <argparse/argparse.hpp>\n"))
+    [rc] = lcpp(["--stats", "--cache-dir", cache, "c.cpp"], cwd=d)
+    check(rc["stats"]["pch"] == "hit" and not rc["stats"]["semantic"], rc["stats"])
+    check([x["kind"] for x in rc["diagnostics"]] == ["missing-headers"], rc["diagnostics"])
+    check(rules(rc) == [("LL101", 7)], rules(rc))
     res2 = lcpp(["--stats", "--no-cache", "a.cpp"], cwd=d)
     check(res2[0]["stats"]["pch"] == "disabled" and rules(res2[0]) == rules(res[0]), res2[0]["stats"])
 
