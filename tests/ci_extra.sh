@@ -14,9 +14,11 @@
 # separate clang-19 fuzzer build in BUILD_ROOT/fuzz.
 #
 # Environment: JOBS (default nproc), FUZZ_SECONDS (default 60), SKIP_FUZZ=1, SKIP_ASAN=1,
-# CI_EXTRA_SPLIT=1, ASAN_CTEST_EXCLUDE (ctest -E regex, empty for none; default
-# '^verify_cpu$': that test measures real PyTorch programs for minutes, is timing-sensitive,
-# and the main ctest already runs it).
+# CI_EXTRA_SPLIT=1, LEAKLINT_ENABLE_CPP_ASAN=OFF (leave leaklint-cpp out of the sanitizer
+# build), ASAN_CTEST_EXCLUDE (ctest -E regex, empty for none; default
+# '^(verify_cpu|cpp_fixtures_compile)$': verify_cpu measures real PyTorch programs for
+# minutes, is timing-sensitive, and the main ctest already runs it; cpp_fixtures_compile
+# runs clang++ on the fixtures, none of leaklint's code).
 # Needs clang-19 and libclang-rt-19-dev (third_party/install-deps.sh).
 set -euo pipefail
 
@@ -35,7 +37,8 @@ if [[ "${CI_EXTRA_SPLIT:-0}" == 1 ]]; then
   fuzz_dir="$root/fuzz"
 else
   asan_dir="$root/sanitize"
-  asan_cfg=("${clang[@]}" -DLEAKLINT_FUZZ="$([[ "${SKIP_FUZZ:-0}" == 1 ]] && echo OFF || echo ON)")
+  asan_cfg=("${clang[@]}" -DLEAKLINT_FUZZ="$([[ "${SKIP_FUZZ:-0}" == 1 ]] && echo OFF || echo ON)"
+            -DLEAKLINT_ENABLE_CPP="${LEAKLINT_ENABLE_CPP_ASAN:-ON}")
   fuzz_dir="$asan_dir"
 fi
 
@@ -46,7 +49,7 @@ if [[ "${SKIP_ASAN:-0}" != 1 ]]; then
         "${asan_cfg[@]}" >/dev/null
   ninja -C "$asan_dir" -j "$jobs"
   phase "ctest under ASan/UBSan"
-  exclude="${ASAN_CTEST_EXCLUDE-^verify_cpu\$}"
+  exclude="${ASAN_CTEST_EXCLUDE-^(verify_cpu|cpp_fixtures_compile)\$}"
   ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1" \
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     ctest --test-dir "$asan_dir" --output-on-failure -j "$jobs" --timeout 900 \

@@ -11,6 +11,7 @@
 #include <llvm/Support/CrashRecoveryContext.h>
 #include <llvm/Support/MemoryBuffer.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -103,6 +104,8 @@ size_t input_index(const std::vector<std::string>& args, const std::string& dire
   return args.size();
 }
 
+std::atomic<bool> g_crash_recovered{false};
+
 // Runs Clang over the file; returns false if Clang itself failed (crash, no invocation).
 bool parse(const std::vector<std::string>& args, const std::string& directory, const std::string& abs_file,
            const std::string& pch, ParseState& st) {
@@ -136,6 +139,7 @@ bool parse(const std::vector<std::string>& args, const std::string& directory, c
     ci.ExecuteAction(action);
     ok = true;
   }, 64u << 20);
+  if (!ran) g_crash_recovered.store(true);
   return ran && ok;
 }
 
@@ -158,6 +162,8 @@ bool torch_header(const std::string& h) {
 }
 
 }  // namespace
+
+bool crash_recovered() { return g_crash_recovered.load(); }
 
 void enable_crash_recovery() {
   llvm::CrashRecoveryContext::Enable();

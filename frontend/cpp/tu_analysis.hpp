@@ -34,6 +34,10 @@ struct TuResult {
 // failed parse of that file; call once at start-up.
 void enable_crash_recovery();
 
+// True once a crash inside Clang was recovered from in this process. Recovery abandons the
+// crashed compiler instance (no unwinding), so its memory is never freed.
+bool crash_recovered();
+
 // `path` is reported as given; the file is opened through its absolute form.
 TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& cache);
 
