@@ -459,7 +459,21 @@ FileSummary Facts::summarize() const {
   out.module = module_of_path(path);
   for (Id c = 0; c < m.classes.size(); ++c)
     if (class_derives(c, {"Dataset", "IterableDataset"})) out.classes.push_back(m.classes[c].name);
-  for (const auto& [name, ids] : module_funcs_) out.functions.push_back(name);
+  // Another file's call sites can only change this file's findings through entry_off_:
+  // all of them with grad off can turn a function off; one with grad on can turn back on
+  // a function that only its same-file callers turned off. A function off by its own
+  // decorator (or framework hook) stays off whatever calls it, so it is left out.
+  for (const auto& [name, ids] : module_funcs_) {
+    bool all_decorated = true, caller_off = false;
+    for (Id f : ids) {
+      bool own = decorated_off_[f] || framework_off_[f];
+      all_decorated = all_decorated && own;
+      caller_off = caller_off || (!own && entry_off_[f]);
+    }
+    if (all_decorated) continue;
+    out.functions.push_back(name);
+    if (caller_off) out.caller_off.push_back(name);
+  }
   for (const CallSite& c : calls) {
     const std::string& q = qual(e(c.call).kids[0]);
     if (q.empty() || q.rfind("torch", 0) == 0) continue;

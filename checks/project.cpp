@@ -1,5 +1,6 @@
 #include "checks/project.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace ll {
@@ -57,6 +58,21 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (it == func_def.end()) continue;
       for (size_t j : it->second)
         if (j != i && names(q, files[j].module, last(q))) views[j].external_calls[last(q)].push_back(off);
+    }
+  }
+  // Keep only call facts that can change a finding (see Facts::summarize): all calls grad-off
+  // for a function that is not off yet, any call grad-on for one its own file turned off.
+  // Most imported functions are called with grad on and are on already: their files need
+  // no second analysis.
+  for (size_t j = 0; j < files.size(); ++j) {
+    auto& calls = views[j].external_calls;
+    for (auto it = calls.begin(); it != calls.end();) {
+      bool all_off = true;
+      for (bool off : it->second) all_off = all_off && off;
+      const auto& co = files[j].caller_off;
+      bool is_caller_off = std::find(co.begin(), co.end(), it->first) != co.end();
+      if (is_caller_off || all_off) ++it;
+      else it = calls.erase(it);
     }
   }
   return views;

@@ -20,7 +20,8 @@ struct FileSummary {
   std::vector<std::pair<std::string, bool>> imported_calls;
   // What this file defines that other files could reach.
   std::vector<std::string> classes;    // Dataset subclasses
-  std::vector<std::string> functions;  // module-level functions
+  std::vector<std::string> functions;  // module-level functions (not off by their own decorator)
+  std::vector<std::string> caller_off; // those of them that same-file callers turned grad-off
 };
 
 // What one file needs to know about the others.

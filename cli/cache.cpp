@@ -159,6 +159,7 @@ bool ResultCache::load(const std::string& key, FileResult& out, FileSummary& sum
     summary.dataset_uses = s.at("du").get<std::vector<std::string>>();
     summary.classes = s.at("cl").get<std::vector<std::string>>();
     summary.functions = s.at("fn").get<std::vector<std::string>>();
+    summary.caller_off = s.at("co").get<std::vector<std::string>>();
     summary.imported_calls.clear();
     for (const auto& c : s.at("ic")) summary.imported_calls.emplace_back(c.at(0), c.at(1));
   } catch (const std::exception&) {
@@ -196,7 +197,7 @@ void ResultCache::store(const std::string& key, const FileResult& r, const FileS
   Json ic = Json::array();
   for (const auto& [q, off] : summary.imported_calls) ic.push_back(Json::array({q, off}));
   j["p"] = {{"mod", summary.module}, {"du", summary.dataset_uses}, {"cl", summary.classes},
-            {"fn", summary.functions}, {"ic", ic}};
+            {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic}};
   std::string sub = dir_ + "/" + key.substr(0, 2);
   std::error_code ec;
   fs::create_directories(sub, ec);
