@@ -66,73 +66,72 @@ std::vector<Edit> select_fix_edits(const FileResult& result, bool unsafe, int* f
   return edits;
 }
 
-FixOutcome fix_text(const std::string& path, const std::string& original, const FileResult& first,
-                    const Config& cfg, const EngineOptions& opts, bool unsafe) {
+namespace {
+
+// The fix loop shared by Python and C++: select a round of edits, apply them, let `check`
+// re-lint the result (it returns false, with a message in `out.errors`, to roll the round
+// back), repeat until nothing changes (at most 10 rounds).
+template <typename Check>
+FixOutcome fix_loop(const std::string& original, const FileResult& first, bool unsafe, Check check) {
   FixOutcome out;
   out.original = original;
   out.fixed = original;
   FileResult current = first;
-  int base_errors = syntax_errors(first);
   for (int round = 0; round < 10; ++round) {
     int nfix = 0;
     std::vector<Edit> edits = select_fix_edits(current, unsafe, &nfix);
     if (edits.empty()) break;
-    // Test hook: corrupt every edit, to prove that a fix that breaks syntax is rolled back.
+    // Test hook: corrupt every edit, to prove that a fix that breaks the code is rolled back.
     if (std::getenv("LEAKLINT_TEST_CORRUPT_FIXES"))
       for (Edit& e : edits) e.text += "(:";
     std::string next = apply_edits(out.fixed, edits);
     if (next == out.fixed) break;
-    FileResult relint = analyze_text(path, next, cfg, opts);
-    if (syntax_errors(relint) > base_errors) {
-      out.errors.push_back("a fix would introduce a syntax error; rolled back (please report this)");
-      break;
-    }
+    FileResult relint;
+    bool more = true;
+    if (!check(next, relint, more, out)) break;
     out.fixed = std::move(next);
     out.applied += nfix;
     current = std::move(relint);
+    if (!more) break;
   }
   out.final_result = std::move(current);
   return out;
 }
 
+}  // namespace
+
+FixOutcome fix_text(const std::string& path, const std::string& original, const FileResult& first,
+                    const Config& cfg, const EngineOptions& opts, bool unsafe) {
+  int base_errors = syntax_errors(first);
+  return fix_loop(original, first, unsafe, [&](const std::string& next, FileResult& relint, bool&, FixOutcome& out) {
+    relint = analyze_text(path, next, cfg, opts);
+    if (syntax_errors(relint) <= base_errors) return true;
+    out.errors.push_back("a fix would introduce a syntax error; rolled back (please report this)");
+    return false;
+  });
+}
+
 FixOutcome fix_cpp_file(const std::string& path, const std::string& original, const FileResult& first,
                         const Config& cfg, const EngineOptions& opts, bool unsafe, bool write) {
-  FixOutcome out;
-  out.original = original;
-  out.fixed = original;
-  FileResult current = first;
   int base_errors = syntax_errors(first);
-  for (int round = 0; round < 10; ++round) {
-    int nfix = 0;
-    std::vector<Edit> edits = select_fix_edits(current, unsafe, &nfix);
-    if (edits.empty()) break;
-    if (std::getenv("LEAKLINT_TEST_CORRUPT_FIXES"))
-      for (Edit& e : edits) e.text += "(:";
-    std::string next = apply_edits(out.fixed, edits);
-    if (next == out.fixed) break;
+  return fix_loop(original, first, unsafe, [&](const std::string& next, FileResult& relint, bool& more, FixOutcome& out) {
     if (!write) {  // --diff: one round, shown, nothing touched
-      out.fixed = std::move(next);
-      out.applied += nfix;
-      break;
+      relint = first;
+      more = false;
+      return true;
     }
     std::string err;
     if (!write_atomic(path, next, &err)) {
       out.errors.push_back(err);
-      break;
+      return false;
     }
     out.written = true;
-    FileResult relint = analyze_file(path, cfg, opts);
-    if (syntax_errors(relint) > base_errors) {
-      if (!write_atomic(path, out.fixed, &err)) out.errors.push_back("could not restore the file: " + err);
-      out.errors.push_back("a fix would introduce a compile error; rolled back (please report this)");
-      break;
-    }
-    out.fixed = std::move(next);
-    out.applied += nfix;
-    current = std::move(relint);
-  }
-  out.final_result = std::move(current);
-  return out;
+    relint = analyze_file(path, cfg, opts);
+    if (syntax_errors(relint) <= base_errors) return true;
+    if (!write_atomic(path, out.fixed, &err)) out.errors.push_back("could not restore the file: " + err);
+    out.errors.push_back("a fix would introduce a compile error; rolled back (please report this)");
+    return false;
+  });
 }
 
 bool write_atomic(const std::string& path, const std::string& text, std::string* error) {
