@@ -47,11 +47,20 @@ int outer_eval_loop(const Facts& f, const CallSite& c) {
 void adapt_LL101(const Facts& f, std::string_view src, Finding& fd) {
   replace_all(fd.message, "run it under `torch.no_grad()` (or `torch.inference_mode()`)",
               "run it under a `torch::NoGradGuard` (or `c10::InferenceMode`)");
-  if (!fd.fixes.empty()) return;
   const CallSite* site = nullptr;
   for (const CallSite& c : f.calls)
     if (f.e(c.call).range.begin == fd.range.begin && f.e(c.call).range.end == fd.range.end) { site = &c; break; }
   if (!site) return;
+  // Reported for its name alone, with no caller in this translation unit: its callers live
+  // in other files, where a guard they hold cannot be seen (the analysis is per TU).
+  if (site->func != kNone && fd.message.find("in evaluation function `") != std::string::npos &&
+      std::none_of(f.calls.begin(), f.calls.end(), [&](const CallSite& c) { return c.target_func == site->func; })) {
+    const Function& fn = f.m.funcs[site->func];
+    fd.notes.push_back({fn.header, "`" + fn.name + "` has no caller in this translation unit: a `torch::NoGradGuard` "
+                                   "held by callers in other files is not seen; if they hold one, suppress with "
+                                   "`// NOLINT(leaklint-LL101)`"});
+  }
+  if (!fd.fixes.empty()) return;
   int outer = outer_eval_loop(f, *site);
   Id st = outer >= 0 && f.loops[outer].stmt != kNone ? f.loops[outer].stmt : site->stmt;
   if (st == kNone) return;

@@ -103,6 +103,14 @@ def test_json_shape_and_ranges(d):
     line_start = BAD_EVAL.rfind("\n", 0, f["begin"]) + 1
     check(f["col"] == f["begin"] - line_start + 1, (f["col"], f["begin"], line_start))
     check("torch::NoGradGuard" in f["message"], f["message"])
+    # Flagged for its name alone with no caller in the TU: a note says callers elsewhere are not seen.
+    check(len(f["notes"]) == 1 and "no caller in this translation unit" in f["notes"][0]["message"] and
+          f["notes"][0]["line"] == 3, f["notes"])
+    # With a caller in the TU (here without a guard), no such note.
+    write(d, "called.cpp", BAD_EVAL + "\ndouble run(torch::nn::Linear& m, const std::vector<torch::Tensor>& b) {\n"
+          "  return evaluate(m, b);\n}\n")
+    [res2] = lcpp(["called.cpp"], cwd=d)
+    check(rules(res2) == [("LL101", 6)] and res2["findings"][0]["notes"] == [], res2["findings"])
     # The C++ fix inserts a guard before the loop.
     fix = f["fixes"][0]
     check(not fix["safe"] and fix["edits"][0]["text"].strip() == "torch::NoGradGuard no_grad;", fix)
