@@ -402,17 +402,8 @@ class AstLowerer {
       if (!fd->getName().empty() && (interesting(classify(fd->getType()).kind) || fd->hasInClassInitializer()))
         typed_fields = true;
     if (!has_ctor_body && typed_fields) {
-      Function f;
-      f.name = "__init__";
-      f.cls = id;
-      f.params = {"self"};
-      f.range = r;
-      f.header = r;
-      Id fid = b_.add_function(std::move(f));
-      Id fst = b_.stmt(StmtKind::FunctionDef, r);
-      b_.s(fst).func = fid;
-      b_.m.funcs[fid].stmt = fst;
-      b_.m.classes[id].methods.push_back(fid);
+      Id fst = kNone;
+      Id fid = b_.synthetic_init(id, r, &fst);
       Id saved_func = cur_func_;
       cur_func_ = fid;
       size_t fmark = hoisted_.size();

@@ -351,6 +351,22 @@ Id ModelBuilder::typed_binding(Id target, const std::string& callee_qname, const
   return st;
 }
 
+Id ModelBuilder::synthetic_init(Id cls, const Range& r, Id* stmt_out) {
+  Function f;
+  f.name = "__init__";
+  f.cls = cls;
+  f.params = {"self"};
+  f.range = r;
+  f.header = r;
+  Id fid = add_function(std::move(f));
+  Id fst = stmt(StmtKind::FunctionDef, r);
+  s(fst).func = fid;
+  m.funcs[fid].stmt = fst;
+  m.classes[cls].methods.push_back(fid);
+  *stmt_out = fst;
+  return fid;
+}
+
 Id ModelBuilder::add_function(Function f) {
   m.funcs.push_back(std::move(f));
   return static_cast<Id>(m.funcs.size() - 1);

@@ -74,6 +74,10 @@ class ModelBuilder {
 
   // Function/class arenas.
   Id add_function(Function f);
+  // A synthetic `__init__(self)` method of class `cls` spanning `r` (for classes whose fields
+  // are typed but that define no constructor in the file): the function and its FunctionDef
+  // statement (returned in `stmt`), linked to each other and to the class; the body is empty.
+  Id synthetic_init(Id cls, const Range& r, Id* stmt);
   Id add_class(Class c);
 };
 

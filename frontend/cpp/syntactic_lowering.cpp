@@ -877,17 +877,8 @@ class Syn {
     for (Deferred& d : deferred) lower_body(d);
     if (!classes_[name].has_ctor && !classes_[name].fields.empty()) {
       // Fields whose type says what they hold: a synthetic __init__ so `self.x` bindings exist.
-      Function f;
-      f.name = "__init__";
-      f.cls = id;
-      f.params = {"self"};
-      f.range = r;
-      f.header = r;
-      Id fid = b_.add_function(std::move(f));
-      Id fst = b_.stmt(StmtKind::FunctionDef, r);
-      b_.s(fst).func = fid;
-      b_.m.funcs[fid].stmt = fst;
-      b_.m.classes[id].methods.push_back(fid);
+      Id fst = kNone;
+      Id fid = b_.synthetic_init(id, r, &fst);
       Id saved_func = cur_func_;
       cur_func_ = fid;
       std::vector<Id> fb = field_prologue(name, r);
@@ -1077,10 +1068,7 @@ class Syn {
       else if (!t.builtin) { all = false; break; }  // `(torch::kCUDA)`: an argument, not a parameter
       while (is("[")) p_ = match(p_) + 1;
       if (is("=")) {
-        while (!done() && !is(",")) {
-          if (is("(") || is("{") || is("[")) p_ = match(p_) + 1;
-          else ++p_;
-        }
+        skip_until({","});
       }
       if (is(",")) { ++p_; continue; }
       if (!done()) { all = false; break; }
@@ -1119,10 +1107,7 @@ class Syn {
         if (is_id()) { pname = std::string(tok().text); ++p_; }
         while (is("[")) p_ = match(p_) + 1;
         if (is("=")) {
-          while (!done() && !is(",")) {
-            if (is("(") || is("{") || is("[")) p_ = match(p_) + 1;
-            else ++p_;
-          }
+          skip_until({","});
         }
         if (pname.empty() && !(t.builtin && t.resolved.empty() && !t.is_auto && close == open + 2))
           pname = "_arg" + std::to_string(unnamed++);
@@ -1350,7 +1335,7 @@ class Syn {
           p_ = close + 1;
         } else if (is("=")) {
           // auto-free: `torch::NoGradGuard g = torch::NoGradGuard();`
-          skip_to_semicolon();
+          skip_until({";"});
         }
         if (is(";")) ++p_;
         Range dr = since(save);
@@ -1368,8 +1353,15 @@ class Syn {
     }
   }
 
-  void skip_to_semicolon() {
-    while (!done() && !is(";")) {
+  // Advances to the next token among `stops` at this nesting level (or to the end),
+  // stepping over bracketed groups whole.
+  void skip_until(std::initializer_list<std::string_view> stops) {
+    auto stop = [&] {
+      for (std::string_view t : stops)
+        if (is(t)) return true;
+      return false;
+    };
+    while (!done() && !stop()) {
       if (is("(") || is("{") || is("[")) p_ = match(p_) + 1;
       else ++p_;
     }
@@ -1908,10 +1900,7 @@ class Syn {
       else if (!done() && p_ == start) ++p_;
       else if (!done()) {
         // Something we could not read: skip to the next comma.
-        while (!done() && !is(",")) {
-          if (is("(") || is("{") || is("[")) p_ = match(p_) + 1;
-          else ++p_;
-        }
+        skip_until({","});
         if (is(",")) ++p_;
       }
     }
@@ -2001,10 +1990,7 @@ class Syn {
     if (++depth_ > kMaxDepth) {
       too_deep(since(b));
       --depth_;
-      while (!done() && !is(";") && !is(",")) {
-        if (is("(") || is("{") || is("[")) p_ = match(p_) + 1;
-        else ++p_;
-      }
+      skip_until({";", ","});
       return b_.expr(ExprKind::Other, since(b));
     }
     Id lhs = ternary();
@@ -2353,10 +2339,7 @@ class Syn {
         TypeFacts t;
         if (!parse_type(t)) { ++p_; continue; }
         if (is_id()) { params.emplace_back(std::string(tok().text), t); ++p_; }
-        while (!done() && !is(",")) {
-          if (is("(") || is("{") || is("[")) p_ = match(p_) + 1;
-          else ++p_;
-        }
+        skip_until({","});
         if (is(",")) ++p_;
       }
       limit_ = lim;
