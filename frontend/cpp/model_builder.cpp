@@ -351,6 +351,17 @@ Id ModelBuilder::typed_binding(Id target, const std::string& callee_qname, const
   return st;
 }
 
+Diagnostic ModelBuilder::too_deep(const Range& r) const {
+  Diagnostic d;
+  d.path = m.path;
+  d.kind = "too-deep";
+  d.line = r.line;
+  d.col = r.col;
+  d.message = "nesting deeper than " + std::to_string(kMaxDepth) +
+              " levels; the innermost part of this construct was not analysed";
+  return d;
+}
+
 Id ModelBuilder::synthetic_init(Id cls, const Range& r, Id* stmt_out) {
   Function f;
   f.name = "__init__";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "frontend/cpp/cpp_names.hpp"
+#include "rules/finding.hpp"
 #include "rules/model.hpp"
 
 namespace ll::cpp {
@@ -78,6 +79,8 @@ class ModelBuilder {
   // are typed but that define no constructor in the file): the function and its FunctionDef
   // statement (returned in `stmt`), linked to each other and to the class; the body is empty.
   Id synthetic_init(Id cls, const Range& r, Id* stmt);
+  // The per-file diagnostic for nesting beyond kMaxDepth, at `r`.
+  Diagnostic too_deep(const Range& r) const;
   Id add_class(Class c);
 };
 

@@ -360,13 +360,7 @@ class Syn {
   void too_deep(const Range& r) {
     if (too_deep_) return;
     too_deep_ = true;
-    Diagnostic d;
-    d.kind = "too-deep";
-    d.line = r.line;
-    d.col = r.col;
-    d.message = "nesting deeper than " + std::to_string(kMaxDepth) +
-                " levels; the innermost part of this construct was not analysed";
-    diags_.push_back(std::move(d));
+    diags_.push_back(b_.too_deep(r));
   }
 
   // Skips to just after the next `;` at this level (or to a `}` that closes the level).
