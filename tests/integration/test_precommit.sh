@@ -206,20 +206,6 @@ else
   show "$tmp/t4.out"
 fi
 
-# The source repository itself, when its hook file is committed there (try-repo reads
-# HEAD, plus uncommitted changes to tracked files).
-if git -C "$src" rev-parse --git-dir >/dev/null 2>&1 &&
-  git -C "$src" ls-files --error-unmatch .pre-commit-hooks.yaml >/dev/null 2>&1; then
-  if try_repo "$src" leaklint "$tmp/t5.out" && grep -q "leaklint.*Passed" "$tmp/t5.out"; then
-    pass "try-repo $src leaklint --all-files"
-  else
-    fail "try-repo of the source repository"
-    show "$tmp/t5.out"
-  fi
-else
-  echo "skip - try-repo $src: .pre-commit-hooks.yaml is not committed there yet"
-fi
-
 if [ "$failures" -ne 0 ]; then
   echo "test_precommit: $failures failure(s)" >&2
   exit 1

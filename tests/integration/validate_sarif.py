@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 """Validate a SARIF log against the SARIF 2.1.0 schema and GitHub code scanning's rules.
 
-Usage: validate_sarif.py LOG.sarif sarif-schema-2.1.0.json
+Usage: validate_sarif.py LOG.sarif sarif-schema-2.1.0.json [--min-results N]
 
 Uses Debian's python3-jsonschema (Draft4Validator, the schema's draft). Beyond the schema,
 checks what GitHub code scanning requires or silently drops without: per rule a
 shortDescription/fullDescription (<= 1024 characters) and help text; per result a message
 text, a location with a full region (startLine/startColumn/endLine/endColumn), relative
-URIs based on %SRCROOT% declared in originalUriBaseIds. Prints every violation found and
+URIs based on %SRCROOT% declared in originalUriBaseIds. Those checks also cover what the
+final (errata 01) schema tightened over the 2.1.0-rtm.5 copy the build fetches: `version`
+and `runs` required as the string "2.1.0" and an array, regions anchored by startLine.
+--min-results N fails a log with fewer results in all (a validation of nothing passes
+nothing). Prints every violation found and
 exits 1 if there is any, 2 on usage or input errors, 0 otherwise.
 """
 
@@ -247,12 +251,23 @@ def github_violations(doc: Any) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    min_results = 0
+    if len(argv) == 5 and argv[3] == "--min-results" and argv[4].isdigit():
+        min_results = int(argv[4])
+        argv = argv[:3]
     if len(argv) != 3:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     doc = load_json(argv[1])
     schema = load_json(argv[2])
+    if "2.1.0" not in str(schema.get("title", "")) if isinstance(schema, dict) else True:
+        print(f"validate_sarif.py: {argv[2]} is not the SARIF 2.1.0 schema", file=sys.stderr)
+        return 2
     violations = schema_violations(doc, schema) + github_violations(doc)
+    runs = doc.get("runs") if isinstance(doc, dict) else None
+    count = sum(len(r.get("results") or []) for r in runs if isinstance(r, dict)) if isinstance(runs, list) else 0
+    if count < min_results:
+        violations.append(f"$.runs[*].results: {count} result(s), expected at least {min_results}")
     for v in violations:
         print(v)
     if violations:
