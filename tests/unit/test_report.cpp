@@ -183,11 +183,18 @@ std::string golden_path(const std::string& name) {
   return std::string(LEAKLINT_SOURCE_DIR) + "/tests/golden/" + name;
 }
 
-// Compares with tests/golden/<name>; LEAKLINT_UPDATE_GOLDEN=1 rewrites the file instead.
+// Compares with tests/golden/<name>. LEAKLINT_UPDATE_GOLDEN=1 rewrites a differing file
+// and still fails the test, so an update can never pass unnoticed; run again without it.
 void expect_golden(const std::string& name, const std::string& actual) {
   const std::string path = golden_path(name);
   if (std::getenv("LEAKLINT_UPDATE_GOLDEN") != nullptr) {
-    std::ofstream(path, std::ios::binary) << actual;
+    std::ifstream old(path, std::ios::binary);
+    std::stringstream before;
+    before << old.rdbuf();
+    if (!old || before.str() != actual) {
+      std::ofstream(path, std::ios::binary) << actual;
+      ADD_FAILURE() << "golden file rewritten: " << path << " (review it, then run again without LEAKLINT_UPDATE_GOLDEN)";
+    }
     return;
   }
   std::ifstream in(path, std::ios::binary);
