@@ -61,9 +61,15 @@ if [[ "${SKIP_FUZZ:-0}" != 1 ]]; then
     phase "configure + build the fuzzer with clang-19 ($fuzz_dir)"
     cmake -S "$src" -B "$fuzz_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${clang[@]}" \
           -DLEAKLINT_FUZZ=ON -DLEAKLINT_BUILD_TESTS=OFF -DLEAKLINT_ENABLE_CPP=OFF >/dev/null
-    ninja -C "$fuzz_dir" -j "$jobs" leaklint_fuzz_python
+    ninja -C "$fuzz_dir" -j "$jobs"
   fi
-  phase "fuzz smoke run (${FUZZ_SECONDS:-60}s)"
-  "$src/tests/fuzz/smoke.sh" "$fuzz_dir" "${FUZZ_SECONDS:-60}"
+  # Every libFuzzer target the build has (the Python pipeline, the cache reader, the
+  # compile-command policy), each for FUZZ_SECONDS.
+  for target in leaklint_fuzz_python leaklint_fuzz_cache leaklint_fuzz_compile_args; do
+    if ninja -C "$fuzz_dir" -t targets all 2>/dev/null | grep -q "^$target:"; then
+      phase "fuzz smoke run: $target (${FUZZ_SECONDS:-60}s)"
+      "$src/tests/fuzz/smoke.sh" "$fuzz_dir" "${FUZZ_SECONDS:-60}" "$target"
+    fi
+  done
 fi
 phase "done"
