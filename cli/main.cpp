@@ -1,6 +1,7 @@
 // leaklint command line: thin main over the engine, discovery, fixes and reporters.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -146,7 +147,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   for (const auto& s : ignore)
-    if (s.rfind("LL", 0) != 0) {
+    if (s != "ALL" && s.rfind("LL", 0) != 0) {
       std::cerr << "leaklint: --ignore: '" << s << "' is not a rule ID or prefix\n";
       return 2;
     }
@@ -204,6 +205,20 @@ int main(int argc, char** argv) {
   }
   std::stable_sort(results.begin(), results.end(),
                    [](const FileResult& a, const FileResult& b) { return a.path < b.path; });
+
+  // A configuration error is the run's, not each file's: said once on stderr (and as a
+  // failed execution in SARIF), however many files it stopped.
+  std::vector<std::string> config_errors;
+  for (auto& r : results) {
+    for (const auto& d : r.diagnostics)
+      if (d.kind == "config" &&
+          std::find(config_errors.begin(), config_errors.end(), d.message) == config_errors.end())
+        config_errors.push_back(d.message);
+    r.diagnostics.erase(std::remove_if(r.diagnostics.begin(), r.diagnostics.end(),
+                                       [](const Diagnostic& d) { return d.kind == "config"; }),
+                        r.diagnostics.end());
+  }
+  for (const auto& e : config_errors) std::cerr << "leaklint: error: " << e << "\n";
 
   ReportOptions ro;
   ro.root = repo_root_for(paths.empty() ? std::string(".") : paths.front());
@@ -307,6 +322,8 @@ int main(int argc, char** argv) {
   ro.format = format;
   ro.version = LEAKLINT_VERSION;
   ro.show_source = !no_source && !quiet;
+  ro.quiet = quiet;
+  ro.run_errors = config_errors;
   ro.fixed_count = fixed_count;
   bool to_tty = output.empty() && ::isatty(STDOUT_FILENO);
   ro.color = color == "always" || (color == "auto" && to_tty && !std::getenv("NO_COLOR"));
@@ -321,17 +338,15 @@ int main(int argc, char** argv) {
     write_report(out, results, ro);
   }
 
-  bool failures = fix_failed, config_error = false;
+  bool failures = fix_failed;
   size_t findings = 0;
   for (const auto& r : results) {
     for (const auto& f : r.findings)
       if (!f.suppressed) ++findings;
     for (const auto& d : r.diagnostics)
-      if (d.fatal || d.kind == "syntax-error" || d.kind == "too-deep") failures = true;
-    for (const auto& d : r.diagnostics)
-      if (d.kind == "config") config_error = true;
+      if (diagnostic_fails_run(d)) failures = true;
   }
-  if (config_error) return 2;
+  if (!config_errors.empty()) return 2;
   if (exit_zero) return 0;
   return findings || failures ? 1 : 0;
 }

@@ -149,6 +149,8 @@ class SourceIndex {
 struct Counts {
   std::size_t findings = 0, errors = 0, warnings = 0, notes = 0, suppressed = 0;
   std::size_t files_with_findings = 0, files_not_analysed = 0;
+  std::size_t files_partly_analysed = 0;  // syntax errors, too-deep code: the rest was analysed
+  std::size_t run_errors = 0;
 };
 
 Counts count(const std::vector<FileResult>& results) {
@@ -172,8 +174,16 @@ Counts count(const std::vector<FileResult>& results) {
     if (std::any_of(r.diagnostics.begin(), r.diagnostics.end(),
                     [](const Diagnostic& d) { return d.fatal; })) {
       ++c.files_not_analysed;
+    } else if (std::any_of(r.diagnostics.begin(), r.diagnostics.end(), diagnostic_fails_run)) {
+      ++c.files_partly_analysed;
     }
   }
+  return c;
+}
+
+Counts count(const std::vector<FileResult>& results, const ReportOptions& opts) {
+  Counts c = count(results);
+  c.run_errors = opts.run_errors.size();
   return c;
 }
 
@@ -185,7 +195,8 @@ const char* diagnostic_level(const Diagnostic& d) {
 
 std::string diagnostic_message(const Diagnostic& d) {
   std::string msg = d.message;
-  if (d.fatal) msg += msg.empty() ? "file not analysed" : " (file not analysed)";
+  if (d.fatal && msg.find("not analysed") == std::string::npos)
+    msg += msg.empty() ? "file not analysed" : " (file not analysed)";
   return msg;
 }
 
@@ -209,16 +220,20 @@ std::string summary_line(const Counts& c, int fixed) {
     line = "Found " + plural(c.findings, "finding") + " (";
     for (std::size_t i = 0; i < parts.size(); ++i) line += (i > 0 ? ", " : "") + parts[i];
     line += ") in " + plural(c.files_with_findings, "file");
-  } else if (c.files_not_analysed > 0) {
-    line = "No findings";
+  } else if (c.files_not_analysed > 0 || c.files_partly_analysed > 0 || c.run_errors > 0) {
+    line = "No findings";  // never "All checks passed!" on a run that fails
   } else {
     line = "All checks passed!";
     if (fixed > 0) line += " (" + std::to_string(fixed) + " fixed)";
     return line;
   }
   if (fixed > 0) line += "; " + std::to_string(fixed) + " fixed";
+  if (c.run_errors > 0) line += "; the configuration is invalid";
   if (c.files_not_analysed > 0) {
     line += "; " + plural(c.files_not_analysed, "file") + " could not be analysed";
+  }
+  if (c.files_partly_analysed > 0) {
+    line += "; " + plural(c.files_partly_analysed, "file") + " only partly analysed (syntax errors)";
   }
   return line + ".";
 }
@@ -313,7 +328,7 @@ void write_text(std::ostream& out, const std::vector<FileResult>& results, const
       for (const Fix& fix : f.fixes) out << "  " << style("36", fix_hint(fix)) << '\n';
     }
   }
-  out << style("1", summary_line(count(results), opts.fixed_count)) << '\n';
+  if (!opts.quiet) out << style("1", summary_line(count(results, opts), opts.fixed_count)) << '\n';
 }
 
 // ---- JSON ------------------------------------------------------------------------------
@@ -685,8 +700,15 @@ void write_sarif(std::ostream& out, const std::vector<FileResult>& results, cons
     jrules.push_back(sarif_rule(rules[i]));
   }
 
-  bool success = true;
+  bool success = opts.run_errors.empty();
   Json notifications = Json::array();
+  for (const std::string& e : opts.run_errors) {
+    Json n;
+    n["level"] = "error";
+    n["message"]["text"] = e;
+    n["descriptor"]["id"] = "config";
+    notifications.push_back(std::move(n));
+  }
   Json jresults = Json::array();
   for (const FileResult& r : results) {
     const SourceIndex src(r.source);
@@ -850,6 +872,10 @@ void write_github(std::ostream& out, const std::vector<FileResult>& results,
 }
 
 }  // namespace
+
+bool diagnostic_fails_run(const Diagnostic& d) {
+  return d.fatal || d.kind == "syntax-error" || d.kind == "too-deep";
+}
 
 void write_report(std::ostream& out, const std::vector<FileResult>& results,
                   const ReportOptions& opts) {

@@ -18,7 +18,16 @@ struct ReportOptions {
   std::string version;          // leaklint version
   bool show_fixes = true;       // json/sarif: include fixes
   int fixed_count = 0;          // text: "N fixed" in the summary line when --fix ran
+  bool quiet = false;           // text: findings only, no summary line
+  // Errors that fail the whole run rather than one file (an invalid configuration): SARIF
+  // says executionSuccessful: false with each as a notification, so an uploaded report
+  // never closes open alerts; text and github never claim "All checks passed!".
+  std::vector<std::string> run_errors;
 };
+
+// Whether a diagnostic fails the run (exit 1 even without findings): the file, or part of
+// it, was not analysed. The exit code and every report's summary use this one predicate.
+bool diagnostic_fails_run(const Diagnostic& d);
 
 // `results` is sorted by path; each FileResult's findings by (line, col, rule).
 // Suppressed findings are present with suppressed=true: sarif reports them with

@@ -36,9 +36,11 @@ bool is_valid_selector(const std::string& selector) {
 
 namespace {
 
-// How specific a selector is: "ALL" least, then longer prefixes more.
+// How specific a selector is: "ALL" least, then longer prefixes more. "LL" (the default
+// `select`) names every rule too, so it is exactly as specific as "ALL": `ignore = ["ALL"]`
+// turns the default selection off, while `select = ["LL1"]` still beats it.
 int specificity(const std::string& selector) {
-  return selector == "ALL" ? 0 : static_cast<int>(selector.size());
+  return selector == "ALL" || selector == "LL" ? 0 : static_cast<int>(selector.size());
 }
 
 // The specificity of the most specific selector in `list` matching `rule`, -1 if none.
@@ -231,17 +233,37 @@ constexpr std::string_view kKnownKeys[] = {
     "model-names",     "torch-version",
 };
 
+// Levenshtein distance, capped: enough to suggest a key for a typo.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
 std::string unknown_key_message(std::string_view key, bool is_pyproject) {
   std::string msg = "unknown key " + quote(key);
   msg += is_pyproject ? " in [tool.leaklint]" : "";
+  if (key.size() > 64) return msg;
   std::string dashed(key);
   std::replace(dashed.begin(), dashed.end(), '_', '-');
+  // The closest known key within a third of its length (at least 1, at most 3 edits).
+  std::string_view best;
+  size_t best_d = std::numeric_limits<size_t>::max();
   for (const std::string_view k : kKnownKeys) {
-    if (k == dashed && dashed != key) {
-      msg += " (did you mean " + quote(k) + "?)";
-      return msg;
-    }
+    const size_t d = edit_distance(dashed, k);
+    if (d < best_d) best_d = d, best = k;
   }
+  const size_t allowed = std::clamp<size_t>(best.size() / 3, 1, 3);
+  if (!best.empty() && best_d <= allowed && best != key) msg += " (did you mean " + quote(best) + "?)";
   return msg;
 }
 

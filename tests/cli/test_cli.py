@@ -86,6 +86,45 @@ class ExitCodes(Tmp):
         self.assertEqual(rc, 2, out + err)
         self.assertIn("max-workerz", out + err)
 
+    def test_config_error_is_said_once_and_fails_the_sarif_run(self):
+        self.write("pyproject.toml", "[tool.leaklint]\nselct = [\"LL1\"]\n")
+        for i in range(3):
+            self.write(f"m{i}.py", LEAKY)
+        rc, out, err = run([self.dir])
+        self.assertEqual(rc, 2, out + err)
+        self.assertEqual((out + err).count("unknown key `selct`"), 1, out + err)
+        self.assertIn("did you mean `select`?", err)
+        self.assertNotIn("All checks passed", out)
+        sarif = os.path.join(self.dir, "out.sarif")
+        rc, out, err = run(["--format", "sarif", "-o", sarif, self.dir])
+        self.assertEqual(rc, 2)
+        inv = json.load(open(sarif))["runs"][0]["invocations"][0]
+        self.assertIs(inv["executionSuccessful"], False)
+        self.assertTrue(any("selct" in n["message"]["text"] for n in inv["toolExecutionNotifications"]))
+
+    def test_ignore_all_in_config_and_on_the_command_line(self):
+        self.write("bad.py", LEAKY)
+        self.assertEqual(run(["--ignore", "ALL", self.dir])[0], 0)
+        self.assertEqual(run(["--ignore", "ALL", "--select", "LL101", self.dir])[0], 1)
+        self.write("pyproject.toml", "[tool.leaklint]\nignore = [\"ALL\"]\n")
+        rc, out, err = run([self.dir])
+        self.assertEqual(rc, 0, out + err)
+        self.assertNotIn("[LL101]", out)
+
+    def test_quiet_prints_findings_only(self):
+        self.write("bad.py", LEAKY)
+        rc, out, _ = run(["-q", self.dir])
+        self.assertEqual(rc, 1)
+        self.assertIn("[LL101]", out)
+        self.assertNotIn("Found", out)
+
+    def test_a_failing_run_never_says_all_checks_passed(self):
+        self.write("broken.py", "def f(:\n    pass\n")
+        rc, out, err = run([self.dir])
+        self.assertEqual(rc, 1, out + err)
+        self.assertNotIn("All checks passed", out)
+        self.assertIn("only partly analysed", out)
+
     def test_select_and_ignore(self):
         self.write("bad.py", LEAKY)
         self.assertEqual(run(["--select", "LL2", self.dir])[0], 0)

@@ -147,6 +147,12 @@ TEST(ConfigParse, PyprojectTable) {
 
 TEST(ConfigParse, UnknownKeysAreNamed) {
   EXPECT_NE(error_of("selct = [\"LL1\"]\n").find("`selct`"), std::string::npos);
+  // Typos get the closest known key; a word far from every key gets no guess.
+  EXPECT_NE(error_of("selct = [\"LL1\"]\n").find("did you mean `select`?"), std::string::npos);
+  EXPECT_NE(error_of("ignroe = [\"LL1\"]\n").find("did you mean `ignore`?"), std::string::npos);
+  EXPECT_NE(error_of("max-worker = 3\n").find("did you mean `max-workers`?"), std::string::npos);
+  EXPECT_NE(error_of("eval_loader_name = [\"x\"]\n").find("did you mean `eval-loader-names`?"), std::string::npos);
+  EXPECT_EQ(error_of("colour = \"red\"\n").find("did you mean"), std::string::npos);
   const std::string e = error_of("[tool.leaklint]\nmax_workers = 3\n", true);
   EXPECT_NE(e.find("`max_workers`"), std::string::npos) << e;
   EXPECT_NE(e.find("did you mean `max-workers`"), std::string::npos) << e;
@@ -243,6 +249,16 @@ TEST(ConfigSelect, MostSpecificSelectorWins) {
   c.select = {"ALL"};
   c.ignore = {"LL"};
   EXPECT_FALSE(c.enabled("LL101", "a.py"));
+
+  // `ignore = ["ALL"]` turns the default selection ("LL", every rule) off, as in ruff ...
+  c.select = {"LL"};
+  c.ignore = {"ALL"};
+  EXPECT_FALSE(c.enabled("LL101", "a.py"));
+  EXPECT_FALSE(c.enabled("LL502", "a.py"));
+  // ... and a more specific select still wins over it.
+  c.select = {"LL1"};
+  EXPECT_TRUE(c.enabled("LL101", "a.py"));
+  EXPECT_FALSE(c.enabled("LL201", "a.py"));
 
   c.select = {"LL", "LL401"};
   c.ignore = {"LL4"};
