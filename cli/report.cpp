@@ -873,6 +873,16 @@ void write_github(std::ostream& out, const std::vector<FileResult>& results,
 
 }  // namespace
 
+bool color_enabled(std::string_view mode, bool to_tty, const char* no_color, const char* force_color,
+                   const char* term) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  if (no_color != nullptr && *no_color != '\0') return false;
+  if (force_color != nullptr && *force_color != '\0') return true;
+  if (term != nullptr && std::string_view(term) == "dumb") return false;
+  return to_tty;
+}
+
 bool diagnostic_fails_run(const Diagnostic& d) {
   return d.fatal || d.kind == "syntax-error" || d.kind == "too-deep";
 }

@@ -25,6 +25,12 @@ struct ReportOptions {
   std::vector<std::string> run_errors;
 };
 
+// Whether text output is coloured. `mode` is --color (always | never | auto); for auto:
+// NO_COLOR set and non-empty turns colour off (no-color.org), FORCE_COLOR set and
+// non-empty turns it on (force-color.org), TERM=dumb turns it off, else a terminal decides.
+bool color_enabled(std::string_view mode, bool to_tty, const char* no_color, const char* force_color,
+                   const char* term);
+
 // Whether a diagnostic fails the run (exit 1 even without findings): the file, or part of
 // it, was not analysed. The exit code and every report's summary use this one predicate.
 bool diagnostic_fails_run(const Diagnostic& d);

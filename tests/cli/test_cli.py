@@ -74,6 +74,47 @@ class ExitCodes(Tmp):
         rc, _, _ = run(["--exit-zero", self.dir])
         self.assertEqual(rc, 0)
 
+    def test_jobs_must_be_a_small_whole_number(self):
+        for bad in ("-1", "99999999999999", "two"):
+            rc, out, err = run(["-j", bad, self.dir])
+            self.assertEqual(rc, 2, bad)
+            self.assertIn("--jobs: must be a whole number", err)
+            self.assertLess(len(err), 300, err)
+
+    def test_help_subcommand_prints_the_main_help(self):
+        rc, out, err = run(["help"])
+        self.assertEqual(rc, 0, err)
+        self.assertIn("Usage: leaklint", out)
+        self.assertIn("--select", out)
+
+    def test_lsp_accepts_stdio_flag(self):
+        def msg(obj):
+            body = json.dumps(obj).encode()
+            return b"Content-Length: %d\r\n\r\n" % len(body) + body
+        stream = (msg({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}) +
+                  msg({"jsonrpc": "2.0", "method": "initialized", "params": {}}) +
+                  msg({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None}) +
+                  msg({"jsonrpc": "2.0", "method": "exit"}))
+        p = subprocess.run([BIN, "lsp", "--stdio"], input=stream, capture_output=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(b'"capabilities"', p.stdout)
+
+    def test_colour_follows_no_color_force_color_and_term(self):
+        self.write("bad.py", LEAKY)
+        def coloured(env):
+            full = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
+            full.update(env)
+            p = subprocess.run([BIN, self.dir], capture_output=True, text=True, env=full, timeout=60)
+            return "\x1b[" in p.stdout
+        self.assertFalse(coloured({}))                      # a pipe: no colour
+        self.assertTrue(coloured({"FORCE_COLOR": "1"}))
+        self.assertFalse(coloured({"FORCE_COLOR": "1", "NO_COLOR": "1"}))
+        self.assertTrue(coloured({"FORCE_COLOR": "1", "NO_COLOR": ""}))  # empty NO_COLOR is unset
+        self.assertFalse(coloured({"FORCE_COLOR": ""}))
+        p = subprocess.run([BIN, "--color", "always", self.dir], capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "TERM": "dumb", "NO_COLOR": "1"})
+        self.assertIn("\x1b[", p.stdout)                    # an explicit --color wins
+
     def test_usage_errors_exit_2(self):
         self.assertEqual(run(["--format", "xml", "."])[0], 2)
         self.assertEqual(run(["--select", "E501", "."])[0], 2)

@@ -607,6 +607,20 @@ TEST(ReportSarif, ValidatesAgainstSchema) {
   fs::remove(out, ec);
 }
 
+TEST(ReportText, ColourPolicy) {
+  EXPECT_TRUE(color_enabled("always", false, "1", nullptr, "dumb"));
+  EXPECT_FALSE(color_enabled("never", true, nullptr, "1", nullptr));
+  EXPECT_TRUE(color_enabled("auto", true, nullptr, nullptr, "xterm-256color"));
+  EXPECT_FALSE(color_enabled("auto", false, nullptr, nullptr, "xterm"));
+  EXPECT_FALSE(color_enabled("auto", true, "1", nullptr, "xterm"));   // NO_COLOR
+  EXPECT_TRUE(color_enabled("auto", true, "", nullptr, "xterm"));     // empty NO_COLOR counts as unset
+  EXPECT_FALSE(color_enabled("auto", true, nullptr, nullptr, "dumb"));
+  EXPECT_TRUE(color_enabled("auto", false, nullptr, "1", "dumb"));    // FORCE_COLOR
+  EXPECT_TRUE(color_enabled("auto", false, nullptr, "0", nullptr));   // any non-empty value
+  EXPECT_FALSE(color_enabled("auto", false, nullptr, "", nullptr));
+  EXPECT_FALSE(color_enabled("auto", true, "1", "1", nullptr));       // NO_COLOR beats FORCE_COLOR
+}
+
 TEST(ReportAll, UnknownFormatFallsBackToText) {
   EXPECT_EQ(render({}, options("bogus")), "All checks passed!\n");
 }
