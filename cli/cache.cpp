@@ -1,16 +1,27 @@
 #include "cli/cache.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
-#include <fstream>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
+#include <mutex>
+#include <tuple>
+#include <vector>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <openssl/evp.h>
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
@@ -18,33 +29,62 @@ using Json = nlohmann::json;
 namespace ll {
 namespace {
 
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return x;
-}
+constexpr std::string_view kMagic = "leaklint-result-v2";
+constexpr uint64_t kDefaultMaxMiB = 256;
+constexpr time_t kRefreshAfterS = 24 * 3600;  // a hit refreshes an older entry's mtime
+constexpr time_t kStaleTmpS = 3600;           // temporary files older than this are debris
 
-uint64_t hash64(const std::string& s, uint64_t seed) {
-  uint64_t h = seed ^ (s.size() * 0x9e3779b97f4a7c15ULL);
-  size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    uint64_t w;
-    std::memcpy(&w, s.data() + i, 8);
-    h = mix(h ^ w) + 0x9e3779b97f4a7c15ULL;
+// Incremental SHA-256 through OpenSSL's EVP interface; the algorithm is fetched once.
+class Sha256 {
+ public:
+  Sha256() : ctx_(EVP_MD_CTX_new()) { ok_ = ctx_ && EVP_DigestInit_ex(ctx_, md(), nullptr) == 1; }
+  ~Sha256() { EVP_MD_CTX_free(ctx_); }
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
+
+  void update(std::string_view s) {
+    if (ok_ && !s.empty()) ok_ = EVP_DigestUpdate(ctx_, s.data(), s.size()) == 1;
   }
-  uint64_t tail = 0;
-  std::memcpy(&tail, s.data() + i, s.size() - i);
-  return mix(h ^ tail ^ (s.size() - i));
+  // A field with its length in front, so that concatenations cannot collide.
+  void field(std::string_view s) {
+    char len[24];
+    int n = std::snprintf(len, sizeof len, "%zu:", s.size());
+    update(std::string_view(len, static_cast<size_t>(n)));
+    update(s);
+  }
+  std::string hex() {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    if (!ok_ || EVP_DigestFinal_ex(ctx_, out, &n) != 1 || n != 32) return "";
+    static const char digits[] = "0123456789abcdef";
+    std::string h(64, '0');
+    for (unsigned i = 0; i < 32; ++i) {
+      h[2 * i] = digits[out[i] >> 4];
+      h[2 * i + 1] = digits[out[i] & 15];
+    }
+    return h;
+  }
+
+ private:
+  static const EVP_MD* md() {
+    // Explicit fetch: OpenSSL 3's implicit fetch in EVP_sha256() costs a lookup per digest.
+    static const EVP_MD* m = [] {
+      const EVP_MD* f = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+      return f ? f : EVP_sha256();
+    }();
+    return m;
+  }
+  EVP_MD_CTX* ctx_;
+  bool ok_ = false;
+};
+
+bool is_hex_key(std::string_view k) {
+  return k.size() == 64 && std::all_of(k.begin(), k.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
 }
 
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+unsigned hex_digit(char c) { return c <= '9' ? static_cast<unsigned>(c - '0') : static_cast<unsigned>(c - 'a' + 10); }
 
 std::string default_dir() {
   if (const char* d = std::getenv("LEAKLINT_CACHE_DIR"); d && *d) return d;
@@ -53,13 +93,51 @@ std::string default_dir() {
   return "";
 }
 
+uint64_t max_bytes_from_env() {
+  if (const char* e = std::getenv("LEAKLINT_RESULT_CACHE_MAX_MB"); e && *e) {
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long mb = std::strtoull(e, &end, 10);
+    if (errno == 0 && end && *end == '\0' && mb > 0 && mb < (1ull << 40)) return mb << 20;
+  }
+  return kDefaultMaxMiB << 20;
+}
+
+// Reads up to `limit` bytes of a regular file; false for anything else or on an error.
+bool read_regular(int fd, size_t limit, std::string& out, struct stat& st) {
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+      static_cast<uint64_t>(st.st_size) > limit)
+    return false;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < out.size()) {
+    ssize_t n = ::read(fd, &out[got], out.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;  // error, or the file shrank: not the entry fstat saw
+    got += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
 // Identifies this exact build: a hash of the executable (any code change invalidates).
 std::string binary_identity() {
-  std::ifstream in("/proc/self/exe", std::ios::binary);
-  if (!in) return LEAKLINT_VERSION;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return content_hash(ss.str());
+  int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return sha256_hex(LEAKLINT_VERSION);
+  std::string bytes;
+  struct stat st;
+  bool ok = read_regular(fd, std::numeric_limits<size_t>::max() / 2, bytes, st);
+  ::close(fd);
+  return ok ? sha256_hex(bytes) : "";
 }
 
 std::string config_fingerprint(const Config& c) {
@@ -84,109 +162,83 @@ std::string config_fingerprint(const Config& c) {
   return o.str();
 }
 
-Json range_json(const Range& r) {
-  return Json::array({r.line, r.col, r.end_line, r.end_col, r.begin, r.end});
+// --- payload codec: strict, never trusting a type or a number ---
+
+struct Bad : std::runtime_error {
+  Bad() : std::runtime_error("invalid cache entry") {}
+};
+
+const Json& at(const Json& j, const char* k) {
+  if (!j.is_object()) throw Bad();
+  auto it = j.find(k);
+  if (it == j.end()) throw Bad();
+  return *it;
 }
+const Json& at(const Json& j, size_t i) {
+  if (!j.is_array() || i >= j.size()) throw Bad();
+  return j[i];
+}
+const Json& arr(const Json& j) {
+  if (!j.is_array()) throw Bad();
+  return j;
+}
+uint32_t u32(const Json& j) {
+  if (!j.is_number_unsigned()) throw Bad();
+  uint64_t v = j.get<uint64_t>();
+  if (v > std::numeric_limits<uint32_t>::max()) throw Bad();
+  return static_cast<uint32_t>(v);
+}
+std::string str(const Json& j) {
+  if (!j.is_string()) throw Bad();
+  return j.get<std::string>();
+}
+bool boolean(const Json& j) {
+  if (!j.is_boolean()) throw Bad();
+  return j.get<bool>();
+}
+std::vector<std::string> strings(const Json& j) {
+  std::vector<std::string> v;
+  for (const auto& s : arr(j)) v.push_back(str(s));
+  return v;
+}
+// Optional members: absent is the default, present must have the right type.
+bool opt_bool(const Json& j, const char* k) {
+  auto it = j.find(k);
+  return it != j.end() && boolean(*it);
+}
+
+Json range_json(const Range& r) { return Json::array({r.line, r.col, r.end_line, r.end_col, r.begin, r.end}); }
 Range range_from(const Json& j) {
+  if (arr(j).size() != 6) throw Bad();
   Range r;
-  r.line = j.at(0); r.col = j.at(1); r.end_line = j.at(2); r.end_col = j.at(3);
-  r.begin = j.at(4); r.end = j.at(5);
+  r.line = u32(j[0]);
+  r.col = u32(j[1]);
+  r.end_line = u32(j[2]);
+  r.end_col = u32(j[3]);
+  r.begin = u32(j[4]);
+  r.end = u32(j[5]);
+  if (r.end < r.begin) throw Bad();
   return r;
 }
 
-}  // namespace
-
-std::string content_hash(const std::string& data) {
-  return hex(hash64(data, 0x1234567887654321ULL)) + hex(hash64(data, 0x0f1e2d3c4b5a6978ULL));
-}
-
-ResultCache::ResultCache(std::string dir) {
-  dir_ = dir.empty() ? default_dir() : std::move(dir);
-  if (dir_.empty()) return;
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec || ::access(dir_.c_str(), W_OK) != 0) return;
-  binary_id_ = binary_identity();
-  enabled_ = true;
-}
-
-std::string ResultCache::key(const std::string& path, const std::string& bytes, const Config& cfg) const {
-  return content_hash(binary_id_ + '\0' + path + '\0' + config_fingerprint(cfg) + '\0' + content_hash(bytes));
-}
-
-bool ResultCache::load(const std::string& key, FileResult& out, FileSummary& summary) const {
-  if (!enabled_) return false;
-  std::ifstream in(dir_ + "/" + key.substr(0, 2) + "/" + key + ".json", std::ios::binary);
-  if (!in) return false;
-  Json j = Json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return false;
-  try {
-    out.findings.clear();
-    out.diagnostics.clear();
-    for (const auto& f : j.at("f")) {
-      Finding x;
-      x.rule = f.at("r");
-      x.severity = static_cast<Severity>(f.at("s").get<int>());
-      x.path = out.path;
-      x.range = range_from(f.at("g"));
-      x.message = f.at("m");
-      x.suppressed = f.value("u", false);
-      x.suppression = f.value("us", "");
-      x.low_confidence = f.value("lc", false);
-      for (const auto& n : f.value("n", Json::array())) x.notes.push_back({range_from(n.at("g")), n.at("m")});
-      for (const auto& fx : f.value("x", Json::array())) {
-        Fix fix;
-        fix.title = fx.at("t");
-        fix.safe = fx.at("s");
-        for (const auto& e : fx.at("e")) fix.edits.push_back({e.at(0), e.at(1), e.at(2)});
-        x.fixes.push_back(std::move(fix));
-      }
-      out.findings.push_back(std::move(x));
-    }
-    for (const auto& d : j.at("d")) {
-      Diagnostic x;
-      x.path = out.path;
-      x.kind = d.at("k");
-      x.message = d.at("m");
-      x.line = d.at("l");
-      x.col = d.at("c");
-      x.fatal = d.at("x");
-      out.diagnostics.push_back(std::move(x));
-    }
-    out.transcoded = j.value("t", false);
-    const Json& s = j.at("p");
-    summary.module = s.at("mod");
-    summary.dataset_uses = s.at("du").get<std::vector<std::string>>();
-    summary.classes = s.at("cl").get<std::vector<std::string>>();
-    summary.functions = s.at("fn").get<std::vector<std::string>>();
-    summary.caller_off = s.at("co").get<std::vector<std::string>>();
-    summary.imported_calls.clear();
-    for (const auto& c : s.at("ic")) summary.imported_calls.emplace_back(c.at(0), c.at(1));
-  } catch (const std::exception&) {
-    return false;
-  }
-  return true;
-}
-
-void ResultCache::store(const std::string& key, const FileResult& r, const FileSummary& summary) const {
-  if (!enabled_) return;
+std::string payload_of(const FileResult& r, const FileSummary& summary) {
   Json j;
   j["f"] = Json::array();
   for (const auto& f : r.findings) {
     Json x = {{"r", f.rule}, {"s", static_cast<int>(f.severity)}, {"g", range_json(f.range)}, {"m", f.message}};
-    if (f.suppressed) { x["u"] = true; x["us"] = f.suppression; }
+    if (f.suppressed) {
+      x["u"] = true;
+      x["us"] = f.suppression;
+    }
     if (f.low_confidence) x["lc"] = true;
     if (!f.notes.empty()) {
       x["n"] = Json::array();
       for (const auto& n : f.notes) x["n"].push_back({{"g", range_json(n.range)}, {"m", n.message}});
     }
+    // Fixes: title and safety only. Edits are code and are never cached.
     if (!f.fixes.empty()) {
       x["x"] = Json::array();
-      for (const auto& fx : f.fixes) {
-        Json e = Json::array();
-        for (const auto& ed : fx.edits) e.push_back(Json::array({ed.begin, ed.end, ed.text}));
-        x["x"].push_back({{"t", fx.title}, {"s", fx.safe}, {"e", e}});
-      }
+      for (const auto& fx : f.fixes) x["x"].push_back({{"t", fx.title}, {"s", fx.safe}});
     }
     j["f"].push_back(std::move(x));
   }
@@ -198,21 +250,277 @@ void ResultCache::store(const std::string& key, const FileResult& r, const FileS
   for (const auto& [q, off] : summary.imported_calls) ic.push_back(Json::array({q, off}));
   j["p"] = {{"mod", summary.module}, {"du", summary.dataset_uses}, {"cl", summary.classes},
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic}};
-  std::string sub = dir_ + "/" + key.substr(0, 2);
-  std::error_code ec;
-  fs::create_directories(sub, ec);
-  std::string tmp = sub + "/." + key + "." + std::to_string(::getpid()) + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return;
-    // Invalid UTF-8 never reaches here (such files are not analysed), but be safe.
-    out << j.dump(-1, ' ', false, Json::error_handler_t::replace);
-    if (!out) {
-      fs::remove(tmp, ec);
-      return;
-    }
+  // Invalid UTF-8 never reaches here (such files are not analysed), but be safe.
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string checksum(std::string_view key, std::string_view payload) {
+  Sha256 h;
+  h.update(key);
+  h.update("\n");
+  h.update(payload);
+  return h.hex();
+}
+
+}  // namespace
+
+std::string sha256_hex(std::string_view data) {
+  Sha256 h;
+  h.update(data);
+  return h.hex();
+}
+
+std::string encode_entry(std::string_view key, const FileResult& r, const FileSummary& summary) {
+  std::string payload = payload_of(r, summary);
+  std::string sum = checksum(key, payload);
+  if (sum.empty()) return "";
+  std::string out;
+  out.reserve(kMagic.size() + key.size() + sum.size() + payload.size() + 32);
+  out.append(kMagic).append(" ").append(key).append(" ").append(std::to_string(payload.size()));
+  out.append(" ").append(sum).append("\n").append(payload);
+  return out;
+}
+
+bool decode_entry(std::string_view bytes, std::string_view key, bool edits_needed, FileResult& out,
+                  FileSummary& summary) {
+  if (!is_hex_key(key) || bytes.size() > kMaxEntryBytes) return false;
+  // Header: magic, key, decimal length, checksum, newline.
+  std::string_view b = bytes;
+  auto take = [&b](std::string_view s) {
+    if (b.substr(0, s.size()) != s) return false;
+    b.remove_prefix(s.size());
+    return true;
+  };
+  if (!take(kMagic) || !take(" ") || !take(key) || !take(" ")) return false;
+  size_t len = 0, digits = 0;
+  while (!b.empty() && b[0] >= '0' && b[0] <= '9' && digits < 9) {
+    len = len * 10 + static_cast<size_t>(b[0] - '0');
+    b.remove_prefix(1);
+    ++digits;
   }
-  if (std::rename(tmp.c_str(), (sub + "/" + key + ".json").c_str()) != 0) fs::remove(tmp, ec);
+  if (digits == 0 || (digits > 1 && bytes[bytes.size() - b.size() - digits] == '0') || !take(" ")) return false;
+  if (b.size() < 65 || b[64] != '\n') return false;
+  std::string_view sum = b.substr(0, 64);
+  b.remove_prefix(65);
+  if (b.size() != len) return false;
+  std::string want = checksum(key, b);
+  if (want.empty() || want != sum) return false;
+  return decode_payload(b, edits_needed, out, summary);
+}
+
+bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out, FileSummary& summary) {
+  if (payload.size() > kMaxEntryBytes) return false;
+  Json j = Json::parse(payload.begin(), payload.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return false;
+  FileResult r;
+  r.path = out.path;
+  FileSummary s;
+  try {
+    for (const auto& f : arr(at(j, "f"))) {
+      Finding x;
+      x.rule = str(at(f, "r"));
+      uint32_t sev = u32(at(f, "s"));
+      if (sev > static_cast<uint32_t>(Severity::Error)) throw Bad();
+      x.severity = static_cast<Severity>(sev);
+      x.path = out.path;
+      x.range = range_from(at(f, "g"));
+      x.message = str(at(f, "m"));
+      x.suppressed = opt_bool(f, "u");
+      if (auto it = f.find("us"); it != f.end()) x.suppression = str(*it);
+      x.low_confidence = opt_bool(f, "lc");
+      if (auto it = f.find("n"); it != f.end())
+        for (const auto& n : arr(*it)) x.notes.push_back({range_from(at(n, "g")), str(at(n, "m"))});
+      if (auto it = f.find("x"); it != f.end()) {
+        // A run that needs edits analyses the file: its edits come from the source only.
+        if (edits_needed && !arr(*it).empty()) return false;
+        for (const auto& fx : arr(*it)) {
+          Fix fix;
+          fix.title = str(at(fx, "t"));
+          fix.safe = boolean(at(fx, "s"));
+          x.fixes.push_back(std::move(fix));  // no edits, whatever the entry says
+        }
+      }
+      r.findings.push_back(std::move(x));
+    }
+    for (const auto& d : arr(at(j, "d"))) {
+      Diagnostic x;
+      x.path = out.path;
+      x.kind = str(at(d, "k"));
+      x.message = str(at(d, "m"));
+      x.line = u32(at(d, "l"));
+      x.col = u32(at(d, "c"));
+      x.fatal = boolean(at(d, "x"));
+      r.diagnostics.push_back(std::move(x));
+    }
+    r.transcoded = opt_bool(j, "t");
+    const Json& p = at(j, "p");
+    s.module = str(at(p, "mod"));
+    s.dataset_uses = strings(at(p, "du"));
+    s.classes = strings(at(p, "cl"));
+    s.functions = strings(at(p, "fn"));
+    s.caller_off = strings(at(p, "co"));
+    for (const auto& c : arr(at(p, "ic"))) {
+      if (arr(c).size() != 2) throw Bad();
+      s.imported_calls.emplace_back(str(c[0]), boolean(c[1]));
+    }
+  } catch (const std::exception&) {
+    return false;
+  }
+  out.findings = std::move(r.findings);
+  out.diagnostics = std::move(r.diagnostics);
+  out.transcoded = r.transcoded;
+  summary = std::move(s);
+  return true;
+}
+
+ResultCache::ResultCache(std::string dir, bool edits_needed) : edits_needed_(edits_needed) {
+  for (auto& fd : subdir_fd_) fd.store(-1, std::memory_order_relaxed);
+  max_bytes_ = max_bytes_from_env();
+  dir_ = dir.empty() ? default_dir() : std::move(dir);
+  if (dir_.empty()) return;
+  entries_ = dir_ + "/results-v2";
+  std::error_code ec;
+  fs::create_directories(entries_, ec);
+  if (ec || ::access(entries_.c_str(), W_OK) != 0) return;
+  entries_fd_ = ::open(entries_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (entries_fd_ < 0) return;
+  binary_id_ = binary_identity();
+  if (binary_id_.empty()) return;
+  // A file size limit (RLIMIT_FSIZE) must make a cache write fail with EFBIG, not kill the run.
+  std::signal(SIGXFSZ, SIG_IGN);
+  enabled_ = true;
+}
+
+ResultCache::~ResultCache() {
+  if (enabled_ && stored_.load() > 0) enforce_cap();
+  for (auto& fd : subdir_fd_)
+    if (int f = fd.load(); f >= 0) ::close(f);
+  if (entries_fd_ >= 0) ::close(entries_fd_);
+}
+
+int ResultCache::subdir(unsigned index, bool create) const {
+  int fd = subdir_fd_[index].load(std::memory_order_acquire);
+  if (fd >= 0) return fd;
+  static const char digits[] = "0123456789abcdef";
+  const char name[3] = {digits[index >> 4], digits[index & 15], '\0'};
+  fd = ::openat(entries_fd_, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && create && errno == ENOENT) {
+    if (::mkdirat(entries_fd_, name, 0755) != 0 && errno != EEXIST) return -1;
+    fd = ::openat(entries_fd_, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  }
+  if (fd < 0) return -1;
+  int expected = -1;
+  if (!subdir_fd_[index].compare_exchange_strong(expected, fd, std::memory_order_acq_rel)) {
+    ::close(fd);
+    return expected;
+  }
+  return fd;
+}
+
+std::string ResultCache::key(const std::string& path, const std::string& bytes, const Config& cfg) const {
+  Sha256 h;
+  h.field("leaklint-result-key-v2");
+  h.field(binary_id_);
+  h.field(path);
+  h.field(config_fingerprint(cfg));
+  h.field(bytes);
+  return h.hex();
+}
+
+bool ResultCache::load(const std::string& key, FileResult& out, FileSummary& summary) const {
+  if (!enabled_ || !is_hex_key(key)) return false;
+  int dfd = subdir(hex_digit(key[0]) * 16 + hex_digit(key[1]), false);
+  if (dfd < 0) return false;
+  int fd = ::openat(dfd, key.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return false;
+  std::string bytes;
+  struct stat st;
+  bool ok = read_regular(fd, kMaxEntryBytes, bytes, st) && decode_entry(bytes, key, edits_needed_, out, summary);
+  if (ok && std::time(nullptr) - st.st_mtime > kRefreshAfterS) ::futimens(fd, nullptr);  // recently used
+  ::close(fd);
+  FileResult scratch;
+  FileSummary scratch_summary;
+  if (!ok && edits_needed_ && decode_entry(bytes, key, false, scratch, scratch_summary)) {
+    // A valid entry that records a fix: analysed for its edits, but need not be rewritten.
+    std::lock_guard<std::mutex> lock(valid_mu_);
+    valid_.insert(key);
+  }
+  return ok;
+}
+
+void ResultCache::store(const std::string& key, const FileResult& r, const FileSummary& summary) const {
+  if (!enabled_ || !is_hex_key(key)) return;
+  if (edits_needed_) {
+    std::lock_guard<std::mutex> lock(valid_mu_);
+    if (valid_.count(key)) return;
+  }
+  std::string entry = encode_entry(key, r, summary);
+  if (entry.empty() || entry.size() > kMaxEntryBytes) return;
+  int dfd = subdir(hex_digit(key[0]) * 16 + hex_digit(key[1]), true);
+  if (dfd < 0) return;
+  std::string tmp = "." + key + "." + std::to_string(::getpid()) + "." + std::to_string(tmp_counter_.fetch_add(1)) + ".tmp";
+  int fd = ::openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  bool ok = write_all(fd, entry);
+  if (::close(fd) != 0) ok = false;
+  // Only a complete entry is renamed into place (over a corrupt one, or a FIFO; a
+  // directory in the way stays and the entry is not stored).
+  if (!ok || ::renameat(dfd, tmp.c_str(), dfd, key.c_str()) != 0) {
+    ::unlinkat(dfd, tmp.c_str(), 0);
+    return;
+  }
+  stored_.fetch_add(1);
+}
+
+void ResultCache::enforce_cap() const {
+  if (entries_fd_ < 0) return;
+  struct Entry {
+    time_t mtime;
+    long nsec;
+    unsigned dir;
+    std::string name;
+    uint64_t bytes;
+  };
+  std::vector<Entry> all;
+  uint64_t total = 0;
+  const time_t now = std::time(nullptr);
+  for (unsigned i = 0; i < 256; ++i) {
+    int dfd = subdir(i, false);
+    if (dfd < 0) continue;
+    int lfd = ::dup(dfd);  // fdopendir takes ownership
+    if (lfd < 0) continue;
+    DIR* d = ::fdopendir(lfd);
+    if (!d) {
+      ::close(lfd);
+      continue;
+    }
+    ::rewinddir(d);
+    while (struct dirent* e = ::readdir(d)) {
+      std::string_view name = e->d_name;
+      if (name == "." || name == "..") continue;
+      struct stat st;
+      if (::fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+      bool tmp = name.size() > 4 && name.front() == '.' && name.substr(name.size() - 4) == ".tmp";
+      if (tmp && now - st.st_mtime > kStaleTmpS) {
+        ::unlinkat(dfd, e->d_name, 0);
+        continue;
+      }
+      uint64_t bytes = static_cast<uint64_t>(st.st_blocks) * 512;
+      total += bytes;
+      if (!tmp) all.push_back({st.st_mtim.tv_sec, st.st_mtim.tv_nsec, i, std::string(name), bytes});
+    }
+    ::closedir(d);
+  }
+  if (total <= max_bytes_) return;
+  std::sort(all.begin(), all.end(), [](const Entry& a, const Entry& b) {
+    return std::tie(a.mtime, a.nsec, a.dir, a.name) < std::tie(b.mtime, b.nsec, b.dir, b.name);
+  });
+  const uint64_t target = max_bytes_ / 10 * 9;  // some room, so the next runs need not evict
+  for (const Entry& e : all) {
+    if (total <= target) break;
+    int dfd = subdir(e.dir, false);
+    if (dfd >= 0 && ::unlinkat(dfd, e.name.c_str(), 0) == 0) total -= std::min(total, e.bytes);
+  }
 }
 
 }  // namespace ll

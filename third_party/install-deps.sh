@@ -9,7 +9,7 @@ PKGS=(
   nodejs npm
   libtree-sitter-dev
   libclang-19-dev llvm-19-dev clang-19 libclang-rt-19-dev clang-tidy-19
-  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libssl-dev
   libgtest-dev libgmock-dev
   libtorch-dev python3-torch python3-numpy python3-matplotlib
   python3-jsonschema pre-commit python3-flake8 time

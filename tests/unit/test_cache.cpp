@@ -1,0 +1,343 @@
+// The result cache: entry codec (no edits, checksum, strict decoding), reading only regular
+// files, write failures, the size cap.
+#include "cli/cache.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ll {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kKey(64, 'a');
+
+FileResult sample_result() {
+  FileResult r;
+  r.path = "src/train.py";
+  Finding f;
+  f.rule = "LL102";
+  f.severity = Severity::Error;
+  f.path = r.path;
+  f.range = {24, 9, 24, 27, 400, 418};
+  f.message = "`epoch_loss` accumulates `loss`";
+  f.notes.push_back({{20, 5, 20, 9, 300, 304}, "assigned here"});
+  Fix fix;
+  fix.title = "Accumulate a Python number with `.item()`";
+  fix.safe = false;
+  fix.edits.push_back({410, 414, "loss.item()  # edit text"});
+  f.fixes.push_back(fix);
+  r.findings.push_back(f);
+  Finding g;
+  g.rule = "LL303";
+  g.severity = Severity::Note;
+  g.range = {30, 1, 30, 10, 500, 509};
+  g.message = "suppressed one";
+  g.suppressed = true;
+  g.suppression = "# noqa: LL303";
+  g.low_confidence = true;
+  r.findings.push_back(g);
+  Diagnostic d;
+  d.kind = "syntax-error";
+  d.message = "unexpected token";
+  d.line = 3;
+  d.col = 7;
+  r.diagnostics.push_back(d);
+  return r;
+}
+
+FileSummary sample_summary() {
+  FileSummary s;
+  s.module = "src.train";
+  s.dataset_uses = {"data.Images"};
+  s.imported_calls = {{"utils.evaluate", true}, {"utils.log", false}};
+  s.classes = {"Images"};
+  s.functions = {"train", "evaluate"};
+  s.caller_off = {"evaluate"};
+  return s;
+}
+
+FileResult no_fix_result() {
+  FileResult r = sample_result();
+  for (auto& f : r.findings) f.fixes.clear();
+  return r;
+}
+
+TEST(CacheCodec, Sha256IsTheStandardDigest) {
+  EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
+  const FileResult r = sample_result();
+  const std::string entry = encode_entry(kKey, r, sample_summary());
+  FileResult out;
+  out.path = r.path;
+  FileSummary s;
+  ASSERT_TRUE(decode_entry(entry, kKey, false, out, s));
+  ASSERT_EQ(out.findings.size(), 2u);
+  const Finding& f = out.findings[0];
+  EXPECT_EQ(f.rule, "LL102");
+  EXPECT_EQ(f.severity, Severity::Error);
+  EXPECT_EQ(f.path, r.path);
+  EXPECT_EQ(f.range.line, 24u);
+  EXPECT_EQ(f.range.end, 418u);
+  EXPECT_EQ(f.message, r.findings[0].message);
+  ASSERT_EQ(f.notes.size(), 1u);
+  EXPECT_EQ(f.notes[0].message, "assigned here");
+  ASSERT_EQ(f.fixes.size(), 1u);
+  EXPECT_EQ(f.fixes[0].title, r.findings[0].fixes[0].title);
+  EXPECT_FALSE(f.fixes[0].safe);
+  EXPECT_TRUE(f.fixes[0].edits.empty()) << "edits never come from the cache";
+  const Finding& g = out.findings[1];
+  EXPECT_TRUE(g.suppressed);
+  EXPECT_EQ(g.suppression, "# noqa: LL303");
+  EXPECT_TRUE(g.low_confidence);
+  ASSERT_EQ(out.diagnostics.size(), 1u);
+  EXPECT_EQ(out.diagnostics[0].kind, "syntax-error");
+  EXPECT_EQ(out.diagnostics[0].col, 7u);
+  EXPECT_EQ(s.module, "src.train");
+  EXPECT_EQ(s.imported_calls, sample_summary().imported_calls);
+  EXPECT_EQ(s.caller_off, std::vector<std::string>{"evaluate"});
+}
+
+TEST(CacheCodec, EntryHoldsNoEditText) {
+  const std::string entry = encode_entry(kKey, sample_result(), sample_summary());
+  EXPECT_EQ(entry.find("# edit text"), std::string::npos);
+}
+
+TEST(CacheCodec, AnEntryWithAFixIsAMissWhenEditsAreNeeded) {
+  FileResult out;
+  FileSummary s;
+  EXPECT_FALSE(decode_entry(encode_entry(kKey, sample_result(), sample_summary()), kKey, true, out, s));
+  EXPECT_TRUE(decode_entry(encode_entry(kKey, no_fix_result(), sample_summary()), kKey, true, out, s));
+}
+
+TEST(CacheCodec, EveryFlippedBitIsDetected) {
+  FileResult small;
+  Finding f;
+  f.rule = "LL101";
+  f.range = {7, 21, 7, 29, 90, 98};
+  f.message = "m";
+  small.findings.push_back(f);
+  const std::string entry = encode_entry(kKey, small, FileSummary{});
+  FileResult out;
+  FileSummary s;
+  ASSERT_TRUE(decode_entry(entry, kKey, false, out, s));
+  for (size_t i = 0; i < entry.size(); ++i)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string bad = entry;
+      bad[i] = static_cast<char>(bad[i] ^ (1 << bit));
+      EXPECT_FALSE(decode_entry(bad, kKey, false, out, s)) << "byte " << i << " bit " << bit;
+    }
+}
+
+TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
+  const std::string entry = encode_entry(kKey, no_fix_result(), sample_summary());
+  FileResult out;
+  FileSummary s;
+  EXPECT_FALSE(decode_entry(entry, std::string(64, 'b'), false, out, s));
+  EXPECT_FALSE(decode_entry(entry, "not-a-key", false, out, s));
+  for (size_t n : {size_t{0}, size_t{10}, entry.size() / 2, entry.size() - 1})
+    EXPECT_FALSE(decode_entry(entry.substr(0, n), kKey, false, out, s)) << n;
+  EXPECT_FALSE(decode_entry(entry + "x", kKey, false, out, s));
+  EXPECT_FALSE(decode_entry(entry + "\n", kKey, false, out, s));
+}
+
+TEST(CacheCodec, PayloadDecoderIsStrict) {
+  const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
+                         R"("p":{"mod":"m","du":[],"cl":[],"fn":[],"co":[],"ic":[["a.b",true]]}})";
+  FileResult out;
+  FileSummary s;
+  ASSERT_TRUE(decode_payload(ok, false, out, s));
+  auto bad = [&](const std::string& from, const std::string& to) {
+    std::string p = ok;
+    size_t at = p.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    p.replace(at, from.size(), to);
+    FileResult o;
+    FileSummary ss;
+    return !decode_payload(p, false, o, ss);
+  };
+  EXPECT_TRUE(bad("[1,2,", "[-1,2,"));
+  EXPECT_TRUE(bad("[1,2,", "[1e300,2,"));
+  EXPECT_TRUE(bad("[1,2,", "[1.5,2,"));
+  EXPECT_TRUE(bad("[1,2,", "[4294967296,2,"));
+  EXPECT_TRUE(bad("4,5]", "5,4]"));  // end before begin
+  EXPECT_TRUE(bad("3,4,5]", "3,4]"));
+  EXPECT_TRUE(bad("\"s\":1", "\"s\":3"));
+  EXPECT_TRUE(bad("\"s\":1", "\"s\":\"1\""));
+  EXPECT_TRUE(bad("\"r\":\"LL101\"", "\"r\":101"));
+  EXPECT_TRUE(bad("[\"a.b\",true]", "[\"a.b\",1]"));
+  EXPECT_TRUE(bad("[\"a.b\",true]", "[\"a.b\"]"));
+  EXPECT_TRUE(bad("\"mod\":\"m\"", "\"mod\":null"));
+  EXPECT_TRUE(bad("\"d\":[]", "\"d\":{}"));
+  EXPECT_TRUE(bad("\"m\":\"x\"}", "\"m\":\"x\",\"u\":1}"));
+  EXPECT_TRUE(bad("{\"f\"", "[{\"f\""));
+  FileResult o;
+  EXPECT_FALSE(decode_payload(std::string(100000, '['), false, o, s));
+  EXPECT_FALSE(decode_payload("", false, o, s));
+}
+
+class CacheDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "leaklint-cache-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  std::string entry_path(const ResultCache& c, const std::string& key) const {
+    return c.entries_dir() + "/" + key.substr(0, 2) + "/" + key;
+  }
+  std::vector<fs::path> files() const {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::recursive_directory_iterator(root_))
+      if (!e.is_directory()) out.push_back(e.path());
+    return out;
+  }
+  uint64_t usage() const {
+    uint64_t total = 0;
+    for (const auto& p : files()) {
+      struct stat st;
+      if (::lstat(p.c_str(), &st) == 0)
+        total += std::max<uint64_t>(static_cast<uint64_t>(st.st_size), static_cast<uint64_t>(st.st_blocks) * 512);
+    }
+    return total;
+  }
+  std::string root_;
+};
+
+TEST_F(CacheDir, StoreThenLoad) {
+  ResultCache c(root_);
+  ASSERT_TRUE(c.enabled());
+  Config cfg;
+  const std::string key = c.key("a.py", "import torch\n", cfg);
+  ASSERT_EQ(key.size(), 64u);
+  EXPECT_NE(key, c.key("b.py", "import torch\n", cfg));
+  EXPECT_NE(key, c.key("a.py", "import torch\n\n", cfg));
+  Config other;
+  other.ignore = {"LL101"};
+  EXPECT_NE(key, c.key("a.py", "import torch\n", other));
+  FileResult out;
+  out.path = "a.py";
+  FileSummary s;
+  EXPECT_FALSE(c.load(key, out, s));
+  c.store(key, sample_result(), sample_summary());
+  ASSERT_TRUE(c.load(key, out, s));
+  EXPECT_EQ(out.findings.size(), 2u);
+  EXPECT_TRUE(out.findings[0].fixes[0].edits.empty());
+  ResultCache fixing(root_, /*edits_needed=*/true);
+  EXPECT_FALSE(fixing.load(key, out, s));
+  for (const auto& p : files()) EXPECT_EQ(p.extension(), "") << p;  // no temporary file left
+}
+
+TEST_F(CacheDir, NonRegularEntriesAreMissesAndDoNotBlock) {
+  ResultCache c(root_);
+  ASSERT_TRUE(c.enabled());
+  Config cfg;
+  const std::string a = c.key("a.py", "1", cfg), b = c.key("b.py", "2", cfg), l = c.key("l.py", "3", cfg);
+  c.store(a, no_fix_result(), sample_summary());
+  c.store(b, no_fix_result(), sample_summary());
+  c.store(l, no_fix_result(), sample_summary());
+  fs::remove(entry_path(c, a));
+  fs::create_directory(entry_path(c, a));
+  fs::remove(entry_path(c, b));
+  ASSERT_EQ(::mkfifo(entry_path(c, b).c_str(), 0644), 0);
+  const std::string target = root_ + "/target";
+  fs::rename(entry_path(c, l), target);
+  fs::create_symlink(target, entry_path(c, l));
+  FileResult out;
+  FileSummary s;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(c.load(a, out, s));
+  EXPECT_FALSE(c.load(b, out, s));  // a FIFO with no writer: must not block
+  EXPECT_FALSE(c.load(l, out, s));  // symlinks are not followed
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  // A new store replaces the FIFO; the directory stays in the way and nothing is stored.
+  c.store(b, no_fix_result(), sample_summary());
+  EXPECT_TRUE(c.load(b, out, s));
+  c.store(a, no_fix_result(), sample_summary());
+  EXPECT_FALSE(c.load(a, out, s));
+  EXPECT_TRUE(fs::is_directory(entry_path(c, a)));
+}
+
+TEST_F(CacheDir, FailedWritesCommitNothing) {
+  // In a child: a 64-byte file size limit makes every entry write fail with EFBIG.
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_DFL);  // the cache itself must ignore it
+    struct rlimit rl = {64, 64};
+    ::setrlimit(RLIMIT_FSIZE, &rl);
+    ResultCache c(root_);
+    Config cfg;
+    for (int i = 0; i < 10; ++i) c.store(c.key("f" + std::to_string(i) + ".py", "x", cfg), sample_result(), sample_summary());
+    FileResult out;
+    FileSummary s;
+    bool any = false;
+    for (int i = 0; i < 10; ++i) any |= c.load(c.key("f" + std::to_string(i) + ".py", "x", cfg), out, s);
+    ::_exit(any ? 3 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_TRUE(files().empty()) << files().front();
+}
+
+TEST_F(CacheDir, SizeCapEvictsTheOldestEntries) {
+  std::vector<std::string> keys;
+  {
+    ResultCache c(root_);
+    c.set_max_bytes(256 << 10);
+    Config cfg;
+    FileResult big = no_fix_result();
+    big.findings[0].message.assign(3000, 'm');
+    for (int i = 0; i < 200; ++i) {
+      keys.push_back(c.key("m" + std::to_string(i) + ".py", "x", cfg));
+      c.store(keys.back(), big, sample_summary());
+      if (i == 0) {
+        // The first entry is the oldest.
+        struct timespec old[2] = {{1000000, 0}, {1000000, 0}};
+        ASSERT_EQ(::utimensat(AT_FDCWD, entry_path(c, keys.back()).c_str(), old, 0), 0);
+      }
+    }
+    EXPECT_GT(usage(), uint64_t{256} << 10);
+  }  // the cap is enforced once, at the end of the run
+  EXPECT_LE(usage(), uint64_t{256} << 10);
+  ResultCache c(root_);
+  FileResult out;
+  FileSummary s;
+  EXPECT_FALSE(c.load(keys.front(), out, s));
+  EXPECT_TRUE(c.load(keys.back(), out, s));
+}
+
+TEST_F(CacheDir, CapComesFromTheEnvironment) {
+  ::setenv("LEAKLINT_RESULT_CACHE_MAX_MB", "3", 1);
+  EXPECT_EQ(ResultCache(root_).max_bytes(), uint64_t{3} << 20);
+  ::setenv("LEAKLINT_RESULT_CACHE_MAX_MB", "junk", 1);
+  EXPECT_EQ(ResultCache(root_).max_bytes(), uint64_t{256} << 20);
+  ::unsetenv("LEAKLINT_RESULT_CACHE_MAX_MB");
+  EXPECT_EQ(ResultCache(root_).max_bytes(), uint64_t{256} << 20);
+}
+
+}  // namespace
+}  // namespace ll
