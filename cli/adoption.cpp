@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/fix.hpp"
 #include "cli/report.hpp"
 
 namespace fs = std::filesystem;
@@ -14,6 +15,33 @@ using Json = nlohmann::json;
 
 namespace ll {
 
+namespace {
+
+bool is_utf8(const std::string& s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+    if (n == 0 || i + n > s.size() || (n == 2 && c < 0xC2) || (n == 4 && c > 0xF4)) return false;
+    uint32_t cp = n == 1 ? c : c & (0x7F >> n);
+    for (size_t k = 1; k < n; ++k) {
+      unsigned char d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+      return false;
+    i += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+// A baseline entry's "path" is informational (entries match by fingerprint, which hashes
+// the path's raw bytes). A path that is not UTF-8 (JSON strings must be) is stored
+// losslessly as "path_hex", the hex of its bytes, and "path" holds the same name with each
+// invalid byte shown as U+FFFD, for people to read.
 std::optional<std::string> write_baseline(const std::string& file, const std::vector<FileResult>& results,
                                           const std::string& root) {
   Json j;
@@ -25,14 +53,33 @@ std::optional<std::string> write_baseline(const std::string& file, const std::ve
     for (size_t i = 0; i < r.findings.size(); ++i) {
       const Finding& f = r.findings[i];
       if (f.suppressed) continue;
-      entries.push_back({{"rule", f.rule}, {"path", fs::relative(fs::absolute(r.path), root).generic_string()},
-                         {"fingerprint", fps[i]}});
+      std::string path = fs::relative(fs::absolute(r.path), root).generic_string();
+      Json e = {{"rule", f.rule}, {"fingerprint", fps[i]}};
+      if (is_utf8(path)) {
+        e["path"] = path;
+      } else {
+        static const char kHex[] = "0123456789abcdef";
+        std::string hex;
+        for (unsigned char c : path) {
+          hex += kHex[c >> 4];
+          hex += kHex[c & 15];
+        }
+        e["path"] = Json::parse(Json(path).dump(-1, ' ', false, Json::error_handler_t::replace));
+        e["path_hex"] = hex;
+      }
+      entries.push_back(std::move(e));
     }
   }
   j["findings"] = std::move(entries);
-  std::ofstream out(file, std::ios::binary);
-  if (!out) return "cannot write baseline " + file;
-  out << j.dump(2) << "\n";
+  std::string text;
+  try {
+    text = j.dump(2) + "\n";
+  } catch (const Json::exception& e) {
+    return "cannot write baseline " + file + ": " + e.what();
+  }
+  // Atomic: the old baseline stays whole until the new one is complete.
+  std::string err;
+  if (!write_atomic(file, text, &err)) return "cannot write baseline " + file + ": " + err;
   return std::nullopt;
 }
 

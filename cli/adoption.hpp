@@ -14,6 +14,8 @@
 namespace ll {
 
 // Writes the fingerprints of all unsuppressed findings; returns an error message on failure.
+// The file is replaced atomically (the old baseline stays whole on any failure); a path
+// that is not UTF-8 is stored as "path_hex" (its bytes in hex) beside a readable "path".
 std::optional<std::string> write_baseline(const std::string& file, const std::vector<FileResult>& results,
                                           const std::string& root);
 // Drops findings recorded in the baseline; returns how many were dropped, or an error.

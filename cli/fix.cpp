@@ -1,14 +1,27 @@
 #include "cli/fix.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <ostream>
+#include <random>
+#include <set>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "cli/discover.hpp"
+#include "cli/notebook.hpp"
 
 namespace ll {
 
@@ -112,67 +125,417 @@ FixOutcome fix_text(const std::string& path, const std::string& original, const 
 }
 
 FixOutcome fix_cpp_file(const std::string& path, const std::string& original, const FileResult& first,
-                        const Config& cfg, const EngineOptions& opts, bool unsafe, bool write) {
+                        const Config& cfg, const EngineOptions& opts, bool unsafe, LockedFile* file) {
   int base_errors = syntax_errors(first);
   return fix_loop(original, first, unsafe, [&](const std::string& next, FileResult& relint, bool& more, FixOutcome& out) {
-    if (!write) {  // --diff: one round, shown, nothing touched
+    if (!file) {  // --diff: one round, shown, nothing touched
       relint = first;
       more = false;
       return true;
     }
     std::string err;
-    if (!write_atomic(path, next, &err)) {
+    if (!file->replace(next, &err)) {
       out.errors.push_back(err);
       return false;
     }
     out.written = true;
     relint = analyze_file(path, cfg, opts);
     if (syntax_errors(relint) <= base_errors) return true;
-    if (!write_atomic(path, out.fixed, &err)) out.errors.push_back("could not restore the file: " + err);
+    if (!file->replace(out.fixed, &err)) out.errors.push_back("could not restore the file: " + err);
     out.errors.push_back("a fix would introduce a compile error; rolled back (please report this)");
     return false;
   });
 }
 
-bool write_atomic(const std::string& path, const std::string& text, std::string* error) {
-  struct stat st {};
-  bool have = ::stat(path.c_str(), &st) == 0;
-  std::string dir = ".";
+namespace {
+
+const char kTempPrefix[] = ".leaklint-fix-";
+
+std::string dir_of(const std::string& path) {
   size_t slash = path.find_last_of('/');
-  if (slash != std::string::npos) dir = path.substr(0, slash == 0 ? 1 : slash);
-  std::string tmpl = dir + "/.leaklint-fix-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  int fd = ::mkstemp(buf.data());
-  if (fd < 0) {
-    *error = std::string("cannot create a temporary file next to ") + path + ": " + std::strerror(errno);
-    return false;
+  if (slash == std::string::npos) return ".";
+  return path.substr(0, slash == 0 ? 1 : slash);
+}
+
+// `.leaklint-fix-` and six letters or digits: the only names leaklint creates and removes.
+bool is_temp_name(const char* name) {
+  size_t n = std::strlen(name), p = sizeof kTempPrefix - 1;
+  if (n != p + 6 || std::strncmp(name, kTempPrefix, p) != 0) return false;
+  for (size_t i = p; i < n; ++i)
+    if (!std::isalnum(static_cast<unsigned char>(name[i]))) return false;
+  return true;
+}
+
+std::string temp_name(const std::string& dir) {
+  static const char kAlnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}() ^ (static_cast<uint64_t>(::getpid()) << 32)};
+  std::lock_guard<std::mutex> lock(mu);
+  std::string name = dir + "/" + kTempPrefix;
+  for (int i = 0; i < 6; ++i) name += kAlnum[rng() % (sizeof kAlnum - 1)];
+  return name;
+}
+
+mode_t process_umask() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8) & 0777);
+  return 022;
+}
+
+// Removes `.leaklint-fix-XXXXXX` files that a killed run left in `dir` (once per directory
+// and process). A writer holds flock on its temporary file from creation to rename, so
+// one that can be locked has no writer left.
+void remove_stale_temps(const std::string& dir) {
+  static std::mutex mu;
+  static std::set<std::string> done;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!done.insert(dir).second) return;
   }
-  std::string tmp(buf.data());
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (const dirent* e = ::readdir(d)) {
+    if (!is_temp_name(e->d_name)) continue;
+    std::string p = dir + "/" + e->d_name;
+    int fd = ::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat a {}, b {};
+    if (::fstat(fd, &a) == 0 && S_ISREG(a.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+        ::lstat(p.c_str(), &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+      ::unlink(p.c_str());
+    ::close(fd);
+  }
+  ::closedir(d);
+}
+
+bool write_all(int fd, const std::string& text, std::string* error) {
   size_t off = 0;
   while (off < text.size()) {
     ssize_t w = ::write(fd, text.data() + off, text.size() - off);
     if (w < 0) {
       if (errno == EINTR) continue;
       *error = std::string("write failed: ") + std::strerror(errno);
-      ::close(fd);
-      ::unlink(tmp.c_str());
       return false;
     }
     off += static_cast<size_t>(w);
   }
-  if (have) (void)::fchmod(fd, st.st_mode & 07777);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    *error = std::string("write failed: ") + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = std::string("cannot replace ") + path + ": " + std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
   return true;
+}
+
+bool read_all(int fd, std::string* out) {
+  out->clear();
+  char buf[65536];
+  for (off_t off = 0;;) {
+    ssize_t n = ::pread(fd, buf, sizeof buf, off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) return true;
+    out->append(buf, static_cast<size_t>(n));
+    off += n;
+  }
+}
+
+void lock_fd(int fd) {
+  // Where the file system has no flock (ENOLCK), the content check before the rename
+  // still guards the file.
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+}
+
+// Writes `text` to a new temporary file next to `target` (locked from its creation, mode
+// 0600 until complete), gives it the owner and mode of `like` (null: a new file), and
+// renames it over `target` if `check` (run right before the rename) agrees. With O_TMPFILE
+// the file has no name until just before the rename, so a killed run leaves nothing.
+// On success `*fd_out` (when non-null) gets the new inode's locked descriptor.
+bool replace_file(const std::string& target, const std::string& text, const struct stat* like,
+                  const std::function<bool(std::string*)>& check, int* fd_out, std::string* error) {
+  const std::string dir = dir_of(target);
+  remove_stale_temps(dir);
+  std::string name;
+  int fd = -1;
+#ifdef O_TMPFILE
+  fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#endif
+  if (fd < 0) {  // no O_TMPFILE here: a named one
+    for (int tries = 0; fd < 0 && tries < 100; ++tries) {
+      name = temp_name(dir);
+      fd = ::open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) {
+      *error = "cannot create a temporary file next to " + target + ": " + std::strerror(errno);
+      return false;
+    }
+  }
+  lock_fd(fd);
+  auto fail = [&](const std::string& msg) {
+    if (!msg.empty()) *error = msg;
+    if (!name.empty()) ::unlink(name.c_str());
+    ::close(fd);
+    return false;
+  };
+  if (!write_all(fd, text, error)) return fail("");
+  if (like) {
+    // Owner first (chown clears set-id bits), then the mode. Root keeps any owner; others
+    // can keep the group at best.
+    if (::fchown(fd, like->st_uid, like->st_gid) != 0) (void)::fchown(fd, static_cast<uid_t>(-1), like->st_gid);
+    (void)::fchmod(fd, like->st_mode & 07777);
+  } else {
+    (void)::fchmod(fd, 0666 & ~process_umask());
+  }
+  if (::fsync(fd) != 0) return fail(std::string("write failed: ") + std::strerror(errno));
+  if (name.empty()) {  // give the anonymous file a name to rename
+    std::string proc = "/proc/self/fd/" + std::to_string(fd);
+    for (int tries = 0; tries < 100; ++tries) {
+      std::string n = temp_name(dir);
+      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, n.c_str(), AT_SYMLINK_FOLLOW) == 0 ||
+          ::linkat(fd, "", AT_FDCWD, n.c_str(), AT_EMPTY_PATH) == 0) {
+        name = n;
+        break;
+      }
+      if (errno != EEXIST) break;
+    }
+    if (name.empty()) return fail("cannot create a temporary file next to " + target + ": " + std::strerror(errno));
+  }
+  if (check && !check(error)) return fail("");
+  if (::rename(name.c_str(), target.c_str()) != 0)
+    return fail("cannot replace " + target + ": " + std::strerror(errno));
+  if (fd_out) *fd_out = fd;
+  else ::close(fd);
+  return true;
+}
+
+}  // namespace
+
+bool write_atomic(const std::string& path, const std::string& text, std::string* error) {
+  std::string target = path;
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {  // write through the link
+    char* rp = ::realpath(path.c_str(), nullptr);
+    if (!rp) {
+      *error = "cannot resolve the symlink " + path + ": " + std::strerror(errno);
+      return false;
+    }
+    target = rp;
+    std::free(rp);
+  }
+  struct stat st {};
+  bool have = ::stat(target.c_str(), &st) == 0;
+  return replace_file(target, text, have ? &st : nullptr, nullptr, nullptr, error);
+}
+
+LockedFile::~LockedFile() {
+  for (size_t i = fds_.size(); i-- > 0;) ::close(fds_[i]);
+}
+
+bool LockedFile::open(const std::string& path, const std::vector<std::string>& roots, bool allow_read_only,
+                      std::string* error) {
+  char* rp = ::realpath(path.c_str(), nullptr);
+  if (!rp) {
+    *error = std::string("cannot resolve the path: ") + std::strerror(errno);
+    return false;
+  }
+  real_ = rp;
+  std::free(rp);
+  if (!roots.empty()) {
+    bool inside = false;
+    for (const std::string& root : roots) {
+      char* r = ::realpath(root.c_str(), nullptr);
+      if (!r) continue;
+      std::string R = r;
+      std::free(r);
+      if (R == "/" || real_ == R || (real_.size() > R.size() && real_.compare(0, R.size(), R) == 0 && real_[R.size()] == '/'))
+        inside = true;
+    }
+    if (!inside) {
+      *error = "resolves to " + real_ + ", outside the paths being fixed; not written";
+      return false;
+    }
+  }
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    int fd = ::open(real_.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      *error = std::string("cannot open: ") + std::strerror(errno);
+      return false;
+    }
+    struct stat a {}, b {};
+    if (::fstat(fd, &a) != 0 || !S_ISREG(a.st_mode)) {
+      ::close(fd);
+      *error = "not a regular file; not written";
+      return false;
+    }
+    lock_fd(fd);
+    // Another leaklint may have replaced the file (rename) while we waited: lock that one.
+    if (::fstat(fd, &a) != 0 || ::stat(real_.c_str(), &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+      ::close(fd);
+      continue;
+    }
+    if (!allow_read_only && ((a.st_mode & 0222) == 0 || ::faccessat(AT_FDCWD, real_.c_str(), W_OK, AT_EACCESS) != 0)) {
+      ::close(fd);
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(a.st_mode & 07777));
+      *error = std::string("file is read-only (mode ") + mode + "); not fixed (--fix-read-only fixes it anyway)";
+      return false;
+    }
+    if (!read_all(fd, &content_)) {
+      *error = std::string("cannot read: ") + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    st_ = a;
+    fds_.push_back(fd);
+    return true;
+  }
+  *error = "the file kept being replaced; not written";
+  return false;
+}
+
+bool LockedFile::replace(const std::string& text, std::string* error) {
+  if (fds_.empty()) {
+    *error = "internal: file not open";
+    return false;
+  }
+  const int cur = fds_.back();
+  // Right before the rename: the path must still name the inode we read, unmodified.
+  auto unchanged = [&](std::string* e) {
+    struct stat a {}, b {};
+    bool same = ::fstat(cur, &a) == 0 && ::stat(real_.c_str(), &b) == 0 && a.st_ino == b.st_ino &&
+                a.st_dev == b.st_dev && a.st_size == st_.st_size && a.st_mtim.tv_sec == st_.st_mtim.tv_sec &&
+                a.st_mtim.tv_nsec == st_.st_mtim.tv_nsec;
+    std::string now;
+    if (same) same = read_all(cur, &now) && now == content_;
+    if (!same) {
+      changed_ = true;
+      *e = "the file changed while it was being fixed; not written (run leaklint --fix again)";
+    }
+    return same;
+  };
+  int fd = -1;
+  if (!replace_file(real_, text, &st_, unchanged, &fd, error)) return false;
+  fds_.push_back(fd);
+  (void)::fstat(fd, &st_);
+  content_ = text;
+  return true;
+}
+
+namespace {
+
+bool has_fix(const FileResult& r, bool unsafe) {
+  for (const auto& f : r.findings)
+    if (!f.suppressed && !f.fixes.empty() && (f.fixes[0].safe || unsafe)) return true;
+  return false;
+}
+
+// The fixed .ipynb text of `json` (nullopt when nothing changes or, with *error set, when
+// the fixes cannot be mapped back into the cells).
+std::optional<std::string> fix_notebook(const std::string& path, const std::string& json, const Config& cfg,
+                                        const EngineOptions& opts, bool unsafe, int* applied,
+                                        std::vector<std::string>* errors) {
+  std::string err;
+  auto nb = load_notebook(json, &err);
+  if (!nb) return std::nullopt;
+  FileResult v = analyze_text(path, nb->python, cfg, opts);
+  FixOutcome o = fix_text(path, nb->python, v, cfg, opts, unsafe);
+  for (auto& e : o.errors) errors->push_back(e);
+  if (o.fixed == o.original) return std::nullopt;
+  auto out = apply_notebook_edits(json, *nb, o.fixed);
+  if (!out) {
+    errors->push_back("fixes could not be mapped back into the notebook's cells");
+    return std::nullopt;
+  }
+  *applied = o.applied;
+  return out;
+}
+
+}  // namespace
+
+int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const FixRunOptions& o, std::ostream& out,
+             std::ostream& err, bool* failed) {
+  const bool notebook = is_notebook_path(r.path), cpp = is_cpp_path(r.path);
+  if (!notebook && !has_fix(r, o.unsafe)) return 0;
+  auto report = [&](const std::vector<std::string>& errors, bool fatal) {
+    for (const auto& e : errors) err << r.path << ": error: " << e << "\n";
+    if (fatal && !errors.empty()) *failed = true;
+  };
+
+  if (o.diff || o.to_stdout) {  // nothing is written: fix the analysed text
+    int applied = 0;
+    std::vector<std::string> errors;
+    std::string before = r.source, after;
+    if (notebook) {
+      auto json = fix_notebook(r.path, r.source, cfg, opts, o.unsafe, &applied, &errors);
+      report(errors, !json && !errors.empty());
+      if (!json) return 0;
+      after = *json;
+    } else {
+      FixOutcome f = cpp ? fix_cpp_file(r.path, r.source, r, cfg, opts, o.unsafe, nullptr)
+                         : fix_text(r.path, r.source, r, cfg, opts, o.unsafe);
+      report(f.errors, false);
+      if (f.fixed == f.original) return 0;
+      applied = f.applied;
+      after = std::move(f.fixed);
+      if (o.to_stdout) r = std::move(f.final_result);
+    }
+    if (o.diff) out << unified_diff(r.path, before, after);
+    else out << after;
+    return applied;
+  }
+
+  LockedFile file;
+  std::string e;
+  if (!file.open(r.path, o.roots, o.fix_read_only, &e)) {
+    report({e}, true);
+    return 0;
+  }
+  FileResult fresh;
+  const FileResult* current = &r;
+  if (file.content() != r.source && !notebook) {
+    // Changed since it was analysed (an edit, or a concurrent run that fixed it first):
+    // analyse what the file holds now, under the lock, and fix what is left.
+    fresh = cpp ? analyze_file(r.path, cfg, opts) : analyze_file(r.path, cfg, opts, &file.content());
+    if (cpp && fresh.source != file.content()) {
+      report({"the file changed while it was being fixed; not written (run leaklint --fix again)"}, true);
+      return 0;
+    }
+    current = &fresh;
+    if (!has_fix(fresh, o.unsafe)) {
+      r = std::move(fresh);
+      return 0;
+    }
+  }
+
+  if (notebook) {
+    int applied = 0;
+    std::vector<std::string> errors;
+    auto json = fix_notebook(r.path, file.content(), cfg, opts, o.unsafe, &applied, &errors);
+    report(errors, !json && !errors.empty());
+    if (!json) return 0;
+    if (!file.replace(*json, &e)) {
+      report({e}, true);
+      return 0;
+    }
+    r = analyze_file(r.path, cfg, opts, &file.content());
+    return applied;
+  }
+
+  const std::string original = file.content();
+  FixOutcome f = cpp ? fix_cpp_file(r.path, original, *current, cfg, opts, o.unsafe, &file)
+                     : fix_text(r.path, original, *current, cfg, opts, o.unsafe);
+  report(f.errors, file.changed());
+  if (f.fixed == f.original) {
+    if (current == &fresh) r = std::move(fresh);
+    return 0;
+  }
+  if (!cpp && !file.replace(f.fixed, &e)) {
+    report({e}, true);
+    return 0;
+  }
+  r = std::move(f.final_result);
+  return f.applied;
 }
 
 namespace {

@@ -86,19 +86,14 @@ int main(int argc, char** argv) {
   app.add_option("--config", config_file, "Use this configuration file for every file");
   app.add_flag("--fix", fix, "Apply safe fixes");
   app.add_flag("--unsafe-fixes", unsafe_fixes, "Also apply fixes that may change behaviour");
+  bool fix_read_only = false;
+  app.add_flag("--fix-read-only", fix_read_only, "Also fix files without write permission (skipped by default)");
   app.add_flag("--diff", diff, "Print the fixes as a unified diff instead of writing them");
   app.add_flag("--exit-zero", exit_zero, "Exit 0 even when there are findings");
   app.add_flag("--list-rules", list, "List the rules and exit");
   app.add_flag("-q,--quiet", quiet, "Text format: print findings only, no summary");
   app.add_flag("--no-show-source", no_source, "Text format: do not show the source line");
-  app.add_option("-j,--jobs", jobs, "Parallel jobs (default: number of cores)")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() && v.size() <= 4
-                       ? std::string()
-                       : "must be a whole number from 0 (one per core) to 9999, got '" + v + "'";
-          },
-          "N"));
+  app.add_option("-j,--jobs", jobs, "Parallel jobs (default: number of cores)")->check(CLI::NonNegativeNumber);
   app.add_option("--color", color, "Colour text output")->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--max-file-size", max_kib, "Skip files larger than this many KiB (default 10240)");
   app.add_option("--baseline", baseline, "Report only findings not recorded in this baseline file");
@@ -118,9 +113,6 @@ int main(int argc, char** argv) {
   explain->add_option("rule", explain_id, "Rule ID or slug (e.g. LL101 or missing-no-grad)")->required();
 
   auto* lsp = app.add_subcommand("lsp", "Run the language server (LSP over stdio) for editors");
-  // VS Code's language client (and others) pass --stdio; stdio is the only transport.
-  lsp->add_flag("--stdio", "Talk LSP over stdin/stdout (the default and only transport)");
-  auto* help = app.add_subcommand("help", "Show this help and exit");
 
   try {
     app.parse(argc, argv);
@@ -129,11 +121,6 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
-  if (help->parsed()) {
-    // app.help() would describe the `help` subcommand itself; format the main app.
-    std::cout << app.get_formatter()->make_help(&app, "leaklint", CLI::AppFormatMode::Normal);
-    return 0;
-  }
   if (lsp->parsed()) {
     // Raw bytes both ways (Content-Length framing); buffered stdin lets the server see
     // whether more messages are queued, so bursts of didChange are analysed once.
@@ -270,63 +257,17 @@ int main(int argc, char** argv) {
   int fixed_count = 0;
   bool fix_failed = false;
   if (fix || diff || unsafe_fixes) {
-    bool apply_unsafe = unsafe_fixes;
+    FixRunOptions fo;
+    fo.unsafe = unsafe_fixes;
+    fo.diff = diff;
+    fo.to_stdout = !stdin_filename.empty();
+    fo.fix_read_only = fix_read_only;
+    fo.roots = paths;
     for (auto& r : results) {
       if (r.source.empty() || r.findings.empty()) continue;
-      if (is_notebook_path(r.path)) {
-        // Fix the cells' virtual module, then write the edits back into the cell sources.
-        std::string err;
-        auto cfg = configs.for_file(r.path, &err);
-        auto nb = load_notebook(r.source, &err);
-        if (!nb || !cfg) continue;
-        FileResult v = analyze_text(r.path, nb->python, *cfg, opts);
-        FixOutcome o = fix_text(r.path, nb->python, v, *cfg, opts, apply_unsafe);
-        if (o.fixed == o.original) continue;
-        auto json = apply_notebook_edits(r.source, *nb, o.fixed);
-        if (!json) {
-          std::cerr << r.path << ": error: fixes could not be mapped back into the notebook's cells\n";
-          fix_failed = true;
-          continue;
-        }
-        if (diff) {
-          std::cout << unified_diff(r.path, r.source, *json);
-          fixed_count += o.applied;
-          continue;
-        }
-        if (!write_atomic(r.path, *json, &err)) {
-          std::cerr << r.path << ": error: " << err << "\n";
-          fix_failed = true;
-          continue;
-        }
-        fixed_count += o.applied;
-        r = analyze_file(r.path, *cfg, opts);
-        continue;
-      }
-      bool any = false;
-      for (const auto& f : r.findings)
-        if (!f.suppressed && !f.fixes.empty() && (f.fixes[0].safe || apply_unsafe)) any = true;
-      if (!any) continue;
       std::string err;
       auto cfg = configs.for_file(r.path, &err);
-      FixOutcome o = is_cpp_path(r.path)
-                         ? fix_cpp_file(r.path, r.source, r, *cfg, opts, apply_unsafe, !diff && stdin_filename.empty())
-                         : fix_text(r.path, r.source, r, *cfg, opts, apply_unsafe);
-      for (const auto& e : o.errors) std::cerr << r.path << ": error: " << e << "\n";
-      if (o.fixed == o.original) continue;
-      if (diff) {
-        std::cout << unified_diff(r.path, o.original, o.fixed);
-        fixed_count += o.applied;
-        continue;
-      }
-      if (!stdin_filename.empty()) {
-        std::cout << o.fixed;
-      } else if (!o.written && !write_atomic(r.path, o.fixed, &err)) {
-        std::cerr << r.path << ": error: " << err << "\n";
-        fix_failed = true;
-        continue;
-      }
-      fixed_count += o.applied;
-      r = std::move(o.final_result);
+      if (cfg) fixed_count += fix_file(r, *cfg, opts, fo, std::cout, std::cerr, &fix_failed);
     }
     if (diff) {
       std::cerr << (fixed_count ? std::to_string(fixed_count) + " fix(es) available" : "No fixes available") << "\n";
@@ -341,7 +282,7 @@ int main(int argc, char** argv) {
   ro.run_errors = config_errors;
   ro.fixed_count = fixed_count;
   bool to_tty = output.empty() && ::isatty(STDOUT_FILENO);
-  ro.color = color_enabled(color, to_tty, std::getenv("NO_COLOR"), std::getenv("FORCE_COLOR"), std::getenv("TERM"));
+  ro.color = color == "always" || (color == "auto" && to_tty && !std::getenv("NO_COLOR"));
   if (output.empty()) {
     if (!(stdin_filename.size() && (fix || unsafe_fixes))) write_report(std::cout, results, ro);
   } else {

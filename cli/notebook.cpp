@@ -1,5 +1,7 @@
 #include "cli/notebook.hpp"
 
+#include <map>
+
 #include <nlohmann/json.hpp>
 
 namespace ll {
@@ -91,6 +93,82 @@ std::vector<StringPos> source_positions(const std::string& t) {
   return out;
 }
 
+// Where each cells[i].source value lies in the raw JSON text ([begin, end) bytes), and for
+// an array the [begin, end) of each element, so a fix rewrites only those bytes.
+struct SourceSpan {
+  int cell = -1;
+  size_t begin = 0, end = 0;
+  bool array = false;
+  std::vector<std::pair<size_t, size_t>> elems;
+};
+
+std::vector<SourceSpan> source_spans(const std::string& t) {
+  struct Frame {
+    bool object;
+    std::string key;
+    int index;
+  };
+  std::vector<Frame> st;
+  std::vector<SourceSpan> out;
+  bool expect_key = false, after_colon = false;
+  int open = -1;  // index in `out` of the source value being scanned
+  size_t open_depth = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    char c = t[i];
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    if (after_colon) {
+      after_colon = false;
+      size_t n = st.size();
+      if (open < 0 && n == 3 && st[0].object && st[0].key == "cells" && !st[1].object && st[2].object &&
+          st[2].key == "source" && (c == '"' || c == '[')) {
+        out.push_back({st[1].index, i, 0, c == '[', {}});
+        open = static_cast<int>(out.size()) - 1;
+        open_depth = n;
+      }
+    }
+    if (c == '"') {
+      size_t j = i + 1;
+      while (j < t.size() && t[j] != '"') j += t[j] == '\\' ? 2 : 1;
+      if (j >= t.size()) return {};
+      if (!st.empty() && st.back().object && expect_key) {
+        st.back().key = t.substr(i + 1, j - i - 1);
+        expect_key = false;
+      } else if (open >= 0 && st.size() == open_depth) {
+        out[open].end = j + 1;
+        open = -1;
+      } else if (open >= 0 && st.size() == open_depth + 1) {
+        out[open].elems.emplace_back(i, j + 1);
+      }
+      i = j;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      st.push_back({c == '{', "", 0});
+      expect_key = c == '{';
+      continue;
+    }
+    if (c == '}' || c == ']') {
+      if (st.empty()) return {};
+      st.pop_back();
+      if (open >= 0 && st.size() == open_depth && c == ']') {
+        out[open].end = i + 1;
+        open = -1;
+      }
+      continue;
+    }
+    if (c == ',') {
+      if (!st.empty()) {
+        if (st.back().object) expect_key = true;
+        else ++st.back().index;
+      }
+      continue;
+    }
+    if (c == ':') after_colon = true;
+  }
+  if (open >= 0) out.pop_back();
+  return out;
+}
+
 std::vector<std::string> source_lines(const OJson& src) {
   std::vector<std::string> lines;
   if (src.is_string()) {
@@ -144,7 +222,8 @@ std::optional<Notebook> load_notebook(const std::string& text, std::string* erro
       if (p.cell == cell_no - 1) pos.push_back(&p);
     for (size_t k = 0; k < lines.size(); ++k) {
       std::string l = lines[k];
-      if (!l.empty() && l.back() != '\n') l += '\n';
+      if (l.empty()) continue;  // an empty element (a trailing "") holds no line
+      if (l.back() != '\n') l += '\n';
       if (cell_magic || is_magic(l)) l = "\n";  // keep the line, drop the magic
       nb.python += l;
       NotebookLine nl;
@@ -217,14 +296,25 @@ std::optional<std::string> apply_notebook_edits(const std::string& json_text, co
     p = b + boundary.size();
   }
   if (new_cells.size() != old_cells.size() || p != fixed.size()) return std::nullopt;
-  // Write back only cells whose code changed (magic lines of the original are restored).
+  // Write back only cells whose code changed (magic lines of the original are restored),
+  // and only the bytes of their "source" values: the file's own formatting (indentation,
+  // string or list sources, key order, escapes) is kept everywhere else.
+  std::vector<SourceSpan> spans = source_spans(json_text);
+  std::string result;
+  size_t copied = 0;
   size_t c = 0;
   int cell_no = 0;
   for (auto& cell : j["cells"]) {
     ++cell_no;
     if (!cell.is_object() || cell.value("cell_type", "") != "code") continue;
     if (new_cells[c] != old_cells[c]) {
-      std::vector<std::string> orig_lines = source_lines(cell["source"]);
+      const OJson& src = cell.contains("source") ? cell["source"] : OJson();
+      std::vector<std::string> all_lines = source_lines(src), orig_lines;
+      for (const auto& l : all_lines)
+        if (!l.empty()) orig_lines.push_back(l);
+      size_t trailing_empty = 0;  // "" elements after the last line (kept as they were)
+      while (trailing_empty < all_lines.size() && all_lines[all_lines.size() - 1 - trailing_empty].empty())
+        ++trailing_empty;
       std::vector<std::string> out;
       size_t q = 0;
       const std::string& nc = new_cells[c];
@@ -242,14 +332,47 @@ std::optional<std::string> apply_notebook_edits(const std::string& json_text, co
         else out.push_back(new_lines[k]);
       }
       // Jupyter stores lines without the final newline on the last line.
-      if (!out.empty() && !orig_lines.empty() && orig_lines.back().back() != '\n' && out.back().back() == '\n')
+      if (!out.empty() && !orig_lines.empty() && orig_lines.back().back() != '\n' && !out.back().empty() &&
+          out.back().back() == '\n')
         out.back().pop_back();
-      cell["source"] = out;
+      for (size_t k = 0; k < trailing_empty; ++k) out.push_back("");
+      const SourceSpan* span = nullptr;
+      for (const auto& sp : spans)
+        if (sp.cell == cell_no - 1) span = &sp;
+      if (!span || span->begin < copied) return std::nullopt;
+      auto encode = [](const std::string& v) { return OJson(v).dump(-1, ' ', false, OJson::error_handler_t::strict); };
+      std::string value;
+      if (!span->array) {
+        std::string joined;
+        for (const auto& l : out) joined += l;
+        value = encode(joined);
+      } else {
+        const auto& el = span->elems;
+        // An unchanged line keeps its original bytes (its escapes), wherever it moved.
+        std::map<std::string, std::string> raw;
+        if (src.is_array() && src.size() == el.size())
+          for (size_t k = 0; k < el.size(); ++k)
+            if (src[k].is_string()) raw.emplace(src[k].get<std::string>(), json_text.substr(el[k].first, el[k].second - el[k].first));
+        std::string open_ws = el.empty() ? "[" : json_text.substr(span->begin, el[0].first - span->begin);
+        std::string close_ws = el.empty() ? "]" : json_text.substr(el.back().second, span->end - el.back().second);
+        std::string sep = el.size() >= 2 ? json_text.substr(el[0].second, el[1].first - el[0].second)
+                                         : "," + open_ws.substr(1);
+        value = open_ws;
+        for (size_t k = 0; k < out.size(); ++k) {
+          if (k) value += sep;
+          auto it = raw.find(out[k]);
+          value += it != raw.end() ? it->second : encode(out[k]);
+        }
+        value += out.empty() ? close_ws.substr(close_ws.find(']')) : close_ws;
+      }
+      result.append(json_text, copied, span->begin - copied);
+      result += value;
+      copied = span->end;
     }
     ++c;
   }
-  std::string dumped = j.dump(1, ' ', false, OJson::error_handler_t::strict);
-  return dumped + "\n";
+  result.append(json_text, copied, std::string::npos);
+  return result;
 }
 
 }  // namespace ll
