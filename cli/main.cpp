@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
     discovery_diags = std::move(found.diagnostics);
     std::unique_ptr<ResultCache> cache;
     if (!no_cache) {
-      cache = std::make_unique<ResultCache>(cache_dir);
+      cache = std::make_unique<ResultCache>(cache_dir, fix || diff || unsafe_fixes || format == "json" || format == "sarif");
       if (cache->enabled()) opts.cache = cache.get();
     }
     Progress progress(format == "text" && ::isatty(STDERR_FILENO) && found.files.size() > 1);
