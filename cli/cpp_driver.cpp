@@ -122,6 +122,9 @@ struct Child {
   bool timed_out = false;
 };
 
+// leaklint-cpp's status when it reached its memory limit (frontend/cpp/main.cpp).
+constexpr int kExitResourceLimit = 75;
+
 bool spawn(const std::vector<std::string>& argv, Child& c, std::string* err) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
@@ -135,7 +138,21 @@ bool spawn(const std::vector<std::string>& argv, Child& c, std::string* err) {
   std::vector<char*> av;
   for (const auto& a : argv) av.push_back(const_cast<char*>(a.c_str()));
   av.push_back(nullptr);
-  int rc = ::posix_spawn(&c.pid, av[0], &fa, nullptr, av.data(), environ);
+  // The child ends with us (it sets PR_SET_PDEATHSIG and checks this pid).
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "LEAKLINT_CPP_PARENT=", 20) != 0) env_store.emplace_back(*e);
+  env_store.push_back("LEAKLINT_CPP_PARENT=" + std::to_string(::getpid()));
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  // Its own process group: a timeout stops it and anything it started.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  int rc = ::posix_spawn(&c.pid, av[0], &fa, &attr, av.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   ::close(fds[1]);
   if (rc != 0) {
@@ -163,7 +180,9 @@ std::string find_cpp_companion(const std::string& hint) {
     while (i <= p.size()) {
       size_t c = p.find(':', i);
       std::string d = p.substr(i, c == std::string::npos ? std::string::npos : c - i);
-      if (!d.empty() && executable(d + "/leaklint-cpp")) return d + "/leaklint-cpp";
+      // Absolute entries only: an empty or relative entry would run a leaklint-cpp from the
+      // working directory, which may be the scanned tree.
+      if (!d.empty() && d[0] == '/' && executable(d + "/leaklint-cpp")) return d + "/leaklint-cpp";
       if (c == std::string::npos) break;
       i = c + 1;
     }
@@ -207,6 +226,20 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
   if (opts.no_cache) base.push_back("--no-cache");
   if (!opts.cache_dir.empty()) base.push_back("--cache-dir=" + opts.cache_dir);
   if (opts.max_file_size_kib) base.push_back("--max-file-size=" + std::to_string(opts.max_file_size_kib));
+  // What a file may include is confined to the tree it was found in (and system headers).
+  // A file named on the command line stands for its directory.
+  std::vector<std::string> roots;
+  for (const auto& r : opts.roots) {
+    struct stat st {};
+    std::string dir = r;
+    if (::stat(r.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+      size_t slash = r.find_last_of('/');
+      dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : r.substr(0, slash));
+    }
+    if (std::find(roots.begin(), roots.end(), dir) == roots.end()) roots.push_back(dir);
+  }
+  for (const auto& r : roots) base.push_back("--root=" + r);
+  if (opts.verbose) base.push_back("--verbose");
 
   int jobs = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   size_t batch = std::max<size_t>(1, opts.batch);
@@ -226,6 +259,8 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
     if (c.timed_out)
       problem = "leaklint-cpp took longer than " + std::to_string(opts.timeout_s) +
                 " s on this file and was stopped (pathological input?); not analysed";
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == kExitResourceLimit)
+      problem = "resource-limit";
     else if (WIFSIGNALED(status)) problem = "leaklint-cpp was killed by signal " + std::to_string(WTERMSIG(status));
     else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
       problem = "leaklint-cpp exited with status " + std::to_string(WEXITSTATUS(status));
@@ -245,6 +280,11 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
     for (size_t k = 0; k < c.files.size(); ++k) {
       if (done[k]) continue;
       if (c.files.size() > 1) queue.push_back({c.files[k]});
+      else if (problem == "resource-limit")
+        results[c.files[k]].diagnostics.push_back(make_diag(
+            files[c.files[k]], "resource-limit",
+            "leaklint-cpp reached its memory limit on this file (LEAKLINT_CPP_MEMORY_MB, default 4096 MiB) and was "
+            "stopped (pathological input?); not analysed"));
       else results[c.files[k]].diagnostics.push_back(make_diag(files[c.files[k]], "internal", problem));
     }
   };
@@ -277,6 +317,7 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
     for (auto& c : running)
       if (!c.timed_out && now > c.deadline) {  // its pipe closes when it dies: handled below
         c.timed_out = true;
+        ::kill(-c.pid, SIGKILL);  // its process group (see spawn)
         ::kill(c.pid, SIGKILL);
       }
     for (size_t i = running.size(); i-- > 0;) {
@@ -297,7 +338,12 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
     }
     start_next();
   }
-  for (size_t i = 0; i < files.size(); ++i) results[i].source = read_file(files[i]);
+  for (size_t i = 0; i < files.size(); ++i) {
+    // A file that leaklint-cpp refused to read (a symlink out of the tree) is not read here either.
+    bool refused = false;
+    for (const auto& d : results[i].diagnostics) refused |= d.kind == "outside-tree";
+    if (!refused) results[i].source = read_file(files[i]);
+  }
   return results;
 }
 

@@ -23,6 +23,8 @@ struct CppDriverOptions {
   size_t batch = 4;                       // files per leaklint-cpp process
   unsigned timeout_s = 300;               // per file of a batch (a cold PCH build is ~15 s here)
   uint64_t max_file_size_kib = 0;         // --max-file-size (0 = leaklint-cpp's default, 10 MiB)
+  std::vector<std::string> roots;         // the paths given to leaklint (leaklint-cpp --root)
+  bool verbose = false;                   // leaklint-cpp --verbose (compile-flags-dropped diagnostics)
 };
 
 // Results in the order of `files`; a file that could not be analysed carries a Diagnostic
@@ -32,7 +34,7 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
 std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files, const CppDriverOptions& opts);
 
 // leaklint-cpp: `hint` if given, else $LEAKLINT_CPP, else next to the running executable
-// (/proc/self/exe), else on PATH. Empty when not found.
+// (/proc/self/exe), else on the absolute entries of PATH. Empty when not found.
 std::string find_cpp_companion(const std::string& hint = "");
 
 }  // namespace ll

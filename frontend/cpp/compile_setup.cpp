@@ -1,11 +1,18 @@
 #include "frontend/cpp/compile_setup.hpp"
 
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/Utils.h>
+#include <clang/Lex/HeaderSearchOptions.h>
 #include <clang/Tooling/ArgumentsAdjusters.h>
 #include <clang/Tooling/CompilationDatabase.h>
+#include <clang/Tooling/JSONCompilationDatabase.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <glob.h>
+#include <limits.h>
+#include <mutex>
 
 namespace ll::cpp {
 namespace fs = std::filesystem;
@@ -44,24 +51,125 @@ std::string language_flag(const std::string& file) {
   return "c++";
 }
 
-// Drops what cannot work in an analysis run: precompiled headers made by another compiler,
-// -Werror, nvcc-only options.
-std::vector<std::string> sanitize(const std::vector<std::string>& in) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < in.size(); ++i) {
-    const std::string& a = in[i];
-    if (a == "-include-pch" || a == "--include-pch") { ++i; continue; }
-    if (a == "-Xclang" && i + 1 < in.size() && (in[i + 1] == "-include-pch" || in[i + 1] == "-emit-pch")) {
-      i += 3;  // -Xclang -include-pch -Xclang FILE
-      continue;
-    }
-    if (a.rfind("-Werror", 0) == 0 || a == "-Winvalid-pch" || a == "-fpch-instantiate-templates") continue;
-    out.push_back(a);
+bool exists(const std::string& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
+// A directory LibTorch's or CUDA's headers live in (decided by what it holds, as in pch_cache.cpp).
+bool library_include_dir(const std::string& dir) {
+  for (const char* sub : {"/torch", "/ATen", "/c10", "/caffe2", "/cuda_runtime.h", "/cuda.h"})
+    if (exists(dir + sub)) return true;
+  return false;
+}
+
+// The project's compile database in `dir`, read without expanding response files (`@file`
+// could name any file on the machine) and without loading any plugin.
+std::unique_ptr<clang::tooling::CompilationDatabase> load_database(const std::string& dir, bool* found) {
+  using namespace clang::tooling;
+  std::string err;
+  *found = false;
+  std::string json_path = dir + "/compile_commands.json";
+  if (exists(json_path)) {
+    *found = true;
+    auto db = JSONCompilationDatabase::loadFromFile(json_path, err, JSONCommandLineSyntax::AutoDetect);
+    if (!db) return nullptr;
+    return inferMissingCompileCommands(std::move(db));
   }
-  return out;
+  std::string flags_path = dir + "/compile_flags.txt";
+  if (exists(flags_path)) {
+    *found = true;
+    return FixedCompilationDatabase::loadFromFile(flags_path, err);
+  }
+  return nullptr;
+}
+
+// System include directories of the compiler we link, from a command line that holds nothing
+// of the project's: what a default compile of this machine may read.
+std::vector<std::string> system_include_dirs() {
+  static std::once_flag once;
+  static std::vector<std::string> dirs;
+  std::call_once(once, [] {
+    std::vector<std::string> args{"clang++", "--no-default-config", "-x", "c++", "-fsyntax-only"};
+    std::string res = clang_resource_dir();
+    if (!res.empty()) args.push_back("-resource-dir=" + res);
+    args.push_back("/dev/null");
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    auto diag_opts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
+    clang::IgnoringDiagConsumer ignore;
+    clang::CreateInvocationOptions cio;
+    cio.Diags = clang::CompilerInstance::createDiagnostics(diag_opts.get(), &ignore, false);
+    if (auto inv = clang::createInvocation(argv, cio)) {
+      for (const auto& e : inv->getHeaderSearchOpts().UserEntries) dirs.push_back(e.Path);
+      if (!inv->getHeaderSearchOpts().ResourceDir.empty()) dirs.push_back(inv->getHeaderSearchOpts().ResourceDir);
+    }
+    for (const char* d : {"/usr/include", "/usr/local/include", "/usr/local/cuda/include", "/usr/local/cuda/targets"})
+      dirs.push_back(d);
+    if (!res.empty()) dirs.push_back(res);
+  });
+  return dirs;
+}
+
+void add_root(std::vector<std::string>& roots, const std::string& p) {
+  std::string r = real_path(p);
+  if (r.empty() || r == "/") return;
+  for (const auto& x : roots)
+    if (x == r) return;
+  roots.push_back(r);
 }
 
 }  // namespace
+
+std::string real_path(const std::string& p) {
+  char buf[PATH_MAX];
+  if (p.empty() || !::realpath(p.c_str(), buf)) return "";
+  return buf;
+}
+
+bool path_within(const std::string& real, const std::string& root) {
+  if (root.empty() || real.empty()) return false;
+  if (root == "/") return true;
+  return real == root || (real.size() > root.size() && real.compare(0, root.size(), root) == 0 && real[root.size()] == '/');
+}
+
+std::vector<std::string> project_roots(const std::string& file, const CompileSetupOptions& opts) {
+  std::vector<std::string> roots;
+  std::error_code ec;
+  // Where the file is listed: a symlinked directory on the way must not move the tree.
+  fs::path lex = fs::absolute(file, ec).lexically_normal().parent_path();
+  std::string dir = real_path(lex.string());
+  if (dir.empty()) return roots;
+  for (const auto& r : opts.roots) {
+    fs::path ra = fs::absolute(r, ec).lexically_normal();
+    if (!is_dir(ra.string())) ra = ra.parent_path();
+    std::string rl = ra.string();
+    if (rl.size() > 1 && rl.back() == '/') rl.pop_back();
+    if (path_within(lex.string(), rl) || path_within(dir, real_path(rl))) add_root(roots, rl);
+  }
+  std::string home = real_path(env("HOME"));
+  for (fs::path d = lex; !d.empty() && d != d.root_path(); d = d.parent_path()) {
+    if (real_path(d.string()) == home) break;
+    bool marker = false;
+    for (const char* m : {"/.git", "/.hg", "/.svn", "/compile_commands.json", "/compile_flags.txt"})
+      marker |= exists(d.string() + m);
+    if (marker) {
+      add_root(roots, d.string());
+      break;
+    }
+  }
+  bool tree_found = !roots.empty();
+  if (!opts.build_dir.empty()) add_root(roots, opts.build_dir);
+  if (!tree_found) {
+    // No tree named and no project marker: the working directory when the file is below it
+    // (not / or $HOME), else the file's own directory.
+    std::string cwd = fs::current_path(ec).string();
+    std::string rc = real_path(cwd);
+    if (!ec && rc != "/" && rc != home && path_within(lex.string(), cwd)) add_root(roots, cwd);
+    else add_root(roots, lex.string());
+  }
+  return roots;
+}
 
 std::string find_torch_include() {
   std::vector<std::string> roots;
@@ -99,17 +207,27 @@ std::string clang_resource_dir() {
 CompileCommand compile_command(const std::string& file, const CompileSetupOptions& opts) {
   using namespace clang::tooling;
   CompileCommand out;
+  out.project_roots = project_roots(file, opts);
   std::unique_ptr<CompilationDatabase> db;
-  std::string err;
+  bool db_found = false;
+  std::string db_dir;
   if (!opts.build_dir.empty()) {
-    db = CompilationDatabase::loadFromDirectory(opts.build_dir, err);
-    if (!db) out.warning = "no compile_commands.json in " + opts.build_dir + " (-p); using the default command line";
+    db_dir = opts.build_dir;
+    db = load_database(opts.build_dir, &db_found);
+    if (!db_found) out.warning = "no compile_commands.json in " + opts.build_dir + " (-p); using the default command line";
   } else {
-    db = CompilationDatabase::autoDetectFromSource(file, err);
+    for (fs::path d = fs::path(file).parent_path(); !d.empty(); d = d.parent_path()) {
+      db_dir = d.string();
+      db = load_database(db_dir, &db_found);
+      if (db_found || d == d.root_path()) break;
+    }
   }
+  if (db_found && !db)
+    out.warning = "the compile database in " + db_dir +
+                  " could not be read (not a JSON array of compile commands, or not a valid compile_flags.txt); "
+                  "using the default command line";
   std::vector<std::string> args;
   if (db) {
-    std::vector<CompileCommand> cmds;
     auto found = db->getCompileCommands(file);
     if (!found.empty()) {
       const auto& c = found.front();
@@ -152,10 +270,47 @@ CompileCommand compile_command(const std::string& file, const CompileSetupOption
     }
     args.push_back(file);
   }
-  args = sanitize(args);
-  args = getClangStripOutputAdjuster()(args, file);
-  args = getClangStripDependencyFileAdjuster()(args, file);
+  // The allowlist (arg_policy.hpp): a database is part of the scanned tree, which may be a
+  // stranger's; nothing in it may write files, load code or redirect the toolchain.
+  auto resolve = [&](const std::string& p) {
+    fs::path q(p);
+    if (q.is_relative()) q = fs::path(out.directory.empty() ? fs::path(file).parent_path().string() : out.directory) / q;
+    return q.lexically_normal().string();
+  };
+  ArgPolicyOptions po;
+  po.input = file;
+  po.resolve = resolve;
+  po.path_allowed = [&](const std::string& p) {
+    std::string r = real_path(p);
+    for (const auto& root : out.project_roots)
+      if (path_within(r, root)) return true;
+    return false;
+  };
+  ArgPolicyResult pol = apply_arg_policy(args, po);
+  out.dropped = std::move(pol.dropped);
+  args = std::move(pol.args);
+  // No clang.cfg from the working directory or next to a compiler named in the database.
+  args.insert(args.begin() + 1, "--no-default-config");
   args = getClangSyntaxOnlyAdjuster()(args, file);
+  // Reading is confined (tu_analysis.cpp): the project, the system's and Clang's headers,
+  // LibTorch's and CUDA's, and what --extra-arg names (given on the command line, trusted).
+  for (const auto& r : out.project_roots) add_root(out.read_roots, r);
+  for (const auto& d : system_include_dirs()) add_root(out.read_roots, d);
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "-I" || args[i] == "-isystem" || args[i] == "-idirafter" || args[i] == "-iquote") {
+      std::string d = resolve(args[i + 1]);
+      if (library_include_dir(d)) add_root(out.read_roots, d);
+    } else if (args[i].rfind("-I", 0) == 0 && args[i].size() > 2 && library_include_dir(resolve(args[i].substr(2)))) {
+      add_root(out.read_roots, resolve(args[i].substr(2)));
+    }
+  for (size_t i = 0; i < opts.extra_args.size(); ++i) {
+    const std::string& e = opts.extra_args[i];
+    for (const char* f : {"-I", "-isystem", "-idirafter", "-iquote"}) {
+      size_t n = std::string(f).size();
+      if (e == f && i + 1 < opts.extra_args.size()) add_root(out.read_roots, resolve(opts.extra_args[i + 1]));
+      else if (e.rfind(f, 0) == 0 && e.size() > n) add_root(out.read_roots, resolve(e.substr(n)));
+    }
+  }
   std::vector<std::string> extra;
   // Builtin headers of the Clang we link, not of the compiler named in the database.
   std::string res = clang_resource_dir();
@@ -169,6 +324,7 @@ CompileCommand compile_command(const std::string& file, const CompileSetupOption
     if (!inc.empty()) {
       out.torch_include = inc;
       const char* flag = default_cmd ? "-isystem" : "-idirafter";
+      add_root(out.read_roots, inc);
       extra.push_back(flag);
       extra.push_back(inc + "/torch/csrc/api/include");
       if (inc != "/usr/include") {

@@ -5,8 +5,21 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <llvm/Support/ErrorHandling.h>
+
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <iostream>
+#include <new>
+#include <thread>
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "frontend/cpp/cpp_adapt.hpp"
 #include "frontend/cpp/model_builder.hpp"
@@ -21,6 +34,73 @@ using json = nlohmann::json;
 extern "C" const char* __asan_default_options() { return "use_sigaltstack=0"; }
 
 namespace {
+
+// Exit status when the memory limit was reached (cli/cpp_driver.cpp reports the file as
+// `resource-limit`).
+constexpr int kExitResourceLimit = 75;
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer) || __has_feature(thread_sanitizer)
+#define LEAKLINT_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LEAKLINT_SANITIZED 1
+#endif
+
+[[noreturn]] void out_of_memory() {
+  static const char msg[] = "leaklint-cpp: memory limit reached (LEAKLINT_CPP_MEMORY_MB)\n";
+  ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)n;
+  ::_exit(kExitResourceLimit);
+}
+
+void bad_alloc_handler(void*, const char*, bool) { out_of_memory(); }
+
+uint64_t rss_bytes() {
+  std::ifstream in("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  if (!(in >> size >> resident)) return 0;
+  return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// A scanned file (a macro bomb, a template explosion) must not take the machine's memory.
+// RLIMIT_AS makes allocation fail at the limit; a sampling thread also ends the process when
+// its resident size passes the limit, which is the only bound under AddressSanitizer (it
+// reserves terabytes of address space, so no address-space or data limit can be set there).
+void limit_memory(uint64_t mib) {
+  if (mib == 0) return;
+  uint64_t bytes = mib << 20;
+  std::set_new_handler([] { out_of_memory(); });
+  llvm::install_bad_alloc_error_handler(bad_alloc_handler, nullptr);
+#ifndef LEAKLINT_SANITIZED
+  // Address space, not resident memory: the mapped shared libraries, thread stacks and malloc
+  // arenas count too, hence the margin.
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_AS, &rl) == 0) {
+    rlim_t want = static_cast<rlim_t>(bytes + (1ull << 30));
+    if (rl.rlim_max == RLIM_INFINITY || want < rl.rlim_max) {
+      rl.rlim_cur = want;
+      ::setrlimit(RLIMIT_AS, &rl);
+    }
+  }
+#endif
+  std::thread([bytes] {
+    for (;;) {
+      if (rss_bytes() > bytes) out_of_memory();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }).detach();
+}
+
+// Started by `leaklint`: end with it (kill -9 of leaklint, a CI job cancelled), even if it
+// died before this line ran.
+void die_with_parent() {
+  const char* p = std::getenv("LEAKLINT_CPP_PARENT");
+  if (!p || !*p) return;
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (std::to_string(::getppid()) != p) ::_exit(1);
+}
 
 json range_json(const Range& r) {
   return {{"line", r.line}, {"col", r.col}, {"end_line", r.end_line}, {"end_col", r.end_col},
@@ -59,6 +139,7 @@ json diag_json(const Diagnostic& d) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  die_with_parent();
   // A crash inside Clang on one file becomes a diagnostic for that file, not a crash.
   cpp::enable_crash_recovery();
   CLI::App app{"leaklint-cpp: LibTorch C++ analysis for leaklint (Clang frontend); prints JSON"};
@@ -67,6 +148,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> files, select, ignore, extra_args;
   std::string build_dir, config_file, cache_dir;
   uint64_t max_kib = 10 * 1024;
+  std::vector<std::string> roots;
+  bool verbose = false;
+#ifdef LEAKLINT_SANITIZED
+  uint64_t memory_mb = 3 * 4096;  // ASan's shadow memory and redzones count as resident
+#else
+  uint64_t memory_mb = 4096;
+#endif
+  if (const char* m = std::getenv("LEAKLINT_CPP_MEMORY_MB"); m && *m) memory_mb = std::strtoull(m, nullptr, 10);
   bool no_cache = false, no_source = false, stats = false, syntactic_only = false, dump_model = false, pretty = false;
   app.add_option("files", files, "C++ files to analyse")->required();
   app.add_option("-p,--build-dir", build_dir, "Directory holding compile_commands.json (default: search upwards)");
@@ -82,6 +171,14 @@ int main(int argc, char** argv) {
   app.add_flag("--dump-model", dump_model, "Print the lowered model of each file on stderr (debugging)");
   app.add_flag("--pretty", pretty, "Indent the JSON");
   app.add_option("--max-file-size", max_kib, "Skip files larger than this many KiB (default 10240)");
+  app.add_option("--root", roots,
+                 "A scanned tree (file or directory); what a file may include is confined to its tree and "
+                 "system/LibTorch headers")
+      ->allow_extra_args(false);
+  app.add_option("--memory-limit", memory_mb,
+                 "Memory limit in MiB (default $LEAKLINT_CPP_MEMORY_MB or 4096; 0: none); a file that needs "
+                 "more ends the process with status 75");
+  app.add_flag("--verbose", verbose, "Also report the compile-database flags that were not used (compile-flags-dropped)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -89,12 +186,16 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
+  limit_memory(memory_mb);
+
   ConfigResolver configs(config_file, select, ignore);
   if (auto err = configs.load_error()) {
     std::cerr << "leaklint-cpp: " << *err << "\n";
     return 2;
   }
   cpp::TuOptions opts;
+  opts.compile.roots = roots;
+  opts.verbose = verbose;
   opts.compile.build_dir = build_dir;
   opts.compile.extra_args = extra_args;
   const char* no_torch = std::getenv("LEAKLINT_NO_TORCH_INCLUDES");

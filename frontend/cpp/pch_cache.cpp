@@ -18,6 +18,9 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+
+#include "frontend/cpp/compile_setup.hpp"
+#include "frontend/cpp/contained_fs.hpp"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -301,6 +304,11 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
     clang::CompilerInstance ci;
     ci.setInvocation(inv);
     ci.createDiagnostics(&out.diags, false);
+    if (!req.roots.empty()) {
+      std::vector<std::string> roots = req.roots;
+      roots.push_back(real_path(dir_).empty() ? dir_ : real_path(dir_));
+      ci.createFileManager(contained_fs(roots));
+    }
     clang::GeneratePCHAction action;
     ok = ci.ExecuteAction(action) && out.diags.errors.empty();
   }, 64u << 20);
@@ -310,7 +318,7 @@ PchOutcome PchCache::get(const PchRequest& req, bool rebuild) {
     out.status = "failed";
     failed_keys_.insert(key);
     std::ofstream ff(failed, std::ios::trunc);
-    ff << (out.diags.errors.empty() ? std::string("clang failed") : out.diags.errors.front().message) << "\n";
+    ff << "failed\n";
     return out;
   }
   fs::remove(failed, ec);

@@ -61,6 +61,7 @@ struct PchRequest {
   std::vector<std::string> args;  // the file's command line, args[input] the file
   size_t input = 0;
   std::string directory;          // working directory of the command
+  std::vector<std::string> roots; // real paths the build may read (contained_fs.hpp); empty: any
 };
 
 struct PchOutcome {

@@ -12,6 +12,7 @@
 #include <llvm/Support/MemoryBuffer.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "frontend/cpp/ast_lowering.hpp"
+#include "frontend/cpp/contained_fs.hpp"
 #include "frontend/cpp/model_builder.hpp"
 #include "frontend/cpp/syntactic_lowering.hpp"
 
@@ -108,7 +110,7 @@ std::atomic<bool> g_crash_recovered{false};
 
 // Runs Clang over the file; returns false if Clang itself failed (crash, no invocation).
 bool parse(const std::vector<std::string>& args, const std::string& directory, const std::string& abs_file,
-           const std::string& pch, ParseState& st) {
+           const std::string& pch, const std::vector<std::string>& roots, ParseState& st) {
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   bool ok = false;
@@ -135,6 +137,9 @@ bool parse(const std::vector<std::string>& args, const std::string& directory, c
     clang::CompilerInstance ci;
     ci.setInvocation(inv);
     ci.createDiagnostics(&st.diags, false);
+    // Headers, #embed and __has_include outside the project and the system's, Clang's,
+    // LibTorch's and CUDA's headers do not exist (contained_fs.hpp).
+    ci.createFileManager(contained_fs(roots, pch.empty() ? std::vector<std::string>{} : std::vector<std::string>{pch}));
     LowerAction action(st);
     ci.ExecuteAction(action);
     ok = true;
@@ -153,6 +158,16 @@ Diagnostic diag(const std::string& path, std::string kind, std::string message, 
   d.col = col;
   d.fatal = fatal;
   return d;
+}
+
+// A header name that may be repeated in a report: a plain path spelled in the scanned file
+// itself (Clang's message text is never quoted: it can carry bytes of the files it read).
+bool quotable_header(const std::string& h, const std::string& source) {
+  if (h.empty() || h.size() > 200 || h[0] == '/' || h.find("..") != std::string::npos) return false;
+  for (char c : h)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/' || c == '+'))
+      return false;
+  return source.find(h) != std::string::npos;
 }
 
 bool torch_header(const std::string& h) {
@@ -180,6 +195,19 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
   TuResult r;
   std::error_code ec;
   std::string abs = fs::absolute(path, ec).lexically_normal().string();
+  // A file (or a symlink) whose real path is outside its project tree is not read at all: a
+  // scanned tree must not make leaklint print /etc/passwd or ~/.ssh/id_rsa.
+  {
+    std::string real = real_path(abs);
+    std::vector<std::string> roots = project_roots(abs, opts.compile);
+    if (!real.empty() && !contained_path(real, roots)) {
+      r.diagnostics.push_back(diag(path, "outside-tree",
+                                   "the file resolves (through a symlink) to a path outside the scanned tree; not "
+                                   "analysed",
+                                   0, 0, true));
+      return r;
+    }
+  }
   struct stat st {};
   if (::stat(abs.c_str(), &st) != 0 || S_ISDIR(st.st_mode)) {
     r.diagnostics.push_back(diag(path, "io-error", S_ISDIR(st.st_mode) ? "is a directory" : "cannot read file", 0, 0, true));
@@ -228,6 +256,21 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
   CompileCommand cmd = compile_command(abs, opts.compile);
   r.command_origin = cmd.origin;
   if (!cmd.warning.empty()) r.diagnostics.push_back(diag(path, "compile-database", cmd.warning));
+  if (opts.verbose && !cmd.dropped.empty()) {
+    // Flag names only: a value may be a path or text of the database's choosing.
+    std::string msg = std::to_string(cmd.dropped.size()) + " compile flag(s) of the " + cmd.origin +
+                      " were not used by the analysis:";
+    size_t shown = 0;
+    for (const auto& d : cmd.dropped) {
+      if (shown++ == 20) { msg += " ..."; break; }
+      std::string flag = d.arg.substr(0, d.arg.find_first_of("=,"));
+      if (flag.size() > 40 || (!flag.empty() && flag[0] != '-')) flag = flag.empty() || flag[0] == '@' ? "@file" : "(input)";
+      msg += " " + flag + " (" + d.reason + ")";
+    }
+    r.diagnostics.push_back(diag(path, "compile-flags-dropped", msg));
+  }
+  std::vector<std::string> read_roots = cmd.read_roots;
+  if (cache.enabled()) read_roots.push_back(real_path(cache.dir()).empty() ? cache.dir() : real_path(cache.dir()));
   size_t input = input_index(cmd.args, cmd.directory, abs);
   if (input >= cmd.args.size()) {
     cmd.args.push_back(abs);
@@ -240,6 +283,7 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
   req.args = cmd.args;
   req.input = input;
   req.directory = cmd.directory;
+  req.roots = read_roots;
   PchOutcome pch;
   if (!cuda && mentions_torch(r.source)) pch = cache.get(req);
   else pch.status = cuda ? "none" : "not-torch";
@@ -250,7 +294,7 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
   ps.source = r.source;
   bool clang_ok = true;
   {
-    clang_ok = parse(cmd.args, cmd.directory, abs, pch.pch, ps);
+    clang_ok = parse(cmd.args, cmd.directory, abs, pch.pch, read_roots, ps);
     if (clang_ok && !pch.pch.empty() && ps.diags.pch_problem) {
       // A stale PCH (a header changed since it was built): rebuild once, else parse without.
       PchOutcome again = cache.get(req, /*rebuild=*/true);
@@ -258,7 +302,7 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
       r.pch_seconds += again.build_seconds;
       ps = ParseState{};
       ps.source = r.source;
-      clang_ok = parse(cmd.args, cmd.directory, abs, again.pch, ps);
+      clang_ok = parse(cmd.args, cmd.directory, abs, again.pch, read_roots, ps);
     }
     // A project header that is not found (OpenCV, argparse, cxxopts without their include
     // directory, included by the file or by one of its own headers) fails the same way without
@@ -270,7 +314,7 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
       // file's includes, say). Confirm without it.
       ParseState plain;
       plain.source = r.source;
-      if (parse(cmd.args, cmd.directory, abs, "", plain) && plain.lowered) {
+      if (parse(cmd.args, cmd.directory, abs, "", read_roots, plain) && plain.lowered) {
         ps = std::move(plain);
         r.pch_status += "+plain";
       }
@@ -294,11 +338,11 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
     r.semantic = true;
     if (!ps.diags.errors.empty()) {
       // Errors only in other files (headers): the main file's AST is usable but may miss facts.
-      const auto& e = ps.diags.errors.front();
       r.low_confidence = true;
       r.diagnostics.push_back(diag(path, "compile-error",
-                                   "errors in included files (" + e.file + ":" + std::to_string(e.line) + ": " +
-                                       e.message + "); findings are lower confidence"));
+                                   "errors in included files (" + std::to_string(ps.diags.errors.size()) +
+                                       (ps.diags.errors.size() == 1 ? " error" : " errors") +
+                                       "); findings are lower confidence"));
     }
     finish(r);
     return r;
@@ -311,8 +355,9 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
   if (!first && !ps.diags.errors.empty()) first = &ps.diags.errors.front();
   uint32_t line = first && first->in_main ? first->line : 0, col = first && first->in_main ? first->col : 0;
   std::string msg;
+  std::string shown = quotable_header(missing, r.source) ? "'" + missing + "'" : "a header";
   if (!missing.empty() && torch_header(missing)) {
-    msg = "LibTorch headers not found ('" + missing + "' file not found";
+    msg = "LibTorch headers not found (" + shown + " not found";
     if (cmd.torch_include.empty() && !cmd.exact)
       msg += opts.compile.torch_search ? "; no LibTorch installation was found"
                                        : "; the default LibTorch search is disabled (LEAKLINT_NO_TORCH_INCLUDES)";
@@ -320,13 +365,18 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
            "compile_commands.json, or set LIBTORCH to the LibTorch directory";
     r.diagnostics.push_back(diag(path, "missing-headers", msg, line, col));
   } else if (!missing.empty()) {
-    msg = "'" + missing + "' file not found (" + cmd.origin +
+    msg = shown + " not found (" + cmd.origin +
           "); analysed syntactically, findings are lower confidence. Pass -p BUILD_DIR with a compile_commands.json";
     r.diagnostics.push_back(diag(path, "missing-headers", msg, line, col));
   } else {
+    // Never Clang's message text: it can quote bytes of any file the compile read.
     msg = "the file does not compile";
-    if (first) msg += " (" + std::string(first->in_main ? "" : first->file + ":") + std::to_string(first->line) + ":" +
-                      std::to_string(first->col) + ": " + first->message + ")";
+    if (first && first->in_main)
+      msg += " (first error at line " + std::to_string(first->line) + ":" + std::to_string(first->col) + ", " +
+             std::to_string(ps.diags.errors.size()) + (ps.diags.errors.size() == 1 ? " error)" : " errors)");
+    else if (first)
+      msg += " (" + std::to_string(ps.diags.errors.size()) +
+             (ps.diags.errors.size() == 1 ? " error" : " errors") + " in included files)";
     msg += "; analysed syntactically, findings are lower confidence";
     r.diagnostics.push_back(diag(path, "compile-error", msg, line, col));
   }

@@ -16,6 +16,7 @@ struct TuOptions {
   CompileSetupOptions compile;
   bool force_syntactic = false;   // --syntactic-only: skip Clang entirely
   uint64_t max_file_size = 10u << 20;
+  bool verbose = false;           // --verbose: also report the compile flags the allowlist dropped
 };
 
 struct TuResult {
