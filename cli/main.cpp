@@ -187,6 +187,7 @@ int main(int argc, char** argv) {
     results.push_back(analyze_file(stdin_filename, *cfg, opts, &text));
   } else {
     if (paths.empty()) paths.push_back(".");
+    opts.cpp.roots = paths;  // leaklint-cpp confines what C++ files include to these trees
     DiscoveredFiles found = discover(paths);
     discovery_diags = std::move(found.diagnostics);
     std::unique_ptr<ResultCache> cache;
