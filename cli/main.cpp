@@ -280,6 +280,7 @@ int main(int argc, char** argv) {
   ro.version = LEAKLINT_VERSION;
   ro.show_source = !no_source && !quiet;
   ro.quiet = quiet;
+  if (const char* md = std::getenv("GITHUB_STEP_SUMMARY"); md && *md && format == "github") ro.step_summary = md;
   ro.run_errors = config_errors;
   ro.fixed_count = fixed_count;
   bool to_tty = output.empty() && ::isatty(STDOUT_FILENO);

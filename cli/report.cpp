@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string_view>
 #include <system_error>
 #include <tuple>
@@ -832,8 +834,8 @@ const char* github_level(std::string_view level) {
   return "notice";
 }
 
-void write_github(std::ostream& out, const std::vector<FileResult>& results,
-                  const ReportOptions& opts) {
+void write_github_annotations(std::ostream& out, const std::vector<FileResult>& results,
+                              const ReportOptions& opts) {
   const UriMapper uris(opts.root);
   const auto github_path = [&](const std::string& path) {
     const std::string rel = opts.root.empty() ? std::string() : uris.relative(path);
@@ -868,6 +870,72 @@ void write_github(std::ostream& out, const std::vector<FileResult>& results,
       for (const Fix& fix : f.fixes) message += "\n" + fix_hint(fix);
       out << ",title=" << escape_property(title) << "::" << escape_data(message) << '\n';
     }
+  }
+}
+
+// A Markdown table cell: no line breaks, `|` escaped.
+std::string markdown_cell(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+// The job's step summary ($GITHUB_STEP_SUMMARY): counts per rule, then the findings
+// themselves (the first 200), so nothing is lost past the annotation limits.
+void write_step_summary(std::ostream& md, const std::vector<FileResult>& results, const ReportOptions& opts) {
+  const UriMapper uris(opts.root);
+  md << "## leaklint\n\n" << summary_line(count(results, opts), 0) << "\n\n";
+  std::map<std::string, std::size_t> per_rule;
+  for (const FileResult& r : results)
+    for (const Finding& f : r.findings)
+      if (!f.suppressed) ++per_rule[f.rule];
+  if (per_rule.empty()) return;
+  md << "| rule | findings |\n|---|---:|\n";
+  for (const auto& [rule, n] : per_rule)
+    md << "| " << rule << " " << slug_of(rule) << " | " << n << " |\n";
+  md << "\n| location | severity | rule | message |\n|---|---|---|---|\n";
+  std::size_t shown = 0, total = 0;
+  for (const FileResult& r : results) {
+    for (const Finding& f : r.findings) {
+      if (f.suppressed) continue;
+      if (++total > 200) continue;
+      ++shown;
+      const std::string& path = f.path.empty() ? r.path : f.path;
+      const std::string rel = opts.root.empty() ? std::string() : uris.relative(path);
+      md << "| `" << markdown_cell(escape_path(rel.empty() ? path : rel)) << ":" << f.range.line << "` | "
+         << severity_name(f.severity) << " | " << f.rule << " | " << markdown_cell(f.message) << " |\n";
+    }
+  }
+  if (total > shown) md << "\n" << (total - shown) << " more findings are in the job log and the SARIF log.\n";
+}
+
+// GitHub shows at most 10 error and 10 warning annotations per step: errors come first,
+// then warnings, then notices, and a closing notice says how many there were in all.
+void write_github(std::ostream& out, const std::vector<FileResult>& results, const ReportOptions& opts) {
+  std::ostringstream buf;
+  write_github_annotations(buf, results, opts);
+  std::vector<std::string> lines[3];
+  std::istringstream in(buf.str());
+  for (std::string line; std::getline(in, line);) {
+    const int level = line.rfind("::error", 0) == 0 ? 0 : line.rfind("::warning", 0) == 0 ? 1 : 2;
+    lines[level].push_back(std::move(line));
+  }
+  for (const auto& group : lines)
+    for (const std::string& line : group) out << line << '\n';
+  const Counts c = count(results, opts);
+  if (lines[0].size() > 10 || lines[1].size() > 10) {
+    out << "::notice title=leaklint::" << lines[0].size() << " error and " << lines[1].size()
+        << " warning annotations in all; GitHub shows 10 of each per step: every finding is in this log"
+        << (opts.step_summary.empty() ? "" : ", the step summary") << " and the SARIF log\n";
+  }
+  out << summary_line(c, opts.fixed_count) << '\n';
+  if (!opts.step_summary.empty()) {
+    std::ofstream md(opts.step_summary, std::ios::app | std::ios::binary);
+    write_step_summary(md, results, opts);
   }
 }
 

@@ -19,6 +19,7 @@ struct ReportOptions {
   bool show_fixes = true;       // json/sarif: include fixes
   int fixed_count = 0;          // text: "N fixed" in the summary line when --fix ran
   bool quiet = false;           // text: findings only, no summary line
+  std::string step_summary;     // github: append a Markdown summary here ($GITHUB_STEP_SUMMARY)
   // Errors that fail the whole run rather than one file (an invalid configuration): SARIF
   // says executionSuccessful: false with each as a notification, so an uploaded report
   // never closes open alerts; text and github never claim "All checks passed!".

@@ -12,7 +12,7 @@ PKGS=(
   libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libssl-dev
   libgtest-dev libgmock-dev
   libtorch-dev python3-torch python3-numpy python3-matplotlib
-  python3-jsonschema pre-commit python3-flake8 time
+  python3-jsonschema python3-yaml pre-commit python3-flake8 time
 )
 
 missing=()

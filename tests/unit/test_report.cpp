@@ -365,6 +365,39 @@ TEST(ReportGithub, Golden) {
   expect_golden("report.github", render(sample_results(), options("github")));
 }
 
+TEST(ReportGithub, ErrorsFirstAndACountPastTheAnnotationLimit) {
+  std::vector<FileResult> results(1);
+  results[0].path = "a.py";
+  for (uint32_t i = 1; i <= 12; ++i) {
+    results[0].findings.push_back(make_finding("LL101", Severity::Warning, "a.py", Range{i, 1, i, 2, 0, 0}, "w"));
+    results[0].findings.push_back(make_finding("LL102", Severity::Error, "a.py", Range{i, 3, i, 4, 0, 0}, "e"));
+  }
+  const std::string out = render(results, options("github"));
+  const auto first_warning = out.find("::warning ");
+  EXPECT_LT(out.rfind("::error "), first_warning);
+  EXPECT_NE(out.find("::notice title=leaklint::12 error and 12 warning annotations in all"), std::string::npos) << out;
+  EXPECT_NE(out.find("Found 24 findings (12 errors, 12 warnings) in 1 file."), std::string::npos) << out;
+}
+
+TEST(ReportGithub, StepSummaryIsMarkdown) {
+  const fs::path md = fs::temp_directory_path() / ("leaklint-summary-" + std::to_string(getpid()) + ".md");
+  std::ofstream(md) << "earlier step\n";
+  FileResult r;
+  r.path = "a|b.py";
+  r.findings.push_back(make_finding("LL102", Severity::Error, r.path, Range{3, 5, 3, 9, 0, 0}, "x | y\nz"));
+  ReportOptions o = options("github");
+  o.step_summary = md.string();
+  (void)render({r}, o);
+  std::ifstream in(md);
+  std::stringstream got;
+  got << in.rdbuf();
+  EXPECT_EQ(got.str().rfind("earlier step\n## leaklint\n", 0), 0U) << got.str();  // appended
+  EXPECT_NE(got.str().find("| LL102 accumulated-autograd-history | 1 |"), std::string::npos) << got.str();
+  EXPECT_NE(got.str().find("| `a\\|b.py:3` | error | LL102 | x \\| y z |"), std::string::npos) << got.str();
+  std::error_code ec;
+  fs::remove(md, ec);
+}
+
 TEST(ReportGithub, Escaping) {
   FileResult r;
   r.path = "dir,x/a:b.py";
@@ -373,7 +406,8 @@ TEST(ReportGithub, Escaping) {
   EXPECT_EQ(render({r}, options("github")),
             "::error file=dir%2Cx/a%3Ab.py,line=3,col=5,endLine=3,endColumn=9,"
             "title=LL102 accumulated-autograd-history::100%25 of memory%0D%0Aheld: forever, "
-            "really\n");
+            "really\n"
+            "Found 1 finding (1 error) in 1 file.\n");
   r.findings[0].severity = Severity::Note;
   EXPECT_EQ(render({r}, options("github")).rfind("::notice ", 0), 0U);
 }
