@@ -185,6 +185,28 @@ else
 fi
 git rm -q -f src/leaky_eval.py
 
+# Notebooks are hooked too (types_or: jupyter): a leak in a code cell blocks.
+"$PY" - src/leaky.ipynb <<'EOF'
+import json, sys
+cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# eval\n"]},
+         {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+          "source": ["import torch\n", "\n", "def evaluate(model, val_loader):\n", "    model.eval()\n",
+                     "    outs = []\n", "    for x in val_loader:\n", "        outs.append(model(x))\n",
+                     "    return outs\n"]}]
+json.dump({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, open(sys.argv[1], "w"), indent=1)
+EOF
+git add src/leaky.ipynb
+if try_repo "$hooks" leaklint "$tmp/t2n.out"; then
+  fail "try-repo leaklint should fail on a leaky notebook"
+  show "$tmp/t2n.out"
+elif grep -q "src/leaky.ipynb:cell 2:7:.*\\[LL101\\]" "$tmp/t2n.out"; then
+  pass "try-repo leaklint reports LL101 in a notebook cell and fails"
+else
+  fail "try-repo leaklint output should locate the LL101 finding in the notebook"
+  show "$tmp/t2n.out"
+fi
+git rm -q -f src/leaky.ipynb
+
 write_safe_fixable src/embed.py
 git add src/embed.py
 if try_repo "$hooks" leaklint-fix "$tmp/t3.out"; then
@@ -199,7 +221,7 @@ else
   pass "try-repo leaklint-fix applies the safe fix (reported as failed: files modified)"
 fi
 git add src/embed.py
-if try_repo "$hooks" leaklint-fix "$tmp/t4.out" && grep -q "leaklint (apply safe fixes).*Passed" "$tmp/t4.out"; then
+if try_repo "$hooks" leaklint-fix "$tmp/t4.out" && grep -q "leaklint (apply fixes).*Passed" "$tmp/t4.out"; then
   pass "try-repo leaklint-fix passes once the fix is staged"
 else
   fail "leaklint-fix should pass on the fixed file"
