@@ -386,6 +386,7 @@ ResultCache::ResultCache(std::string dir, bool edits_needed) : edits_needed_(edi
   if (entries_fd_ < 0) return;
   binary_id_ = binary_identity();
   if (binary_id_.empty()) return;
+  pid_ = std::to_string(::getpid());
   // A file size limit (RLIMIT_FSIZE) must make a cache write fail with EFBIG, not kill the run.
   std::signal(SIGXFSZ, SIG_IGN);
   enabled_ = true;
@@ -418,6 +419,7 @@ int ResultCache::subdir(unsigned index, bool create) const {
 }
 
 std::string ResultCache::key(const std::string& path, const std::string& bytes, const Config& cfg) const {
+  if (!enabled_ || bytes.size() < kMinCachedBytes) return "";
   Sha256 h;
   h.field("leaklint-result-key-v2");
   h.field(binary_id_);
@@ -458,7 +460,7 @@ void ResultCache::store(const std::string& key, const FileResult& r, const FileS
   if (entry.empty() || entry.size() > kMaxEntryBytes) return;
   int dfd = subdir(hex_digit(key[0]) * 16 + hex_digit(key[1]), true);
   if (dfd < 0) return;
-  std::string tmp = "." + key + "." + std::to_string(::getpid()) + "." + std::to_string(tmp_counter_.fetch_add(1)) + ".tmp";
+  std::string tmp = "." + key + "." + pid_ + "." + std::to_string(tmp_counter_.fetch_add(1)) + ".tmp";
   int fd = ::openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return;
   bool ok = write_all(fd, entry);

@@ -25,6 +25,10 @@ EVIL = "import os; os.system('touch /tmp/leaklint-pwned')\n"
 # Files whose findings have fixes (tests/fixes), and one that has a finding and no fix.
 FIXABLE = ["LL101_decorate.py", "LL102_item.py"]
 
+# Files under 512 bytes are not cached (cheaper to analyse than to look up): every source
+# here is padded past that with a trailing comment block.
+PAD = "".join(f"# padding line {i:02d} keeps this file above the cache's minimum size\n" for i in range(12))
+
 LEAKY = """import torch
 
 
@@ -33,7 +37,7 @@ def validate(model, val_loader):
     for x in val_loader:
         outs.append(model(x).argmax(-1))
     return outs
-"""
+""" + PAD
 
 
 def run(args, timeout=120, env=None, preexec_fn=None):
@@ -76,7 +80,10 @@ class CacheSafety(unittest.TestCase):
         dest = dest or self.src
         os.makedirs(dest, exist_ok=True)
         for name in FIXABLE:
-            shutil.copy(os.path.join(SRC, "tests", "fixes", name), os.path.join(dest, name))
+            with open(os.path.join(SRC, "tests", "fixes", name)) as f:
+                text = f.read()
+            with open(os.path.join(dest, name), "w") as f:
+                f.write(text + PAD)
 
     def read_tree(self, root):
         out = {}
@@ -210,7 +217,7 @@ class CacheSafety(unittest.TestCase):
 
     def check_completes(self, make):
         self.write("a.py", LEAKY)
-        self.write("pkg/b.py", "import torch\n")
+        self.write("pkg/b.py", "import torch\n" + PAD)
         expected = self.uncached([self.src])
         self.fill("text")
         self.replace_entries(make)
@@ -239,7 +246,7 @@ class CacheSafety(unittest.TestCase):
 
     def test_write_failure_commits_nothing(self):
         for i in range(5):
-            self.write(f"m{i}.py", LEAKY if i % 2 else "import torch\n")
+            self.write(f"m{i}.py", LEAKY if i % 2 else "import torch\n" + PAD)
         expected = self.uncached([self.src])
         limit = 64  # bytes: smaller than any complete entry, so every entry write fails
 
@@ -254,8 +261,14 @@ class CacheSafety(unittest.TestCase):
 
     # --- size cap ----------------------------------------------------------------------
 
+    def test_small_files_are_not_cached(self):
+        self.write("a.py", "import torch\n")
+        self.write("b.py", LEAKY[:300])
+        self.cached([self.src])
+        self.assertEqual(entries(self.cache), [])
+
     def test_size_cap_is_enforced(self):
-        body = LEAKY * 3
+        body = LEAKY * 2
         for i in range(400):
             self.write(f"pkg{i // 100}/m{i}.py", body.replace("outs", f"outs{i}"))
         env = dict(os.environ, LEAKLINT_RESULT_CACHE_MAX_MB="1")

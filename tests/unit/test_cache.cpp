@@ -25,6 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kKey(64, 'a');
+// Sources the cache keeps (smaller files are not cached).
+std::string source(const std::string& text) { return text + std::string(kMinCachedBytes, '#') + "\n"; }
 
 FileResult sample_result() {
   FileResult r;
@@ -229,13 +231,15 @@ TEST_F(CacheDir, StoreThenLoad) {
   ResultCache c(root_);
   ASSERT_TRUE(c.enabled());
   Config cfg;
-  const std::string key = c.key("a.py", "import torch\n", cfg);
+  const std::string key = c.key("a.py", source("import torch\n"), cfg);
   ASSERT_EQ(key.size(), 64u);
-  EXPECT_NE(key, c.key("b.py", "import torch\n", cfg));
-  EXPECT_NE(key, c.key("a.py", "import torch\n\n", cfg));
+  EXPECT_EQ(key, c.key("a.py", source("import torch\n"), cfg));
+  EXPECT_NE(key, c.key("b.py", source("import torch\n"), cfg));
+  EXPECT_NE(key, c.key("a.py", source("import torch\n\n"), cfg));
   Config other;
   other.ignore = {"LL101"};
-  EXPECT_NE(key, c.key("a.py", "import torch\n", other));
+  EXPECT_NE(key, c.key("a.py", source("import torch\n"), other));
+  EXPECT_EQ(c.key("a.py", "import torch\n", cfg), "") << "small files are not cached";
   FileResult out;
   out.path = "a.py";
   FileSummary s;
@@ -253,7 +257,8 @@ TEST_F(CacheDir, NonRegularEntriesAreMissesAndDoNotBlock) {
   ResultCache c(root_);
   ASSERT_TRUE(c.enabled());
   Config cfg;
-  const std::string a = c.key("a.py", "1", cfg), b = c.key("b.py", "2", cfg), l = c.key("l.py", "3", cfg);
+  const std::string a = c.key("a.py", source("1"), cfg), b = c.key("b.py", source("2"), cfg),
+                    l = c.key("l.py", source("3"), cfg);
   c.store(a, no_fix_result(), sample_summary());
   c.store(b, no_fix_result(), sample_summary());
   c.store(l, no_fix_result(), sample_summary());
@@ -289,11 +294,11 @@ TEST_F(CacheDir, FailedWritesCommitNothing) {
     ::setrlimit(RLIMIT_FSIZE, &rl);
     ResultCache c(root_);
     Config cfg;
-    for (int i = 0; i < 10; ++i) c.store(c.key("f" + std::to_string(i) + ".py", "x", cfg), sample_result(), sample_summary());
+    for (int i = 0; i < 10; ++i) c.store(c.key("f" + std::to_string(i) + ".py", source("x"), cfg), sample_result(), sample_summary());
     FileResult out;
     FileSummary s;
     bool any = false;
-    for (int i = 0; i < 10; ++i) any |= c.load(c.key("f" + std::to_string(i) + ".py", "x", cfg), out, s);
+    for (int i = 0; i < 10; ++i) any |= c.load(c.key("f" + std::to_string(i) + ".py", source("x"), cfg), out, s);
     ::_exit(any ? 3 : 0);
   }
   int status = 0;
@@ -312,7 +317,7 @@ TEST_F(CacheDir, SizeCapEvictsTheOldestEntries) {
     FileResult big = no_fix_result();
     big.findings[0].message.assign(3000, 'm');
     for (int i = 0; i < 200; ++i) {
-      keys.push_back(c.key("m" + std::to_string(i) + ".py", "x", cfg));
+      keys.push_back(c.key("m" + std::to_string(i) + ".py", source("x"), cfg));
       c.store(keys.back(), big, sample_summary());
       if (i == 0) {
         // The first entry is the oldest.
