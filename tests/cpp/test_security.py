@@ -327,7 +327,7 @@ def test_macro_bomb_hits_memory_limit(d):
     write(os.path.join(tree, "bomb.cpp"), macro_bomb())
     write(os.path.join(tree, "good.cpp"), GOOD_TRAIN)
     write(os.path.join(tree, "good2.cpp"), GOOD_TRAIN)
-    env = env_for({"LEAKLINT_CPP_MEMORY_MB": "400", "LEAKLINT_CPP_TIMEOUT": "500"})
+    env = env_for({"LEAKLINT_CPP_MEMORY_MB": "600", "LEAKLINT_CPP_TIMEOUT": "500"})
     t0 = time.monotonic()
     p = run([ARGS.leaklint, "--no-cache", "--format", "json", "-j", "2", "."], tree, env=env)
     took = time.monotonic() - t0
@@ -338,7 +338,7 @@ def test_macro_bomb_hits_memory_limit(d):
     check(rules == [("good.cpp", "LL102"), ("good2.cpp", "LL102")], "other files lost findings: %s" % rules)
     check(took < 240, "the macro bomb took %.0f s" % took)
     # leaklint-cpp alone ends with status 75, and --memory-limit overrides the environment.
-    p = run([ARGS.leaklint_cpp, "--no-cache", "--memory-limit", "400", "bomb.cpp"], tree,
+    p = run([ARGS.leaklint_cpp, "--no-cache", "--memory-limit", "600", "bomb.cpp"], tree,
             env=env_for({"LEAKLINT_CPP_MEMORY_MB": "0"}))
     check(p.returncode == 75, "leaklint-cpp exited %d on the macro bomb" % p.returncode)
 
