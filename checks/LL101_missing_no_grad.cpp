@@ -21,17 +21,13 @@ void check_LL101(CheckContext& ctx) {
       if (f.file_trains() || !f.is_loaded_model(c.func, callee)) continue;
       // Inside a module's own methods, calling submodules is the module's forward.
       if (f.func_is_method_of_module(c.func) && f.dotted(callee).rfind("self.", 0) == 0) continue;
-      if (c.loop >= 0) {
-        auto trains = [&](const CallSite& x) { return f.is_backprop(x); };
-        if (f.loop_reaches(c.loop, trains)) continue;
-      }
+      if (c.loop >= 0 && f.loop_reaches_backprop(c.loop)) continue;
       why = "in a program that never back-propagates, on a loaded model";
       serving = true;
     }
     // One finding per outermost evaluation loop.
     int outer = c.loop;
-    auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
-    while (outer >= 0 && f.loops[outer].parent >= 0 && !f.loop_reaches(f.loops[outer].parent, trains))
+    while (outer >= 0 && f.loops[outer].parent >= 0 && !f.loop_trains(f.loops[outer].parent))
       outer = f.loops[outer].parent;
     if (outer >= 0 && !reported_loops.insert(outer).second) continue;
     if (outer < 0 && c.func != kNone && decorated_funcs.count(c.func)) continue;

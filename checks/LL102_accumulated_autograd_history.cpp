@@ -20,9 +20,8 @@ bool returns_history(CheckContext& ctx, Id func);
 
 class History {
  public:
-  History(CheckContext& ctx, Id func) : ctx_(ctx), f_(ctx.facts), func_(func) {
-    find_accumulating_methods();
-  }
+  History(CheckContext& ctx, Id func)
+      : ctx_(ctx), f_(ctx.facts), func_(func), accumulating_methods_(accumulating_methods(ctx)) {}
 
   void run(const std::vector<Id>& body) { walk(body, 0); }
   // Analyse without reporting; true when a `return` value carries history.
@@ -37,7 +36,7 @@ class History {
   const Facts& f_;
   Id func_;
   std::unordered_set<std::string> tainted_;
-  std::unordered_set<std::string> accumulating_methods_;  // same-file methods that keep their argument
+  const std::unordered_set<std::string>& accumulating_methods_;  // same-file methods that keep their argument
   bool quiet_ = false;
   bool returned_history_ = false;
 
@@ -159,7 +158,16 @@ class History {
     return false;
   }
 
-  void find_accumulating_methods() {
+  // Once per file (a History is made per function).
+  static const std::unordered_set<std::string>& accumulating_methods(CheckContext& ctx) {
+    if (!ctx.accumulating_methods) {
+      ctx.accumulating_methods.emplace();
+      find_accumulating_methods(ctx.facts, *ctx.accumulating_methods);
+    }
+    return *ctx.accumulating_methods;
+  }
+
+  static void find_accumulating_methods(const Facts& f_, std::unordered_set<std::string>& accumulating_methods_) {
     // `def update(self, val, n=1): self.sum += val * n` / `self.values.append(val)`
     for (const Function& fn : f_.m.funcs) {
       if (fn.cls == kNone || fn.params.size() < 2) continue;
@@ -231,7 +239,7 @@ class History {
     };
     for (const CallSite& c : f_.calls)
       if (c.func == func_ && f_.is_backprop(c) && mentions_derived(c.call)) return true;
-    if (f_.loop_reaches(loop, [&](const CallSite& c) { return f_.is_backprop(c); })) return false;
+    if (f_.loop_reaches_backprop(loop)) return false;
     // Summing per-head losses for the caller is intended; keeping per-batch graphs is not.
     if (f_.is_eval_source(f_.loops[loop].iter) || iterates_batches(f_, loop)) return false;
     if (func_ != kNone && f_.is_eval_function_name(f_.m.funcs[func_].name)) return false;
@@ -258,7 +266,7 @@ class History {
     // Loops inside a module's own methods that neither train nor iterate data build its
     // forward computation (layers, tiles, skip connections); the caller back-propagates.
     if (f_.func_is_method_of_module(func_) && !iterates_batches(f_, loop) &&
-        !f_.loop_reaches(loop, [&](const CallSite& c) { return f_.is_backprop(c); }))
+        !f_.loop_reaches_backprop(loop))
       return;
     if (accumulator_wanted(base, loop)) return;
     std::string vtext = ctx_.text(value);

@@ -1,5 +1,6 @@
 // LL201 zero-grad-missing: a training loop that steps an optimizer without ever resetting
 // its gradients per update.
+#include <map>
 #include <set>
 
 #include "checks/common.hpp"
@@ -36,19 +37,24 @@ void check_LL201(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   auto backward = [&](const CallSite& c) { return f.is_backward(c); };
   std::set<std::pair<int, std::string>> seen;
+  // (loop, optimizer) -> 0 skip, 1 no finding, 2 finding: many steps of one optimizer in one
+  // loop ask the same question, answered once (each answer walks the whole loop).
+  std::map<std::pair<int, std::string>, int> in_loop;
   for (const CallSite& c : f.calls) {
     Id opt = f.optimizer_of_step(c);
     if (opt == kNone || c.in_lambda) continue;
     std::string name = f.dotted(f.e(opt).kind == ExprKind::Subscript ? f.e(opt).kids[0] : opt);
     // The training loop: the innermost loop around the step that reaches backward().
     int loop = c.loop;
-    while (loop >= 0 && !f.loop_reaches(loop, backward)) loop = f.loops[loop].parent;
+    while (loop >= 0 && !f.loop_reaches_backward(loop)) loop = f.loops[loop].parent;
     bool fire = false;
-    // An optimizer constructed inside the loop starts fresh every iteration (per-step
-    // guidance, per-configuration sweeps): nothing accumulates across updates it sees.
-    if (loop >= 0 && assigned_in_loop(f, loop, name)) continue;
     if (loop >= 0) {
-      fire = !loop_resets(f, loop, name);
+      auto [it, fresh] = in_loop.try_emplace({loop, name}, 0);
+      // An optimizer constructed inside the loop starts fresh every iteration (per-step
+      // guidance, per-configuration sweeps): nothing accumulates across updates it sees.
+      if (fresh) it->second = assigned_in_loop(f, loop, name) ? 0 : !loop_resets(f, loop, name) ? 2 : 1;
+      if (it->second == 0) continue;
+      fire = it->second == 2;
     } else if (c.func != kNone && f.reaches(c.func, backward)) {
       // A step function without a loop: look at loops that call it (one level up).
       bool own_reset = f.reaches(c.func, [&](const CallSite& x) {

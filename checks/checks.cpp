@@ -37,9 +37,10 @@ bool CheckContext::enabled(std::string_view rule) const {
 
 Finding* CheckContext::report(std::string_view rule, const Range& where, std::string message) {
   if (!enabled(rule)) return nullptr;
-  // One finding per rule and location.
-  for (auto& f : out_)
-    if (f.rule == rule && f.range.begin == where.begin && f.range.end == where.end) return nullptr;
+  // One finding per rule and location (a set: files with thousands of findings stay linear).
+  if (!reported_.insert(std::string(rule) + ":" + std::to_string(where.begin) + ":" + std::to_string(where.end))
+           .second)
+    return nullptr;
   const RuleInfo* info = find_rule(rule);
   Finding f;
   f.rule = std::string(rule);
@@ -58,7 +59,10 @@ std::string CheckContext::text(const Range& r) const {
 
 uint32_t CheckContext::line_start(uint32_t byte) const {
   if (byte > source.size()) byte = static_cast<uint32_t>(source.size());
-  while (byte > 0 && source[byte - 1] != '\n') --byte;
+  // A lone `\r` (old Mac line ending) ends a line too.
+  while (byte > 0 && source[byte - 1] != '\n' &&
+         !(source[byte - 1] == '\r' && (byte == source.size() || source[byte] != '\n')))
+    --byte;
   return byte;
 }
 
@@ -69,8 +73,9 @@ std::string CheckContext::indent_at(uint32_t byte) const {
 }
 
 std::string CheckContext::newline() const {
-  size_t p = source.find('\n');
-  return p != std::string_view::npos && p > 0 && source[p - 1] == '\r' ? "\r\n" : "\n";
+  size_t p = source.find_first_of("\r\n");
+  if (p == std::string_view::npos || source[p] == '\n') return "\n";
+  return p + 1 < source.size() && source[p + 1] == '\n' ? "\r\n" : "\r";
 }
 
 std::string CheckContext::indent_unit() const {
@@ -84,7 +89,7 @@ std::string CheckContext::indent_unit() const {
     if (j > i && j < source.size() && source[j] != '\n' && source[j] != '\r' && source[j] != '#') {
       if (best == 0 || j - i < best) { best = j - i; ch = source[i]; }
     }
-    size_t nl = source.find('\n', i);
+    size_t nl = source.find_first_of("\r\n", i);
     if (nl == std::string_view::npos) break;
     i = nl + 1;
   }

@@ -1,9 +1,11 @@
 // One check per rule ID, each written once against the shared model (checks/facts.hpp).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "checks/facts.hpp"
@@ -20,6 +22,8 @@ class CheckContext {
   // Per-file memo for interprocedural questions (e.g. LL102: does a function return a
   // value that carries autograd history?): 0 computing, 1 no, 2 yes.
   std::unordered_map<Id, int> returns_history_memo;
+  // LL102: same-file methods that keep their argument (computed once per file).
+  std::optional<std::unordered_set<std::string>> accumulating_methods;
 
   // Adds a finding (severity from the registry and configuration) unless the rule is
   // disabled for this file. Returns the finding for notes/fixes, or nullptr.
@@ -36,6 +40,7 @@ class CheckContext {
 
  private:
   std::vector<Finding>& out_;
+  std::unordered_set<std::string> reported_;  // "rule:begin:end" of out_'s findings
 };
 
 using CheckFn = void (*)(CheckContext&);

@@ -5,7 +5,7 @@ namespace ll {
 std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (c.loop < 0) return "";
   auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
-  if (f.loop_reaches(c.loop, trains)) return "";
+  if (f.loop_trains(c.loop)) return "";
   if (c.func != kNone) {
     const std::string& name = f.m.funcs[c.func].name;
     if (f.is_eval_function_name(name) && !(f.is_test_file && f.reaches(c.func, trains)) &&

@@ -1,4 +1,5 @@
 #include "checks/facts.hpp"
+#include "rules/budget.hpp"
 
 #include <algorithm>
 #include <set>
@@ -10,6 +11,7 @@ void for_each_expr(const Module& m, Id root, const std::function<bool(Id)>& visi
   if (root == kNone) return;
   std::vector<Id> stack{root};
   while (!stack.empty()) {
+    budget::tick();
     Id id = stack.back();
     stack.pop_back();
     if (id == kNone || id >= m.exprs.size()) continue;
@@ -109,6 +111,20 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   // Walk everything.
   bool off = false;
   walk_body(m.body, kNone, -1, off, -1);
+  for (const CallSite& c : calls)
+    if (callee_attr(c.call) == "load_state_dict") {
+      std::string d = dotted(callee_receiver(c.call));
+      if (!d.empty()) load_state_dict_.insert(std::to_string(c.func) + ":" + d);
+    }
+  for (Id f = 0; f < nf; ++f) {
+    nested_funcs_.emplace(std::to_string(m.funcs[f].parent) + ":" + m.funcs[f].name, f);
+    if (m.funcs[f].parent != kNone) nested_names_.insert(m.funcs[f].name);
+  }
+  for (Id k = 0; k < m.classes.size(); ++k) {
+    classes_by_name_[m.classes[k].name].push_back(k);
+    for (Id f : m.classes[k].methods) methods_[std::to_string(k) + ":" + m.funcs[f].name] = f;
+  }
+  for (auto& l : loop_memo_) l.assign(loops.size(), -1);
   resolve_calls();
   compute_entry_off();
   calls_in_stmt.assign(m.stmts.size(), {});
@@ -124,10 +140,16 @@ int Facts::push_loop(Loop l) {
 }
 
 void Facts::note_call_in_loops(int loop, int call) {
-  for (int l = loop; l >= 0; l = loops[l].parent) loops[l].calls.push_back(call);
+  for (int l = loop; l >= 0; l = loops[l].parent) {
+    budget::tick();
+    loops[l].calls.push_back(call);
+  }
 }
 void Facts::note_stmt_in_loops(int loop, Id stmt) {
-  for (int l = loop; l >= 0; l = loops[l].parent) loops[l].stmts.push_back(stmt);
+  for (int l = loop; l >= 0; l = loops[l].parent) {
+    budget::tick();
+    loops[l].stmts.push_back(stmt);
+  }
 }
 
 // Returns true when the item is a grad-mode context; *disables tells which way.
@@ -394,30 +416,40 @@ void Facts::resolve_calls() {
     Id callee = e(c.call).kids[0];
     const Expr& ce = e(callee);
     Id target = kNone;
+    auto method = [&](Id cls, const std::string& name) {
+      auto it = methods_.find(std::to_string(cls) + ":" + name);
+      return it == methods_.end() ? kNone : it->second;
+    };
     if (ce.kind == ExprKind::Name && ce.text == "self" && class_of(c.func) != kNone) {
-      for (Id f : m.classes[class_of(c.func)].methods)
-        if (m.funcs[f].name == "__call__") target = f;
+      target = method(class_of(c.func), "__call__");
     } else if (ce.kind == ExprKind::Name && ce.qname.empty()) {
       // Nested function of the enclosing function first, then module level.
-      for (Id f = 0; f < m.funcs.size() && target == kNone; ++f)
-        if (m.funcs[f].parent == c.func && c.func != kNone && m.funcs[f].name == ce.text) target = f;
+      if (c.func != kNone) {
+        auto nested = nested_funcs_.find(std::to_string(c.func) + ":" + ce.text);
+        if (nested != nested_funcs_.end()) target = nested->second;
+      }
       auto it = module_funcs_.find(ce.text);
       if (target == kNone && it != module_funcs_.end()) target = it->second.back();
     } else if (ce.kind == ExprKind::Attribute && !ce.kids.empty()) {
       const Expr& obj = e(ce.kids[0]);
       Id cls = kNone;
       if (obj.kind == ExprKind::Name && (obj.text == "self" || obj.text == "cls")) cls = class_of(c.func);
-      else if (obj.kind == ExprKind::Name)
-        for (Id k = 0; k < m.classes.size(); ++k)
-          if (m.classes[k].name == obj.text) cls = k;
+      else if (obj.kind == ExprKind::Name) {
+        auto named = classes_by_name_.find(obj.text);
+        if (named != classes_by_name_.end()) cls = named->second.back();  // the last definition
+      }
       // Methods of the class or of its same-file bases.
       for (int hops = 0; cls != kNone && hops < 8 && target == kNone; ++hops) {
-        for (Id f : m.classes[cls].methods)
-          if (m.funcs[f].name == ce.text) target = f;
+        budget::tick();
+        target = method(cls, ce.text);
         Id next = kNone;
-        for (Id b : m.classes[cls].bases)
-          for (Id k = 0; k < m.classes.size(); ++k)
-            if (e(b).kind == ExprKind::Name && m.classes[k].name == e(b).text && k != cls) next = k;
+        for (Id b : m.classes[cls].bases) {
+          if (e(b).kind != ExprKind::Name) continue;
+          auto named = classes_by_name_.find(e(b).text);
+          if (named == classes_by_name_.end()) continue;
+          for (Id k : named->second)
+            if (k != cls) next = k;  // the last definition of that name other than this class
+        }
         cls = next;
       }
     }
@@ -515,6 +547,7 @@ std::string Facts::entry_off_reason(Id func) const {
 }
 
 std::string Facts::dotted(Id id) const {
+  budget::tick();
   std::vector<std::string_view> parts;
   Id cur = id;
   for (int guard = 0; cur != kNone && guard < 64; ++guard) {
@@ -777,10 +810,7 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
 }
 
 bool Facts::is_function_name(Id func, const std::string& name) const {
-  if (module_funcs_.count(name)) return true;
-  for (Id f = 0; f < m.funcs.size(); ++f)
-    if (m.funcs[f].parent != kNone && m.funcs[f].name == name) return true;
-  return false;
+  return module_funcs_.count(name) != 0 || nested_names_.count(name) != 0;
 }
 
 bool Facts::is_model_value(Id func, Id x) const { return is_model_value_rec(func, x, 0); }
@@ -880,11 +910,8 @@ bool Facts::is_loaded_model(Id func, Id x) const {
   for (Id v : bindings(func, d))
     if (loaded(v, 0)) return true;
   // load_state_dict(...) + eval() on the same name in this function or module.
-  bool lsd = false;
-  for (const auto& c : calls)
-    if ((c.func == func || c.func == kNone) && callee_attr(c.call) == "load_state_dict" &&
-        dotted(callee_receiver(c.call)) == d)
-      lsd = true;
+  bool lsd = load_state_dict_.count(std::to_string(func) + ":" + d) != 0 ||
+             load_state_dict_.count(std::to_string(kNone) + ":" + d) != 0;
   return lsd && eval_called_before(func, d, UINT32_MAX);
 }
 
@@ -983,6 +1010,7 @@ bool Facts::reaches(Id func, const std::function<bool(const CallSite&)>& pred) c
     Id f = stack.back();
     stack.pop_back();
     for (int ci : func_calls_[f == kNone ? m.funcs.size() : f]) {
+      budget::tick();
       const CallSite& c = calls[ci];
       if (pred(c)) return true;
       if (c.target_func != kNone && seen.insert(c.target_func).second) stack.push_back(c.target_func);
@@ -992,12 +1020,43 @@ bool Facts::reaches(Id func, const std::function<bool(const CallSite&)>& pred) c
 }
 
 bool Facts::loop_reaches(int loop, const std::function<bool(const CallSite&)>& pred) const {
+  // The loop's own call sites, then every same-file function they reach, each visited once
+  // (one walk for the loop, not one per call site).
+  std::vector<Id> stack;
+  std::unordered_set<Id> seen;
   for (int ci : loops[loop].calls) {
+    budget::tick();
     const CallSite& c = calls[ci];
     if (pred(c)) return true;
-    if (c.target_func != kNone && c.target_func != c.func && reaches(c.target_func, pred)) return true;
+    if (c.target_func != kNone && c.target_func != c.func && seen.insert(c.target_func).second)
+      stack.push_back(c.target_func);
+  }
+  while (!stack.empty()) {
+    Id f = stack.back();
+    stack.pop_back();
+    for (int ci : func_calls_[f]) {
+      budget::tick();
+      const CallSite& c = calls[ci];
+      if (pred(c)) return true;
+      if (c.target_func != kNone && seen.insert(c.target_func).second) stack.push_back(c.target_func);
+    }
   }
   return false;
+}
+
+bool Facts::loop_memo(int which, int loop, const std::function<bool(const CallSite&)>& pred) const {
+  signed char& memo = loop_memo_[which][static_cast<size_t>(loop)];
+  if (memo < 0) memo = loop_reaches(loop, pred) ? 1 : 0;
+  return memo == 1;
+}
+bool Facts::loop_reaches_backward(int loop) const {
+  return loop_memo(0, loop, [this](const CallSite& c) { return is_backward(c); });
+}
+bool Facts::loop_reaches_backprop(int loop) const {
+  return loop_memo(1, loop, [this](const CallSite& c) { return is_backprop(c); });
+}
+bool Facts::loop_trains(int loop) const {
+  return loop_memo(2, loop, [this](const CallSite& c) { return is_backprop(c) || optimizer_of_step(c) != kNone; });
 }
 
 bool Facts::is_eval_function_name(std::string_view name) const {

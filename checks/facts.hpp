@@ -122,6 +122,11 @@ class Facts {
   // Same-file functions reachable from a call site / a function (transitively).
   bool reaches(Id func, const std::function<bool(const CallSite&)>& pred) const;
   bool loop_reaches(int loop, const std::function<bool(const CallSite&)>& pred) const;
+  // loop_reaches for the questions most checks ask, memoised per loop: asked once per call
+  // site of a loop, they must not cost the loop's size each time.
+  bool loop_reaches_backward(int loop) const;  // is_backward
+  bool loop_reaches_backprop(int loop) const;  // is_backprop
+  bool loop_trains(int loop) const;            // is_backprop or an optimizer step
 
   // Functions by name at module level, methods by class.
   Id class_of(Id func) const { return func == kNone ? kNone : m.funcs[func].cls; }
@@ -161,7 +166,14 @@ class Facts {
   std::vector<std::unordered_map<std::string, std::vector<Id>>> class_bind_;  // self.x
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
   bool file_trains_ = false;
-  Id guard_ = kNone;  // while walking: the innermost `if` condition inside the current loop
+  Id guard_ = kNone;
+  bool loop_memo(int which, int loop, const std::function<bool(const CallSite&)>& pred) const;
+  mutable std::vector<signed char> loop_memo_[3];  // per loop: -1 unknown, 0 no, 1 yes
+  std::unordered_set<std::string> load_state_dict_;  // "<func>:<dotted receiver>"
+  std::unordered_map<std::string, Id> nested_funcs_;  // "<parent>:<name>" -> first function
+  std::unordered_set<std::string> nested_names_;      // names of functions defined in functions
+  std::unordered_map<std::string, Id> methods_;       // "<class>:<name>" -> last method of that name
+  std::unordered_map<std::string, std::vector<Id>> classes_by_name_;  // while walking: the innermost `if` condition inside the current loop
 };
 
 // Walks an expression tree (pre-order) without recursion.

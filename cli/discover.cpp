@@ -1,5 +1,7 @@
 // File discovery: an iterative directory walk with .gitignore semantics and symlink-loop
-// detection. Every filesystem call uses the error_code overloads; nothing throws.
+// detection. Every filesystem call uses the error_code overloads; nothing throws. Links
+// whose real path leaves the root they were found under are not followed (unless asked),
+// and FIFOs, devices and sockets are reported, never opened.
 #include "cli/discover.hpp"
 #include "cli/notebook.hpp"
 
@@ -67,6 +69,22 @@ std::string display_form(const std::string& p) {
   while (s.size() > 1 && s.back() == '/') s.pop_back();
   if (s.empty()) s = ".";
   return s;
+}
+
+// The real path (symlinks resolved), "" when it cannot be resolved.
+std::string real_form(const std::string& p) {
+  std::error_code ec;
+  fs::path real = fs::canonical(fs::path(p), ec);
+  if (ec) return "";
+  return real.generic_string();
+}
+
+// Is `path` (a real path) `root` or below it?
+bool is_within(const std::string& path, const std::string& root) {
+  if (root.empty() || path.empty()) return false;
+  if (root == "/") return path[0] == '/';
+  return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
+         (path.size() == root.size() || path[root.size()] == '/');
 }
 
 std::string absolute_form(const std::string& p) {
@@ -143,11 +161,12 @@ struct WorkItem {
   int ignore = -1;      // innermost .gitignore in effect
   int parent = -1;      // DirNode of the directory containing this one; -1 for a root
   bool root = false;    // named on the command line
+  int tree = -1;        // index of the root this item was found under
 };
 
 class Walker {
  public:
-  explicit Walker(DiscoveredFiles& out) : out_(out) {}
+  Walker(DiscoveredFiles& out, const DiscoverOptions& opts) : out_(out), opts_(opts) {}
 
   void add_root(const std::string& display) {
     WorkItem item;
@@ -155,6 +174,8 @@ class Walker {
     item.abs = absolute_form(display);
     item.ignore = chain_above(item.abs);
     item.root = true;
+    item.tree = static_cast<int>(root_real_.size());
+    root_real_.push_back(real_form(display));
     roots_.push_back(std::move(item));
   }
 
@@ -324,19 +345,45 @@ class Walker {
         }
       }
       const std::string abs = join(item.abs, name);
+      const bool is_source = is_python_path(name) || is_cpp_path(name) || is_notebook_path(name);
       if (fs::is_directory(target)) {
         if (is_skipped_dir_name(name) || is_ignored(abs, name, true, chain)) continue;
-        WorkItem child{join(item.display, name), abs, chain, node, false};
+        if (is_link && !inside_tree(abs, item.tree)) {
+          out_.skipped_links.push_back(join(item.display, name));
+          continue;
+        }
+        WorkItem child{join(item.display, name), abs, chain, node, false, item.tree};
         (is_link ? deferred : stack).push_back(std::move(child));
       } else if (fs::is_regular_file(target)) {
-        if (!is_python_path(name) && !is_cpp_path(name) && !is_notebook_path(name)) continue;
+        if (!is_source) continue;
         if (is_ignored(abs, name, false, chain)) continue;
+        if (is_link && !inside_tree(abs, item.tree)) {
+          out_.skipped_links.push_back(join(item.display, name));
+          continue;
+        }
         out_.files.push_back(join(item.display, name));
+      } else if (is_source && !is_ignored(abs, name, false, chain)) {
+        // A FIFO, device or socket with a source name: opening it could block forever.
+        if (is_link && !inside_tree(abs, item.tree)) {
+          out_.skipped_links.push_back(join(item.display, name));
+          continue;
+        }
+        struct stat fst {};
+        const char* what = ::stat(abs.c_str(), &fst) == 0 ? special_file_kind(fst.st_mode) : "special file";
+        diag(join(item.display, name), std::string("not a regular file (") + what + "); not analysed", true);
       }
     }
   }
 
+  // Does the link at `abs` resolve to a path inside the root of tree `tree`?
+  bool inside_tree(const std::string& abs, int tree) const {
+    if (opts_.follow_external_symlinks || tree < 0) return true;
+    return is_within(real_form(abs), root_real_[static_cast<std::size_t>(tree)]);
+  }
+
   DiscoveredFiles& out_;
+  const DiscoverOptions& opts_;
+  std::vector<std::string> root_real_;  // real path of each root, by WorkItem::tree
   std::vector<WorkItem> roots_;
   std::vector<IgnoreFile> ignores_;
   std::vector<DirNode> nodes_;
@@ -351,9 +398,17 @@ bool is_cpp_path(const std::string& path) {
   return has_extension(path, {".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".cu"});
 }
 
-DiscoveredFiles discover(const std::vector<std::string>& paths) {
+const char* special_file_kind(unsigned mode) {
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  if (S_ISSOCK(mode)) return "socket";
+  return "special file";
+}
+
+DiscoveredFiles discover(const std::vector<std::string>& paths, const DiscoverOptions& opts) {
   DiscoveredFiles out;
-  Walker walker(out);
+  Walker walker(out, opts);
   for (const std::string& p : paths) {
     if (p.empty()) continue;
     const std::string display = display_form(p);
@@ -380,12 +435,23 @@ DiscoveredFiles discover(const std::vector<std::string>& paths) {
     }
     if (fs::is_directory(st)) {
       walker.add_root(display);
-    } else {
+    } else if (fs::is_regular_file(st)) {
       out.files.push_back(display);  // named explicitly: always analysed
+    } else {
+      // A FIFO or device (`/dev/zero`) would block or never end: reported, never opened.
+      struct stat fst {};
+      const char* what = ::stat(p.c_str(), &fst) == 0 ? special_file_kind(fst.st_mode) : "special file";
+      Diagnostic d;
+      d.path = display;
+      d.kind = "io-error";
+      d.message = std::string("not a regular file (") + what + "); not analysed";
+      d.fatal = true;
+      out.diagnostics.push_back(std::move(d));
     }
   }
   walker.run();
   std::sort(out.files.begin(), out.files.end());
+  std::sort(out.skipped_links.begin(), out.skipped_links.end());
   out.files.erase(std::unique(out.files.begin(), out.files.end()), out.files.end());
   std::stable_sort(out.diagnostics.begin(), out.diagnostics.end(),
                    [](const Diagnostic& a, const Diagnostic& b) { return a.path < b.path; });

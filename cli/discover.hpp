@@ -1,6 +1,8 @@
 // File discovery: expands paths into the files to analyse, honouring .gitignore files
 // (in every directory from the repository root down), skipping .git, virtualenvs, build/,
-// node_modules and __pycache__, and never following a symlink loop.
+// node_modules and __pycache__, and never following a symlink loop. A scanned tree is
+// untrusted input: discovery does not leave it through symbolic links (unless asked to)
+// and never lists a FIFO, device or socket for analysis.
 #pragma once
 
 #include <string>
@@ -12,14 +14,27 @@ namespace ll {
 
 struct DiscoveredFiles {
   std::vector<std::string> files;          // sorted, unique; as the user would write them
-  std::vector<Diagnostic> diagnostics;     // unreadable directories, missing paths, loops
+  std::vector<Diagnostic> diagnostics;     // unreadable directories, missing paths, loops,
+                                           // FIFOs/devices/sockets
+  // Symbolic links (to directories or source files) not followed because their real path
+  // is outside the tree named on the command line; shown only with --verbose.
+  std::vector<std::string> skipped_links;
+};
+
+struct DiscoverOptions {
+  // Follow symbolic links whose real path is outside the tree being scanned.
+  bool follow_external_symlinks = false;
 };
 
 // Python: .py .pyi (.ipynb later); C++: .cpp .cc .cxx .h .hpp .hh .cu
 bool is_python_path(const std::string& path);
 bool is_cpp_path(const std::string& path);
 
-// Paths named explicitly are always included (even if ignored), like ruff.
-DiscoveredFiles discover(const std::vector<std::string>& paths);
+// Paths named explicitly are always included (even if ignored), like ruff; each one is
+// the root of its tree (a link named on the command line is followed: the user chose it).
+DiscoveredFiles discover(const std::vector<std::string>& paths, const DiscoverOptions& opts = {});
+
+// "FIFO", "character device", ... for a stat mode that is not a regular file or directory.
+const char* special_file_kind(unsigned mode);
 
 }  // namespace ll

@@ -9,13 +9,16 @@
 #include <sstream>
 #include <thread>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "checks/checks.hpp"
 #include "cli/cache.hpp"
 #include "cli/discover.hpp"
 #include "cli/notebook.hpp"
 #include "frontend/python/python_frontend.hpp"
+#include "rules/budget.hpp"
 #include "rules/suppress.hpp"
 
 namespace ll {
@@ -105,7 +108,10 @@ void line_col_of(const std::string& text, size_t at, uint32_t* line, uint32_t* c
   *line = 1;
   size_t ls = 0;
   for (size_t i = 0; i < at && i < text.size(); ++i)
-    if (text[i] == '\n') { ++*line; ls = i + 1; }
+    if (text[i] == '\n' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n'))) {
+      ++*line;
+      ls = i + 1;
+    }
   *col = static_cast<uint32_t>(at - ls + 1);
 }
 
@@ -127,10 +133,21 @@ FileResult analyze_text(const std::string& path, std::string text, const Config&
   r.path = path;
   Module m;
   python::ParseOptions po;
-  po.timeout_micros = opts.parse_timeout_ms * 1000;
-  if (python::lower(text, path, m, r.diagnostics, po)) {
-    r.findings = run_checks(m, cfg, path, text, project, summary);
-    Suppressions(m.comments, m.lang).apply(r.findings);
+  po.timeout_micros = std::max<uint64_t>(1, opts.parse_timeout_ms * 1000);
+  // One budget for the whole analysis: parsing (tree-sitter's own timeout), then lowering,
+  // facts and checks (budget::tick() throws past the deadline).
+  try {
+    budget::Scope scope(opts.parse_timeout_ms, opts.max_work);
+    if (python::lower(text, path, m, r.diagnostics, po)) {
+      r.findings = run_checks(m, cfg, path, text, project, summary);
+      Suppressions(m.comments, m.lang).apply(r.findings);
+    }
+  } catch (const budget::Exceeded&) {
+    r.findings.clear();
+    if (summary) *summary = FileSummary{};
+    r.diagnostics.push_back(fatal(path, "timeout",
+                                  "analysis took longer than the per-file budget (" +
+                                      std::to_string(opts.parse_timeout_ms) + " ms); file not analysed"));
   }
   r.source = std::move(text);
   sort_result(r);
@@ -161,8 +178,19 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
   if (text_override) {
     text = *text_override;
   } else {
+    // Never a blocking open: a FIFO or a terminal named here must not hang the run, and
+    // only a regular file is read (bounded by --max-file-size even if it grows).
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+      r.diagnostics.push_back(fatal(path, "io-error", std::string("cannot read file: ") + std::strerror(errno)));
+      return r;
+    }
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
+    if (::fstat(fd, &st) != 0) {
       r.diagnostics.push_back(fatal(path, "io-error", std::string("cannot read file: ") + std::strerror(errno)));
       return r;
     }
@@ -170,25 +198,36 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
       r.diagnostics.push_back(fatal(path, "io-error", "is a directory"));
       return r;
     }
-    if (static_cast<uint64_t>(st.st_size) > opts.max_file_size) {
+    if (!S_ISREG(st.st_mode)) {
+      r.diagnostics.push_back(fatal(path, "io-error", std::string("not a regular file (") +
+                                                          special_file_kind(st.st_mode) + "); not analysed"));
+      return r;
+    }
+    auto too_large = [&](uint64_t size) {
       r.diagnostics.push_back(fatal(path, "too-large",
-                                    "file is " + std::to_string(st.st_size / 1024) + " KiB, over the " +
+                                    "file is " + std::to_string(size / 1024) + " KiB, over the " +
                                         std::to_string(opts.max_file_size / 1024) +
                                         " KiB limit (--max-file-size); not analysed"));
       return r;
+    };
+    if (static_cast<uint64_t>(st.st_size) > opts.max_file_size) return too_large(static_cast<uint64_t>(st.st_size));
+    text.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    for (;;) {
+      if (got == text.size()) {
+        if (got > opts.max_file_size) return too_large(got);
+        text.resize(std::min<uint64_t>(std::max<size_t>(2 * got, 4096), opts.max_file_size + 1));
+      }
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        r.diagnostics.push_back(fatal(path, "io-error", std::string("read error: ") + std::strerror(errno)));
+        return r;
+      }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
     }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      r.diagnostics.push_back(fatal(path, "io-error", std::string("cannot read file: ") + std::strerror(errno)));
-      return r;
-    }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) {
-      r.diagnostics.push_back(fatal(path, "io-error", "read error"));
-      return r;
-    }
-    text = ss.str();
+    text.resize(got);
   }
   if (text.size() > opts.max_file_size) {
     r.diagnostics.push_back(fatal(path, "too-large", "input over the size limit; not analysed"));
@@ -243,7 +282,10 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
       return cached;
     }
     FileResult fresh = analyze_text(path, std::move(text), cfg, opts, nullptr, summary);
-    opts.cache->store(key, fresh, *summary);
+    // A timeout depends on the machine and its load, not on the file: never cached.
+    if (std::none_of(fresh.diagnostics.begin(), fresh.diagnostics.end(),
+                     [](const Diagnostic& d) { return d.kind == "timeout"; }))
+      opts.cache->store(key, fresh, *summary);
     return fresh;
   }
   return analyze_text(path, std::move(text), cfg, opts, nullptr, summary);

@@ -15,7 +15,8 @@ namespace ll {
 struct EngineOptions {
   int jobs = 0;                           // 0 = hardware concurrency
   uint64_t max_file_size = 10u << 20;     // bytes; larger files are skipped with a diagnostic
-  uint64_t parse_timeout_ms = 10'000;     // per-file parse budget
+  uint64_t parse_timeout_ms = 10'000;     // per-file budget: parse, lowering, facts and checks
+  uint64_t max_work = 0;                  // also a cap in budget::tick() units (0: none; exact, for tests)
   const class ResultCache* cache = nullptr;  // null: no caching
   // Called from worker threads after each file (progress display); may be empty.
   std::function<void(size_t done, size_t total)> progress;

@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> select, ignore;
   bool fix = false, unsafe_fixes = false, diff = false, exit_zero = false, list = false, quiet = false;
   bool no_source = false, no_cache = false;
+  DiscoverOptions discover_opts;
+  bool verbose = false;
   std::string cache_dir, baseline, write_baseline_file, diff_base;
   int jobs = 0;
   uint64_t max_kib = 10 * 1024;
@@ -100,6 +102,9 @@ int main(int argc, char** argv) {
   app.add_option("--write-baseline", write_baseline_file, "Record all current findings in FILE and exit 0");
   app.add_option("--diff-base", diff_base, "Report only findings on lines changed since this git revision");
   app.add_flag("--no-cache", no_cache, "Analyse every file, ignoring and not writing the result cache");
+  app.add_flag("--follow-external-symlinks", discover_opts.follow_external_symlinks,
+               "Follow symbolic links whose real path is outside the scanned tree (default: skip them)");
+  app.add_flag("-v,--verbose", verbose, "Say which files discovery skipped (e.g. links out of the tree) on stderr");
   app.add_option("--cache-dir", cache_dir, "Result cache directory (default: $XDG_CACHE_HOME/leaklint)");
   std::string build_dir;
   std::vector<std::string> extra_args;
@@ -188,8 +193,12 @@ int main(int argc, char** argv) {
   } else {
     if (paths.empty()) paths.push_back(".");
     opts.cpp.roots = paths;  // leaklint-cpp confines what C++ files include to these trees
-    DiscoveredFiles found = discover(paths);
+    DiscoveredFiles found = discover(paths, discover_opts);
     discovery_diags = std::move(found.diagnostics);
+    if (verbose)
+      for (const auto& l : found.skipped_links)
+        std::cerr << "leaklint: skipped " << escape_path(l)
+                  << ": symbolic link to outside the scanned tree (--follow-external-symlinks follows it)\n";
     std::unique_ptr<ResultCache> cache;
     if (!no_cache) {
       cache = std::make_unique<ResultCache>(cache_dir, fix || diff || unsafe_fixes || format == "json" || format == "sarif");

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -92,7 +93,9 @@ class SourceIndex {
     if (src_.empty()) return;
     starts_.push_back(0);
     for (std::size_t i = 0; i < src_.size(); ++i) {
-      if (src_[i] == '\n') starts_.push_back(i + 1);
+      // `\n`, `\r\n`, or a lone `\r` (old Mac files; the Python frontend reads it so).
+      if (src_[i] == '\n' || (src_[i] == '\r' && (i + 1 == src_.size() || src_[i + 1] != '\n')))
+        starts_.push_back(i + 1);
     }
   }
 
@@ -257,7 +260,7 @@ const char* severity_color(std::string_view level) {
 }
 
 std::string location_prefix(const std::string& path, uint32_t line, uint32_t col) {
-  std::string s = path;
+  std::string s = escape_path(path);
   if (line > 0) {
     s += ':' + std::to_string(line);
     if (col > 0) s += ':' + std::to_string(col);
@@ -304,7 +307,7 @@ void write_text(std::ostream& out, const std::vector<FileResult>& results, const
       const std::string level = diagnostic_level(d);
       out << style("1", location_prefix(d.path.empty() ? r.path : d.path, d.line, d.col)) << ' '
           << style(severity_color(level), level + ":") << ' '
-          << style("1", diagnostic_message(d) + " [" + d.kind + "]") << '\n';
+          << style("1", escape_path(diagnostic_message(d)) + " [" + d.kind + "]") << '\n';
       if (opts.show_source && d.line > 0) {
         Range at;
         at.line = at.end_line = d.line;
@@ -844,18 +847,18 @@ void write_github_annotations(std::ostream& out, const std::vector<FileResult>& 
   for (const FileResult& r : results) {
     for (const Diagnostic& d : r.diagnostics) {
       const std::string path = github_path(d.path.empty() ? r.path : d.path);
-      out << "::" << github_level(diagnostic_level(d)) << " file=" << escape_property(path);
+      out << "::" << github_level(diagnostic_level(d)) << " file=" << escape_property(escape_path(path));
       if (d.line > 0) {
         out << ",line=" << d.line;
         if (d.col > 0) out << ",col=" << d.col;
       }
       out << ",title=" << escape_property("leaklint " + d.kind) << "::"
-          << escape_data(diagnostic_message(d)) << '\n';
+          << escape_data(escape_path(diagnostic_message(d))) << '\n';
     }
     for (const Finding& f : r.findings) {
       if (f.suppressed) continue;
       const std::string path = github_path(f.path.empty() ? r.path : f.path);
-      out << "::" << github_level(severity_name(f.severity)) << " file=" << escape_property(path)
+      out << "::" << github_level(severity_name(f.severity)) << " file=" << escape_property(escape_path(path))
           << ",line=" << f.range.line << ",col=" << f.range.col;
       if (f.range.end_line >= f.range.line && f.range.end_line > 0) {
         out << ",endLine=" << f.range.end_line << ",endColumn=" << f.range.end_col;
@@ -949,6 +952,54 @@ bool color_enabled(std::string_view mode, bool to_tty, const char* no_color, con
   if (force_color != nullptr && *force_color != '\0') return true;
   if (term != nullptr && std::string_view(term) == "dumb") return false;
   return to_tty;
+}
+
+std::string escape_path(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  auto hex = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  };
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7F) {
+      switch (c) {
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default: hex(c);
+      }
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    const auto [cp, len] = decode_utf8(s, i);
+    const bool valid = !(cp == 0xFFFDU && len == 1) && !(len == 2 && cp < 0x80) && !(len == 3 && cp < 0x800) &&
+                       !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) && !(cp >= 0xD800 && cp <= 0xDFFF);
+    if (!valid) {
+      hex(c);
+      ++i;
+    } else if ((cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) ||
+               cp == 0x2028 || cp == 0x2029) {
+      // C1 controls, bidirectional overrides and Unicode line separators.
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\u{%x}", static_cast<unsigned>(cp));
+      out += buf;
+      i += len;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
 }
 
 bool diagnostic_fails_run(const Diagnostic& d) {

@@ -4,6 +4,7 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rules/finding.hpp"
@@ -41,6 +42,11 @@ bool diagnostic_fails_run(const Diagnostic& d);
 // `suppressions`, other formats omit them.
 void write_report(std::ostream& out, const std::vector<FileResult>& results,
                   const ReportOptions& opts);
+
+// A file name made safe for a terminal or a line-oriented log: control characters become
+// `\n`, `\t`, `\x1b` ..., bytes that are not UTF-8 `\xff`, bidirectional overrides
+// `\u{202e}`; everything else (including non-ASCII names) is kept.
+std::string escape_path(std::string_view path);
 
 // The stable fingerprint of each finding of `r` (same order), as written to SARIF's
 // partialFingerprints: it survives edits elsewhere in the file (baselines use it too).

@@ -2,6 +2,7 @@
 // before their parent, so an expression's kids always have smaller ids than itself.
 // Recursion depth is bounded by kMaxDepth; deeper subtrees become opaque nodes.
 #include "frontend/python/python_frontend.hpp"
+#include "rules/budget.hpp"
 
 #include <tree_sitter/api.h>
 
@@ -247,10 +248,12 @@ class Lowerer {
   }
 
   Id add_expr(Expr e) {
+    budget::tick();
     m_.exprs.push_back(std::move(e));
     return static_cast<Id>(m_.exprs.size() - 1);
   }
   Id add_stmt(Stmt s) {
+    budget::tick();
     m_.stmts.push_back(std::move(s));
     return static_cast<Id>(m_.stmts.size() - 1);
   }
@@ -897,8 +900,13 @@ void scan_tree(TSNode root, std::string_view src, Module& m, std::vector<Diagnos
   bool reported = false;
   bool want_errors = ts_node_has_error(root);
   if (hashes.empty() && !want_errors) return;
-  TSTreeCursor c = ts_tree_cursor_new(root);
+  struct Cursor {
+    TSTreeCursor c;
+    ~Cursor() { ts_tree_cursor_delete(&c); }  // also when budget::tick() throws
+  } cur{ts_tree_cursor_new(root)};
+  TSTreeCursor& c = cur.c;
   for (;;) {
+    budget::tick();
     TSNode n = ts_tree_cursor_current_node(&c);
     K k = kind_of(n);
     bool descend = has_hash(n) || (want_errors && !reported && ts_node_has_error(n));
@@ -927,10 +935,7 @@ void scan_tree(TSNode root, std::string_view src, Module& m, std::vector<Diagnos
     }
     if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
     while (!ts_tree_cursor_goto_next_sibling(&c)) {
-      if (!ts_tree_cursor_goto_parent(&c)) {
-        ts_tree_cursor_delete(&c);
-        return;
-      }
+      if (!ts_tree_cursor_goto_parent(&c)) return;
     }
   }
 }
@@ -951,6 +956,15 @@ TSParser* thread_parser() {
 
 bool lower(std::string_view source, const std::string& path, Module& out,
            std::vector<Diagnostic>& diags, const ParseOptions& opts) {
+  // A lone `\r` ends a line, as in CPython (old Mac files). tree-sitter's rows count only
+  // `\n`, so such a file is parsed as a copy with each lone `\r` made a `\n`: one byte for
+  // one, so every byte offset (and every fix) still matches the original file.
+  std::string normalized;
+  if (has_lone_cr(source)) {
+    normalized.assign(source);
+    normalize_lone_cr(normalized);
+    source = normalized;
+  }
   out.lang = Lang::Python;
   out.path = path;
   TSParser* parser = thread_parser();
@@ -974,6 +988,17 @@ bool lower(std::string_view source, const std::string& path, Module& out,
   scan_tree(root, source, out, diags);
   Lowerer(source, out, diags).run(root);
   return true;
+}
+
+bool has_lone_cr(std::string_view s) {
+  for (size_t i = s.find('\r'); i != std::string_view::npos; i = s.find('\r', i + 1))
+    if (i + 1 == s.size() || s[i + 1] != '\n') return true;
+  return false;
+}
+
+void normalize_lone_cr(std::string& s) {
+  for (size_t i = s.find('\r'); i != std::string::npos; i = s.find('\r', i + 1))
+    if (i + 1 == s.size() || s[i + 1] != '\n') s[i] = '\n';
 }
 
 size_t parse_only(std::string_view source) {

@@ -20,6 +20,11 @@ struct ParseOptions {
 bool lower(std::string_view source, const std::string& path, Module& out,
            std::vector<Diagnostic>& diags, const ParseOptions& opts = {});
 
+// A `\r` not followed by `\n` ends a line (CPython's universal newlines). has_lone_cr
+// says whether `s` has one; normalize_lone_cr turns each into `\n` (offsets unchanged).
+bool has_lone_cr(std::string_view s);
+void normalize_lone_cr(std::string& s);
+
 // Parse only (no lowering): the floor for benchmarks. Returns the number of nodes.
 size_t parse_only(std::string_view source);
 

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <grp.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cstdlib>
@@ -19,6 +22,22 @@ namespace ll {
 namespace {
 
 namespace fs = std::filesystem;
+
+// In a child process running as root: gives up reading past directory permissions. First
+// the capabilities themselves (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH; allowed for any
+// process, whatever uid 0 maps to), else becomes `nobody`. Returns false if neither worked.
+bool drop_dac_override() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+  if (::syscall(SYS_capget, &header, data) == 0) {
+    for (int cap : {CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH}) {
+      data[CAP_TO_INDEX(cap)].effective &= ~CAP_TO_MASK(cap);
+      data[CAP_TO_INDEX(cap)].permitted &= ~CAP_TO_MASK(cap);
+    }
+    if (::syscall(SYS_capset, &header, data) == 0) return true;
+  }
+  return ::setgroups(0, nullptr) == 0 && ::setgid(65534) == 0 && ::setuid(65534) == 0;
+}
 
 class Discover : public ::testing::Test {
  protected:
@@ -239,18 +258,79 @@ TEST_F(Discover, SymlinkedDirectoriesAreListedOnce) {
   EXPECT_EQ(run({"alias"}).files, std::vector<std::string>{"alias/r.py"});
 }
 
-TEST_F(Discover, ExternalSymlinkedTreeIsWalked) {
+TEST_F(Discover, ExternalSymlinkedTreeIsWalkedOnlyWhenAsked) {
   touch("outside/o.py");
   touch("proj/p.py");
   symlink("../outside", "proj/ext");
-  EXPECT_EQ(run({"proj"}).files, (std::vector<std::string>{"proj/ext/o.py", "proj/p.py"}));
+  // A scanned tree is untrusted: a link does not take discovery out of it ...
+  const DiscoveredFiles d = run({"proj"});
+  EXPECT_EQ(d.files, (std::vector<std::string>{"proj/p.py"}));
+  EXPECT_TRUE(d.diagnostics.empty());
+  EXPECT_EQ(d.skipped_links, (std::vector<std::string>{"proj/ext"}));
+  // ... unless the user asks for it.
+  DiscoverOptions follow;
+  follow.follow_external_symlinks = true;
+  enter();
+  const DiscoveredFiles all = discover({"proj"}, follow);
+  fs::current_path(old_cwd_);
+  old_cwd_.clear();
+  EXPECT_EQ(all.files, (std::vector<std::string>{"proj/ext/o.py", "proj/p.py"}));
+  // Named on the command line, the link is a root: the user chose it.
+  EXPECT_EQ(run({"proj/ext"}).files, (std::vector<std::string>{"proj/ext/o.py"}));
+}
+
+TEST_F(Discover, LinksToTheFilesystemRootAndOutsideFilesAreNotFollowed) {
+  touch("proj/p.py");
+  touch("secret.py", "SECRET = (\n");
+  symlink("/", "proj/rootfs");
+  symlink("../secret.py", "proj/leak.py");
+  symlink("/etc/passwd", "proj/passwd.py");
+  const DiscoveredFiles d = run({"proj"});
+  EXPECT_EQ(d.files, (std::vector<std::string>{"proj/p.py"}));
+  EXPECT_TRUE(d.diagnostics.empty());
+  EXPECT_EQ(d.skipped_links, (std::vector<std::string>{"proj/leak.py", "proj/passwd.py", "proj/rootfs"}));
+}
+
+TEST_F(Discover, LinksInsideTheTreeKeepWorking) {
+  touch("proj/pkg/a.py");
+  symlink("pkg", "proj/alias");
+  symlink("pkg/a.py", "proj/b.py");
+  symlink("../pkg", "proj/sub/up");  // leaves proj/sub, stays in proj
+  const DiscoveredFiles d = run({"proj"});
+  EXPECT_EQ(d.files, (std::vector<std::string>{"proj/b.py", "proj/pkg/a.py"}));
+  EXPECT_TRUE(d.skipped_links.empty());
+  EXPECT_TRUE(d.diagnostics.empty());
+}
+
+TEST_F(Discover, FifosAndDevicesAreDiagnosticsNeverOpened) {
+  touch("ok.py");
+  ASSERT_EQ(::mkfifo((root_ / "pipe.py").c_str(), 0644), 0);
+  ASSERT_EQ(::mkfifo((root_ / "other-pipe").c_str(), 0644), 0);  // not a source name: ignored
+  // In the tree.
+  DiscoveredFiles d = run();
+  EXPECT_EQ(d.files, std::vector<std::string>{"ok.py"});
+  ASSERT_EQ(d.diagnostics.size(), 1U);
+  EXPECT_EQ(d.diagnostics[0].path, "pipe.py");
+  EXPECT_TRUE(d.diagnostics[0].fatal);
+  EXPECT_NE(d.diagnostics[0].message.find("FIFO"), std::string::npos);
+  // On the command line (a FIFO and a character device).
+  d = run({"pipe.py", "/dev/zero", "ok.py"});
+  EXPECT_EQ(d.files, std::vector<std::string>{"ok.py"});
+  ASSERT_EQ(d.diagnostics.size(), 2U);
+  EXPECT_EQ(d.diagnostics[0].path, "/dev/zero");
+  EXPECT_NE(d.diagnostics[0].message.find("character device"), std::string::npos);
+  EXPECT_EQ(d.diagnostics[1].path, "pipe.py");
 }
 
 TEST_F(Discover, UnreadableDirectoryIsADiagnostic) {
   touch("locked/l.py");
   touch("open/o.py");
   fs::permissions(root_ / "locked", fs::perms::none);
-  // Root reads any directory: run the discovery as an unprivileged user in a child.
+  // Root reads any directory: run the discovery without that privilege, in a child. The
+  // child enters the scratch tree (under the temporary directory) first and never goes
+  // back to the working directory, so where the build tree lives (e.g. a clone under a
+  // mode-0700 /root) does not matter; dropping the two capabilities that bypass directory
+  // permissions works as uid 0 in any user namespace, and setuid(nobody) is the fallback.
   if (geteuid() == 0) {
     fs::permissions(root_, fs::perms::all);
     for (auto& p : fs::recursive_directory_iterator(root_, fs::directory_options::skip_permission_denied))
@@ -258,8 +338,9 @@ TEST_F(Discover, UnreadableDirectoryIsADiagnostic) {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      if (setgid(65534) != 0 || setuid(65534) != 0) _exit(3);
-      const DiscoveredFiles d = run();
+      if (::chdir(root_.c_str()) != 0) _exit(4);
+      if (!drop_dac_override()) _exit(3);
+      const DiscoveredFiles d = discover({"."});
       bool ok = d.files == std::vector<std::string>{"open/o.py"} && d.diagnostics.size() == 1 &&
                 d.diagnostics[0].path == "locked" && d.diagnostics[0].kind == "io-error";
       _exit(ok ? 0 : 1);
@@ -267,7 +348,8 @@ TEST_F(Discover, UnreadableDirectoryIsADiagnostic) {
     int status = 0;
     waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFEXITED(status));
-    EXPECT_EQ(WEXITSTATUS(status), 0) << "exit 3: could not drop privileges; 1: wrong result";
+    EXPECT_EQ(WEXITSTATUS(status), 0)
+        << "exit 4: could not enter the scratch tree; 3: could not drop privileges; 1: wrong result";
     return;
   }
   const DiscoveredFiles d = run();

@@ -1,7 +1,16 @@
 // Python frontend: lowering, import resolution, error tolerance and depth bounds.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "checks/checks.hpp"
+#include "cli/engine.hpp"
 #include "frontend/python/python_frontend.hpp"
+#include "rules/budget.hpp"
+#include "rules/config.hpp"
 
 using namespace ll;
 
@@ -105,4 +114,140 @@ TEST(PythonFrontend, CollectsComments) {
   ASSERT_EQ(m.comments.size(), 2u);
   EXPECT_EQ(m.comments[0].line, 1u);
   EXPECT_EQ(m.comments[0].text, " noqa: LL101");
+}
+
+// ---- old Mac line endings ----------------------------------------------------------------
+
+TEST(PythonFrontend, LoneCarriageReturnEndsALine) {
+  // CPython reads a lone `\r` as a line end; so must the frontend (no false syntax error,
+  // and statements on their own lines).
+  std::vector<Diagnostic> diags;
+  Module m = lower_src("import torch\r# note\rmodel = torch.load('m.pt')\rfor x in loader:\r    y = model(x)\r", &diags);
+  EXPECT_TRUE(diags.empty()) << diags.front().message;
+  ASSERT_EQ(m.body.size(), 3u);
+  EXPECT_EQ(m.s(m.body[1]).range.line, 3u);
+  EXPECT_EQ(m.s(m.body[2]).range.line, 4u);
+  ASSERT_EQ(m.s(m.body[2]).body.size(), 1u);
+  EXPECT_EQ(m.s(m.s(m.body[2]).body[0]).range.line, 5u);
+  ASSERT_EQ(m.comments.size(), 1u);
+  EXPECT_EQ(m.comments[0].line, 2u);
+}
+
+TEST(PythonFrontend, LoneCarriageReturnFileReportsAtTheRightLine) {
+  const std::string src = "import torch\rmodel = torch.load('m.pt')\rfor x in loader:\r    y = model(x)\r";
+  Config cfg;
+  FileResult r = analyze_text("cr.py", src, cfg, EngineOptions{});
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << d.kind << ": " << d.message;
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].rule, "LL101");
+  EXPECT_EQ(r.findings[0].range.line, 4u);
+  EXPECT_EQ(r.findings[0].range.col, 9u);
+  // Byte offsets are those of the original file (fixes edit it in place).
+  EXPECT_EQ(src.substr(r.findings[0].range.begin, 8), "model(x)");
+}
+
+// ---- linear-time analysis ------------------------------------------------------------
+// The work of a whole analysis (lowering, facts, checks) is counted by budget::tick() in
+// every inner loop; doubling the input must not quadruple it. Counting work, not time,
+// keeps these tests exact on any machine (and under sanitizers).
+
+namespace {
+
+std::string scaling_source(const std::string& shape, int n) {
+  std::string s = "import torch\nmodel = torch.nn.Linear(2, 2)\n"
+                  "opt = torch.optim.SGD(model.parameters(), lr=0.1)\ndef f(x):\n    return x\n";
+  if (shape == "loop") {
+    // One loop body with n calls: forwards, steps, backwards and plain calls.
+    static const char* kBody[] = {"    y = model(x)\n", "    opt.step()\n", "    loss.backward()\n",
+                                  "    y = f(x)\n"};
+    s += "for x in loader:\n";
+    for (int i = 0; i < n; ++i) s += kBody[i % 4];
+  } else if (shape == "eval-loop") {
+    s = "import torch\nmodel = torch.load('m.pt')\nfor x in loader:\n";
+    for (int i = 0; i < n; ++i) s += "    y = model(x)\n";
+  } else if (shape == "statements") {
+    for (int i = 0; i < n; ++i) s += "y" + std::to_string(i) + " = model(x)\n";
+  } else if (shape == "functions") {
+    for (int i = 0; i < n; ++i)
+      s += "def g" + std::to_string(i) + "(x):\n    return model(x)\ng" + std::to_string(i) + "(1)\n";
+  } else if (shape == "methods") {
+    s += "class Net(torch.nn.Module):\n";
+    for (int i = 0; i < n; ++i)
+      s += "    def m" + std::to_string(i) + "(self, v):\n        self.total += v\n        return self.m0(v)\n";
+  } else if (shape == "elif") {
+    s += "if a == 0:\n    model(x)\n";
+    for (int i = 1; i < n; ++i) s += "elif a == " + std::to_string(i) + ":\n    model(x)\n";
+  } else if (shape == "with") {
+    for (int i = 0; i < n; ++i) s += "with torch.no_grad():\n    y = model(x)\n";
+  } else if (shape == "findings") {
+    // Many findings in one file (one per line): reporting each must not scan the others.
+    s += "total = 0\nfor x in loader:\n    loss = model(x).sum()\n    loss.backward()\n";
+    for (int i = 0; i < n; ++i) s += "    total += loss\n";
+  }
+  return s;
+}
+
+uint64_t analysis_work(const std::string& shape, int n) {
+  Config cfg;
+  const std::string src = scaling_source(shape, n);
+  const uint64_t before = budget::steps();
+  FileResult r = analyze_text(shape + ".py", src, cfg, EngineOptions{});
+  for (const auto& d : r.diagnostics) ADD_FAILURE() << shape << ": " << d.kind << ": " << d.message;
+  return budget::steps() - before;
+}
+
+}  // namespace
+
+TEST(Scaling, AnalysisWorkIsLinearInTheInput) {
+  for (const char* shape : {"loop", "eval-loop", "statements", "functions", "methods", "elif", "with", "findings"}) {
+    const uint64_t small = analysis_work(shape, 1000);
+    const uint64_t large = analysis_work(shape, 2000);
+    ASSERT_GT(small, 1000u) << shape;
+    // Linear: ~2x. Quadratic parts make it ~4x (they dominate at this size).
+    EXPECT_LT(static_cast<double>(large), 2.5 * static_cast<double>(small)) << shape << ": " << small << " -> " << large;
+  }
+}
+
+// ---- the per-file budget covers the whole analysis -----------------------------------
+
+TEST(Budget, ChecksStopAtTheDeadline) {
+  Module m = lower_src(scaling_source("loop", 4000));
+  Config cfg;
+  budget::Scope expired(0);
+  EXPECT_THROW(run_checks(m, cfg, "t.py", ""), budget::Exceeded);
+}
+
+TEST(Budget, AFileOverItIsATimeoutAndTheOthersStillReport) {
+  const std::string dir = testing::TempDir() + "leaklint-budget-" + std::to_string(::getpid());
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+  const std::string big = dir + "/big.py", small = dir + "/small.py";
+  {
+    FILE* f = std::fopen(big.c_str(), "wb");
+    const std::string s = scaling_source("loop", 20000);
+    std::fwrite(s.data(), 1, s.size(), f);
+    std::fclose(f);
+    f = std::fopen(small.c_str(), "wb");
+    const std::string t = "import torch\nmodel = torch.load('m.pt')\nfor x in loader:\n    y = model(x)\n";
+    std::fwrite(t.data(), 1, t.size(), f);
+    std::fclose(f);
+  }
+  ConfigResolver configs("", {}, {});
+  EngineOptions opts;
+  opts.jobs = 2;
+  opts.max_work = 50'000;  // the budget as work, not time: exact on any machine
+  std::string err;
+  FileResult r_big = analyze_file(big, *configs.for_file(big, &err), opts);
+  ASSERT_EQ(r_big.diagnostics.size(), 1u);
+  EXPECT_EQ(r_big.diagnostics[0].kind, "timeout");
+  EXPECT_TRUE(r_big.diagnostics[0].fatal);
+  EXPECT_TRUE(r_big.findings.empty());
+  std::vector<FileResult> all = analyze_all({big, small}, configs, opts);
+  ASSERT_EQ(all.size(), 2u);
+  ASSERT_EQ(all[0].diagnostics.size(), 1u);
+  EXPECT_EQ(all[0].diagnostics[0].kind, "timeout");
+  ASSERT_EQ(all[1].findings.size(), 1u);
+  EXPECT_EQ(all[1].findings[0].rule, "LL101");
+  std::remove(big.c_str());
+  std::remove(small.c_str());
+  std::remove(dir.c_str());
 }
