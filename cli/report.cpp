@@ -361,13 +361,14 @@ Json json_edit(const Edit& e, const SourceIndex& src) {
 Json json_summary(const Counts& c, std::size_t files, int fixed) {
   Json s;
   s["findings"] = c.findings;
-  s["errors"] = c.errors;
-  s["warnings"] = c.warnings;
-  s["notes"] = c.notes;
+  // Findings per severity; the top-level `errors` are files that could not be (fully)
+  // analysed, a different thing, so the counts live under their own name.
+  s["by_severity"] = {{"error", c.errors}, {"warning", c.warnings}, {"note", c.notes}};
   s["suppressed"] = c.suppressed;
   s["files"] = files;
   s["files_with_findings"] = c.files_with_findings;
   s["files_not_analysed"] = c.files_not_analysed;
+  s["files_partly_analysed"] = c.files_partly_analysed;
   s["fixed"] = fixed;
   return s;
 }
@@ -401,6 +402,7 @@ void write_json(std::ostream& out, const std::vector<FileResult>& results, const
       j["end_line"] = f.range.end_line;
       j["end_column"] = f.range.end_col;
       j["message"] = f.message;
+      j["low_confidence"] = f.low_confidence;
       if (f.cell > 0) j["notebook"] = {{"cell", f.cell}, {"line", f.cell_line}, {"column", f.cell_col}};
       Json notes = Json::array();
       for (const Note& n : f.notes) {
@@ -429,7 +431,8 @@ void write_json(std::ostream& out, const std::vector<FileResult>& results, const
   }
   doc["findings"] = std::move(findings);
   doc["errors"] = std::move(errors);
-  doc["summary"] = json_summary(count(results), results.size(), opts.fixed_count);
+  doc["summary"] = json_summary(count(results, opts), results.size(), opts.fixed_count);
+  if (!opts.run_errors.empty()) doc["run_errors"] = opts.run_errors;
   out << doc.dump(2, ' ', false, Json::error_handler_t::replace) << '\n';
 }
 
@@ -929,13 +932,14 @@ void write_github(std::ostream& out, const std::vector<FileResult>& results, con
   }
   for (const auto& group : lines)
     for (const std::string& line : group) out << line << '\n';
-  const Counts c = count(results, opts);
+  // The summary is a workflow command too, so that every stdout line is one.
+  std::string summary = summary_line(count(results, opts), opts.fixed_count);
   if (lines[0].size() > 10 || lines[1].size() > 10) {
-    out << "::notice title=leaklint::" << lines[0].size() << " error and " << lines[1].size()
-        << " warning annotations in all; GitHub shows 10 of each per step: every finding is in this log"
-        << (opts.step_summary.empty() ? "" : ", the step summary") << " and the SARIF log\n";
+    summary += " " + std::to_string(lines[0].size()) + " error and " + std::to_string(lines[1].size()) +
+               " warning annotations in all; GitHub shows 10 of each per step: every finding is in this log" +
+               (opts.step_summary.empty() ? "" : ", the step summary") + " and the SARIF log.";
   }
-  out << summary_line(c, opts.fixed_count) << '\n';
+  out << "::notice title=leaklint::" << escape_data(summary) << '\n';
   if (!opts.step_summary.empty()) {
     std::ofstream md(opts.step_summary, std::ios::app | std::ios::binary);
     write_step_summary(md, results, opts);

@@ -150,7 +150,7 @@ class ActionRun(unittest.TestCase):
         self.assertEqual(build.returncode, 0, build.stderr)
         self.assertEqual(lint.returncode, 0, lint.stderr)
         self.assertIn("::warning file=src/eval.py,line=7", lint.stdout)
-        self.assertIn("Found 1 finding", lint.stdout)
+        self.assertIn("::notice title=leaklint::Found 1 finding", lint.stdout)
         self.assertEqual(steps["lint"]["exit-code"], "1")
         sarif = json.loads(read(os.path.join(self.ws, steps["lint"]["sarif-file"])))
         self.assertEqual([r["ruleId"] for r in sarif["runs"][0]["results"]], ["LL101"])
@@ -193,7 +193,7 @@ class ActionRun(unittest.TestCase):
         lines = [l for l in results[1][1].stdout.splitlines() if l.startswith("::")]
         levels = [l.split(" ", 1)[0] for l in lines if not l.startswith("::notice")]
         self.assertEqual(levels, sorted(levels, key=lambda l: 0 if l == "::error" else 1))
-        self.assertIn("::notice title=leaklint::12 error and 12 warning annotations in all", results[1][1].stdout)
+        self.assertIn("12 error and 12 warning annotations in all", results[1][1].stdout)
 
 
 if __name__ == "__main__":

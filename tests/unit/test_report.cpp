@@ -325,9 +325,12 @@ TEST(ReportJson, Structure) {
   ASSERT_EQ(doc["errors"].size(), 2U);
   EXPECT_EQ(doc["errors"][1]["fatal"], true);
   EXPECT_EQ(doc["summary"]["findings"], 6);
-  EXPECT_EQ(doc["summary"]["errors"], 3);
-  EXPECT_EQ(doc["summary"]["warnings"], 2);
-  EXPECT_EQ(doc["summary"]["notes"], 1);
+  EXPECT_EQ(doc["summary"]["by_severity"]["error"], 3);
+  EXPECT_FALSE(doc["summary"].contains("errors"));  // not to be confused with doc["errors"]
+  EXPECT_EQ(doc["findings"][0]["low_confidence"], true);   // lib/model.cpp, read without headers
+  EXPECT_EQ(doc["findings"][2]["low_confidence"], false);
+  EXPECT_EQ(doc["summary"]["by_severity"]["warning"], 2);
+  EXPECT_EQ(doc["summary"]["by_severity"]["note"], 1);
   EXPECT_EQ(doc["summary"]["suppressed"], 1);
   EXPECT_EQ(doc["summary"]["files_not_analysed"], 1);
 }
@@ -375,8 +378,10 @@ TEST(ReportGithub, ErrorsFirstAndACountPastTheAnnotationLimit) {
   const std::string out = render(results, options("github"));
   const auto first_warning = out.find("::warning ");
   EXPECT_LT(out.rfind("::error "), first_warning);
-  EXPECT_NE(out.find("::notice title=leaklint::12 error and 12 warning annotations in all"), std::string::npos) << out;
-  EXPECT_NE(out.find("Found 24 findings (12 errors, 12 warnings) in 1 file."), std::string::npos) << out;
+  EXPECT_NE(out.find("::notice title=leaklint::Found 24 findings (12 errors, 12 warnings) in 1 file. 12 error and "
+                     "12 warning annotations in all"),
+            std::string::npos)
+      << out;
 }
 
 TEST(ReportGithub, StepSummaryIsMarkdown) {
@@ -407,7 +412,7 @@ TEST(ReportGithub, Escaping) {
             "::error file=dir%2Cx/a%3Ab.py,line=3,col=5,endLine=3,endColumn=9,"
             "title=LL102 accumulated-autograd-history::100%25 of memory%0D%0Aheld: forever, "
             "really\n"
-            "Found 1 finding (1 error) in 1 file.\n");
+            "::notice title=leaklint::Found 1 finding (1 error) in 1 file.\n");
   r.findings[0].severity = Severity::Note;
   EXPECT_EQ(render({r}, options("github")).rfind("::notice ", 0), 0U);
 }
