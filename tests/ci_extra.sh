@@ -65,11 +65,14 @@ if [[ "${SKIP_FUZZ:-0}" != 1 ]]; then
   fi
   # Every libFuzzer target the build has (the Python pipeline, the cache reader, the
   # compile-command policy), each for FUZZ_SECONDS.
-  for target in leaklint_fuzz_python leaklint_fuzz_cache leaklint_fuzz_compile_args; do
-    if ninja -C "$fuzz_dir" -t targets all 2>/dev/null | grep -q "^$target:"; then
-      phase "fuzz smoke run: $target (${FUZZ_SECONDS:-60}s)"
-      "$src/tests/fuzz/smoke.sh" "$fuzz_dir" "${FUZZ_SECONDS:-60}" "$target"
-    fi
+  # A missing target is a failure, not a skip.
+  targets=(leaklint_fuzz_python leaklint_fuzz_cache)
+  if grep -q '^LEAKLINT_ENABLE_CPP:BOOL=ON' "$fuzz_dir/CMakeCache.txt"; then
+    targets+=(leaklint_fuzz_compile_args)
+  fi
+  for target in "${targets[@]}"; do
+    phase "fuzz smoke run: $target (${FUZZ_SECONDS:-60}s)"
+    "$src/tests/fuzz/smoke.sh" "$fuzz_dir" "${FUZZ_SECONDS:-60}" "$target"
   done
 fi
 phase "done"
