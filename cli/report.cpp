@@ -552,6 +552,67 @@ const char* category_tag(std::string_view id) {
   return "multiprocessing";
 }
 
+// Links in a rule page are relative to docs/rules/ in the repository; in SARIF they are
+// shown on GitHub's alert page, far from that folder, so they are made absolute.
+std::string absolute_links(std::string_view md, const std::string& help_uri) {
+  const std::string dir = help_uri.substr(0, help_uri.rfind('/') + 1);  // .../docs/rules/
+  std::string out;
+  std::size_t i = 0;
+  while (i < md.size()) {
+    const std::size_t at = md.find("](", i);
+    if (at == std::string_view::npos) break;
+    const std::size_t end = md.find(')', at + 2);
+    if (end == std::string_view::npos) break;
+    std::string target(md.substr(at + 2, end - at - 2));
+    out.append(md.substr(i, at + 2 - i));
+    if (target.find("://") == std::string::npos && !target.empty() && target[0] != '#') {
+      std::string base = dir;
+      while (target.rfind("../", 0) == 0) {
+        target.erase(0, 3);
+        base.pop_back();
+        base.erase(base.rfind('/') + 1);
+      }
+      target = base + target;
+    }
+    out += target;
+    out += ')';
+    i = end + 1;
+  }
+  out.append(md.substr(i));
+  return out;
+}
+
+// Plain text of a rule page for SARIF's help.text: no emphasis, code-span backticks or
+// fences, headings without their #, links as "text (url)".
+std::string markdown_to_text(std::string_view md) {
+  std::string out;
+  std::istringstream in{std::string(md)};
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("```", 0) == 0) continue;
+    std::size_t h = 0;
+    while (h < line.size() && line[h] == '#') ++h;
+    if (h > 0 && h < line.size() && line[h] == ' ') line.erase(0, h + 1);
+    std::string t;
+    for (std::size_t k = 0; k < line.size(); ++k) {
+      const char c = line[k];
+      if (c == '`') continue;
+      if (c == '*' && k + 1 < line.size() && line[k + 1] == '*') { ++k; continue; }
+      if (c == '[') {
+        const std::size_t close = line.find("](", k);
+        const std::size_t end = close == std::string::npos ? std::string::npos : line.find(')', close);
+        if (end != std::string::npos) {
+          t += line.substr(k + 1, close - k - 1) + " (" + line.substr(close + 2, end - close - 2) + ")";
+          k = end;
+          continue;
+        }
+      }
+      t += c;
+    }
+    out += t + '\n';
+  }
+  return out;
+}
+
 Json sarif_rule(const RuleInfo& r) {
   Json j;
   const std::string id(r.id);
@@ -566,8 +627,9 @@ Json sarif_rule(const RuleInfo& r) {
     j["help"]["text"] = text;
     j["help"]["markdown"] = std::string(r.summary) + ".\n\nSee [" + id + "](" + help_uri + ").";
   } else {
-    j["help"]["text"] = std::string(doc);
-    j["help"]["markdown"] = std::string(doc);
+    const std::string markdown = absolute_links(doc, help_uri);
+    j["help"]["text"] = markdown_to_text(markdown);
+    j["help"]["markdown"] = markdown;
   }
   j["helpUri"] = help_uri;
   j["defaultConfiguration"]["level"] = sarif_level(r.severity);

@@ -470,6 +470,11 @@ TEST(ReportSarif, RulesCoverTheWholeCatalog) {
     EXPECT_FALSE(r["help"]["text"].get<std::string>().empty());
     EXPECT_FALSE(r["help"]["markdown"].get<std::string>().empty());
     EXPECT_EQ(r["helpUri"].get<std::string>().rfind("https://", 0), 0U);
+    // help.markdown: links work on GitHub's alert page (no relative paths); help.text: plain.
+    const std::string md = r["help"]["markdown"], text = r["help"]["text"];
+    EXPECT_EQ(md.find("](../"), std::string::npos) << r["id"];
+    EXPECT_EQ(md.find("](docs/"), std::string::npos) << r["id"];
+    for (const char* markup : {"**", "`", "](", "\n#"}) EXPECT_EQ(text.find(markup), std::string::npos) << r["id"] << " " << markup;
     EXPECT_EQ(r["defaultConfiguration"]["level"], severity_name(all_rules()[i].severity));
     const Json& tags = r["properties"]["tags"];
     EXPECT_NE(std::find(tags.begin(), tags.end(), "pytorch"), tags.end());
@@ -479,6 +484,9 @@ TEST(ReportSarif, RulesCoverTheWholeCatalog) {
     EXPECT_TRUE(r["properties"].contains("problem.severity"));
   }
   EXPECT_EQ(rules[0]["name"], "MissingNoGrad");
+  EXPECT_NE(rules[0]["help"]["markdown"].get<std::string>().find(
+                "(https://github.com/leaklint/leaklint/blob/main/docs/verification/README.md)"),
+            std::string::npos);
   EXPECT_EQ(rules[0]["helpUri"],
             "https://github.com/leaklint/leaklint/blob/main/docs/rules/LL101-missing-no-grad.md");
 }
