@@ -193,6 +193,7 @@ int main(int argc, char** argv) {
   } else {
     if (paths.empty()) paths.push_back(".");
     opts.cpp.roots = paths;  // leaklint-cpp confines what C++ files include to these trees
+    opts.cpp.verbose = verbose;  // and reports the compile flags it did not use
     DiscoveredFiles found = discover(paths, discover_opts);
     discovery_diags = std::move(found.diagnostics);
     if (verbose)
