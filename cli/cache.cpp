@@ -1,6 +1,7 @@
 #include "cli/cache.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -174,10 +175,6 @@ const Json& at(const Json& j, const char* k) {
   if (it == j.end()) throw Bad();
   return *it;
 }
-const Json& at(const Json& j, size_t i) {
-  if (!j.is_array() || i >= j.size()) throw Bad();
-  return j[i];
-}
 const Json& arr(const Json& j) {
   if (!j.is_array()) throw Bad();
   return j;
@@ -249,7 +246,8 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   Json ic = Json::array();
   for (const auto& [q, off] : summary.imported_calls) ic.push_back(Json::array({q, off}));
   j["p"] = {{"mod", summary.module}, {"du", summary.dataset_uses}, {"cl", summary.classes},
-            {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic}};
+            {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
+            {"tor", summary.imports_torch}, {"im", summary.imports}};
   // Invalid UTF-8 never reaches here (such files are not analysed), but be safe.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -359,6 +357,8 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.classes = strings(at(p, "cl"));
     s.functions = strings(at(p, "fn"));
     s.caller_off = strings(at(p, "co"));
+    s.imports_torch = boolean(at(p, "tor"));
+    s.imports = strings(at(p, "im"));
     for (const auto& c : arr(at(p, "ic"))) {
       if (arr(c).size() != 2) throw Bad();
       s.imported_calls.emplace_back(str(c[0]), boolean(c[1]));
@@ -474,8 +474,37 @@ void ResultCache::store(const std::string& key, const FileResult& r, const FileS
   stored_.fetch_add(1);
 }
 
+// Entries of the first cache layout (<dir>/<2 hex>/<32 hex>.json, fix edits included) are
+// never read again: they are removed, so they neither linger nor escape the cap.
+static void remove_v1_entries(const std::string& dir) {
+  static const char digits[] = "0123456789abcdef";
+  for (unsigned i = 0; i < 256; ++i) {
+    const char name[3] = {digits[i >> 4], digits[i & 15], '\0'};
+    const std::string sub = dir + "/" + name;
+    int dfd = ::open(sub.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0) continue;
+    DIR* d = ::fdopendir(dfd);
+    if (!d) {
+      ::close(dfd);
+      continue;
+    }
+    bool other = false;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string_view n = e->d_name;
+      if (n == "." || n == "..") continue;
+      bool v1 = (n.size() == 37 && n.substr(32) == ".json" && n.substr(0, 2) == name &&
+                 std::all_of(n.begin(), n.begin() + 32, [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) && !std::isupper(static_cast<unsigned char>(c)); })) ||
+                (n.size() > 4 && n.front() == '.' && n.substr(n.size() - 4) == ".tmp");
+      if (!v1 || ::unlinkat(dfd, e->d_name, 0) != 0) other = true;
+    }
+    ::closedir(d);
+    if (!other) ::rmdir(sub.c_str());
+  }
+}
+
 void ResultCache::enforce_cap() const {
   if (entries_fd_ < 0) return;
+  remove_v1_entries(dir_);
   struct Entry {
     time_t mtime;
     long nsec;

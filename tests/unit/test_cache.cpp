@@ -335,6 +335,23 @@ TEST_F(CacheDir, SizeCapEvictsTheOldestEntries) {
   EXPECT_TRUE(c.load(keys.back(), out, s));
 }
 
+TEST_F(CacheDir, EntriesOfTheFirstLayoutAreRemoved) {
+  const std::string v1 = root_ + "/ab/ab" + std::string(30, '1') + ".json";
+  const std::string v1_alone = root_ + "/cd/cd" + std::string(30, '2') + ".json";
+  const std::string other = root_ + "/ab/notes.txt";
+  fs::create_directories(root_ + "/ab");
+  fs::create_directories(root_ + "/cd");
+  for (const auto& p : {v1, v1_alone, other}) std::ofstream(p) << "{}";
+  {
+    ResultCache c(root_);
+    Config cfg;
+    c.store(c.key("a.py", source("x"), cfg), no_fix_result(), sample_summary());
+  }
+  EXPECT_FALSE(fs::exists(v1));
+  EXPECT_FALSE(fs::exists(root_ + "/cd"));
+  EXPECT_TRUE(fs::exists(other));
+}
+
 TEST_F(CacheDir, CapComesFromTheEnvironment) {
   ::setenv("LEAKLINT_RESULT_CACHE_MAX_MB", "3", 1);
   EXPECT_EQ(ResultCache(root_).max_bytes(), uint64_t{3} << 20);
