@@ -378,7 +378,8 @@ bool LockedFile::open(const std::string& path, const std::vector<std::string>& r
       ::close(fd);
       char mode[8];
       std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(a.st_mode & 07777));
-      *error = std::string("file is read-only (mode ") + mode + "); not fixed (--fix-read-only fixes it anyway)";
+      *error = std::string((a.st_mode & 0222) == 0 ? "file is read-only" : "file is not writable by this user") +
+               " (mode " + mode + "); not fixed (--fix-read-only fixes it anyway)";
       return false;
     }
     if (!read_all(fd, &content_)) {
@@ -493,9 +494,11 @@ int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const 
   }
   FileResult fresh;
   const FileResult* current = &r;
-  if (file.content() != r.source && !notebook) {
+  if ((file.content() != r.source || cpp) && !notebook) {
     // Changed since it was analysed (an edit, or a concurrent run that fixed it first):
-    // analyse what the file holds now, under the lock, and fix what is left.
+    // analyse what the file holds now, under the lock, and fix what is left. C++ always:
+    // its result's text is read after leaklint-cpp analysed the file, so matching text
+    // does not prove that the findings' offsets belong to it.
     fresh = cpp ? analyze_file(r.path, cfg, opts) : analyze_file(r.path, cfg, opts, &file.content());
     if (cpp && fresh.source != file.content()) {
       report({"the file changed while it was being fixed; not written (run leaklint --fix again)"}, true);
