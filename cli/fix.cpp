@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -184,6 +185,40 @@ mode_t process_umask() {
   return 022;
 }
 
+// The named temporary file that exists right now (from its creation or linkat to the
+// rename), for SIGINT/SIGTERM/SIGHUP to remove before the process dies. Fixes are written
+// one file at a time, so one slot is enough.
+char g_temp_name[4096];
+volatile std::sig_atomic_t g_temp_set = 0;
+
+extern "C" void remove_temp_and_die(int sig) {
+  if (g_temp_set) ::unlink(g_temp_name);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+// Installed on the first write, and only where the signal's action is still the default.
+void install_temp_cleanup() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = remove_temp_and_die;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+void track_temp(const std::string& name) {
+  if (name.size() >= sizeof g_temp_name) return;
+  g_temp_set = 0;
+  std::memcpy(g_temp_name, name.c_str(), name.size() + 1);
+  g_temp_set = 1;
+}
+
 // Removes `.leaklint-fix-XXXXXX` files that a killed run left in `dir` (once per directory
 // and process). A writer holds flock on its temporary file from creation to rename, so
 // one that can be locked has no writer left.
@@ -255,6 +290,7 @@ bool replace_file(const std::string& target, const std::string& text, const stru
                   const std::function<bool(std::string*)>& check, int* fd_out, std::string* error) {
   const std::string dir = dir_of(target);
   remove_stale_temps(dir);
+  install_temp_cleanup();
   std::string name;
   int fd = -1;
 #ifdef O_TMPFILE
@@ -265,6 +301,7 @@ bool replace_file(const std::string& target, const std::string& text, const stru
       name = temp_name(dir);
       fd = ::open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0 && errno != EEXIST) break;
+      if (fd >= 0) track_temp(name);
     }
     if (fd < 0) {
       *error = "cannot create a temporary file next to " + target + ": " + std::strerror(errno);
@@ -275,6 +312,7 @@ bool replace_file(const std::string& target, const std::string& text, const stru
   auto fail = [&](const std::string& msg) {
     if (!msg.empty()) *error = msg;
     if (!name.empty()) ::unlink(name.c_str());
+    g_temp_set = 0;
     ::close(fd);
     return false;
   };
@@ -295,6 +333,7 @@ bool replace_file(const std::string& target, const std::string& text, const stru
       if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, n.c_str(), AT_SYMLINK_FOLLOW) == 0 ||
           ::linkat(fd, "", AT_FDCWD, n.c_str(), AT_EMPTY_PATH) == 0) {
         name = n;
+        track_temp(name);
         break;
       }
       if (errno != EEXIST) break;
@@ -304,6 +343,7 @@ bool replace_file(const std::string& target, const std::string& text, const stru
   if (check && !check(error)) return fail("");
   if (::rename(name.c_str(), target.c_str()) != 0)
     return fail("cannot replace " + target + ": " + std::strerror(errno));
+  g_temp_set = 0;
   if (fd_out) *fd_out = fd;
   else ::close(fd);
   return true;

@@ -223,12 +223,12 @@ class FixSafety(unittest.TestCase):
 
     # --- 3. temporary files, kills --------------------------------------------------------
 
-    def test_sigkill_leaves_old_or_new_bytes_and_no_temp_file(self):
+    def test_kill_leaves_old_or_new_bytes_and_no_temp_file(self):
         pad = "".join(f"# padding line {i} " + "x" * 60 + "\n" for i in range(1500))
         src, fixed = SOURCE + pad, FIXED + pad
         files = self.make_files(120, text=src)
         rng = random.Random()
-        for _ in range(3):
+        for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGKILL, signal.SIGINT):
             for f in files:
                 with open(f, "w") as fh:
                     fh.write(src)
@@ -239,7 +239,7 @@ class FixSafety(unittest.TestCase):
                 if sum(1 for f in files if os.stat(f).st_mtime_ns != before[f]) >= k:
                     break
             if p.poll() is None:
-                p.send_signal(signal.SIGKILL)
+                p.send_signal(sig)
             p.communicate()
             self.assertEqual(self.temps(), [])
             contents = [self.read(f) for f in files]
