@@ -135,7 +135,7 @@ FileResult analyze_text(const std::string& path, std::string text, const Config&
   python::ParseOptions po;
   po.timeout_micros = std::max<uint64_t>(1, opts.parse_timeout_ms * 1000);
   // One budget for the whole analysis: parsing (tree-sitter's own timeout), then lowering,
-  // facts and checks (budget::tick() throws past the deadline).
+  // facts and checks (budget::tick() throws past the deadline, in this thread's CPU time).
   try {
     budget::Scope scope(opts.parse_timeout_ms, opts.max_work);
     if (python::lower(text, path, m, r.diagnostics, po)) {
@@ -147,7 +147,7 @@ FileResult analyze_text(const std::string& path, std::string text, const Config&
     if (summary) *summary = FileSummary{};
     r.diagnostics.push_back(fatal(path, "timeout",
                                   "analysis took longer than the per-file budget (" +
-                                      std::to_string(opts.parse_timeout_ms) + " ms); file not analysed"));
+                                      std::to_string(opts.parse_timeout_ms) + " ms of CPU time); file not analysed"));
   }
   r.source = std::move(text);
   sort_result(r);

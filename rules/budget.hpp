@@ -5,10 +5,13 @@
 // scaling tests measure (deterministic, unlike time); every few thousand ticks the clock
 // is read, and past the deadline tick() throws Exceeded, which the engine turns into a
 // per-file `timeout` diagnostic. Without an armed Scope (leaklint-cpp, unit tests) tick()
-// only counts.
+// only counts. The clock is this thread's CPU time: analysis never waits, so CPU time is
+// what a hostile file can consume, and a loaded machine (parallel CI jobs, sanitizers)
+// does not turn a normal file into a timeout.
 #pragma once
 
-#include <chrono>
+#include <time.h>
+
 #include <cstdint>
 
 namespace ll::budget {
@@ -19,7 +22,7 @@ struct State {
   uint64_t steps = 0;
   int64_t until_poll = 0;
   bool armed = false;
-  std::chrono::steady_clock::time_point deadline{};
+  int64_t deadline_ns = 0;  // in thread CPU time
   uint64_t step_limit = UINT64_MAX;  // steps value past which tick() throws (armed only)
 };
 
@@ -27,10 +30,17 @@ inline thread_local State t_state;
 
 constexpr int64_t kPollEvery = 4096;
 
+// CPU time of the calling thread, in nanoseconds.
+inline int64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 inline void poll() {
   t_state.until_poll = kPollEvery;
   if (t_state.armed &&
-      (t_state.steps >= t_state.step_limit || std::chrono::steady_clock::now() >= t_state.deadline))
+      (t_state.steps >= t_state.step_limit || thread_cpu_ns() >= t_state.deadline_ns))
     throw Exceeded{};
 }
 
@@ -44,13 +54,13 @@ inline void tick(uint64_t n = 1) {
 // Work done on this thread so far.
 inline uint64_t steps() { return t_state.steps; }
 
-// Arms a deadline `ms` from now for this thread (restoring the previous one on exit), and
-// optionally a cap of `max_steps` units of work (0: none), which is exact on any machine.
+// Arms a deadline `ms` of CPU time from now for this thread (restoring the previous one on
+// exit), and optionally a cap of `max_steps` units of work (0: none), exact on any machine.
 class Scope {
  public:
   explicit Scope(uint64_t ms, uint64_t max_steps = 0) : saved_(t_state) {
     t_state.armed = true;
-    t_state.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+    t_state.deadline_ns = thread_cpu_ns() + static_cast<int64_t>(ms > 1'000'000'000 ? 1'000'000'000 : ms) * 1'000'000;
     t_state.step_limit = max_steps ? t_state.steps + max_steps : UINT64_MAX;
     t_state.until_poll = kPollEvery;
   }
@@ -61,14 +71,6 @@ class Scope {
   }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
-
-  // Milliseconds left (0 when past the deadline).
-  static uint64_t remaining_ms() {
-    if (!t_state.armed) return UINT64_MAX;
-    const auto left = t_state.deadline - std::chrono::steady_clock::now();
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
-    return ms > 0 ? static_cast<uint64_t>(ms) : 0;
-  }
 
  private:
   State saved_;
