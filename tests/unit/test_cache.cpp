@@ -70,6 +70,8 @@ FileSummary sample_summary() {
   s.classes = {"Images"};
   s.functions = {"train", "evaluate"};
   s.caller_off = {"evaluate"};
+  s.imports_torch = true;
+  s.imports = {"torch", "pkg.data"};
   return s;
 }
 
@@ -115,6 +117,8 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.module, "src.train");
   EXPECT_EQ(s.imported_calls, sample_summary().imported_calls);
   EXPECT_EQ(s.caller_off, std::vector<std::string>{"evaluate"});
+  EXPECT_TRUE(s.imports_torch);
+  EXPECT_EQ(s.imports, sample_summary().imports);
 }
 
 TEST(CacheCodec, EntryHoldsNoEditText) {
@@ -162,7 +166,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
-                         R"("p":{"mod":"m","du":[],"cl":[],"fn":[],"co":[],"ic":[["a.b",true]]}})";
+                         R"("p":{"mod":"m","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -187,6 +191,8 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"a.b\",true]", "[\"a.b\",1]"));
   EXPECT_TRUE(bad("[\"a.b\",true]", "[\"a.b\"]"));
   EXPECT_TRUE(bad("\"mod\":\"m\"", "\"mod\":null"));
+  EXPECT_TRUE(bad("\"tor\":true,", ""));
+  EXPECT_TRUE(bad("\"im\":[\"torch\"]", "\"im\":[1]"));
   EXPECT_TRUE(bad("\"d\":[]", "\"d\":{}"));
   EXPECT_TRUE(bad("\"m\":\"x\"}", "\"m\":\"x\",\"u\":1}"));
   EXPECT_TRUE(bad("{\"f\"", "[{\"f\""));
