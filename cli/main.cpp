@@ -95,7 +95,14 @@ int main(int argc, char** argv) {
   app.add_flag("--list-rules", list, "List the rules and exit");
   app.add_flag("-q,--quiet", quiet, "Text format: print findings only, no summary");
   app.add_flag("--no-show-source", no_source, "Text format: do not show the source line");
-  app.add_option("-j,--jobs", jobs, "Parallel jobs (default: number of cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("-j,--jobs", jobs, "Parallel jobs (default: number of cores)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            return v.find_first_not_of("0123456789") == std::string::npos && !v.empty() && v.size() <= 4
+                       ? std::string()
+                       : "must be a whole number from 0 (one per core) to 9999, got '" + v + "'";
+          },
+          "N"));
   app.add_option("--color", color, "Colour text output")->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option("--max-file-size", max_kib, "Skip files larger than this many KiB (default 10240)");
   app.add_option("--baseline", baseline, "Report only findings not recorded in this baseline file");
@@ -118,6 +125,9 @@ int main(int argc, char** argv) {
   explain->add_option("rule", explain_id, "Rule ID or slug (e.g. LL101 or missing-no-grad)")->required();
 
   auto* lsp = app.add_subcommand("lsp", "Run the language server (LSP over stdio) for editors");
+  // VS Code's language client (and others) pass --stdio; stdio is the only transport.
+  lsp->add_flag("--stdio", "Talk LSP over stdin/stdout (the default and only transport)");
+  auto* help = app.add_subcommand("help", "Show this help and exit");
 
   try {
     app.parse(argc, argv);
@@ -126,6 +136,11 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
+  if (help->parsed()) {
+    // app.help() would describe the `help` subcommand itself; format the main app.
+    std::cout << app.get_formatter()->make_help(&app, "leaklint", CLI::AppFormatMode::Normal);
+    return 0;
+  }
   if (lsp->parsed()) {
     // Raw bytes both ways (Content-Length framing); buffered stdin lets the server see
     // whether more messages are queued, so bursts of didChange are analysed once.
@@ -294,7 +309,7 @@ int main(int argc, char** argv) {
   ro.run_errors = config_errors;
   ro.fixed_count = fixed_count;
   bool to_tty = output.empty() && ::isatty(STDOUT_FILENO);
-  ro.color = color == "always" || (color == "auto" && to_tty && !std::getenv("NO_COLOR"));
+  ro.color = color_enabled(color, to_tty, std::getenv("NO_COLOR"), std::getenv("FORCE_COLOR"), std::getenv("TERM"));
   if (output.empty()) {
     if (!(stdin_filename.size() && (fix || unsafe_fixes))) write_report(std::cout, results, ro);
   } else {

@@ -1020,6 +1020,10 @@ bool color_enabled(std::string_view mode, bool to_tty, const char* no_color, con
   return to_tty;
 }
 
+bool diagnostic_fails_run(const Diagnostic& d) {
+  return d.fatal || d.kind == "syntax-error" || d.kind == "too-deep";
+}
+
 std::string escape_path(std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
@@ -1066,10 +1070,6 @@ std::string escape_path(std::string_view s) {
     }
   }
   return out;
-}
-
-bool diagnostic_fails_run(const Diagnostic& d) {
-  return d.fatal || d.kind == "syntax-error" || d.kind == "too-deep";
 }
 
 void write_report(std::ostream& out, const std::vector<FileResult>& results,
