@@ -1,5 +1,7 @@
 #include "checks/checks.hpp"
 
+#include "checks/relevance.hpp"
+
 #include "rules/registry.hpp"
 
 namespace ll {
@@ -101,7 +103,15 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
                                 std::string_view source, const ProjectView* project, FileSummary* summary) {
   std::vector<Finding> out;
   Facts facts(m, cfg, path, project);
-  if (summary) *summary = facts.summarize();
+  const bool torch = imports_torch(m);
+  if (summary) {
+    *summary = facts.summarize();
+    summary->imports_torch = torch;
+    summary->imports = imported_modules(m);
+  }
+  // Relevance: Python that reaches no torch (MXNet, TensorFlow, plain Python) has none of
+  // the mechanisms the rules describe. C++ units are filtered before Clang runs.
+  if (m.lang == Lang::Python && !torch && !(project && project->torch_via_project)) return out;
   CheckContext ctx(facts, source, out);
   for (const auto& c : all_checks())
     if (ctx.enabled(c.id)) c.run(ctx);

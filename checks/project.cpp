@@ -60,6 +60,36 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         if (j != i && names(q, files[j].module, last(q))) views[j].external_calls[last(q)].push_back(off);
     }
   }
+  // Relevance through project imports, to a fixed point: a file that imports no torch is
+  // analysed when it imports a project module that does, directly or through others.
+  {
+    std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component
+    for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
+    std::vector<bool> relevant(files.size());
+    for (size_t j = 0; j < files.size(); ++j) relevant[j] = files[j].imports_torch;
+    bool changed = true;
+    for (int round = 0; changed && round < 16; ++round) {
+      changed = false;
+      for (size_t i = 0; i < files.size(); ++i) {
+        if (relevant[i]) continue;
+        for (std::string imp : files[i].imports) {
+          while (!imp.empty() && imp[0] == '.') imp.erase(0, 1);
+          if (imp.empty()) continue;
+          auto it = by_last.find(last(imp));
+          if (it == by_last.end()) continue;
+          for (size_t j : it->second) {
+            const std::string m = "." + files[j].module, s = "." + imp;
+            const bool same = m.size() >= s.size() && m.compare(m.size() - s.size(), s.size(), s) == 0;
+            if (j != i && same && relevant[j]) {
+              relevant[i] = views[i].torch_via_project = changed = true;
+              break;
+            }
+          }
+          if (relevant[i]) break;
+        }
+      }
+    }
+  }
   // Keep only call facts that can change a finding (see Facts::summarize): all calls grad-off
   // for a function that is not off yet, any call grad-on for one its own file turned off.
   // Most imported functions are called with grad on and are on already: their files need

@@ -22,13 +22,19 @@ struct FileSummary {
   std::vector<std::string> classes;    // Dataset subclasses
   std::vector<std::string> functions;  // module-level functions (not off by their own decorator)
   std::vector<std::string> caller_off; // those of them that same-file callers turned grad-off
+  // Relevance (checks/relevance.hpp): does the file import torch itself, and which modules
+  // does it import (project modules among them may bring torch in).
+  bool imports_torch = false;
+  std::vector<std::string> imports;
 };
 
 // What one file needs to know about the others.
 struct ProjectView {
   std::set<std::string> classes_with_workers;           // local class names
   std::map<std::string, std::vector<bool>> external_calls;  // local function -> grad-off per call
-  bool empty() const { return classes_with_workers.empty() && external_calls.empty(); }
+  // The file imports no torch itself, but a project module it imports does (transitively).
+  bool torch_via_project = false;
+  bool empty() const { return classes_with_workers.empty() && external_calls.empty() && !torch_via_project; }
 };
 
 // Dotted module path of a file path: "src/pkg/data.py" -> "src.pkg.data".

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <atomic>
 #include <fstream>
+#include <iostream>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include "checks/checks.hpp"
+#include "cli/report.hpp"
+#include "checks/relevance.hpp"
 #include "cli/cache.hpp"
 #include "cli/discover.hpp"
 #include "cli/notebook.hpp"
@@ -116,6 +119,28 @@ void line_col_of(const std::string& text, size_t at, uint32_t* line, uint32_t* c
 }
 
 }  // namespace
+
+// Reads a regular file of at most `max` bytes without ever blocking (no FIFO, device or
+// terminal is opened for reading in blocking mode). False on anything else.
+bool read_regular_file(const std::string& path, uint64_t max, std::string& text) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) <= max;
+  if (ok) {
+    text.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  return ok;
+}
 
 void sort_result(FileResult& r) {
   std::stable_sort(r.findings.begin(), r.findings.end(), [](const Finding& a, const Finding& b) {
@@ -333,6 +358,17 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   std::vector<std::string> cpp_files;
   for (size_t i = 0; i < files.size(); ++i)
     if (!is_python_path(files[i]) && !is_notebook_path(files[i]) && config_of(i)) {
+      // Relevance: a unit whose text holds nothing a C++ rule starts from (a CUDA kernel,
+      // Python bindings) never reaches Clang.
+      std::string text;
+      if (read_regular_file(files[i], opts.max_file_size, text) && !cpp_may_hold_a_pattern(text)) {
+        results[i].path = files[i];
+        if (opts.cpp.verbose)
+          std::cerr << "leaklint: " << escape_path(files[i])
+                    << ": skipped: nothing a C++ rule looks for (forward/backward calls, optimizer steps, grad "
+                       "guards, data loaders, emptyCache, fork, model loading)\n";
+        continue;
+      }
       cpp_index.push_back(i);
       cpp_files.push_back(files[i]);
     }

@@ -143,6 +143,8 @@ struct Module {
   std::vector<Comment> comments;
   // Local name -> qualified name of what it was imported as ("F" -> "torch.nn.functional").
   std::unordered_map<std::string, std::string> aliases;
+  // Modules imported with `from M import *` (M as written, relative ones with their dots).
+  std::vector<std::string> star_imports;
 
   const Expr& e(Id id) const { return exprs[id]; }
   const Stmt& s(Id id) const { return stmts[id]; }

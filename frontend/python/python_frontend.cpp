@@ -611,6 +611,8 @@ class Lowerer {
             add_import(text_of(field(ak, g_.f_alias)), mod + "." + text_of(field(ak, g_.f_name)));
           }
         }
+        for (const auto& c : kids)
+          if (kind_of(c.node) == K::WildcardImport) m_.star_imports.push_back(mod);
         break;
       }
       case K::FutureImportStatement: s.kind = StmtKind::Import; break;

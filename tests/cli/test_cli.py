@@ -330,7 +330,10 @@ class Records(Dataset):
     def __getitem__(self, i):
         return self.rows[i]
 """
-    EVAL = """def evaluate(model, val_loader):
+    EVAL = """import torch
+
+
+def evaluate(model, val_loader):
     return [model(x).argmax(-1) for x in val_loader]
 """
     TRAIN = """import torch
@@ -371,6 +374,55 @@ def main(model):
         self.write("pkg/evaluation.py", self.EVAL)
         self.write("run.py", "from pkg.evaluation import evaluate\n\n\ndef go(m, l):\n    return evaluate(m, l)\n")
         self.assertIn(("evaluation.py", "LL101"), self.findings(self.dir))
+
+
+class Relevance(Tmp):
+    LOOP = ("\n\ndef validate(model, val_loader):\n    outs = []\n    for x in val_loader:\n"
+            "        outs.append(model(x).argmax(-1))\n    return outs\n")
+
+    def findings_by_file(self, extra=()):
+        rc, out, err = run(["--format", "json", *extra, self.dir])
+        by = {}
+        for f in json.loads(out)["findings"]:
+            by.setdefault(os.path.relpath(f["path"], self.dir), set()).add(f["rule"])
+        return by
+
+    def test_torch_reached_through_project_modules_and_other_frameworks_silent(self):
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/common.py", "import torch\nimport torch.nn as nn\n")
+        self.write("pkg/evaluate.py", "from .common import *" + self.LOOP)        # star import of a torch module
+        self.write("pkg/chain.py", "from pkg import evaluate" + self.LOOP)        # through evaluate -> common
+        self.write("pkg/helpers.py", "from pkg.common import nn" + self.LOOP)     # a name re-exported from common
+        self.write("pkg/tf_eval.py", "import tensorflow as tf" + self.LOOP)       # another framework
+        self.write("pkg/plain.py", "import statistics" + self.LOOP)               # plain Python
+        self.write("pkg/direct.py", "import torch as T" + self.LOOP)              # an alias
+        for extra in ((), ("--no-cache",), ()):                                   # cold, uncached, warm
+            by = self.findings_by_file(extra)
+            for f in ("evaluate.py", "chain.py", "helpers.py", "direct.py"):
+                self.assertIn("LL101", by.get(os.path.join("pkg", f), set()), (f, by))
+            for f in ("tf_eval.py", "plain.py", "common.py", "__init__.py"):
+                self.assertNotIn(os.path.join("pkg", f), by, (f, by))
+
+
+    def test_cpp_kernels_and_bindings_never_reach_the_cpp_analyser(self):
+        log = os.path.join(self.dir, "analysed.log")
+        fake = self.write("bin/leaklint-cpp", "#!/bin/sh\nfor a in \"$@\"; do echo \"$a\" >> %s; done\nexit 3\n" % log)
+        os.chmod(fake, 0o755)
+        self.write("src/ops/relu_kernel.cu", "__global__ void relu_forward(const float* x, float* y, int n) {\n"
+                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = x[i] > 0 ? x[i] : 0;\n}\n")
+        self.write("src/ops/bindings.cpp", "#include <torch/extension.h>\ntorch::Tensor relu_forward_cuda(torch::Tensor x);\n"
+                   "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"forward\", &relu_forward_cuda); }\n")
+        self.write("src/serve.cpp", "#include <torch/script.h>\nint main() {\n  auto m = torch::jit::load(\"m.pt\");\n"
+                   "  for (int i = 0; i < 3; ++i) m.forward({torch::ones({1})});\n}\n")
+        env = {**os.environ, "LEAKLINT_CPP": fake}
+        p = subprocess.run([BIN, "--no-cache", "-v", os.path.join(self.dir, "src")], capture_output=True, text=True,
+                           env=env, timeout=120)
+        with open(log) if os.path.exists(log) else open(os.devnull) as f:
+            analysed = f.read()
+        self.assertIn("serve.cpp", analysed)              # a unit with a forward call goes to the analyser
+        self.assertNotIn("relu_kernel.cu", analysed)      # a kernel does not
+        self.assertNotIn("bindings.cpp", analysed)        # nor do Python bindings
+        self.assertIn("relu_kernel.cu: skipped: nothing a C++ rule looks for", p.stderr)
 
 
 class Cache(Tmp):

@@ -1,0 +1,65 @@
+#include "checks/relevance.hpp"
+
+#include <algorithm>
+
+namespace ll {
+
+namespace {
+
+std::string_view root_of(std::string_view q) {
+  while (!q.empty() && q.front() == '.') q.remove_prefix(1);  // relative: not torch itself
+  return q.substr(0, q.find('.'));
+}
+
+}  // namespace
+
+bool is_torch_family(std::string_view qualified) {
+  if (!qualified.empty() && qualified.front() == '.') return false;  // a project module
+  const std::string_view root = root_of(qualified);
+  // torch, torchvision, torchaudio, torchtext, torchdata, torchmetrics, ...
+  if (root.rfind("torch", 0) == 0) return true;
+  static constexpr std::string_view kFamily[] = {"pytorch_lightning", "lightning", "lightning_fabric"};
+  return std::find(std::begin(kFamily), std::end(kFamily), root) != std::end(kFamily);
+}
+
+bool imports_torch(const Module& m) {
+  for (const auto& [local, qualified] : m.aliases)
+    if (is_torch_family(qualified)) return true;
+  for (const auto& mod : m.star_imports)
+    if (is_torch_family(mod)) return true;
+  return false;
+}
+
+std::vector<std::string> imported_modules(const Module& m) {
+  std::vector<std::string> out;
+  for (const auto& [local, qualified] : m.aliases) {
+    if (is_torch_family(qualified)) continue;
+    out.push_back(qualified);  // the module itself, or module.name (name may be a submodule)
+    const auto dot = qualified.rfind('.');
+    if (dot != std::string::npos) out.push_back(qualified.substr(0, dot));  // from module import name
+  }
+  for (const auto& mod : m.star_imports)
+    if (!is_torch_family(mod)) out.push_back(mod);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool cpp_may_hold_a_pattern(std::string_view text) {
+  // Calls through an object (`.forward(`, `->step(`), so that a kernel named my_forward or a
+  // binding m.def("forward", ...) does not count; types and free functions by name.
+  static constexpr std::string_view kTokens[] = {
+      ".forward(", "->forward(", ".backward(", "->backward(", "backward();",
+      ".step(", "->step(", "zero_grad(", ".eval()", "->eval()", ".train(", "->train(",
+      "NoGradGuard", "InferenceMode", "AutoGradMode", "GradMode",
+      "DataLoader", "data_loader", "emptyCache", "empty_cache", "fork(",
+      "jit::load", "torch::load", "register_hook",
+      // A scripted or native module in hand (its forward may run as method.run(stack) or
+      // module(x)).
+      "get_method(", "run_method(", "script::Module", "jit::Module", "nn::Module"};
+  for (const std::string_view t : kTokens)
+    if (text.find(t) != std::string_view::npos) return true;
+  return false;
+}
+
+}  // namespace ll

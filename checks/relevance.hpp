@@ -1,0 +1,35 @@
+// Relevance before analysis: a Python module is analysed as PyTorch code only if it imports
+// torch, directly (`import torch`, `from torch import nn`, `import torch.nn as tnn`, a
+// torch-family package such as torchvision or lightning) or through a module of the same
+// project that does (`from .common import *`, `from utils import nn_helpers`, `import
+// pkg.models`). Other modules (MXNet, TensorFlow, JAX, plain Python) stay silent: no
+// rule's mechanism exists there.
+//
+// C/C++/CUDA: a translation unit goes to Clang only if its own text could hold a rule's
+// pattern (cpp_may_hold_a_pattern): kernels and Python bindings are skipped in microseconds.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/model.hpp"
+
+namespace ll {
+
+// `torch`, `torch.nn.functional`, `torchvision.models`, `pytorch_lightning`, ...
+bool is_torch_family(std::string_view qualified);
+
+// Whether the module itself imports a torch-family package.
+bool imports_torch(const Module& m);
+
+// The project modules the module may import from, as written (dotted, possibly relative
+// with leading dots): for `from a.b import c` both "a.b" and "a.b.c" (c may be a module).
+std::vector<std::string> imported_modules(const Module& m);
+
+// A cheap token test on a C++ main file: does it call or name anything a C++ rule starts
+// from (a forward or backward call, an optimizer step or reset, train()/eval(), a grad
+// guard, a data loader, emptyCache, fork, loading a model)? False means no rule can fire.
+bool cpp_may_hold_a_pattern(std::string_view text);
+
+}  // namespace ll
