@@ -208,8 +208,8 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
       r.diagnostics.push_back(make_diag(
           r.path, "unsupported",
           "C++ analysis needs leaklint-cpp, built with -DLEAKLINT_ENABLE_CPP=ON (not found next to leaklint, in "
-          "$LEAKLINT_CPP or on PATH); file skipped",
-          /*fatal=*/false));
+          "$LEAKLINT_CPP or on PATH); not analysed",
+          /*fatal=*/true));  // the run fails (exit 1): a hook or CI job must not pass unanalysed code
     return results;
   }
   std::vector<std::string> base{companion, "--no-source"};

@@ -425,6 +425,22 @@ class Relevance(Tmp):
         self.assertIn("relu_kernel.cu: skipped: nothing a C++ rule looks for", p.stderr)
 
 
+    def test_without_leaklint_cpp_a_cpp_file_fails_the_run(self):
+        alone = os.path.join(self.dir, "alone")
+        os.makedirs(alone)
+        shutil.copy(BIN, os.path.join(alone, "leaklint"))   # no leaklint-cpp beside this copy
+        self.write("src/serve.cpp", "#include <torch/script.h>\nint main() {\n  auto m = torch::jit::load(\"m.pt\");\n"
+                   "  m.forward({torch::ones({1})});\n}\n")
+        env = {k: v for k, v in os.environ.items() if k != "LEAKLINT_CPP"}
+        env["PATH"] = "/usr/bin:/bin"
+        p = subprocess.run([os.path.join(alone, "leaklint"), "--no-cache", os.path.join(self.dir, "src")],
+                           capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("needs leaklint-cpp", p.stdout)
+        self.assertIn("could not be analysed", p.stdout)
+        self.assertNotIn("All checks passed", p.stdout)
+
+
 class Cache(Tmp):
     def test_results_are_cached_and_invalidated_by_content_and_config(self):
         cache = os.path.join(self.dir, "cache")
