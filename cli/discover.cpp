@@ -5,7 +5,9 @@
 #include "cli/discover.hpp"
 #include "cli/notebook.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -347,7 +349,9 @@ class Walker {
       const std::string abs = join(item.abs, name);
       const bool is_source = is_python_path(name) || is_cpp_path(name) || is_notebook_path(name);
       if (fs::is_directory(target)) {
-        if (is_skipped_dir_name(name) || is_ignored(abs, name, true, chain)) continue;
+        if ((opts_.default_excludes && is_skipped_dir_name(name)) || excluded(item, name) ||
+            is_ignored(abs, name, true, chain))
+          continue;
         if (is_link && !inside_tree(abs, item.tree)) {
           out_.skipped_links.push_back(join(item.display, name));
           continue;
@@ -356,7 +360,7 @@ class Walker {
         (is_link ? deferred : stack).push_back(std::move(child));
       } else if (fs::is_regular_file(target)) {
         if (!is_source) continue;
-        if (is_ignored(abs, name, false, chain)) continue;
+        if (excluded(item, name) || is_ignored(abs, name, false, chain)) continue;
         if (is_link && !inside_tree(abs, item.tree)) {
           out_.skipped_links.push_back(join(item.display, name));
           continue;
@@ -375,6 +379,23 @@ class Walker {
     }
   }
 
+  // --exclude / --extend-exclude: `name` inside the directory `item`.
+  bool excluded(const WorkItem& item, const std::string& name) {
+    if (opts_.exclude.empty()) return false;
+    if (globs_.empty())
+      for (const auto& p : opts_.exclude) globs_.emplace_back(p.find('/') != std::string::npos, Glob(p));
+    std::string rel;
+    if (item.tree >= 0) {
+      const std::string& root = roots_[static_cast<std::size_t>(item.tree)].display;
+      rel = item.display.size() > root.size() ? item.display.substr(root.size() + 1) : std::string();
+    }
+    rel = rel.empty() ? name : rel + "/" + name;
+    while (rel.rfind("./", 0) == 0) rel.erase(0, 2);
+    for (const auto& [with_slash, g] : globs_)
+      if (g.match(with_slash ? rel : name)) return true;
+    return false;
+  }
+
   // Does the link at `abs` resolve to a path inside the root of tree `tree`?
   bool inside_tree(const std::string& abs, int tree) const {
     if (opts_.follow_external_symlinks || tree < 0) return true;
@@ -388,6 +409,7 @@ class Walker {
   std::vector<IgnoreFile> ignores_;
   std::vector<DirNode> nodes_;
   std::set<std::pair<dev_t, ino_t>> visited_;
+  std::vector<std::pair<bool, Glob>> globs_;  // (has a `/`, pattern)
 };
 
 }  // namespace
@@ -395,7 +417,24 @@ class Walker {
 bool is_python_path(const std::string& path) { return has_extension(path, {".py", ".pyi"}); }
 
 bool is_cpp_path(const std::string& path) {
-  return has_extension(path, {".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".cu"});
+  return has_extension(path, {".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".cu", ".cuh"});
+}
+
+bool is_python_source(const std::string& path) {
+  if (is_python_path(path)) return true;
+  const std::string name = fs::path(path).filename().string();
+  if (name.empty() || name.find('.') != std::string::npos) return false;  // has an extension
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  char buf[256];
+  ssize_t n = 0;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n < 2 || buf[0] != '#' || buf[1] != '!') return false;
+  const std::string_view first(buf, static_cast<std::size_t>(n));
+  const std::string_view line = first.substr(0, first.find('\n'));
+  return line.find("python") != std::string_view::npos;
 }
 
 const char* special_file_kind(unsigned mode) {

@@ -24,11 +24,22 @@ struct DiscoveredFiles {
 struct DiscoverOptions {
   // Follow symbolic links whose real path is outside the tree being scanned.
   bool follow_external_symlinks = false;
+  // --exclude / --extend-exclude (globs, as in ruff): a pattern without `/` matches a file
+  // or directory name anywhere; one with `/` matches the path relative to the root named on
+  // the command line. --exclude replaces the default directory list (.git, venv, build,
+  // node_modules, ...); --extend-exclude adds to it. Paths named explicitly are always
+  // analysed.
+  std::vector<std::string> exclude;
+  bool default_excludes = true;
 };
 
-// Python: .py .pyi (.ipynb later); C++: .cpp .cc .cxx .h .hpp .hh .cu
+// Python: .py .pyi (.ipynb later); C++: .cpp .cc .cxx .h .hpp .hh .cu .cuh
 bool is_python_path(const std::string& path);
 bool is_cpp_path(const std::string& path);
+// A Python file by name, or an extensionless script whose first line is a python shebang
+// (what pre-commit's `types: [python]` hands over too). Reads at most 256 bytes, never
+// blocking.
+bool is_python_source(const std::string& path);
 
 // Paths named explicitly are always included (even if ignored), like ruff; each one is
 // the root of its tree (a link named on the command line is followed: the user chose it).

@@ -357,7 +357,7 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   std::vector<size_t> cpp_index;
   std::vector<std::string> cpp_files;
   for (size_t i = 0; i < files.size(); ++i)
-    if (!is_python_path(files[i]) && !is_notebook_path(files[i]) && config_of(i)) {
+    if (!is_python_source(files[i]) && !is_notebook_path(files[i]) && config_of(i)) {
       // Relevance: a unit whose text holds nothing a C++ rule starts from (a CUDA kernel,
       // Python bindings) never reaches Clang.
       std::string text;
@@ -382,7 +382,7 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   }
   parallel_for(files.size(), jobs, [&](size_t i) {
     const std::string& path = files[i];
-    if (!is_python_path(path) && !is_notebook_path(path)) return;  // C++: above
+    if (!is_python_source(path) && !is_notebook_path(path)) return;  // C++: above
     if (!config_of(i)) return;
     results[i] = analyze_file(path, *cfgs[i], opts, nullptr, &summaries[i]);
     if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
@@ -400,7 +400,7 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   std::vector<size_t> again;
   for (size_t i = 0; i < files.size(); ++i)
     if (!views[i].empty() && !results[i].source.empty() && !results[i].transcoded && cfgs[i] &&
-        is_python_path(files[i]))
+        is_python_source(files[i]))
       again.push_back(i);
   parallel_for(again.size(), jobs, [&](size_t k) {
     size_t i = again[k];

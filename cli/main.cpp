@@ -109,6 +109,12 @@ int main(int argc, char** argv) {
   app.add_option("--write-baseline", write_baseline_file, "Record all current findings in FILE and exit 0");
   app.add_option("--diff-base", diff_base, "Report only findings on lines changed since this git revision");
   app.add_flag("--no-cache", no_cache, "Analyse every file, ignoring and not writing the result cache");
+  std::vector<std::string> exclude, extend_exclude;
+  list_option("--exclude", exclude,
+              "Globs of files and directories not to analyse (comma-separated, repeatable); replaces the "
+              "default list (.git, venv, build, node_modules, ...)");
+  list_option("--extend-exclude", extend_exclude,
+              "Globs of files and directories not to analyse, besides the default list");
   app.add_flag("--follow-external-symlinks", discover_opts.follow_external_symlinks,
                "Follow symbolic links whose real path is outside the scanned tree (default: skip them)");
   app.add_flag("-v,--verbose", verbose, "Say which files discovery skipped (e.g. links out of the tree) on stderr");
@@ -209,6 +215,9 @@ int main(int argc, char** argv) {
     if (paths.empty()) paths.push_back(".");
     opts.cpp.roots = paths;  // leaklint-cpp confines what C++ files include to these trees
     opts.cpp.verbose = verbose;  // and reports the compile flags it did not use
+    if (!exclude.empty()) discover_opts.default_excludes = false;
+    discover_opts.exclude = exclude;
+    discover_opts.exclude.insert(discover_opts.exclude.end(), extend_exclude.begin(), extend_exclude.end());
     DiscoveredFiles found = discover(paths, discover_opts);
     discovery_diags = std::move(found.diagnostics);
     if (verbose)

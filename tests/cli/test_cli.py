@@ -310,6 +310,36 @@ class Discovery(Tmp):
         rc, _, _ = run([os.path.join(self.dir, "generated/bad.py")])
         self.assertEqual(rc, 1)
 
+    def files_reported(self, args):
+        rc, out, err = run(["--format", "json", "--no-cache", *args])
+        return sorted({os.path.relpath(f["path"], self.dir) for f in json.loads(out)["findings"]})
+
+    def test_exclude_and_extend_exclude(self):
+        self.write("src/a.py", LEAKY)
+        self.write("src/legacy/b.py", LEAKY)
+        self.write("src/gen_c.py", LEAKY)
+        self.write("build/d.py", LEAKY)
+        root = self.dir
+        self.assertEqual(self.files_reported([root]), ["src/a.py", "src/gen_c.py", "src/legacy/b.py"])
+        # --extend-exclude adds to the defaults: names anywhere, and paths from the root.
+        self.assertEqual(self.files_reported(["--extend-exclude", "legacy,gen_*.py", root]), ["src/a.py"])
+        self.assertEqual(self.files_reported(["--extend-exclude", "src/legacy", root]),
+                         ["src/a.py", "src/gen_c.py"])
+        # --exclude replaces the defaults: build/ is analysed again.
+        self.assertEqual(self.files_reported(["--exclude", "legacy", root]),
+                         ["build/d.py", "src/a.py", "src/gen_c.py"])
+        # A file named on the command line is always analysed.
+        self.assertEqual(self.files_reported(["--extend-exclude", "legacy", os.path.join(root, "src/legacy/b.py")]),
+                         ["src/legacy/b.py"])
+
+    def test_extensionless_python_script_is_python(self):
+        script = self.write("bin/evaluate", "#!/usr/bin/env python3\n" + LEAKY)
+        other = self.write("bin/tool", "#!/bin/sh\necho hi\n")
+        rc, out, err = run(["--no-cache", script])
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("[LL101]", out)
+        self.assertNotIn("leaklint-cpp", out + err)
+
 
 class CrossFile(Tmp):
     """Facts that cross module boundaries within one run."""

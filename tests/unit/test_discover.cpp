@@ -378,5 +378,22 @@ TEST_F(Discover, DeepTreesNeedNoRecursion) {
   EXPECT_EQ(d.files[0], rel + "leaf.py");
 }
 
+TEST(DiscoverKinds, SourceKindsByNameAndShebang) {
+  EXPECT_TRUE(is_cpp_path("ops/kernels.cuh"));
+  EXPECT_TRUE(is_cpp_path("ops/kernel.cu"));
+  EXPECT_FALSE(is_cpp_path("notes.txt"));
+  const fs::path dir = fs::temp_directory_path() / ("leaklint-shebang-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "evaluate") << "#!/usr/bin/env python3\nimport torch\n";
+  std::ofstream(dir / "tool") << "#!/bin/sh\necho python\n";
+  std::ofstream(dir / "run.sh") << "#!/usr/bin/env python3\n";  // an extension decides
+  EXPECT_TRUE(is_python_source((dir / "evaluate").string()));
+  EXPECT_FALSE(is_python_source((dir / "tool").string()));
+  EXPECT_FALSE(is_python_source((dir / "run.sh").string()));
+  EXPECT_TRUE(is_python_source("whatever.py"));
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
 }  // namespace
 }  // namespace ll
