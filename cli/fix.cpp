@@ -512,6 +512,7 @@ int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const 
       report(errors, !json && !errors.empty());
       if (!json) return 0;
       after = *json;
+      if (o.to_stdout) r = analyze_file(r.path, cfg, opts, &after);  // report what is left
     } else {
       FixOutcome f = cpp ? fix_cpp_file(r.path, r.source, r, cfg, opts, o.unsafe, nullptr)
                          : fix_text(r.path, r.source, r, cfg, opts, o.unsafe);

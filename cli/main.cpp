@@ -200,10 +200,12 @@ int main(int argc, char** argv) {
 
   std::vector<FileResult> results;
   std::vector<Diagnostic> discovery_diags;
+  std::string stdin_text;  // --stdin-filename: the editor's buffer, as received
   if (!stdin_filename.empty()) {
     std::ostringstream ss;
     ss << std::cin.rdbuf();
     std::string text = ss.str();
+    stdin_text = text;
     std::string err;
     auto cfg = configs.for_file(stdin_filename, &err);
     if (!err.empty()) {
@@ -298,12 +300,18 @@ int main(int argc, char** argv) {
     fo.to_stdout = !stdin_filename.empty();
     fo.fix_read_only = fix_read_only;
     fo.roots = paths;
+    // --stdin-filename with --fix (an editor's fix-on-save), as ruff does: stdout always
+    // gets the whole buffer, fixed or not, and the findings left go to stderr. Nothing is
+    // written to disk, notebooks included.
+    std::ostringstream fixed_buffer;
+    std::ostream& fix_out = fo.to_stdout && !diff ? static_cast<std::ostream&>(fixed_buffer) : std::cout;
     for (auto& r : results) {
       if (r.source.empty() || r.findings.empty()) continue;
       std::string err;
       auto cfg = configs.for_file(r.path, &err);
-      if (cfg) fixed_count += fix_file(r, *cfg, opts, fo, std::cout, std::cerr, &fix_failed);
+      if (cfg) fixed_count += fix_file(r, *cfg, opts, fo, fix_out, std::cerr, &fix_failed);
     }
+    if (fo.to_stdout && !diff) std::cout << (fixed_buffer.tellp() > 0 ? fixed_buffer.str() : stdin_text);
     if (diff) {
       std::cerr << (fixed_count ? std::to_string(fixed_count) + " fix(es) available" : "No fixes available") << "\n";
       return exit_zero ? 0 : (fixed_count ? 1 : 0);
@@ -320,7 +328,11 @@ int main(int argc, char** argv) {
   bool to_tty = output.empty() && ::isatty(STDOUT_FILENO);
   ro.color = color_enabled(color, to_tty, std::getenv("NO_COLOR"), std::getenv("FORCE_COLOR"), std::getenv("TERM"));
   if (output.empty()) {
-    if (!(stdin_filename.size() && (fix || unsafe_fixes))) write_report(std::cout, results, ro);
+    // With --fix on stdin, stdout holds the buffer: the report goes to stderr.
+    const bool buffer_on_stdout = stdin_filename.size() && (fix || unsafe_fixes);
+    if (buffer_on_stdout) ro.color = color_enabled(color, ::isatty(STDERR_FILENO), std::getenv("NO_COLOR"),
+                                                   std::getenv("FORCE_COLOR"), std::getenv("TERM"));
+    write_report(buffer_on_stdout ? std::cerr : std::cout, results, ro);
   } else {
     std::ofstream out(output, std::ios::binary);
     if (!out) {

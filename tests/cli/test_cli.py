@@ -471,6 +471,49 @@ class Relevance(Tmp):
         self.assertNotIn("All checks passed", p.stdout)
 
 
+class StdinContract(Tmp):
+    """An editor's fix-on-save: stdout is always the whole buffer, findings go to stderr."""
+
+    SAFE = ("import torch\n\n\ndef embed(enc, bs):\n    out = []\n    for b in bs:\n"
+            "        with torch.no_grad:\n            out.append(enc(b))\n    return out\n")
+
+    def fix(self, name, text, *extra):
+        p = subprocess.run([BIN, "--fix", *extra, "--stdin-filename", os.path.join(self.dir, name)], input=text,
+                           capture_output=True, text=True, cwd=self.dir, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+    def test_clean_buffer_comes_back_unchanged(self):
+        rc, out, err = self.fix("ok.py", CLEAN)
+        self.assertEqual((rc, out), (0, CLEAN), err)
+
+    def test_safe_fix_is_applied_to_the_buffer_and_nothing_is_written(self):
+        rc, out, err = self.fix("embed.py", self.SAFE)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out, self.SAFE.replace("torch.no_grad:", "torch.no_grad():"))
+        self.assertIn("1 fixed", err)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "embed.py")))
+
+    def test_findings_left_go_to_stderr_and_the_buffer_to_stdout(self):
+        rc, out, err = self.fix("leaky.py", LEAKY)
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, LEAKY)            # only an unsafe fix exists: the buffer is unchanged
+        self.assertIn("[LL101]", err)
+        rc, out, err = self.fix("leaky.py", LEAKY, "--unsafe-fixes")
+        self.assertNotEqual(out, LEAKY)
+        self.assertIn("torch.no_grad()", out)
+
+    def test_notebook_buffer_is_printed_not_written(self):
+        nb = json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                    "source": self.SAFE.splitlines(keepends=True)}],
+                         "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+        rc, out, err = self.fix("nb.ipynb", nb)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("torch.no_grad()", json.loads(out)["cells"][0]["source"][6])
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "nb.ipynb")))
+        rc, out, err = self.fix("nb.ipynb", nb.replace("torch.no_grad:", "torch.no_grad():"))
+        self.assertEqual(out, nb.replace("torch.no_grad:", "torch.no_grad():"))
+
+
 class Cache(Tmp):
     def test_results_are_cached_and_invalidated_by_content_and_config(self):
         cache = os.path.join(self.dir, "cache")
