@@ -54,9 +54,9 @@ bool cpp_may_hold_a_pattern(std::string_view text) {
       "NoGradGuard", "InferenceMode", "AutoGradMode", "GradMode",
       "DataLoader", "data_loader", "emptyCache", "empty_cache", "fork(",
       "jit::load", "torch::load", "register_hook",
-      // A scripted or native module in hand (its forward may run as method.run(stack) or
-      // module(x)).
-      "get_method(", "run_method(", "script::Module", "jit::Module", "nn::Module"};
+      // A scripted or native module or an optimizer in hand: its forward may run as
+      // method.run(stack) or model(x) (torch::nn::Linear, a TORCH_MODULE holder).
+      "get_method(", "run_method(", "jit::", "nn::", "TORCH_MODULE", "optim::"};
   for (const std::string_view t : kTokens)
     if (text.find(t) != std::string_view::npos) return true;
   return false;

@@ -29,7 +29,8 @@ std::vector<std::string> imported_modules(const Module& m);
 
 // A cheap token test on a C++ main file: does it call or name anything a C++ rule starts
 // from (a forward or backward call, an optimizer step or reset, train()/eval(), a grad
-// guard, a data loader, emptyCache, fork, loading a model)? False means no rule can fire.
+// guard, a data loader, emptyCache, fork, a torch::nn module or optimizer, a TorchScript
+// module)? False means no rule can fire.
 bool cpp_may_hold_a_pattern(std::string_view text);
 
 }  // namespace ll

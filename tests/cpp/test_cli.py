@@ -327,8 +327,9 @@ def test_leaklint_companion_failures_stay_per_file(d):
     """One file that kills (or hangs) leaklint-cpp costs only that file's analysis."""
     write(d, "a.cpp", BAD_EVAL)
     write(d, "b.cpp", TRAIN_TOTAL)
-    write(d, "boom.cpp", "int x;\n")
-    write(d, "hang.cpp", "int y;\n")
+    # (Each calls a forward, so that leaklint sends it to the companion at all.)
+    write(d, "boom.cpp", "struct M { int forward(int); };\nint x(M& m) { return m.forward(0); }\n")
+    write(d, "hang.cpp", "struct M { int forward(int); };\nint y(M& m) { return m.forward(1); }\n")
     fake = write(d, "flaky-leaklint-cpp", "#!/bin/sh\n"
                  "for a in \"$@\"; do case \"$a\" in *boom.cpp) kill -SEGV $$;; *hang.cpp) exec sleep 60;; esac; done\n"
                  "exec \"%s\" \"$@\"\n" % ARGS.leaklint_cpp)

@@ -48,8 +48,17 @@ def check(cond, msg):
         raise AssertionError(msg)
 
 
+# leaklint sends a C/C++ unit to leaklint-cpp only when its text holds something a rule
+# starts from (checks/relevance.hpp). The hostile sources below must reach Clang through
+# leaklint too, so each .cpp gets a member forward call appended (after its own lines, so
+# their line numbers do not move); the skipping itself is tested in tests/cli/test_cli.py.
+PROBE = "\nstruct LeaklintProbe { int forward(int); };\nint leaklint_probe(LeaklintProbe& p) { return p.forward(0); }\n"
+
+
 def write(path, text, mode=None):
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    if path.endswith(".cpp") and ".forward(" not in text:
+        text += PROBE
     with open(path, "w") as fh:
         fh.write(text)
     if mode is not None:

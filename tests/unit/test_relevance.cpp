@@ -110,4 +110,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   EXPECT_TRUE(cpp_may_hold_a_pattern("for (auto& b : *loader) { auto y = model->forward(b.data); }"));
   EXPECT_TRUE(cpp_may_hold_a_pattern("torch::NoGradGuard g;"));
   EXPECT_TRUE(cpp_may_hold_a_pattern("c10::cuda::CUDACachingAllocator::emptyCache();"));
+  // A module called through operator() (torch::nn::Linear, a TORCH_MODULE holder).
+  EXPECT_TRUE(cpp_may_hold_a_pattern("double f(torch::nn::Linear& m, torch::Tensor x) { return m(x).item<double>(); }"));
 }

@@ -4,7 +4,7 @@ A spawned child re-imports this module as ``__mp_main__``: the import defines th
 functions and stops at the guard, then the child runs its target (``Process`` and
 ``Pool`` alike).
 """
-import multiprocessing as mp
+import torch.multiprocessing as mp  # a PyTorch program: torch's drop-in multiprocessing
 import os
 import sys
 
@@ -45,7 +45,7 @@ def scenario(run):
 
 if __name__ == "__main__":
     # imported here so that the spawned children, which re-import this module, do not
-    # have to load torch (measure imports it)
+    # load the measurement helpers too
     import measure
 
     sys.exit(measure.main(scenario, "LL502", "fixed", iters=1))

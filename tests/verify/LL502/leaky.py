@@ -8,7 +8,7 @@ is not done. With ``Process`` the parent sees the exit codes; a ``Pool`` replace
 dead worker with a new one that dies the same way, so ``map`` never returns (the
 program waits for it only 5 seconds, so that it cannot hang).
 """
-import multiprocessing as mp
+import torch.multiprocessing as mp  # a PyTorch program: torch's drop-in multiprocessing
 import os
 import sys
 
@@ -52,7 +52,7 @@ def scenario(run):
 
 if __name__ == "__main__":
     # imported here so that the spawned children, which re-import this module, do not
-    # have to load torch (measure imports it)
+    # load the measurement helpers too
     import measure
 
     sys.exit(measure.main(scenario, "LL502", "leaky", iters=1))
