@@ -66,7 +66,7 @@ std::vector<std::string> Facts::name_tokens(std::string_view name) {
 }
 
 Facts::Facts(const Module& mod, const Config& config, const std::string& p, const ProjectView* proj)
-    : m(mod), cfg(config), path(p), project(proj) {
+    : project(proj), m(mod), cfg(config), path(p) {
   is_test_file = is_test_path(path);
   size_t nf = m.funcs.size();
   entry_off_.assign(nf, 0);
