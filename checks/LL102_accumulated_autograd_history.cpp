@@ -272,8 +272,16 @@ class History {
     std::string vtext = ctx_.text(value);
     bool container = verb != "accumulates";
     std::string shown = vtext.size() > 40 ? vtext.substr(0, 37) + "..." : vtext;
-    std::string cure = container ? "store `" + shown + ".detach()` (add `.cpu()` if it is only logged)"
-                                 : "accumulate `" + shown + ".item()` instead";
+    // The message shows the expression the fix writes (parenthesised where precedence
+    // needs it): one set of facts for both.
+    const Expr& v = f_.e(value);
+    bool simple = v.kind == ExprKind::Name || v.kind == ExprKind::Attribute || v.kind == ExprKind::Call ||
+                  v.kind == ExprKind::Subscript;
+    const char* suffix = container ? ".detach()" : ".item()";
+    std::string repl = (simple ? vtext : "(" + vtext + ")") + suffix;
+    std::string shown_fix = (simple ? shown : "(" + shown + ")") + suffix;
+    std::string cure = container ? "store `" + shown_fix + "` (add `.cpu()` if it is only logged)"
+                                 : "accumulate `" + shown_fix + "` instead";
     Finding* fd = ctx_.report(
         "LL102", f_.m.s(sid).range,
         "`" + base + "` " + verb + " `" + shown +
@@ -282,10 +290,6 @@ class History {
             "every iteration until it is released; " +
             cure);
     if (!fd) return;
-    const Expr& v = f_.e(value);
-    bool simple = v.kind == ExprKind::Name || v.kind == ExprKind::Attribute || v.kind == ExprKind::Call ||
-                  v.kind == ExprKind::Subscript;
-    std::string repl = (simple ? vtext : "(" + vtext + ")") + (container ? ".detach()" : ".item()");
     Fix fix;
     fix.title = container ? "Store a detached tensor" : "Accumulate a Python number with `.item()`";
     fix.safe = false;

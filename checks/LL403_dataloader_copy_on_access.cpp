@@ -16,11 +16,13 @@ void check_LL403(CheckContext& ctx) {
     }
     if (!used) continue;
     for (const auto& site : copy_on_access_sites(f, cls)) {
-      std::string wk = workers > 0 ? std::to_string(workers) + " workers" : "every worker";
+      const std::string wk = workers == 1 ? "the worker ends up"
+                             : workers > 1 ? "each of the " + std::to_string(workers) + " workers ends up"
+                                           : "every worker ends up";
       ctx.report("LL403", f.m.s(site.stmt).range,
                  "`" + site.attr + "` is a Python container (" + site.what + ") that `__getitem__` reads: in forked "
                  "DataLoader workers, reading Python objects updates their reference counts, which copies the pages, "
-                 "so " + wk + " each end up with a private copy of it in host RAM (pytorch issue 13246); store it as "
+                 "so " + wk + " with a private copy of it in host RAM (pytorch issue 13246); store it as "
                  "a numpy array or a serialized buffer instead");
     }
   }

@@ -1,0 +1,57 @@
+// Messages are built from the same facts as their fixes, and read as English.
+#include <gtest/gtest.h>
+
+#include "cli/engine.hpp"
+#include "rules/config.hpp"
+
+using namespace ll;
+
+namespace {
+
+const Finding* only(const FileResult& r, const std::string& rule) {
+  const Finding* found = nullptr;
+  for (const auto& f : r.findings)
+    if (f.rule == rule) {
+      EXPECT_EQ(found, nullptr) << "more than one " << rule;
+      found = &f;
+    }
+  return found;
+}
+
+}  // namespace
+
+TEST(Messages, LL102ShowsTheExpressionItsFixWrites) {
+  const std::string src =
+      "import torch\n\n\ndef train(model, loader, opt):\n    total = 0\n    for x, y in loader:\n"
+      "        loss = model(x).sum()\n        loss.backward()\n        opt.step()\n        opt.zero_grad()\n"
+      "        total += loss / len(loader)\n    return total\n";
+  const FileResult r = analyze_text("t.py", src, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL102");
+  ASSERT_NE(f, nullptr);
+  ASSERT_FALSE(f->fixes.empty());
+  ASSERT_EQ(f->fixes[0].edits.size(), 1U);
+  const std::string written = f->fixes[0].edits[0].text;
+  EXPECT_EQ(written, "(loss / len(loader)).item()");
+  EXPECT_NE(f->message.find("`" + written + "`"), std::string::npos) << f->message;
+  EXPECT_EQ(f->message.find("len(loader).item()"), std::string::npos) << f->message;  // wrong precedence
+}
+
+TEST(Messages, LL403CountsWorkersInEnglish) {
+  auto message_for = [](const std::string& workers) {
+    const std::string src =
+        "import torch\nfrom torch.utils.data import Dataset, DataLoader\n\n\nclass Frames(Dataset):\n"
+        "    def __init__(self, paths):\n        self.paths = list(paths)\n\n    def __len__(self):\n"
+        "        return len(self.paths)\n\n    def __getitem__(self, i):\n        return self.paths[i]\n\n\n"
+        "loader = DataLoader(Frames(open('index.txt').read().split()), num_workers=" + workers + ")\n";
+    const FileResult r = analyze_text("d.py", src, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL403");
+    return f ? f->message : std::string("<no LL403>");
+  };
+  const std::string one = message_for("1"), four = message_for("4");
+  EXPECT_NE(one.find("the worker ends up with a private copy"), std::string::npos) << one;
+  EXPECT_NE(four.find("each of the 4 workers ends up with a private copy"), std::string::npos) << four;
+  for (const std::string& m : {one, four}) {
+    EXPECT_EQ(m.find("1 workers"), std::string::npos) << m;
+    EXPECT_EQ(m.find("worker each"), std::string::npos) << m;
+  }
+}
