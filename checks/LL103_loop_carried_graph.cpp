@@ -123,12 +123,20 @@ void check_LL103(CheckContext& ctx) {
         // The value used must still be the previous iteration's: no assignment before the use.
         if (!fed || use > pos(assign) || first_assign[name] < use) continue;
         if (!reported.insert(c.stmt).second) continue;
+        // A loop that trains fails or grows in backward(); one that never back-propagates
+        // (autoregressive sampling) only chains each step's graph to the next: the cure there
+        // is to run it without autograd.
         Finding* fd = ctx.report(
             "LL103", f.m.s(c.stmt).range,
-            "`" + name + "` comes from the previous iteration's forward and is fed back into the model without "
-            "`.detach()`: the graph grows by one step every iteration, so backward() either fails on the earlier "
-            "steps' freed buffers or, with retain_graph=True, memory and backward time grow without bound; detach "
-            "it each iteration (`" + name + " = " + name + ".detach()`, truncated BPTT)");
+            trains ? "`" + name + "` comes from the previous iteration's forward and is fed back into the model "
+                     "without `.detach()`: the graph grows by one step every iteration, so backward() either "
+                     "fails on the earlier steps' freed buffers or, with retain_graph=True, memory and backward "
+                     "time grow without bound; detach it each iteration (`" + name + " = " + name +
+                         ".detach()`, truncated BPTT)"
+                   : "`" + name + "` comes from the previous iteration's forward and is fed back into the model "
+                     "with autograd enabled, in a loop that never back-propagates: each step's graph stays "
+                     "chained to the next, so the memory of every step is held until the loop's result is "
+                     "released; run the loop under `torch.no_grad()` (or `torch.inference_mode()`)");
         if (fd)
           for (int cj : L.calls)
             if (retain(f.calls[cj])) {

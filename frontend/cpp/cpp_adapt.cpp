@@ -147,6 +147,9 @@ std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const st
     else if (fd.rule == "LL302" || fd.rule == "LL303") adapt_empty_cache(fd);
     else if (fd.rule == "LL402") adapt_LL402(fd);
     else if (fd.rule == "LL501") adapt_LL501(fd);
+    else if (fd.rule == "LL103")
+      replace_all(fd.message, "run the loop under `torch.no_grad()` (or `torch.inference_mode()`)",
+                  "run the loop under a `torch::NoGradGuard` (or `c10::InferenceMode`)");
     // Members are lowered as `self.x` (the model's receiver spelling); C++ names them `x`.
     replace_all(fd.message, "`self.", "`");
     for (auto& n : fd.notes) replace_all(n.message, "`self.", "`");

@@ -55,3 +55,16 @@ TEST(Messages, LL403CountsWorkersInEnglish) {
     EXPECT_EQ(m.find("worker each"), std::string::npos) << m;
   }
 }
+
+TEST(Messages, LL103InAnInferenceLoopPointsAtNoGradNotBackward) {
+  const std::string sampling =
+      "import torch\n\n\ndef generate(model, tokens, steps):\n    hidden = None\n    for _ in range(steps):\n"
+      "        logits, hidden = model(tokens, hidden)\n        tokens = logits.argmax(-1)\n    return tokens\n";
+  const FileResult r = analyze_text("g.py", sampling, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL103");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("never back-propagates"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("torch.no_grad()"), std::string::npos) << f->message;
+  EXPECT_EQ(f->message.find("backward()"), std::string::npos) << f->message;
+  EXPECT_EQ(f->message.find("retain_graph"), std::string::npos) << f->message;
+}
