@@ -132,7 +132,12 @@ std::string shell_quote(const std::string& s) {
 }  // namespace
 
 std::optional<ChangedLines> changed_lines(const std::string& rev, const std::string& cwd, std::string* error) {
-  std::string cd = "cd " + shell_quote(cwd) + " && ";
+  // The repository is part of the scanned tree and not trusted: its own config could name
+  // commands git runs while diffing (core.fsmonitor, diff drivers' textconv via
+  // .gitattributes, an external diff, hooks). Command-line settings override all of them.
+  std::string cd = "cd " + shell_quote(cwd) +
+                   " && git() { command git -c core.fsmonitor=false -c core.untrackedCache=false "
+                   "-c core.hooksPath=/dev/null -c diff.external= -c core.pager=cat \"$@\"; } && ";
   auto top = run_capture(cd + "git rev-parse --show-toplevel 2>/dev/null");
   if (!top) {
     *error = "--diff-base needs a git repository";
@@ -144,7 +149,7 @@ std::optional<ChangedLines> changed_lines(const std::string& rev, const std::str
     *error = "--diff-base: unknown revision '" + rev + "'";
     return std::nullopt;
   }
-  auto diff = run_capture(cd + "git -c core.quotepath=off diff --no-color --no-ext-diff -U0 " + shell_quote(rev) +
+  auto diff = run_capture(cd + "git -c core.quotepath=off diff --no-color --no-ext-diff --no-textconv -U0 " + shell_quote(rev) +
                           " -- 2>/dev/null");
   if (!diff) {
     *error = "--diff-base: git diff failed";

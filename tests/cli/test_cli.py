@@ -624,6 +624,24 @@ class Adoption(Tmp):
         self.assertEqual(run(["--diff-base", "no-such-rev", "."], cwd=self.dir)[0], 2)
 
 
+    def test_diff_base_runs_no_command_the_repository_configures(self):
+        marker = os.path.join(self.dir, "..", os.path.basename(self.dir) + "-pwned")
+        self.write("a.py", LEAKY)
+        self.write(".gitattributes", "*.py diff=evil\n")
+        self.git("init", "-q")
+        self.git("add", "-A")
+        self.git("commit", "-qm", "init")
+        evil = "sh -c 'touch %s' #" % marker
+        for key, value in (("core.fsmonitor", evil), ("diff.evil.textconv", evil), ("diff.external", evil),
+                           ("core.pager", evil), ("core.hooksPath", self.dir)):
+            self.git("config", key, value)
+        self.write("a.py", LEAKY + "\n# changed\n")
+        rc, out, err = run(["--diff-base", "HEAD", self.dir], cwd=self.dir)
+        self.assertIn(rc, (0, 1), err)
+        self.assertFalse(os.path.exists(marker), "git ran a command the scanned repository configured")
+        if os.path.exists(marker):
+            os.remove(marker)
+
 class Parallel(Tmp):
     def test_output_is_deterministic_across_job_counts(self):
         for i in range(40):
