@@ -229,10 +229,7 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
       return r;
     }
     auto too_large = [&](uint64_t size) {
-      r.diagnostics.push_back(fatal(path, "too-large",
-                                    "file is " + std::to_string(size / 1024) + " KiB, over the " +
-                                        std::to_string(opts.max_file_size / 1024) +
-                                        " KiB limit (--max-file-size); not analysed"));
+      r.diagnostics.push_back(fatal(path, "too-large", too_large_message(size, opts.max_file_size)));
       return r;
     };
     if (static_cast<uint64_t>(st.st_size) > opts.max_file_size) return too_large(static_cast<uint64_t>(st.st_size));

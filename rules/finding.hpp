@@ -64,4 +64,16 @@ struct FileResult {
   bool transcoded = false;  // analysed through a declared non-UTF-8 coding (no fixes offered)
 };
 
+// "file is 2.4 MiB, over the 1 MiB limit (--max-file-size); not analysed": one wording for
+// both frontends, in units that never read "0 KiB".
+inline std::string byte_size(uint64_t n) {
+  if (n < 1024) return std::to_string(n) + (n == 1 ? " byte" : " bytes");
+  if (n < 1024 * 1024) return std::to_string((n + 1023) / 1024) + " KiB";
+  const uint64_t tenths = (n * 10 + 1024 * 1024 - 1) / (1024 * 1024);
+  return std::to_string(tenths / 10) + (tenths % 10 ? "." + std::to_string(tenths % 10) : "") + " MiB";
+}
+inline std::string too_large_message(uint64_t size, uint64_t limit) {
+  return "file is " + byte_size(size) + ", over the " + byte_size(limit) + " limit (--max-file-size); not analysed";
+}
+
 }  // namespace ll

@@ -215,9 +215,8 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
   }
   if (static_cast<uint64_t>(st.st_size) > opts.max_file_size) {
     r.diagnostics.push_back(diag(path, "too-large",
-                                 "file is " + std::to_string(st.st_size / 1024) + " KiB, over the " +
-                                     std::to_string(opts.max_file_size / 1024) + " KiB limit; not analysed",
-                                 0, 0, true));
+                                 too_large_message(static_cast<uint64_t>(st.st_size), opts.max_file_size), 0, 0,
+                                 true));
     return r;
   }
   {

@@ -3,6 +3,7 @@
 
 #include "cli/engine.hpp"
 #include "rules/config.hpp"
+#include "rules/finding.hpp"
 
 using namespace ll;
 
@@ -67,4 +68,15 @@ TEST(Messages, LL103InAnInferenceLoopPointsAtNoGradNotBackward) {
   EXPECT_NE(f->message.find("torch.no_grad()"), std::string::npos) << f->message;
   EXPECT_EQ(f->message.find("backward()"), std::string::npos) << f->message;
   EXPECT_EQ(f->message.find("retain_graph"), std::string::npos) << f->message;
+}
+
+TEST(Messages, SizesNeverReadZeroKiB) {
+  EXPECT_EQ(byte_size(0), "0 bytes");
+  EXPECT_EQ(byte_size(1), "1 byte");
+  EXPECT_EQ(byte_size(700), "700 bytes");
+  EXPECT_EQ(byte_size(1024), "1 KiB");
+  EXPECT_EQ(byte_size(1500), "2 KiB");
+  EXPECT_EQ(byte_size(1024 * 1024), "1 MiB");
+  EXPECT_EQ(byte_size(2516582), "2.4 MiB");
+  EXPECT_EQ(too_large_message(700, 0), "file is 700 bytes, over the 0 bytes limit (--max-file-size); not analysed");
 }
