@@ -29,15 +29,10 @@ FIXABLE = ["LL101_decorate.py", "LL102_item.py"]
 # here is padded past that with a trailing comment block.
 PAD = "".join(f"# padding line {i:02d} keeps this file above the cache's minimum size\n" for i in range(12))
 
-LEAKY = """import torch
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from samples import LEAKY  # noqa: E402  (tests/samples.py)
 
-
-def validate(model, val_loader):
-    outs = []
-    for x in val_loader:
-        outs.append(model(x).argmax(-1))
-    return outs
-""" + PAD
+LEAKY = LEAKY + PAD
 
 
 def run(args, timeout=120, env=None, preexec_fn=None):

@@ -19,15 +19,8 @@ def run(args, cwd=None, stdin=None, timeout=120):
     return p.returncode, p.stdout, p.stderr
 
 
-LEAKY = """import torch
-
-
-def validate(model, val_loader):
-    outs = []
-    for x in val_loader:
-        outs.append(model(x).argmax(-1))
-    return outs
-"""
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from samples import LEAKY  # noqa: E402  (tests/samples.py)
 
 CLEAN = """import torch
 
