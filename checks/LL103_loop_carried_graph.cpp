@@ -129,9 +129,12 @@ void check_LL103(CheckContext& ctx) {
         Finding* fd = ctx.report(
             "LL103", f.m.s(c.stmt).range,
             trains ? "`" + name + "` comes from the previous iteration's forward and is fed back into the model "
-                     "without `.detach()`: the graph grows by one step every iteration, so backward() either "
-                     "fails on the earlier steps' freed buffers or, with retain_graph=True, memory and backward "
-                     "time grow without bound; detach it each iteration (`" + name + " = " + name +
+                     "without `.detach()`: each iteration's graph is chained to every earlier one, so the second "
+                     "iteration's backward() fails (without retain_graph=True the earlier steps' buffers are "
+                     "freed; with it, step() has modified weights they saved); only where no step() runs between "
+                     "backward() calls does retain_graph=True keep it running, and then memory and backward time "
+                     "grow every iteration; detach it each iteration (`" + name +
+                         " = " + name +
                          ".detach()`, truncated BPTT)"
                    : "`" + name + "` comes from the previous iteration's forward and is fed back into the model "
                      "with autograd enabled, in a loop that never back-propagates: each step's graph stays "

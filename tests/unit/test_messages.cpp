@@ -80,3 +80,20 @@ TEST(Messages, SizesNeverReadZeroKiB) {
   EXPECT_EQ(byte_size(2516582), "2.4 MiB");
   EXPECT_EQ(too_large_message(700, 0), "file is 700 bytes, over the 0 bytes limit (--max-file-size); not analysed");
 }
+
+TEST(Messages, LL103InATrainingLoopSaysWhatWasMeasured) {
+  // Measured (tests/verify/LL103): with backward() + step() every chunk the second chunk's
+  // backward() fails, with or without retain_graph=True; memory and backward time grow only
+  // where no step() runs between backward() calls.
+  const std::string tbptt =
+      "import torch\n\n\ndef train(model, chunks, opt):\n    hidden = None\n    for x, y in chunks:\n"
+      "        opt.zero_grad()\n        out, hidden = model(x, hidden)\n"
+      "        loss = (out - y).pow(2).mean()\n        loss.backward(retain_graph=True)\n        opt.step()\n";
+  const FileResult r = analyze_text("t.py", tbptt, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL103");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("second iteration's backward() fails"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("where no step() runs between backward() calls"), std::string::npos)
+      << f->message;
+  EXPECT_EQ(f->message.find("without bound"), std::string::npos) << f->message;
+}
