@@ -32,6 +32,8 @@ const std::vector<RuleInfo>& all_rules() {
        "Forward output fed back into the next iteration without detach", ""},
       {"LL104", "grad-mode-not-called", Severity::Error, "Python",
        "Grad-mode context manager used without calling it", "safe"},
+      {"LL105", "hook-registered-per-iteration", Severity::Error, "Python, C++",
+       "Hook registered once per batch and never removed", ""},
       {"LL201", "zero-grad-missing", Severity::Error, "Python, C++",
        "Training loop never resets gradients between optimizer steps", ""},
       {"LL202", "zero-grad-before-step", Severity::Error, "Python, C++",

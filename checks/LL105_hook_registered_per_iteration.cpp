@@ -1,0 +1,184 @@
+// LL105 hook-registered-per-iteration: a module or tensor hook registered once per batch
+// (inside a training/evaluation loop, or in a function such a loop calls) whose handle is
+// never removed. Each registration adds one more hook to a long-lived object: every pass
+// runs all of them, and each closure keeps what it captured.
+#include <algorithm>
+#include <set>
+
+#include "checks/common.hpp"
+
+namespace ll {
+namespace {
+
+bool is_module_hook(std::string_view a) {
+  return a == "register_forward_hook" || a == "register_forward_pre_hook" || a == "register_full_backward_hook" ||
+         a == "register_backward_hook" || a == "register_full_backward_pre_hook";
+}
+
+// Does the loop run once per batch: it trains, iterates batches or an evaluation set, or
+// runs a model forward?
+bool per_batch_loop(const Facts& f, int loop) {
+  if (f.loop_trains(loop) || iterates_batches(f, loop) || f.is_eval_source(f.loops[loop].iter)) return true;
+  for (int ci : f.loops[loop].calls)
+    if (!f.calls[ci].in_lambda && f.is_model_call(f.calls[ci])) return true;
+  return false;
+}
+
+// The innermost loop around the call site (in its function) that runs once per batch.
+int batch_loop_of(const Facts& f, const CallSite& c) {
+  for (int l = c.loop; l >= 0; l = f.loops[l].parent)
+    if (per_batch_loop(f, l)) return l;
+  return -1;
+}
+
+// Is there a `.remove()` call (a handle's) in `func` or a function it reaches?
+bool removes_in(const Facts& f, Id func) {
+  return f.reaches(func, [&](const CallSite& x) {
+    if (f.callee_attr(x.call) == "remove_hook") return true;  // C++: tensor.remove_hook(pos)
+    if (f.callee_attr(x.call) != "remove") return false;
+    // `list.remove(item)` takes an argument; a handle's remove() takes none.
+    return f.e(x.call).kids.size() == 1;
+  });
+}
+
+// A loop variable bound by iterating `.parameters()` / `.named_parameters()` of something:
+// the tensor is a parameter that lives as long as the model.
+bool is_parameter_loop_target(const Facts& f, Id func, const std::string& name) {
+  for (const Loop& l : f.loops) {
+    if (l.func != func || l.stmt == kNone || l.iter == kNone) continue;
+    const Stmt& s = f.m.s(l.stmt);
+    bool binds = false;
+    for (Id t : s.targets)
+      for_each_expr(f.m, t, [&](Id x) {
+        if (f.dotted(x) == name) binds = true;
+        return !binds;
+      });
+    if (!binds) continue;
+    bool params = false;
+    for_each_expr(f.m, l.iter, [&](Id x) {
+      if (f.e(x).kind == ExprKind::Call) {
+        std::string a = f.callee_attr(x);
+        if (a == "parameters" || a == "named_parameters") params = true;
+      }
+      return !params;
+    });
+    if (params) return true;
+  }
+  return false;
+}
+
+// Is the hooked object created inside the loop (a fresh module or an intermediate tensor),
+// so that its hooks die with it at the end of the iteration?
+bool receiver_fresh_in_loop(const Facts& f, int loop, Id func, const std::string& root) {
+  if (loop < 0 || root.empty()) return false;
+  for (Id sid : f.loops[loop].stmts) {
+    const Stmt& s = f.m.s(sid);
+    if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) || s.value == kNone) continue;
+    bool hit = false;
+    for (Id t : s.targets)
+      for_each_expr(f.m, t, [&](Id x) {
+        if (f.dotted(x) == root) hit = true;
+        return !hit && (f.e(x).kind == ExprKind::Sequence || f.e(x).kind == ExprKind::Starred);
+      });
+    if (!hit) continue;
+    ExprKind k = f.e(s.value).kind;
+    // `layer = model.layer4` aliases a long-lived module; a call or arithmetic makes a new object.
+    if (k == ExprKind::Call || k == ExprKind::BinOp || k == ExprKind::UnaryOp || k == ExprKind::Conditional)
+      return !(k == ExprKind::Call && f.callee_attr(s.value) == "get_submodule");
+  }
+  (void)func;
+  return false;
+}
+
+std::string root_name(const std::string& dotted) {
+  if (dotted.rfind("self.", 0) == 0) {
+    size_t p = dotted.find('.', 5);
+    return p == std::string::npos ? dotted : dotted.substr(0, p);
+  }
+  return dotted.substr(0, dotted.find('.'));
+}
+
+}  // namespace
+
+void check_LL105(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  for (const CallSite& c : f.calls) {
+    if (c.in_lambda) continue;
+    std::string attr = f.callee_attr(c.call);
+    const bool module_hook = is_module_hook(attr);
+    if (!module_hook && attr != "register_hook") continue;
+    Id recv = f.callee_receiver(c.call);
+    if (recv == kNone) continue;
+    std::string rd = f.dotted(recv);
+    // Not torch: `atexit.register`, `signal`... (their callee names differ anyway);
+    // an imported module's function named register_hook (`pkg.register_hook(fn)`).
+    if (!f.qual(recv).empty()) continue;
+
+    // Where it runs once per batch: a loop in its own function, or a loop that calls its
+    // function (one level up).
+    int loop = batch_loop_of(f, c);
+    const CallSite* caller = nullptr;
+    if (loop < 0) {
+      if (c.func == kNone || c.loop >= 0) continue;  // a setup loop (over modules, parameters)
+      for (const CallSite& x : f.calls)
+        if (x.target_func == c.func && x.func != c.func && !x.in_lambda && batch_loop_of(f, x) >= 0) {
+          caller = &x;
+          break;
+        }
+      if (!caller) continue;
+    }
+
+    // The handle: discarded, kept in a `with`, or stored/returned and removed somewhere.
+    const Stmt& st = f.m.s(c.stmt);
+    bool discarded = st.kind == StmtKind::Expr && st.value == c.call;
+    if (st.kind == StmtKind::With) continue;  // `with m.register_forward_hook(h):` removes on exit
+    if (!discarded) {
+      if (removes_in(f, c.func)) continue;
+      if (loop >= 0 && f.loop_reaches(loop, [&](const CallSite& x) {
+            return (f.callee_attr(x.call) == "remove" && f.e(x.call).kids.size() == 1) ||
+                   f.callee_attr(x.call) == "remove_hook";
+          }))
+        continue;
+      if (caller && removes_in(f, caller->func)) continue;
+      // Returned to a caller in another file, or kept for later: nothing here says it leaks.
+      if (st.kind == StmtKind::Return) continue;
+    }
+
+    // The hooked object must outlive the iteration.
+    std::string root = root_name(rd);
+    if (loop >= 0 && receiver_fresh_in_loop(f, loop, c.func, root)) continue;
+    if (!module_hook) {
+      // A tensor hook on an intermediate tensor dies with it; one on a parameter (or a
+      // tensor made before the loop) stays.
+      std::string last(f.last_component(rd));
+      bool param = is_parameter_loop_target(f, c.func, rd) || last == "weight" || last == "bias" ||
+                   rd.rfind("self.", 0) == 0;
+      if (!param) {
+        if (caller) continue;  // a parameter of the per-batch function: an activation, most likely
+        if (rd.empty() || assigned_in_loop(f, loop, root)) continue;
+        // A name bound before the loop in the same function: a leaf tensor that lives on.
+        bool torch_tensor = false;
+        for (Id v : f.bindings(c.func, root))
+          if (f.e(v).kind == ExprKind::Call && f.callee_qual(v).rfind("torch.", 0) == 0) torch_tensor = true;
+        if (!torch_tensor) continue;
+      }
+    }
+
+    std::string what = rd.empty() ? std::string("the object") : "`" + rd + "`";
+    if (!module_hook && is_parameter_loop_target(f, c.func, rd)) what = "every parameter";
+    std::string where = caller ? "in `" + f.m.funcs[c.func].name + "`, called once per batch," : "once per batch";
+    std::string handle_state = discarded ? "its handle is discarded" : "its handle is never `remove()`d";
+    const char* pass = attr.find("forward") != std::string::npos ? "forward" : "backward";
+    std::string message = "`" + attr + "` on " + what + " runs " + where + " and " + handle_state +
+                          ": hooks pile up on " + what + " (every " + pass +
+                          " runs all of them) and each keeps what its closure captured alive; register it once "
+                          "before the loop, or " +
+                          (f.m.lang == Lang::Cpp ? std::string("keep the index it returns and call `remove_hook(index)`")
+                                                 : std::string("keep the handle and call `handle.remove()`")) +
+                          " in the same iteration";
+    Finding* fd = ctx.report("LL105", f.e(c.call).range, message);
+    if (fd && caller) fd->notes.push_back({f.e(caller->call).range, "called once per batch here"});
+  }
+}
+
+}  // namespace ll
