@@ -56,16 +56,6 @@ Finding* CheckContext::report(std::string_view rule, const Range& where, std::st
   return &out_.back();
 }
 
-Finding* CheckContext::report_weak(std::string_view rule, const Range& where, std::string message,
-                                   const std::string& why) {
-  Finding* f = report(rule, where, std::move(message) + " (low confidence: " + why + ")");
-  if (!f) return nullptr;
-  f->low_confidence = true;
-  if (f->severity == Severity::Error) f->severity = Severity::Warning;
-  else f->severity = Severity::Note;
-  return f;
-}
-
 std::string CheckContext::text(const Range& r) const {
   if (r.begin > source.size() || r.end > source.size() || r.end < r.begin) return {};
   return std::string(source.substr(r.begin, r.end - r.begin));
