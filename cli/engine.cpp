@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <mutex>
 #include <cstring>
 #include <atomic>
 #include <fstream>
@@ -11,6 +14,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -179,6 +183,184 @@ FileResult analyze_text(const std::string& path, std::string text, const Config&
   return r;
 }
 
+namespace {
+
+// Slots for the names of live temporary files; the signal handler reads them without a lock
+// (a slot's name is complete before its flag is set, and the flag is cleared before reuse).
+constexpr int kTempSlots = 16;
+char g_temp_names[kTempSlots][4096];
+volatile std::sig_atomic_t g_temp_live[kTempSlots];
+std::mutex g_temp_mu;
+
+extern "C" void remove_temps_and_die(int sig) {
+  for (int i = 0; i < kTempSlots; ++i)
+    if (g_temp_live[i]) ::unlink(g_temp_names[i]);
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void install_temp_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction old {};
+      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+      struct sigaction sa {};
+      sa.sa_handler = remove_temps_and_die;
+      sigemptyset(&sa.sa_mask);
+      ::sigaction(sig, &sa, nullptr);
+    }
+  });
+}
+
+// A temporary copy of a buffer, removed (and untracked) when this goes out of scope.
+struct TempCopy {
+  std::string file, dir;  // dir: a private directory made for it ("" when beside the file)
+  int slot = -1, dir_slot = -1;
+  ~TempCopy() {
+    if (!file.empty()) ::unlink(file.c_str());
+    untrack_temp_file(slot);
+    if (!dir.empty()) ::rmdir(dir.c_str());
+    untrack_temp_file(dir_slot);
+  }
+};
+
+bool write_whole(int fd, const std::string& text) {
+  size_t off = 0;
+  while (off < text.size()) {
+    const ssize_t w = ::write(fd, text.data() + off, text.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    off += static_cast<size_t>(w);
+  }
+  return true;
+}
+
+// Creates `dir/<stem>.leaklint-XXXXXX<ext>` (O_EXCL, 0600) holding `text`. The stem comes
+// first so that a compile database without this name infers the command of the file itself.
+bool make_copy(const std::string& dir, const std::string& stem, const std::string& ext, const std::string& text,
+               TempCopy& t, std::string* error) {
+  std::string name = (dir.empty() ? std::string(".") : dir) + "/" + stem + ".leaklint-XXXXXX" + ext;
+  std::vector<char> buf(name.begin(), name.end());
+  buf.push_back('\0');
+  const int fd = ::mkostemps(buf.data(), static_cast<int>(ext.size()), O_CLOEXEC);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  t.file = buf.data();
+  t.slot = track_temp_file(t.file);
+  const bool ok = write_whole(fd, text);
+  if (!ok) *error = std::string("write failed: ") + std::strerror(errno);
+  ::close(fd);
+  return ok;
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  if (from.empty()) return;
+  for (size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size()) s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+int track_temp_file(const std::string& name) {
+  install_temp_handlers();
+  if (name.size() >= sizeof g_temp_names[0]) return -1;
+  std::lock_guard<std::mutex> lock(g_temp_mu);
+  for (int i = 0; i < kTempSlots; ++i)
+    if (!g_temp_live[i]) {
+      std::memcpy(g_temp_names[i], name.c_str(), name.size() + 1);
+      g_temp_live[i] = 1;
+      return i;
+    }
+  return -1;
+}
+
+void untrack_temp_file(int slot) {
+  if (slot < 0 || slot >= kTempSlots) return;
+  std::lock_guard<std::mutex> lock(g_temp_mu);
+  g_temp_live[slot] = 0;
+}
+
+FileResult analyze_cpp_buffer(const std::string& path, const std::string& text, const EngineOptions& opts,
+                              bool beside_path) {
+  FileResult r;
+  r.path = path;
+  r.source = text;
+  if (text.size() > opts.max_file_size) {
+    r.diagnostics.push_back(fatal(path, "too-large", too_large_message(text.size(), opts.max_file_size)));
+    return r;
+  }
+  // Relevance, as for files on disk: nothing a C++ rule starts from, no Clang.
+  if (!cpp_may_hold_a_pattern(text)) return r;
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const size_t dot = base.find_last_of('.');
+  std::string stem = dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
+  std::string ext = dot == std::string::npos || dot == 0 ? ".cpp" : base.substr(dot);
+  if (stem.empty()) stem = "buffer";
+  TempCopy copy;
+  std::string err, elsewhere;
+  if (!beside_path || !make_copy(dir, stem, ext, text, copy, &err)) {
+    if (beside_path)
+      elsewhere = "the buffer could not be copied next to the file (" + err +
+                  "), so it was analysed from a temporary directory: includes relative to the file, its compile "
+                  "database and its configuration did not apply";
+    if (!copy.file.empty()) {  // created but not written: remove it now
+      ::unlink(copy.file.c_str());
+      untrack_temp_file(copy.slot);
+      copy.file.clear();
+      copy.slot = -1;
+    }
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/leaklint-buffer-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!::mkdtemp(buf.data())) {
+      r.diagnostics.push_back(fatal(path, "io-error",
+                                    std::string("cannot create a temporary copy of the buffer for leaklint-cpp: ") +
+                                        std::strerror(errno) + "; not analysed"));
+      return r;
+    }
+    copy.dir = buf.data();
+    copy.dir_slot = track_temp_file(copy.dir);  // unlink() of a directory fails: harmless
+    if (!make_copy(copy.dir, stem, ext, text, copy, &err)) {
+      r.diagnostics.push_back(fatal(path, "io-error", "cannot write a temporary copy of the buffer: " + err + "; not analysed"));
+      return r;
+    }
+  }
+  CppDriverOptions co = opts.cpp;
+  co.jobs = 1;
+  if (!co.max_file_size_kib) co.max_file_size_kib = std::max<uint64_t>(1, opts.max_file_size / 1024);
+  FileResult got = std::move(analyze_cpp_files({copy.file}, co).front());
+  const std::string tmp_base = copy.file.substr(copy.file.find_last_of('/') + 1);
+  r.findings = std::move(got.findings);
+  r.diagnostics = std::move(got.diagnostics);
+  auto rename = [&](std::string& message) {
+    replace_all(message, copy.file, path);
+    replace_all(message, tmp_base, base);
+  };
+  for (auto& f : r.findings) {
+    f.path = path;
+    rename(f.message);
+    for (auto& n : f.notes) rename(n.message);
+  }
+  for (auto& d : r.diagnostics) {
+    d.path = path;
+    rename(d.message);
+  }
+  if (!elsewhere.empty()) {
+    Diagnostic d;
+    d.path = path;
+    d.kind = "buffer-copy";
+    d.message = elsewhere;
+    r.diagnostics.push_back(std::move(d));
+  }
+  sort_result(r);
+  return r;
+}
+
 FileResult analyze_file(const std::string& path, const Config& cfg, const EngineOptions& opts,
                         const std::string* text_override, FileSummary* summary) {
   if (is_cpp_path(path)) {
@@ -190,12 +372,7 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
       sort_result(r);
       return r;
     }
-    FileResult r;
-    r.path = path;
-    r.diagnostics.push_back(fatal(path, "unsupported",
-                                  "C++ is analysed from the file on disk (its compile command and headers); "
-                                  "standard input is not supported for C++, pass the path instead"));
-    return r;
+    return analyze_cpp_buffer(path, *text_override, opts);
   }
   FileResult r;
   r.path = path;

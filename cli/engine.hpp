@@ -30,6 +30,22 @@ struct EngineOptions {
 FileResult analyze_file(const std::string& path, const Config& cfg, const EngineOptions& opts,
                         const std::string* text_override = nullptr, FileSummary* summary = nullptr);
 
+// C/C++/CUDA text that is not on disk as given (an editor's buffer, stdin), analysed by
+// leaklint-cpp through a temporary copy: beside `path` (`<stem>.leaklint-XXXXXX<ext>`, created
+// with O_EXCL and mode 0600, always removed) so that relative includes, the compile database
+// and the configuration resolve as for the file itself; when that directory cannot take it
+// (or `beside_path` is false: an untitled buffer), in a private temporary directory, with a
+// note that includes relative to the file did not resolve. Findings and diagnostics name
+// `path`. A buffer holding nothing a C++ rule looks for never reaches leaklint-cpp.
+FileResult analyze_cpp_buffer(const std::string& path, const std::string& text, const EngineOptions& opts,
+                              bool beside_path = true);
+
+// Temporary files this process has created and not yet removed: SIGINT, SIGTERM or SIGHUP
+// removes them before the process dies (a handler is installed where the signal's action is
+// still the default). `track_temp_file` returns a slot for `untrack_temp_file` (-1: none free).
+int track_temp_file(const std::string& name);
+void untrack_temp_file(int slot);
+
 // Analyses text that is already in memory and known to be valid (used by --fix).
 FileResult analyze_text(const std::string& path, std::string text, const Config& cfg,
                         const EngineOptions& opts, const ProjectView* project = nullptr,

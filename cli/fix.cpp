@@ -150,6 +150,19 @@ FixOutcome fix_cpp_file(const std::string& path, const std::string& original, co
 
 namespace {
 
+// An editor's C++ buffer (--fix --stdin-filename): each round is re-analysed through a
+// temporary copy beside the file, and a round that adds a compile error is rolled back.
+FixOutcome fix_cpp_buffer(const std::string& path, const std::string& original, const FileResult& first,
+                          const EngineOptions& opts, bool unsafe) {
+  int base_errors = syntax_errors(first);
+  return fix_loop(original, first, unsafe, [&](const std::string& next, FileResult& relint, bool&, FixOutcome& out) {
+    relint = analyze_cpp_buffer(path, next, opts);
+    if (syntax_errors(relint) <= base_errors) return true;
+    out.errors.push_back("a fix would introduce a compile error; rolled back (please report this)");
+    return false;
+  });
+}
+
 const char kTempPrefix[] = ".leaklint-fix-";
 
 std::string dir_of(const std::string& path) {
@@ -183,40 +196,6 @@ mode_t process_umask() {
   while (std::getline(in, line))
     if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::strtoul(line.c_str() + 6, nullptr, 8) & 0777);
   return 022;
-}
-
-// The named temporary file that exists right now (from its creation or linkat to the
-// rename), for SIGINT/SIGTERM/SIGHUP to remove before the process dies. Fixes are written
-// one file at a time, so one slot is enough.
-char g_temp_name[4096];
-volatile std::sig_atomic_t g_temp_set = 0;
-
-extern "C" void remove_temp_and_die(int sig) {
-  if (g_temp_set) ::unlink(g_temp_name);
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-}
-
-// Installed on the first write, and only where the signal's action is still the default.
-void install_temp_cleanup() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-      struct sigaction old {};
-      if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
-      struct sigaction sa {};
-      sa.sa_handler = remove_temp_and_die;
-      sigemptyset(&sa.sa_mask);
-      ::sigaction(sig, &sa, nullptr);
-    }
-  });
-}
-
-void track_temp(const std::string& name) {
-  if (name.size() >= sizeof g_temp_name) return;
-  g_temp_set = 0;
-  std::memcpy(g_temp_name, name.c_str(), name.size() + 1);
-  g_temp_set = 1;
 }
 
 // Removes `.leaklint-fix-XXXXXX` files that a killed run left in `dir` (once per directory
@@ -290,9 +269,10 @@ bool replace_file(const std::string& target, const std::string& text, const stru
                   const std::function<bool(std::string*)>& check, int* fd_out, std::string* error) {
   const std::string dir = dir_of(target);
   remove_stale_temps(dir);
-  install_temp_cleanup();
+  // The named temporary file that exists right now (from its creation or linkat to the
+  // rename): SIGINT/SIGTERM/SIGHUP remove it before the process dies (engine.hpp).
   std::string name;
-  int fd = -1;
+  int fd = -1, slot = -1;
 #ifdef O_TMPFILE
   fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 #endif
@@ -301,7 +281,7 @@ bool replace_file(const std::string& target, const std::string& text, const stru
       name = temp_name(dir);
       fd = ::open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd < 0 && errno != EEXIST) break;
-      if (fd >= 0) track_temp(name);
+      if (fd >= 0) slot = track_temp_file(name);
     }
     if (fd < 0) {
       *error = "cannot create a temporary file next to " + target + ": " + std::strerror(errno);
@@ -312,7 +292,7 @@ bool replace_file(const std::string& target, const std::string& text, const stru
   auto fail = [&](const std::string& msg) {
     if (!msg.empty()) *error = msg;
     if (!name.empty()) ::unlink(name.c_str());
-    g_temp_set = 0;
+    untrack_temp_file(slot);
     ::close(fd);
     return false;
   };
@@ -333,7 +313,7 @@ bool replace_file(const std::string& target, const std::string& text, const stru
       if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, n.c_str(), AT_SYMLINK_FOLLOW) == 0 ||
           ::linkat(fd, "", AT_FDCWD, n.c_str(), AT_EMPTY_PATH) == 0) {
         name = n;
-        track_temp(name);
+        slot = track_temp_file(name);
         break;
       }
       if (errno != EEXIST) break;
@@ -343,7 +323,7 @@ bool replace_file(const std::string& target, const std::string& text, const stru
   if (check && !check(error)) return fail("");
   if (::rename(name.c_str(), target.c_str()) != 0)
     return fail("cannot replace " + target + ": " + std::strerror(errno));
-  g_temp_set = 0;
+  untrack_temp_file(slot);
   if (fd_out) *fd_out = fd;
   else ::close(fd);
   return true;
@@ -514,7 +494,8 @@ int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const 
       after = *json;
       if (o.to_stdout) r = analyze_file(r.path, cfg, opts, &after);  // report what is left
     } else {
-      FixOutcome f = cpp ? fix_cpp_file(r.path, r.source, r, cfg, opts, o.unsafe, nullptr)
+      FixOutcome f = cpp ? (o.to_stdout ? fix_cpp_buffer(r.path, r.source, r, opts, o.unsafe)
+                                        : fix_cpp_file(r.path, r.source, r, cfg, opts, o.unsafe, nullptr))
                          : fix_text(r.path, r.source, r, cfg, opts, o.unsafe);
       report(f.errors, false);
       if (f.fixed == f.original) return 0;

@@ -461,10 +461,20 @@ class Server {
       if (doc.dirty) analyse(doc);
   }
 
+  static bool is_cpp_language(const std::string& id) {
+    return id == "cpp" || id == "c" || id == "cuda-cpp" || id == "cuda";
+  }
+
   static bool analysable(const Document& doc) {
-    if (doc.language_id == "python") return true;
+    if (doc.language_id == "python" || is_cpp_language(doc.language_id)) return true;
     if (!doc.language_id.empty()) return false;
-    return is_python_path(doc.path.empty() ? doc.uri : doc.path);
+    const std::string& name = doc.path.empty() ? doc.uri : doc.path;
+    return is_python_path(name) || is_cpp_path(name);
+  }
+
+  static bool is_cpp_document(const Document& doc) {
+    if (!doc.language_id.empty()) return is_cpp_language(doc.language_id);
+    return is_cpp_path(doc.path.empty() ? doc.uri : doc.path);
   }
 
   void analyse(Document& doc) {
@@ -475,10 +485,14 @@ class Server {
       try {
         // A fresh resolver each time: configuration files may change while editing.
         ConfigResolver configs("", {}, {});
-        std::string path = doc.path.empty() ? "untitled.py" : doc.path;
+        const bool cpp = is_cpp_document(doc);
+        std::string path = doc.path.empty() ? (cpp ? "untitled.cpp" : "untitled.py") : doc.path;
         std::string err;
         auto cfg = configs.for_file(path, &err);
         if (!err.empty()) doc.problem = "configuration error: " + err;
+        // C++: the buffer goes to leaklint-cpp through a temporary copy beside the file, so
+        // that its includes and compile command resolve (an untitled buffer: elsewhere).
+        else if (cpp) doc.result = analyze_cpp_buffer(path, doc.text, EngineOptions{}, !doc.path.empty());
         else doc.result = analyze_file(path, *cfg, EngineOptions{}, &doc.text);
       } catch (const std::exception& e) {
         doc.result = FileResult{};
@@ -575,7 +589,7 @@ class Server {
     std::size_t keep = content.find_last_not_of(" \t");
     std::size_t insert = keep == std::string_view::npos ? ls : ls + keep + 1;
     std::string_view trimmed = content.substr(0, insert - ls);
-    bool cpp = !(doc.language_id == "python" || is_python_path(doc.path.empty() ? doc.uri : doc.path));
+    bool cpp = is_cpp_document(doc);
     std::string text;
     if (cpp) {
       text = "  // NOLINT(leaklint-" + rule + ")";

@@ -1,7 +1,8 @@
 // `leaklint lsp`: a language server over stdio (LSP 3.17, JSON-RPC 2.0 with Content-Length
 // framing). Open Python documents are analysed on open/change/save and their findings
 // published as diagnostics; code actions offer each finding's fix and a suppression comment.
-// C++ documents are not analysed in-process (their findings need the Clang frontend).
+// C/C++/CUDA documents go to leaklint-cpp through a temporary copy beside the file
+// (engine.hpp's analyze_cpp_buffer), so that their includes and compile command resolve.
 #pragma once
 
 #include <cstddef>
