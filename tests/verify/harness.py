@@ -18,7 +18,14 @@ Usage (run it with the interpreter that has torch, e.g. Debian's /usr/bin/python
     harness.py --measure-only           # part (b) only (no leaklint needed)
     harness.py --device cuda            # measure on the GPU (default: auto)
     harness.py --leaklint build/leaklint --ci        # non-zero exit on any failure
-    harness.py --measure-only --report docs/verification/   # regenerate the report
+    harness.py --device cpu --report docs/verification/    # regenerate the report
+    harness.py --check-report docs/verification/ --ci      # fail when it is stale
+    harness.py --cpp-bin-dir build/tests/verify            # also run the C++ scenarios
+
+One row per rule and language: where ``<ID>/leaky.cpp`` exists, leaklint lints the C++
+pair too, and the built programs ``<ID>_leaky`` / ``<ID>_fixed`` (``--iters N --json
+OUT``, the same keys as the Python twin) are judged by the same verdict; without the
+binaries the C++ row is NOT RUN. The GPU half: ``gpu.sh``.
 
 CI failures: leaklint misses a leaky program, flags a fixed one, or fails; a rule that
 leaklint flags is NOT CONFIRMED by the measurement (with --measure-only: any NOT
@@ -29,6 +36,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import signal
 import subprocess
@@ -88,15 +96,35 @@ class LintResult:
         return sorted({f.get("rule") for f in self.findings if f.get("rule")})
 
 
+LANGS = {"python": ("py", "Python"), "cpp": ("cpp", "C++")}
+
+
 @dataclass
 class RuleReport:
     rule: verdicts.Rule
+    lang: str = "python"             # python | cpp: one row per rule and language
     lint_leaky: LintResult = None
     lint_fixed: LintResult = None
     leaky: ScenarioResult = None
     fixed: ScenarioResult = None
     outcome: verdicts.Outcome = None
     skip_reason: str = ""
+
+    @property
+    def key(self):
+        """Row identifier in results and measured.json: ``LL101/python``, ``LL101/cpp``."""
+        return f"{self.rule.id}/{self.lang}"
+
+    @property
+    def ext(self):
+        return LANGS[self.lang][0]
+
+    @property
+    def lang_name(self):
+        return LANGS[self.lang][1]
+
+    def scenario(self, variant):
+        return f"tests/verify/{self.rule.id}/{variant}.{self.ext}"
 
     # ---- part (a)
     @property
@@ -179,11 +207,22 @@ def scenario_env():
     return env
 
 
-def run_scenario(python, path, variant, device, timeout, outdir):
-    out = os.path.join(outdir, f"{os.path.basename(os.path.dirname(path))}-{variant}.json")
+def scenario_stem(path, variant):
+    """File name stem of a scenario's kept output: LL101-leaky, LL101-cpp-leaky."""
+    rid = os.path.basename(os.path.dirname(path))
+    return f"{rid}-cpp-{variant}" if not path.endswith(".py") else f"{rid}-{variant}"
+
+
+def run_scenario(python, path, variant, device, timeout, outdir, cmd=None):
+    """Run one scenario program; ``cmd`` (a C++ binary's command line without ``--json``)
+    replaces the Python interpreter command."""
+    out = os.path.join(outdir, scenario_stem(path, variant) + ".json")
     if os.path.exists(out):
         os.unlink(out)
-    cmd = [python, path, "--device", device, "--json", out]
+    if cmd is None:
+        cmd = [python, path, "--device", device, "--json", out]
+    else:
+        cmd = list(cmd) + ["--json", out]
     res = ScenarioResult(path=os.path.relpath(path, REPO), variant=variant)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=REPO, env=scenario_env(), stdout=subprocess.PIPE,
@@ -214,7 +253,7 @@ def run_scenario(python, path, variant, device, timeout, outdir):
 
 def load_scenario(path, variant, outdir):
     """A result saved by an earlier run with --keep (for --reuse)."""
-    stem = os.path.join(outdir, f"{os.path.basename(os.path.dirname(path))}-{variant}")
+    stem = os.path.join(outdir, scenario_stem(path, variant))
     res = ScenarioResult(path=os.path.relpath(path, REPO), variant=variant)
     try:
         with open(stem + ".run.json") as fh:
@@ -289,12 +328,23 @@ def parse_args(argv=None):
                     help="where the scenarios measure (auto: cuda if available)")
     ap.add_argument("--ci", action="store_true", help="exit 1 on any failure (see above)")
     ap.add_argument("--report", metavar="DIR", help="write README.md, measured.json and "
-                    "plots/<ID>.png into DIR")
+                    "plots/<ID>.png into DIR (a CUDA run: its own DIR, e.g. "
+                    "docs/verification/cuda/)")
+    ap.add_argument("--check-report", metavar="DIR", help="compare this run with the "
+                    "committed DIR/measured.json (rows, verdicts, lint results; numbers "
+                    "within the tolerance of check_report.py); with --ci a difference fails")
+    ap.add_argument("--cpp-bin-dir", metavar="DIR", help="where CMake built the C++ "
+                    "scenario programs (<ID>_leaky, <ID>_fixed); without it, or without the "
+                    "binaries, C++ rows are NOT RUN")
     ap.add_argument("--json", metavar="PATH", help="write all results as JSON")
     ap.add_argument("--python", default=sys.executable,
                     help="interpreter for the scenarios (needs torch; default: this one)")
     ap.add_argument("--timeout-scale", type=float, default=1.0,
                     help="multiply every scenario's timeout")
+    ap.add_argument("--deadline-s", type=float, default=None,
+                    help="stop starting scenarios after this many seconds (the rows left "
+                         "are NOT RUN) and cut each scenario's timeout to the time left, so "
+                         "that a bounded run still ends with a report (gpu.sh)")
     ap.add_argument("--keep", metavar="DIR", help="keep each scenario's JSON output here")
     ap.add_argument("--reuse", metavar="DIR", help="evaluate the outputs kept in DIR by an "
                     "earlier --keep run instead of running the scenarios again")
@@ -311,6 +361,33 @@ def select_rules(spec):
     return [verdicts.BY_ID[w] for w in wanted]
 
 
+def python_iters(rule_id):
+    """The iteration count the Python twin runs with by default (its ``iters=N``)."""
+    try:
+        with open(os.path.join(HERE, rule_id, "leaky.py")) as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    found = re.findall(r"measure\.main\([^)]*\biters=(\d+)", text)
+    return int(found[-1]) if found else None
+
+
+def cpp_binaries(bin_dir, rule_id):
+    """(leaky, fixed) paths of the built C++ scenario programs, or None if absent."""
+    if not bin_dir:
+        return None
+    paths = tuple(os.path.join(bin_dir, f"{rule_id}_{v}") for v in ("leaky", "fixed"))
+    if all(os.path.isfile(p) and os.access(p, os.X_OK) for p in paths):
+        return paths
+    return None
+
+
+def not_run(rep, why):
+    rep.skip_reason = why
+    rep.outcome = verdicts.Outcome(verdicts.NOT_RUN, "-", "-", "-", "-",
+                                   details=[f"not measured: {why}"])
+
+
 def measure_rule(rep, args, device, outdir):
     rule = rep.rule
     if rule.gpu_only and device != "cuda":
@@ -320,6 +397,40 @@ def measure_rule(rep, args, device, outdir):
         return
     base = os.path.join(HERE, rule.id)
     timeout = rule.timeout_s * args.timeout_scale
+    deadline = getattr(args, "deadline_at", None)
+    if deadline is not None and not args.reuse:
+        left = deadline - time.monotonic()
+        if left < 10:
+            not_run(rep, f"the suite's deadline ({args.deadline_s:.0f} s) was reached "
+                         f"before this rule")
+            return
+        timeout = min(timeout, left / 2)      # two programs, leaky and fixed
+    if rep.lang == "cpp":
+        if device == "cuda":
+            not_run(rep, "the C++ scenario programs take no --device; they are measured "
+                         "in the CPU run")
+            return
+        if args.reuse:
+            rep.leaky = load_scenario(os.path.join(base, "leaky.cpp"), "leaky", args.reuse)
+            rep.fixed = load_scenario(os.path.join(base, "fixed.cpp"), "fixed", args.reuse)
+            if rep.leaky.doc is None and rep.leaky.returncode is None:
+                not_run(rep, f"no kept C++ run in {args.reuse}")
+                return
+        else:
+            bins = cpp_binaries(args.cpp_bin_dir, rule.id)
+            if bins is None:
+                not_run(rep, f"C++ binaries {rule.id}_leaky / {rule.id}_fixed not built"
+                             + (f" in {args.cpp_bin_dir}" if args.cpp_bin_dir else
+                                " (no --cpp-bin-dir)"))
+                return
+            iters = python_iters(rule.id)
+            extra = ["--iters", str(iters)] if iters else []
+            rep.leaky = run_scenario(None, os.path.join(base, "leaky.cpp"), "leaky", device,
+                                     timeout, outdir, cmd=[bins[0], *extra])
+            rep.fixed = run_scenario(None, os.path.join(base, "fixed.cpp"), "fixed", device,
+                                     timeout, outdir, cmd=[bins[1], *extra])
+        evaluate(rep, device)
+        return
     if args.reuse:
         rep.leaky = load_scenario(os.path.join(base, "leaky.py"), "leaky", args.reuse)
         rep.fixed = load_scenario(os.path.join(base, "fixed.py"), "fixed", args.reuse)
@@ -328,6 +439,11 @@ def measure_rule(rep, args, device, outdir):
                                  device, timeout, outdir)
         rep.fixed = run_scenario(args.python, os.path.join(base, "fixed.py"), "fixed",
                                  device, timeout, outdir)
+    evaluate(rep, device)
+
+
+def evaluate(rep, device):
+    rule = rep.rule
     try:
         rep.outcome = rule.evaluate(rep.leaky, rep.fixed, device)
     except Exception as exc:  # noqa: BLE001 - a broken evaluation is a NOT CONFIRMED
@@ -340,19 +456,20 @@ def measure_rule(rep, args, device, outdir):
 def ci_failures(reports, lint_mode, measure_mode):
     failures = []
     for rep in reports:
-        rid = rep.rule.id
+        rid = rep.rule.id if rep.lang == "python" else f"{rep.rule.id} (C++)"
         if lint_mode:
             if rep.lint_error:
                 failures.append(f"{rid}: leaklint failed: {rep.lint_error}")
                 continue
             if not rep.leaky_flagged:
-                failures.append(f"{rid}: leaklint does not flag {rid}/leaky.py with {rid} "
-                                f"(findings: {', '.join(rep.lint_leaky.rules) or 'none'})")
+                failures.append(f"{rid}: leaklint does not flag {rep.scenario('leaky')} with "
+                                f"{rep.rule.id} (findings: "
+                                f"{', '.join(rep.lint_leaky.rules) or 'none'})")
             if not rep.fixed_clean:
                 where = ", ".join(f"{f.get('rule')}@{f.get('line')}"
                                   for f in rep.lint_fixed.findings)
-                failures.append(f"{rid}: leaklint flags the fixed program {rid}/fixed.py: "
-                                f"{where}")
+                failures.append(f"{rid}: leaklint flags the fixed program "
+                                f"{rep.scenario('fixed')}: {where}")
         if measure_mode and rep.verdict == verdicts.NOT_CONFIRMED:
             if not lint_mode:
                 failures.append(f"{rid}: the measurement does NOT CONFIRM the rule's claim")
@@ -363,7 +480,7 @@ def ci_failures(reports, lint_mode, measure_mode):
 
 
 def print_table(reports, lint_mode, measure_mode, out=sys.stdout):
-    head = f"{'rule':6} {'lint leaky':18} {'lint fixed':18} {'verdict':14} metric: leaky | fixed"
+    head = f"{'rule':10} {'lint leaky':18} {'lint fixed':18} {'verdict':14} metric: leaky | fixed"
     print(head, file=out)
     print("-" * len(head), file=out)
     for rep in reports:
@@ -380,11 +497,12 @@ def print_table(reports, lint_mode, measure_mode, out=sys.stdout):
         o = rep.outcome
         if o is None:
             detail = ""
-        elif o.verdict == verdicts.GPU_ONLY:
-            detail = f"skipped on CPU: {rep.skip_reason}"
+        elif o.verdict in (verdicts.GPU_ONLY, verdicts.NOT_RUN):
+            detail = f"skipped: {rep.skip_reason}"
         else:
             detail = f"{o.metric}: {o.leaky} | {o.fixed}"
-        print(f"{rep.rule.id:6} {ll[:18]:18} {lf[:18]:18} {rep.verdict:14} {detail}", file=out)
+        name = rep.rule.id + ("" if rep.lang == "python" else " C++")
+        print(f"{name:10} {ll[:18]:18} {lf[:18]:18} {rep.verdict:14} {detail}", file=out)
         if o is not None and o.verdict == verdicts.NOT_CONFIRMED:
             for line in o.details[:3]:
                 print(f"{'':8}{line}", file=out)
@@ -393,10 +511,11 @@ def print_table(reports, lint_mode, measure_mode, out=sys.stdout):
 
 
 def results_json(reports, env, device, lint_mode, measure_mode, total_s):
-    rules = {}
+    rows = {}
     for rep in reports:
         o = rep.outcome
-        entry = {"slug": rep.rule.slug, "claim": rep.rule.claim, "verdict": rep.verdict,
+        entry = {"rule": rep.rule.id, "lang": rep.lang, "slug": rep.rule.slug,
+                 "claim": rep.rule.claim, "verdict": rep.verdict,
                  "gpu_only": rep.rule.gpu_only}
         if lint_mode:
             entry["lint"] = {
@@ -413,9 +532,9 @@ def results_json(reports, env, device, lint_mode, measure_mode, total_s):
             if res is not None:
                 entry[name] = {"exit": res.returncode, "timed_out": res.timed_out,
                                "wall_s": round(res.wall_s, 2)}
-        rules[rep.rule.id] = entry
+        rows[rep.key] = entry
     return {"env": env, "device": device, "lint": lint_mode, "measure": measure_mode,
-            "total_s": round(total_s, 1), "rules": rules}
+            "total_s": round(total_s, 1), "rows": rows}
 
 
 def main(argv=None):
@@ -470,7 +589,17 @@ def main(argv=None):
                   file=sys.stderr)
             return 2
 
-    reports = [RuleReport(rule) for rule in rules]
+    if args.report and device == "cuda" and os.path.realpath(args.report) == \
+            os.path.realpath(os.path.join(REPO, "docs", "verification")):
+        print("harness: a CUDA run does not overwrite the CPU report in docs/verification/; "
+              "write it to docs/verification/cuda/", file=sys.stderr)
+        return 2
+    args.deadline_at = (time.monotonic() + args.deadline_s) if args.deadline_s else None
+    reports = []
+    for rule in rules:
+        reports.append(RuleReport(rule))
+        if os.path.exists(os.path.join(HERE, rule.id, "leaky.cpp")):
+            reports.append(RuleReport(rule, lang="cpp"))
     started = time.perf_counter()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu0 = children.ru_utime + children.ru_stime
@@ -483,14 +612,13 @@ def main(argv=None):
     if outdir:
         os.makedirs(outdir, exist_ok=True)
     for rep in reports:
-        rid = rep.rule.id
         if lint_mode:
-            rep.lint_leaky = run_leaklint(leaklint, f"tests/verify/{rid}/leaky.py")
-            rep.lint_fixed = run_leaklint(leaklint, f"tests/verify/{rid}/fixed.py")
+            rep.lint_leaky = run_leaklint(leaklint, rep.scenario("leaky"))
+            rep.lint_fixed = run_leaklint(leaklint, rep.scenario("fixed"))
         if measure_mode:
             t0 = time.perf_counter()
             measure_rule(rep, args, device, outdir)
-            print(f"[{rid}] {rep.verdict} ({time.perf_counter() - t0:.1f} s)",
+            print(f"[{rep.key}] {rep.verdict} ({time.perf_counter() - t0:.1f} s)",
                   file=sys.stderr, flush=True)
     total = time.perf_counter() - started
     if not args.reuse:
@@ -503,19 +631,36 @@ def main(argv=None):
             json.dump({"env": env}, fh, indent=1)
 
     print_table(reports, lint_mode, measure_mode)
-    print(f"\n{len(reports)} rules, device {device}, {total:.1f} s")
+    print(f"\n{len(reports)} rows ({len(rules)} rules), device {device}, {total:.1f} s")
     doc = results_json(reports, env, device, lint_mode, measure_mode, total)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(doc, fh, indent=1, default=str)
     if args.report:
-        import report  # matplotlib is needed only here
-        report.write(args.report, reports, doc)
+        import report
+        try:
+            import matplotlib  # noqa: F401 - only the plots need it
+            plots = True
+        except ImportError:
+            plots = False
+            print("harness: matplotlib is not installed; the report has no plots",
+                  file=sys.stderr)
+        report.write(args.report, reports, doc, plots=plots)
         print(f"report written to {args.report}")
     if tmp is not None:
         tmp.cleanup()
+    stale = []
+    if args.check_report:
+        import check_report
+        stale = check_report.compare_with_committed(reports, doc, args.check_report)
+        for line in stale:
+            print(f"STALE {line}", file=sys.stderr)
+        if stale:
+            print(f"harness: the committed report in {args.check_report} disagrees with this "
+                  f"run ({len(stale)} difference(s)); regenerate it: see tests/verify/README.md",
+                  file=sys.stderr)
     if args.ci:
-        failures = ci_failures(reports, lint_mode, measure_mode)
+        failures = ci_failures(reports, lint_mode, measure_mode) + stale
         for line in failures:
             print(f"FAIL {line}", file=sys.stderr)
         if failures:

@@ -388,6 +388,16 @@ class Mem:
         return "torch.cuda.memory_allocated" if self.cuda else "process RSS"
 
 
+def allocator_counters(device):
+    """The CUDA caching allocator's cumulative counters (torch.cuda.memory_stats):
+    ``segments_freed`` / ``segments_allocated`` count cudaFree / cudaMalloc calls,
+    ``alloc_retries`` the allocations that had to free cached blocks and retry."""
+    stats = torch.cuda.memory_stats(device)
+    return {"segments_freed": stats.get("segment.all.freed", 0),
+            "segments_allocated": stats.get("segment.all.allocated", 0),
+            "alloc_retries": stats.get("num_alloc_retries", 0)}
+
+
 def tensor_bytes(tensors):
     seen = set()
     total = 0
@@ -570,6 +580,7 @@ class Run:
             values["allocated_mib"] = torch.cuda.memory_allocated(self.device) / MiB
             values["max_allocated_mib"] = torch.cuda.max_memory_allocated(self.device) / MiB
             values["reserved_mib"] = torch.cuda.memory_reserved(self.device) / MiB
+            values.update(allocator_counters(self.device))
         values.update(extra)
         self.record(phase, **values)
 

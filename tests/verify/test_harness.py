@@ -7,9 +7,12 @@ the real binary, so part (a) and the CI exit status can be checked without a bui
 part (b) verdicts are exercised with hand-made scenario results.
 """
 
+import json
 import os
 import stat
+import subprocess
 import sys
+import tarfile
 import tempfile
 import textwrap
 import unittest
@@ -25,7 +28,7 @@ FAKE = textwrap.dedent("""\
     import json, os, re, sys
     mode = os.environ.get("FAKE_LEAKLINT_MODE", "good")
     path = sys.argv[-1]
-    m = re.search(r"(LL\\d+)/(leaky|fixed)\\.py$", path)
+    m = re.search(r"(LL\\d+)/(leaky|fixed)\\.(?:py|cpp)$", path)
     rule, variant = m.group(1), m.group(2)
     if mode == "crash":
         print("boom", file=sys.stderr)
@@ -146,12 +149,20 @@ class Verdicts(unittest.TestCase):
         self.assertEqual(verdicts.eval_ll104(fixed, fixed, "cpu").verdict,
                          verdicts.NOT_CONFIRMED)
 
-    def test_ll101_growth(self):
-        leaky = result({"main": {"saved_mib": [5.0 * (i + 1) for i in range(8)]}},
-                       {"peak_above_start_mib": 45.0})
-        fixed = result({"main": {"saved_mib": [0.0] * 8}}, {"peak_above_start_mib": 8.0})
+    def test_ll101_pure_loop_is_judged_on_peak(self):
+        # regression: a loop that keeps nothing holds ~10 MiB at peak against 0 for the
+        # fixed program; the old verdict (held after the loop) called it NOT CONFIRMED
+        leaky = result({"main": {"saved_mib": [5.14] * 16}},
+                       {"saved_peak_mib": 10.3, "peak_above_start_mib": 17.1})
+        fixed = result({"main": {"saved_mib": [0.0] * 16}},
+                       {"saved_peak_mib": 0.0, "peak_above_start_mib": 7.5})
         self.assertEqual(verdicts.eval_ll101(leaky, fixed, "cpu").verdict, verdicts.CONFIRMED)
-        self.assertEqual(verdicts.eval_ll101(fixed, fixed, "cpu").verdict,
+        self.assertEqual(verdicts.eval_ll101(fixed, leaky, "cpu").verdict,
+                         verdicts.NOT_CONFIRMED)
+        # the peak must show in process memory too, not only in autograd's count
+        flat = result({"main": {"saved_mib": [5.14] * 16}},
+                      {"saved_peak_mib": 10.3, "peak_above_start_mib": 8.0})
+        self.assertEqual(verdicts.eval_ll101(flat, fixed, "cpu").verdict,
                          verdicts.NOT_CONFIRMED)
 
     def test_crashed_scenario_is_not_confirmed(self):
@@ -171,6 +182,412 @@ class Verdicts(unittest.TestCase):
     def test_slope(self):
         self.assertAlmostEqual(verdicts.slope([1, 3, 5, 7]), 2.0)
         self.assertEqual(verdicts.slope([4]), 0.0)
+
+
+# --------------------------------------------------------------------------- swap tests
+
+
+def synthetic_result(rule_id, variant, device, swap=False):
+    import synthetic
+    if swap:
+        variant = "fixed" if variant == "leaky" else "leaky"
+    doc, stderr = synthetic.doc(rule_id, variant, device)
+    res = harness.ScenarioResult(path=f"{rule_id}/{variant}.py", variant=variant,
+                                 returncode=0, stderr=stderr)
+    res.doc = doc
+    return res
+
+
+def judge(rule, device, swap=False, mutate=None):
+    leaky = synthetic_result(rule.id, "leaky", device, swap)
+    fixed = synthetic_result(rule.id, "fixed", device, swap)
+    if mutate:
+        mutate(leaky.doc, fixed.doc)
+    return rule.evaluate(leaky, fixed, device).verdict
+
+
+class SwapTest(unittest.TestCase):
+    """Every verdict can fail: leaky <-> fixed swapped must fail every rule, CPU and CUDA."""
+
+    def check(self, device):
+        rules = [r for r in verdicts.RULES if device == "cuda" or not r.gpu_only]
+        self.assertGreaterEqual(len(rules), 12)
+        for rule in rules:
+            with self.subTest(rule=rule.id, device=device):
+                self.assertEqual(judge(rule, device), verdicts.CONFIRMED)
+                self.assertEqual(judge(rule, device, swap=True), verdicts.NOT_CONFIRMED)
+
+    def test_cpu(self):
+        self.check("cpu")
+
+    def test_cuda(self):
+        self.check("cuda")
+
+
+def _set(which, path, value):
+    """Mutation: set doc[path...] = value in the leaky (0) or fixed (1) document."""
+    def mutate(leaky, fixed):
+        doc = (leaky, fixed)[which]
+        for key in path[:-1]:
+            doc = doc.setdefault(key, {})
+        doc[path[-1]] = value(doc.get(path[-1])) if callable(value) else value
+    return mutate
+
+
+class CudaThresholdsCanFail(unittest.TestCase):
+    """Each CUDA-only threshold fails on its own (regressions: thresholds that could not)."""
+
+    CASES = [
+        # LL404 was CONFIRMED with 0 MiB of worker GPU memory
+        ("LL404", "spawn: workers hold no device memory",
+         _set(0, ("series", "spawn", "device_memory_outside_allocator_mib"),
+              lambda v: [0.0] * len(v))),
+        ("LL404", "spawn: the fixed program's workers hold as much",
+         _set(1, ("series", "spawn", "device_memory_outside_allocator_mib"),
+              lambda v: [1000.0] * len(v))),
+        # LL402 was CONFIRMED with 5,000 MiB allocated
+        ("LL402", "GPU memory grows with the leaky loader",
+         _set(0, ("scalars", "cuda_allocated_mib"), 5000.0)),
+        # LL303's peak check never failed
+        ("LL303", "empty_cache() lowered the peak",
+         _set(0, ("scalars", "max_reserved_mib"), 10.0)),
+        ("LL303", "no cudaFree per iteration",
+         _set(0, ("series", "main", "segments_freed"), lambda v: [0] * len(v))),
+        ("LL303", "the fixed program frees every iteration too",
+         _set(1, ("series", "main", "segments_freed"), lambda v: list(range(0, 4 * len(v), 4)))),
+        ("LL303", "not slower",
+         _set(0, ("series", "main", "iter_ms"), lambda v: [1.9] * len(v))),
+        ("LL301", "the fixed program keeps the cache",
+         _set(1, ("scalars", "reserved_minus_allocated_mib"), 64.0)),
+        ("LL301", "the leaky program keeps no cache",
+         _set(0, ("scalars", "reserved_minus_allocated_mib"), 0.0)),
+        ("LL302", "the leaky release returns the model's blocks",
+         _set(0, ("series", "main", "reserved_after_release_mib"), lambda v: [2.0] * len(v))),
+        ("LL501", "the children succeed",
+         _set(0, ("scalars", "exitcodes"), lambda v: [0] * len(v))),
+    ]
+
+    def test_each_threshold_fails(self):
+        for rid, what, mutate in self.CASES:
+            rule = verdicts.BY_ID[rid]
+            with self.subTest(rule=rid, case=what):
+                self.assertEqual(judge(rule, "cuda"), verdicts.CONFIRMED)
+                self.assertEqual(judge(rule, "cuda", mutate=mutate), verdicts.NOT_CONFIRMED)
+
+
+class ClaimsThatWereWrong(unittest.TestCase):
+    def test_ll103_requires_the_crash_in_chunk_two(self):
+        rule = verdicts.BY_ID["LL103"]
+        # regression: the verdict ignored that the usual loop crashes
+        no_crash = _set(0, ("errors",), {})
+        self.assertEqual(judge(rule, "cpu", mutate=no_crash), verdicts.NOT_CONFIRMED)
+        later = _set(0, ("series", "step_each_chunk", "step"), [0, 1, 2])
+        self.assertEqual(judge(rule, "cpu", mutate=later), verdicts.NOT_CONFIRMED)
+
+    def test_ll403_scenarios_do_not_freeze_the_collector(self):
+        # regression: the verdict depended on gc.freeze(), a line users do not write
+        for variant in ("leaky", "fixed"):
+            with open(os.path.join(harness.HERE, "LL403", f"{variant}.py")) as fh:
+                self.assertNotIn("gc.freeze", fh.read())
+
+    def test_ll403_tolerates_collector_copies_in_both(self):
+        rule = verdicts.BY_ID["LL403"]
+        both = _set(1, ("series", "main", "worker_private_dirty_mib"),
+                    lambda v: [x + 20.0 for x in v])
+        plus = _set(0, ("series", "main", "worker_private_dirty_mib"),
+                    lambda v: [x + 20.0 for x in v])
+
+        def mutate(leaky, fixed):
+            both(leaky, fixed)
+            plus(leaky, fixed)
+        self.assertEqual(judge(rule, "cpu", mutate=mutate), verdicts.CONFIRMED)
+        self.assertEqual(judge(rule, "cpu", mutate=both), verdicts.NOT_CONFIRMED)
+
+    def test_display_strings_come_from_the_measurement(self):
+        # regression: "no error" and "Pool.map hangs" were printed whatever happened
+        o = verdicts.BY_ID["LL104"].evaluate(
+            synthetic_result("LL104", "leaky", "cpu"), synthetic_result("LL104", "leaky", "cpu"),
+            "cpu")
+        self.assertNotIn("no error", o.fixed)
+        leaky = synthetic_result("LL502", "leaky", "cpu")
+        leaky.doc["scalars"]["pool_done"] = True
+        o = verdicts.BY_ID["LL502"].evaluate(leaky, synthetic_result("LL502", "fixed", "cpu"),
+                                              "cpu")
+        self.assertNotIn("not done", o.leaky)
+        fixed = synthetic_result("LL404", "fixed", "cuda")
+        fixed.doc["errors"]["fork"] = {"type": "RuntimeError", "message": "x", "where": None}
+        o = verdicts.BY_ID["LL404"].evaluate(synthetic_result("LL404", "leaky", "cuda"), fixed,
+                                              "cuda")
+        self.assertNotIn("no error", o.fixed)
+
+
+# --------------------------------------------------------------------------- C++ rows
+
+FAKE_PYTHON = textwrap.dedent("""\
+    #!{python}
+    # Stands in for an interpreter with torch (and, with FAKE_CUDA=1, a GPU): answers the
+    # harness's probe and runs a scenario by writing synthetic.py's document for it.
+    import json, os, re, sys
+    sys.path.insert(0, {here!r})
+    cuda = os.environ.get("FAKE_CUDA") == "1"
+    if sys.argv[1] == "-c":
+        print(json.dumps({{"torch": "synthetic", "python": "3", "cuda_available": cuda,
+                          "cuda_device": "synthetic GPU" if cuda else None,
+                          "cuda_version": "12" if cuda else None}}))
+        sys.exit(0)
+    import synthetic
+    found = re.search(r"(LL\\d+)/(leaky|fixed)\\.py$", sys.argv[1])
+    if not found:                                   # harness.py itself: the real python
+        os.execv(sys.executable, [sys.executable] + sys.argv[1:])
+    rule, variant = found.groups()
+    if os.environ.get("FAKE_SWAP") == "1":
+        variant = "fixed" if variant == "leaky" else "leaky"
+    device = sys.argv[sys.argv.index("--device") + 1]
+    doc, stderr = synthetic.doc(rule, variant, device)
+    sys.stderr.write(stderr)
+    with open(sys.argv[sys.argv.index("--json") + 1], "w") as fh:
+        json.dump(doc, fh)
+""")
+
+FAKE_CPP = textwrap.dedent("""\
+    #!{python}
+    # A built C++ scenario program: --iters N --json OUT, the keys of its Python twin.
+    import json, sys
+    sys.path.insert(0, {here!r})
+    import synthetic
+    doc, stderr = synthetic.doc({rule!r}, {variant!r}, "cpu")
+    doc["argv"] = sys.argv[1:]
+    doc["iters"] = int(sys.argv[sys.argv.index("--iters") + 1])
+    with open(sys.argv[sys.argv.index("--json") + 1], "w") as fh:
+        json.dump(doc, fh)
+""")
+
+
+def write_exe(path, text):
+    with open(path, "w") as fh:
+        fh.write(text)
+    os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
+
+
+def quiet(fn, *args):
+    with open(os.devnull, "w") as null:
+        old = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = null
+        try:
+            return fn(*args)
+        finally:
+            sys.stdout, sys.stderr = old
+
+
+class CppRows(unittest.TestCase):
+    """One row per rule and language; C++ programs are judged like their Python twin."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        root = self.tmp.name
+        self.scen = os.path.join(root, "verify")
+        os.makedirs(os.path.join(self.scen, "LL104"))
+        for variant in ("leaky", "fixed"):
+            with open(os.path.join(self.scen, "LL104", f"{variant}.py"), "w") as fh:
+                fh.write(f"sys.exit(measure.main(scenario, 'LL104', '{variant}', iters=8))\n")
+            with open(os.path.join(self.scen, "LL104", f"{variant}.cpp"), "w") as fh:
+                fh.write("int main() {}\n")
+        self.python = os.path.join(root, "python")
+        write_exe(self.python, FAKE_PYTHON.format(python=sys.executable, here=harness.HERE))
+        self.bins = os.path.join(root, "bin")
+        os.makedirs(self.bins)
+        self.old_here = harness.HERE
+        harness.HERE = self.scen
+
+    def tearDown(self):
+        harness.HERE = self.old_here
+        self.tmp.cleanup()
+
+    def build(self, swap=False):
+        for variant in ("leaky", "fixed"):
+            emulated = {"leaky": "fixed", "fixed": "leaky"}[variant] if swap else variant
+            write_exe(os.path.join(self.bins, f"LL104_{variant}"),
+                      FAKE_CPP.format(python=sys.executable, here=self.old_here, rule="LL104",
+                                      variant=emulated))
+
+    def run_harness(self, *extra):
+        out = os.path.join(self.tmp.name, "results.json")
+        keep = os.path.join(self.tmp.name, "keep")
+        code = quiet(harness.main, ["--measure-only", "--ci", "--rules", "LL104", "--device",
+                                    "cpu", "--python", self.python, "--json", out,
+                                    "--keep", keep, *extra])
+        with open(out) as fh:
+            rows = json.load(fh)["rows"]
+        return code, rows, keep
+
+    def test_binaries_run_and_are_judged(self):
+        self.build()
+        code, rows, keep = self.run_harness("--cpp-bin-dir", self.bins)
+        self.assertEqual(sorted(rows), ["LL104/cpp", "LL104/python"])
+        self.assertEqual(rows["LL104/python"]["verdict"], verdicts.CONFIRMED)
+        self.assertEqual(rows["LL104/cpp"]["verdict"], verdicts.CONFIRMED)
+        self.assertEqual(code, 0)
+        with open(os.path.join(keep, "LL104-cpp-leaky.json")) as fh:
+            argv = json.load(fh)["argv"]
+        self.assertEqual(argv[:2], ["--iters", "8"])      # the Python twin's count
+        self.assertEqual(argv[2], "--json")
+
+    def test_swapped_binaries_fail(self):
+        self.build(swap=True)
+        code, rows, _ = self.run_harness("--cpp-bin-dir", self.bins)
+        self.assertEqual(rows["LL104/cpp"]["verdict"], verdicts.NOT_CONFIRMED)
+        self.assertEqual(code, 1)
+
+    def test_absent_binaries_are_not_run(self):
+        for extra in ([], ["--cpp-bin-dir", self.bins]):
+            code, rows, _ = self.run_harness(*extra)
+            self.assertEqual(rows["LL104/cpp"]["verdict"], verdicts.NOT_RUN)
+            self.assertNotEqual(rows["LL104/cpp"]["verdict"], verdicts.CONFIRMED)
+            self.assertEqual(rows["LL104/python"]["verdict"], verdicts.CONFIRMED)
+
+    def test_cpp_sources_are_linted(self):
+        os.environ["FAKE_LEAKLINT_MODE"] = "good"
+        binary = os.path.join(self.tmp.name, "leaklint")
+        write_exe(binary, FAKE.format(python=sys.executable))
+        seen = []
+        real = harness.run_leaklint
+
+        def spy(b, rel, timeout=120):
+            seen.append(rel)
+            return real(b, rel, timeout)
+        harness.run_leaklint = spy
+        try:
+            code = quiet(harness.main, ["--lint-only", "--ci", "--leaklint", binary,
+                                        "--rules", "LL104"])
+        finally:
+            harness.run_leaklint = real
+            del os.environ["FAKE_LEAKLINT_MODE"]
+        self.assertEqual(code, 0)
+        self.assertIn("tests/verify/LL104/leaky.cpp", seen)
+        self.assertIn("tests/verify/LL104/fixed.cpp", seen)
+
+
+# --------------------------------------------------------------------------- report
+
+
+class ReportStaysTrue(unittest.TestCase):
+    def measured(self):
+        import report
+        reps = []
+        for rid in ("LL104", "LL302"):
+            rep = harness.RuleReport(verdicts.BY_ID[rid])
+            rep.lint_leaky = harness.LintResult("ok", [{"rule": rid, "line": 1}], 1)
+            rep.lint_fixed = harness.LintResult("ok", [], 0)
+            if rid == "LL302":
+                rep.skip_reason = "gpu"
+                rep.outcome = verdicts.Outcome(verdicts.GPU_ONLY, "-", "-", "-", "-")
+            else:
+                rep.leaky = synthetic_result(rid, "leaky", "cpu")
+                rep.fixed = synthetic_result(rid, "fixed", "cpu")
+                rep.outcome = verdicts.BY_ID[rid].evaluate(rep.leaky, rep.fixed, "cpu")
+            reps.append(rep)
+        doc = {"env": {"date": "x"}, "device": "cpu", "lint": True, "measure": True}
+        return report.build_measured(reps, doc)
+
+    def test_same_run_matches(self):
+        import check_report
+        self.assertEqual(check_report.compare(self.measured(), self.measured()), [])
+
+    def test_stale_rows_fail(self):
+        import check_report
+        current, committed = self.measured(), self.measured()
+        # a row this run has that the report lacks (e.g. a new C++ scenario)
+        current["rows"]["LL104/cpp"] = dict(current["rows"]["LL104/python"], lang="cpp")
+        self.assertTrue(any("missing from the committed report" in d
+                            for d in check_report.compare(current, committed)))
+        # a row the report has that this run lacks
+        self.assertTrue(any("not in this run" in d
+                            for d in check_report.compare(committed, current)))
+
+    def test_verdict_lint_and_numbers_fail(self):
+        import check_report
+        committed = self.measured()
+        cur = self.measured()
+        cur["rows"]["LL104/python"]["verdict"] = verdicts.NOT_CONFIRMED
+        self.assertTrue(check_report.compare(cur, committed))
+        cur = self.measured()
+        cur["rows"]["LL104/python"]["lint"]["leaky_rules"] = []   # the LL304 staleness
+        self.assertTrue(check_report.compare(cur, committed))
+        cur = self.measured()
+        cur["rows"]["LL104/python"]["numbers"]["batches_fixed"] = 80
+        self.assertTrue(check_report.compare(cur, committed))
+        cur = self.measured()
+        cur["rows"]["LL104/python"]["numbers"]["batches_fixed"] = 9    # within tolerance
+        self.assertEqual(check_report.compare(cur, committed), [])
+
+    def test_readme_is_rendered_from_measured(self):
+        import report
+        measured = self.measured()
+        text = report.render_readme(measured)
+        self.assertIn("| [LL104](#ll104) `grad-mode-not-called` | Python |", text)
+        self.assertIn("GPU-ONLY", text)
+        self.assertIn("no plot", text)                      # a note, not an empty plot
+        self.assertIn("tests/verify/gpu.sh", text)
+        measured["rows"]["LL104/python"]["verdict"] = verdicts.NOT_CONFIRMED
+        self.assertNotEqual(report.render_readme(measured), text)
+
+
+# --------------------------------------------------------------------------- gpu.sh
+
+
+class GpuScript(unittest.TestCase):
+    """gpu.sh end to end on the CPU: a fake interpreter reports a GPU and writes synthetic
+    CUDA results; swapped, every verdict of the CUDA run fails."""
+
+    def run_script(self, swap):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        python = os.path.join(tmp.name, "python")
+        write_exe(python, FAKE_PYTHON.format(python=sys.executable, here=harness.HERE))
+        env = dict(os.environ, PYTHON=python, OUT=os.path.join(tmp.name, "out"), FAKE_CUDA="1",
+                   FAKE_SWAP="1" if swap else "0", MPLBACKEND="Agg")
+        proc = subprocess.run(["bash", os.path.join(harness.HERE, "gpu.sh")], env=env,
+                              capture_output=True, text=True, timeout=600)
+        archive = os.path.join(tmp.name, "out", "verify-cuda.tar.gz")
+        self.assertTrue(os.path.exists(archive), proc.stdout + proc.stderr)
+        with tarfile.open(archive) as tar:
+            names = tar.getnames()
+            results = json.load(tar.extractfile("verify-cuda/results.json"))
+        return proc, names, results
+
+    def test_confirmed_and_swapped(self):
+        proc, names, results = self.run_script(swap=False)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(results["device"], "cuda")
+        self.assertIn("verify-cuda/docs/verification/cuda/README.md", names)
+        self.assertIn("verify-cuda/docs/verification/cuda/measured.json", names)
+        self.assertIn("verify-cuda/raw/LL404-leaky.json", names)
+        py_rows = {k: v for k, v in results["rows"].items() if k.endswith("/python")}
+        self.assertEqual(len(py_rows), len(verdicts.RULES))
+        for key, row in py_rows.items():
+            self.assertEqual(row["verdict"], verdicts.CONFIRMED, key)
+        proc, names, results = self.run_script(swap=True)
+        self.assertEqual(proc.returncode, 1)
+        for key, row in results["rows"].items():
+            if key.endswith("/python"):
+                self.assertEqual(row["verdict"], verdicts.NOT_CONFIRMED, key)
+
+    def test_cuda_report_never_overwrites_the_cpu_report(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        python = os.path.join(tmp.name, "python")
+        write_exe(python, FAKE_PYTHON.format(python=sys.executable, here=harness.HERE))
+        readme = os.path.join(harness.REPO, "docs", "verification", "README.md")
+        before = os.stat(readme).st_mtime_ns
+        os.environ["FAKE_CUDA"] = "1"
+        try:
+            code = quiet(harness.main, ["--measure-only", "--device", "cuda", "--python",
+                                        python, "--rules", "LL104", "--report",
+                                        os.path.join(harness.REPO, "docs", "verification")])
+        finally:
+            del os.environ["FAKE_CUDA"]
+        self.assertEqual(code, 2)
+        self.assertEqual(os.stat(readme).st_mtime_ns, before)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""LL101 fixed: the same evaluation loop under ``torch.no_grad()``.
+"""LL101 fixed: the same evaluation loops under ``torch.no_grad()``.
 
-No activations are recorded, and the kept softmax outputs are plain tensors.
+No activations are recorded: an intermediate is freed as soon as the next layer has
+consumed it, and the kept softmax outputs are plain tensors.
 """
 import os
 import sys
@@ -34,31 +35,54 @@ def make_val_loader(batches, batch_size, features):
     return DataLoader(TensorDataset(x, y), batch_size=batch_size)
 
 
+@torch.no_grad()
 def evaluate(model, val_loader, device, run):
     model.eval()
-    probabilities = []
     correct = 0
-    with torch.no_grad():
-        for step, (x, y) in enumerate(val_loader):
-            x, y = x.to(device), y.to(device)
-            run.meter.reset_peak()
-            logits = model(x)
-            probabilities.append(F.softmax(logits, dim=1))
-            correct += (logits.argmax(dim=1) == y).sum().item()
-            run.sample(step)
-    return torch.cat(probabilities), correct
+    for step, (x, y) in enumerate(val_loader):
+        x, y = x.to(device), y.to(device)
+        logits = model(x)
+        correct += (logits.argmax(dim=1) == y).sum().item()
+        run.sample(step)
+    return correct
+
+
+@torch.no_grad()
+def evaluate_keeping_outputs(model, val_loader, device, run):
+    model.eval()
+    probabilities = []
+    for step, (x, y) in enumerate(val_loader):
+        x = x.to(device)
+        logits = model(x)
+        probabilities.append(F.softmax(logits, dim=1))
+        run.sample(step, phase="kept")
+    return torch.cat(probabilities)
 
 
 def scenario(run):
     model = Classifier().to(run.device)
     val_loader = make_val_loader(run.iters, 512, 64)
-    run.mem.reset_peak()
-    base = run.mem.now()
-    with run.meter.ignore(model.parameters()):
-        probabilities, correct = evaluate(model, val_loader, run.device, run)
-    run.set(peak_above_start_mib=(run.mem.peak() - base) / measure.MiB,
-            kept_outputs_mib=probabilities.numel() * 4 / measure.MiB,
-            accuracy=correct / len(val_loader.dataset))
+    run.meter.ignore(model.parameters())
+    with run.meter:
+        run.mem.settle()
+        run.mem.reset_peak()
+        run.meter.reset_peak()
+        base = run.mem.now()
+        correct = evaluate(model, val_loader, run.device, run)
+        run.mem.sync()
+        run.set(peak_above_start_mib=(run.mem.peak() - base) / measure.MiB,
+                saved_peak_mib=run.meter.peak / measure.MiB,
+                accuracy=correct / len(val_loader.dataset))
+        run.mem.settle()
+        run.mem.reset_peak()
+        run.meter.reset_peak()
+        base = run.mem.now()
+        probabilities = evaluate_keeping_outputs(model, val_loader, run.device, run)
+        run.mem.sync()
+        run.set(kept_peak_above_start_mib=(run.mem.peak() - base) / measure.MiB,
+                kept_saved_peak_mib=run.meter.peak / measure.MiB,
+                kept_outputs_mib=probabilities.numel() * probabilities.element_size()
+                / measure.MiB)
 
 
 if __name__ == "__main__":

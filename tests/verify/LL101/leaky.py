@@ -1,7 +1,11 @@
 """LL101 leaky: an evaluation loop that runs the model with grad mode on.
 
-Every forward pass records its activations for a backward pass that never comes, and
-the softmax outputs kept for the metrics keep each batch's whole graph alive.
+Phase "main" (the verdict): the loop keeps nothing from one batch to the next, yet every
+forward pass records its activations for a backward pass that never comes, so the peak
+memory of the loop is the activations of a forward pass (two, while the next forward
+runs and the previous output is still alive) instead of one intermediate at a time.
+Phase "kept" (informative, LL102's effect): the softmax outputs kept for the metrics
+keep each batch's whole graph alive, so memory grows with every batch.
 """
 import os
 import sys
@@ -37,28 +41,50 @@ def make_val_loader(batches, batch_size, features):
 
 def evaluate(model, val_loader, device, run):
     model.eval()
-    probabilities = []
     correct = 0
     for step, (x, y) in enumerate(val_loader):
         x, y = x.to(device), y.to(device)
-        run.meter.reset_peak()
         logits = model(x)
-        probabilities.append(F.softmax(logits, dim=1))
         correct += (logits.argmax(dim=1) == y).sum().item()
         run.sample(step)
-    return torch.cat(probabilities), correct
+    return correct
+
+
+def evaluate_keeping_outputs(model, val_loader, device, run):
+    model.eval()
+    probabilities = []
+    for step, (x, y) in enumerate(val_loader):
+        x = x.to(device)
+        logits = model(x)
+        probabilities.append(F.softmax(logits, dim=1))
+        run.sample(step, phase="kept")
+    return torch.cat(probabilities)
 
 
 def scenario(run):
     model = Classifier().to(run.device)
     val_loader = make_val_loader(run.iters, 512, 64)
-    run.mem.reset_peak()
-    base = run.mem.now()
-    with run.meter.ignore(model.parameters()):
-        probabilities, correct = evaluate(model, val_loader, run.device, run)
-    run.set(peak_above_start_mib=(run.mem.peak() - base) / measure.MiB,
-            kept_outputs_mib=probabilities.numel() * 4 / measure.MiB,
-            accuracy=correct / len(val_loader.dataset))
+    run.meter.ignore(model.parameters())
+    with run.meter:
+        run.mem.settle()
+        run.mem.reset_peak()
+        run.meter.reset_peak()
+        base = run.mem.now()
+        correct = evaluate(model, val_loader, run.device, run)
+        run.mem.sync()
+        run.set(peak_above_start_mib=(run.mem.peak() - base) / measure.MiB,
+                saved_peak_mib=run.meter.peak / measure.MiB,
+                accuracy=correct / len(val_loader.dataset))
+        run.mem.settle()
+        run.mem.reset_peak()
+        run.meter.reset_peak()
+        base = run.mem.now()
+        probabilities = evaluate_keeping_outputs(model, val_loader, run.device, run)
+        run.mem.sync()
+        run.set(kept_peak_above_start_mib=(run.mem.peak() - base) / measure.MiB,
+                kept_saved_peak_mib=run.meter.peak / measure.MiB,
+                kept_outputs_mib=probabilities.numel() * probabilities.element_size()
+                / measure.MiB)
 
 
 if __name__ == "__main__":

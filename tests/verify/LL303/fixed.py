@@ -52,7 +52,9 @@ def scenario(run):
     train_loader = DataLoader(TensorDataset(x, y), batch_size=256, shuffle=True)
     torch.cuda.reset_peak_memory_stats(run.device)
     train_epoch(model, train_loader, optimizer, criterion, run.device, run)
-    run.set(max_allocated_mib=torch.cuda.max_memory_allocated(run.device) / measure.MiB)
+    run.set(max_allocated_mib=torch.cuda.max_memory_allocated(run.device) / measure.MiB,
+            max_reserved_mib=torch.cuda.max_memory_reserved(run.device) / measure.MiB,
+            alloc_retries=measure.allocator_counters(run.device)["alloc_retries"])
     torch.cuda.empty_cache()
 
 

@@ -3,7 +3,6 @@
 A numpy array is one object with one flat buffer; reading an element from a forked
 worker does not write to the buffer's pages, so they stay shared with the parent.
 """
-import gc
 import os
 import sys
 import time
@@ -52,10 +51,6 @@ def scenario(run):
     run.set(build_s=time.perf_counter() - started, samples=len(dataset),
             index_mib=(dataset.files.nbytes + dataset.labels.nbytes
                        + dataset.boxes.nbytes) / measure.MiB)
-    # Move every object that exists now out of the collector's reach, so that a full
-    # collection in a worker does not copy the interpreter's own objects (it would do
-    # that with any dataset); the pages copied below are those that reading copies.
-    gc.freeze()
     train_loader = DataLoader(dataset, batch_size=1000, shuffle=True, num_workers=2)
     iterate(train_loader, run)
 

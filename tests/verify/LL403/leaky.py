@@ -5,7 +5,6 @@ Python object writes its reference count (and the garbage collector walks every
 dict and list), so each worker ends up copying the pages of the whole list
 (pytorch/pytorch#13246).
 """
-import gc
 import os
 import sys
 import time
@@ -52,10 +51,6 @@ def scenario(run):
     dataset = DetectionDataset(run.iters * 1000)
     run.set(build_s=time.perf_counter() - started, samples=len(dataset),
             index_mib=measure.python_object_bytes(dataset.annotations) / measure.MiB)
-    # Move every object that exists now out of the collector's reach, so that a full
-    # collection in a worker does not copy the interpreter's own objects (it would do
-    # that with any dataset); the pages copied below are those that reading copies.
-    gc.freeze()
     train_loader = DataLoader(dataset, batch_size=1000, shuffle=True, num_workers=2)
     iterate(train_loader, run)
 
