@@ -5,6 +5,19 @@
 #include "checks/common.hpp"
 
 namespace ll {
+namespace {
+
+bool in_test(const Facts& f, Id func) {
+  if (f.is_test_file) return true;
+  for (Id fn = func; fn != kNone; fn = f.m.funcs[fn].parent) {
+    const Function& d = f.m.funcs[fn];
+    if (d.name.rfind("test", 0) == 0) return true;
+    if (d.cls != kNone && f.m.classes[d.cls].name.rfind("Test", 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 void check_LL101(CheckContext& ctx) {
   const Facts& f = ctx.facts;
@@ -21,6 +34,10 @@ void check_LL101(CheckContext& ctx) {
       if (f.file_trains() || !f.is_loaded_model(c.func, callee)) continue;
       // Inside a module's own methods, calling submodules is the module's forward.
       if (f.func_is_method_of_module(c.func) && f.dotted(callee).rfind("self.", 0) == 0) continue;
+      // Impact: a single forward in a test (a pytest function, a TestCase method, a test
+      // file) is a one-shot check, not an inference program; its activations are freed
+      // when the test returns.
+      if (c.loop < 0 && in_test(f, c.func)) continue;
       if (c.loop >= 0 && f.loop_reaches_backprop(c.loop)) continue;
       why = "in a program that never back-propagates, on a loaded model";
       serving = true;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "checks/common.hpp"
+#include "checks/flow.hpp"
 
 namespace ll {
 namespace {
@@ -23,28 +24,13 @@ std::string released_name(const Facts& f, Id stmt) {
   return "";
 }
 
-bool binds(const Facts& f, Id stmt, const std::string& name) {
-  const Stmt& s = f.m.s(stmt);
-  if (s.kind != StmtKind::Assign && s.kind != StmtKind::For && s.kind != StmtKind::With &&
-      s.kind != StmtKind::AnnAssign)
-    return false;
-  bool hit = false;
-  for (Id t : s.targets)
-    for_each_expr(f.m, t, [&](Id y) {
-      if (f.dotted(y) == name) hit = true;
-      return !hit && (f.e(y).kind == ExprKind::Sequence || f.e(y).kind == ExprKind::Starred);
-    });
-  return hit;
-}
-
-// Was `name` holding an object when empty_cache() ran: bound earlier in the function
-// (at any nesting), a parameter, or an attribute?
+// Was `name` holding an object when empty_cache() ran: a binding of the function reaches
+// the call, or it is a parameter or an attribute (bound outside)?
 bool live_before(const Facts& f, Id call_stmt, const std::string& name, Id func) {
   if (name.find('.') != std::string::npos) return true;
-  uint32_t at = f.m.s(call_stmt).range.begin;
-  for (const StmtSite& site : f.stmt_sites)
-    if (site.func == func && f.m.s(site.stmt).range.begin < at && binds(f, site.stmt, name)) return true;
-  if (func != kNone)
+  bool outside = false;
+  if (!f.flow().reaching(call_stmt, name, &outside).empty()) return true;
+  if (outside && func != kNone)
     for (const auto& p : f.m.funcs[func].params)
       if (p == name) return true;
   return false;
@@ -68,6 +54,13 @@ void check_block(CheckContext& ctx, const std::vector<Id>& body) {
       // `x = None` that initialises a new name, or releases an object bound after the
       // empty_cache() call, says nothing about what was live at the call.
       if (rebound.count(name) || !live_before(f, body[i], name, func)) {
+        rebound.insert(name);
+        continue;
+      }
+      // Still used between the call and the release (`empty_cache(); out = pipe(x); del pipe`):
+      // the object could not have been released before the call, so there is nothing to
+      // reorder; the call is early, not misplaced.
+      if (f.flow().read_after(body[i], name, body[j])) {
         rebound.insert(name);
         continue;
       }

@@ -2,6 +2,39 @@
 #include "checks/common.hpp"
 
 namespace ll {
+namespace {
+
+// A condition that holds on every batch of a CUDA run: a device or availability test
+// (`if torch.cuda.is_available():`, `if device.type == "cuda":`, `if args.cuda:`). Any other
+// condition selects some batches only (periodic, on a threshold, on an error flag).
+bool device_test(const Facts& f, Id cond) {
+  bool other = false, device = false;
+  for_each_expr(f.m, cond, [&](Id x) {
+    const Expr& e = f.e(x);
+    if (e.kind == ExprKind::Call) {
+      std::string q = f.callee_qual(x);
+      if (q == "torch.cuda.is_available" || q == "torch.cuda.is_initialized" || q == "torch.cuda.device_count") {
+        device = true;
+        return false;
+      }
+      other = true;
+      return false;
+    }
+    if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
+      bool dev = false;
+      for (const auto& t : Facts::name_tokens(e.text))
+        dev = dev || t == "cuda" || t == "gpu" || t == "device" || t == "type";
+      (dev ? device : other) = true;
+      return false;
+    }
+    if (e.kind == ExprKind::BinOp) other = true;
+    if (e.kind == ExprKind::Literal && e.lit == LitKind::String && e.text.rfind("cuda", 0) != 0) other = true;
+    return true;
+  });
+  return device && !other;
+}
+
+}  // namespace
 
 void check_LL303(CheckContext& ctx) {
   const Facts& f = ctx.facts;
@@ -11,15 +44,12 @@ void check_LL303(CheckContext& ctx) {
     if (!f.is_torch_call(c.call, {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache",
                                   "c10.cuda.CUDACachingAllocator.emptyCache"}))
       continue;
-    // Under a periodic condition (`if step % 100 == 0:`) it runs at phase boundaries.
-    if (c.guard != kNone) {
-      bool periodic = false;
-      for_each_expr(f.m, c.guard, [&](Id x) {
-        if (f.e(x).kind == ExprKind::BinOp && f.e(x).text == "%") periodic = true;
-        return !periodic;
-      });
-      if (periodic) continue;
-    }
+    // Under a periodic or otherwise selective condition (`if step % 100 == 0:`, `if oom:`,
+    // at any depth of nested `if`s inside the loop) it does not run on every batch. Only
+    // device tests (`if torch.cuda.is_available():`) hold on every batch.
+    bool selective = false;
+    for (Id g : f.guards(c)) selective = selective || !device_test(f, g);  // any depth of nesting
+    if (selective) continue;
     bool hot = iterates_batches(f, c.loop);
     if (!hot)
       for (int ci : f.loops[c.loop].calls)

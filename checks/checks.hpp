@@ -28,6 +28,9 @@ class CheckContext {
   // Adds a finding (severity from the registry and configuration) unless the rule is
   // disabled for this file. Returns the finding for notes/fixes, or nullptr.
   Finding* report(std::string_view rule, const Range& where, std::string message);
+  // The impact policy (docs/impact.md) for weak evidence: the finding is reported one
+  // severity step lower, marked low-confidence, and its message says why.
+  Finding* report_weak(std::string_view rule, const Range& where, std::string message, const std::string& why);
   bool enabled(std::string_view rule) const;
 
   // Source text helpers for messages and fixes.

@@ -1,4 +1,6 @@
 #include "checks/facts.hpp"
+
+#include "checks/flow.hpp"
 #include "rules/budget.hpp"
 
 #include <algorithm>
@@ -109,6 +111,7 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
       framework_off_[f] = 1;
   }
   // Walk everything.
+  expr_stmt_.assign(m.exprs.size(), kNone);
   bool off = false;
   walk_body(m.body, kNone, -1, off, -1);
   for (const CallSite& c : calls)
@@ -190,6 +193,20 @@ bool Facts::grad_item_effect(Id item, bool* disables) const {
   return false;
 }
 
+Facts::~Facts() = default;
+
+const Flow& Facts::flow() const {
+  if (!flow_) flow_ = std::make_unique<Flow>(*this);
+  return *flow_;
+}
+
+std::vector<Id> Facts::guards(const CallSite& c) const {
+  std::vector<Id> out;
+  for (int g = c.guard_chain; g >= 0 && out.size() < static_cast<size_t>(kMaxDepth); g = guard_nodes_[g].second)
+    out.push_back(guard_nodes_[g].first);
+  return out;
+}
+
 void Facts::walk_body(const std::vector<Id>& body, Id func, int loop, bool& off, int handler) {
   for (Id s : body) walk_stmt(s, func, loop, off, handler);
 }
@@ -204,7 +221,9 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
     case StmtKind::For: {
       ex(s.value, off);
       Id saved_guard = guard_;
+      int saved_top = guard_top_;
       guard_ = kNone;
+      guard_top_ = -1;
       Loop l;
       l.stmt = sid; l.func = func; l.parent = loop; l.iter = s.value; l.range = s.range;
       int li = push_loop(std::move(l));
@@ -212,13 +231,16 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
       bool inner = off;
       walk_body(s.body, func, li, inner, handler);
       guard_ = saved_guard;
+      guard_top_ = saved_top;
       bool after = off;
       walk_body(s.orelse, func, loop, after, handler);
       break;
     }
     case StmtKind::While: {
       Id saved_guard = guard_;
+      int saved_top = guard_top_;
       guard_ = kNone;
+      guard_top_ = -1;
       Loop l;
       l.stmt = sid; l.func = func; l.parent = loop; l.range = s.range;
       int li = push_loop(std::move(l));
@@ -226,6 +248,7 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
       bool inner = off;
       walk_body(s.body, func, li, inner, handler);
       guard_ = saved_guard;
+      guard_top_ = saved_top;
       bool after = off;
       walk_body(s.orelse, func, loop, after, handler);
       break;
@@ -245,10 +268,16 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
       ex(s.value, off);
       bool a = off, b = off;
       Id saved = guard_;
-      if (loop >= 0) guard_ = s.value;
+      int saved_top = guard_top_;
+      if (loop >= 0) {
+        guard_ = s.value;
+        guard_nodes_.push_back({s.value, guard_top_});
+        guard_top_ = static_cast<int>(guard_nodes_.size()) - 1;
+      }
       walk_body(s.body, func, loop, a, handler);
       walk_body(s.orelse, func, loop, b, handler);
       guard_ = saved;
+      guard_top_ = saved_top;
       // A grad switch in either branch (`if cond: stack.enter_context(torch.no_grad())`)
       // is taken as the intent for what follows.
       off = off || a || b;
@@ -320,11 +349,13 @@ void Facts::walk_expr(Id root, Id stmt, Id func, int loop, bool off, int handler
     Item it = stack.back();
     stack.pop_back();
     if (it.id == kNone) continue;
+    if (it.id < expr_stmt_.size()) expr_stmt_[it.id] = stmt;
     const Expr& x = e(it.id);
     if (x.kind == ExprKind::Call) {
       CallSite c;
       c.call = it.id; c.stmt = stmt; c.func = func; c.loop = it.lambda ? -1 : it.loop;
       c.local_off = off; c.in_lambda = it.lambda; c.try_handler = handler; c.guard = guard_;
+      c.guard_chain = guard_top_;
       int ci = static_cast<int>(calls.size());
       call_index[it.id] = ci;
       calls.push_back(c);
@@ -613,8 +644,15 @@ std::vector<Id> Facts::bindings(Id func, const std::string& d) const {
   const auto& local = bind_[func == kNone ? m.funcs.size() : func];
   auto it = local.find(d);
   if (it != local.end()) out = it->second;
-  if (out.empty() && starts_with(d, "self.") && class_of(func) != kNone) {
-    // Attributes set in any method of the class (and same-file base classes).
+  if (out.empty()) out = outer_bindings(func, d);
+  return out;
+}
+
+// What a name holds when no binding of the function itself reaches: attributes set by any
+// method of the class (and same-file bases), else enclosing functions, else module level.
+std::vector<Id> Facts::outer_bindings(Id func, const std::string& d) const {
+  std::vector<Id> out;
+  if (starts_with(d, "self.") && class_of(func) != kNone) {
     Id cls = class_of(func);
     for (int hops = 0; cls != kNone && hops < 8; ++hops) {
       auto ct = class_bind_[cls].find(d);
@@ -627,7 +665,6 @@ std::vector<Id> Facts::bindings(Id func, const std::string& d) const {
     }
   }
   if (out.empty() && func != kNone) {
-    // Enclosing functions (closures), then module level.
     Id p = m.funcs[func].parent;
     if (p != kNone) return bindings(p, d);
     const auto& mod = bind_[m.funcs.size()];
@@ -637,13 +674,39 @@ std::vector<Id> Facts::bindings(Id func, const std::string& d) const {
   return out;
 }
 
+std::vector<Id> Facts::bindings_at(Id func, const std::string& d, Id at) const {
+  Id st = stmt_of(at);
+  if (st == kNone || d.empty()) return bindings(func, d);
+  auto si = stmt_index.find(st);
+  if (si == stmt_index.end() || stmt_sites[si->second].func != func) return bindings(func, d);
+  bool outside = false;
+  std::vector<Id> out;
+  bool local = false;  // bound somewhere in the function: a local name (Python scoping)
+  for (const Def& df : flow().reaching(st, d, &outside)) {
+    local = true;
+    if (df.value != kNone && (df.kind == DefKind::Assign || df.kind == DefKind::Declared || df.kind == DefKind::WithAlias))
+      out.push_back(df.value);
+  }
+  if (!outside) return out;
+  const auto& own = bind_[func == kNone ? m.funcs.size() : func];
+  local = local || own.count(d) != 0;
+  bool param = false;
+  if (func != kNone)
+    for (const auto& p : m.funcs[func].params) param = param || p == d;
+  // A plain local name that no binding reaches here is unbound (or a parameter): nothing
+  // the function assigns later is visible. Attributes and free names come from outside.
+  if (d.find('.') == std::string::npos && (local || param)) return out;
+  for (Id v : outer_bindings(func, d)) out.push_back(v);
+  return out;
+}
+
 const Expr* Facts::literal_of(Id x, Id func) const {
   if (x == kNone) return nullptr;
   const Expr& ex = e(x);
   if (ex.kind == ExprKind::Literal) return &ex;
   if (ex.kind == ExprKind::UnaryOp && ex.text == "-" && e(ex.kids[0]).kind == ExprKind::Literal) return nullptr;
   if (ex.kind == ExprKind::Name) {
-    auto vals = bindings(func, ex.text);
+    auto vals = bindings_at(func, ex.text, x);
     if (vals.size() == 1 && e(vals[0]).kind == ExprKind::Literal) return &e(vals[0]);
   }
   return nullptr;
@@ -786,7 +849,7 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
   if (!ex.qname.empty()) return false;  // an imported function or class, not a model instance
   if (ex.kind == ExprKind::Name && is_function_name(func, ex.text)) return false;
   if (eval_called_before(func, d, UINT32_MAX)) return true;
-  auto vals = bindings(func, d);
+  auto vals = bindings_at(func, d, x);
   bool known_other = false;
   for (Id v : vals) {
     if (is_model_producer(func, v, depth + 1)) return true;
@@ -897,7 +960,7 @@ bool Facts::is_loaded_model(Id func, Id x) const {
     if (e(v).kind != ExprKind::Call) {
       std::string vd = dotted(v);
       if (vd.empty()) return false;
-      for (Id w : bindings(func, vd))
+      for (Id w : bindings_at(func, vd, v))
         if (loaded(w, depth + 1)) return true;
       return false;
     }
@@ -907,7 +970,7 @@ bool Facts::is_loaded_model(Id func, Id x) const {
     if (in(a, {"to", "cuda", "eval", "half", "float", "cpu"})) return loaded(callee_receiver(v), depth + 1);
     return false;
   };
-  for (Id v : bindings(func, d))
+  for (Id v : bindings_at(func, d, x))
     if (loaded(v, 0)) return true;
   // load_state_dict(...) + eval() on the same name in this function or module.
   bool lsd = load_state_dict_.count(std::to_string(func) + ":" + d) != 0 ||
@@ -928,7 +991,7 @@ bool Facts::is_optimizer(Id func, Id x) const {
   if (e(x).kind == ExprKind::Subscript) x = e(x).kids[0];
   std::string d = dotted(x);
   if (d.empty()) return false;
-  for (Id v : bindings(func, d)) {
+  for (Id v : bindings_at(func, d, x)) {
     if (e(v).kind != ExprKind::Call) continue;
     std::string q = callee_qual(v);
     if (starts_with(q, "torch.optim.") && q.find("lr_scheduler") == std::string::npos &&

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -16,6 +17,8 @@
 #include "rules/model.hpp"
 
 namespace ll {
+
+class Flow;
 
 struct Loop {
   Id stmt = kNone;   // For/While statement, or
@@ -38,6 +41,7 @@ struct CallSite {
   int try_handler = -1;  // index into Facts::handlers when inside an except clause
   Id target_func = kNone;  // same-file function this call resolves to
   Id guard = kNone;        // condition of the innermost `if` around the call inside its loop
+  int guard_chain = -1;    // every `if` around the call inside its loop: Facts::guards()
 };
 
 struct StmtSite {
@@ -57,6 +61,18 @@ struct HandlerSite {
 class Facts {
  public:
   Facts(const Module& m, const Config& cfg, const std::string& path, const ProjectView* project = nullptr);
+  ~Facts();
+  Facts(const Facts&) = delete;
+  Facts& operator=(const Facts&) = delete;
+
+  // The flow-sensitive core (checks/flow.hpp): control-flow graphs, reaching bindings,
+  // liveness. Built lazily.
+  const Flow& flow() const;
+  // Innermost statement containing an expression (kNone for decorators' own scope etc.).
+  Id stmt_of(Id expr) const { return expr < expr_stmt_.size() ? expr_stmt_[expr] : kNone; }
+  // Conditions of every `if` between the call and its innermost loop, innermost first
+  // (an `else` branch is reported with the same condition).
+  std::vector<Id> guards(const CallSite& c) const;
 
   // What other files of the run know about this one (null when analysed alone).
   const ProjectView* project = nullptr;
@@ -98,6 +114,9 @@ class Facts {
   bool has_kwargs_splat(Id call) const;
   // Values assigned to `dotted` in `func` (then class attributes, then module level).
   std::vector<Id> bindings(Id func, const std::string& dotted) const;
+  // The same, restricted to the bindings that can reach expression `at` (flow-sensitive,
+  // through Flow::reaching); falls back to bindings() when `at` is not in `func`'s graph.
+  std::vector<Id> bindings_at(Id func, const std::string& dotted, Id at) const;
   // Literal value visible for an expression: the expression itself when a literal, or the
   // single literal assigned to a plain name in the same function.
   const Expr* literal_of(Id expr, Id func) const;
@@ -156,6 +175,12 @@ class Facts {
   bool is_model_value_rec(Id func, Id expr, int depth) const;
   bool is_model_producer(Id func, Id value, int depth) const;
   bool name_looks_like_model(std::string_view dotted) const;
+  std::vector<Id> outer_bindings(Id func, const std::string& dotted) const;
+
+  mutable std::unique_ptr<Flow> flow_;
+  std::vector<Id> expr_stmt_;                      // expr -> innermost statement
+  std::vector<std::pair<Id, int>> guard_nodes_;    // (condition, parent) chains
+  int guard_top_ = -1;
 
   std::vector<char> entry_off_, decorated_off_, framework_off_;
   std::vector<std::vector<int>> func_calls_;          // call sites inside each function

@@ -1,0 +1,186 @@
+// The flow-sensitive core (checks/flow.*): reaching bindings and liveness over each
+// function's control-flow graph, and the questions Facts answers with them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "checks/facts.hpp"
+#include "checks/flow.hpp"
+#include "frontend/python/python_frontend.hpp"
+#include "rules/config.hpp"
+
+using namespace ll;
+
+namespace {
+
+struct Fixture {
+  Module m;
+  Config cfg;
+  std::unique_ptr<Facts> f;
+  explicit Fixture(const std::string& src) {
+    std::vector<Diagnostic> d;
+    python::lower(src, "t.py", m, d);
+    f = std::make_unique<Facts>(m, cfg, "t.py");
+  }
+  // The statement that starts on 1-based line `line` (the innermost one).
+  Id stmt_at(uint32_t line) const {
+    Id best = kNone;
+    for (Id s = 0; s < m.stmts.size(); ++s)
+      if (m.stmts[s].range.line == line) best = s;
+    return best;
+  }
+  // Source text of the values of the bindings of `name` reaching line `line`.
+  std::vector<std::string> reaching(uint32_t line, const std::string& name, bool* outside) const {
+    std::vector<std::string> out;
+    for (const Def& d : f->flow().reaching(stmt_at(line), name, outside))
+      out.push_back(d.value == kNone ? "?" : std::to_string(m.exprs[d.value].range.line));
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST(Flow, StraightLineRebindingHidesTheEarlierBinding) {
+  Fixture t(
+      "def f(x):\n"        // 1
+      "    m = Net()\n"    // 2
+      "    y = m(x)\n"     // 3
+      "    m = load()\n"   // 4
+      "    z = m(x)\n");   // 5
+  bool outside = true;
+  EXPECT_EQ(t.reaching(3, "m", &outside), std::vector<std::string>{"2"});
+  EXPECT_FALSE(outside);
+  EXPECT_EQ(t.reaching(5, "m", &outside), std::vector<std::string>{"4"});
+  EXPECT_FALSE(outside);
+  // A parameter reaches from outside.
+  t.reaching(3, "x", &outside);
+  EXPECT_TRUE(outside);
+}
+
+TEST(Flow, BranchesJoinAndLoopsCarryBindingsAround) {
+  Fixture t(
+      "def f(c, xs):\n"          // 1
+      "    if c:\n"              // 2
+      "        m = A()\n"        // 3
+      "    else:\n"              // 4
+      "        m = B()\n"        // 5
+      "    for x in xs:\n"       // 6
+      "        y = m(x)\n"       // 7
+      "        m = C()\n"        // 8
+      "    return m\n");         // 9
+  bool outside = true;
+  auto at7 = t.reaching(7, "m", &outside);
+  std::sort(at7.begin(), at7.end());
+  EXPECT_EQ(at7, (std::vector<std::string>{"3", "5", "8"}));  // C() comes round the back edge
+  EXPECT_FALSE(outside);
+  auto at9 = t.reaching(9, "m", &outside);
+  std::sort(at9.begin(), at9.end());
+  EXPECT_EQ(at9, (std::vector<std::string>{"3", "5", "8"}));  // the loop may run zero times
+}
+
+TEST(Flow, DeleteUnbindsAndBreakLeavesTheLoop) {
+  Fixture t(
+      "def f(xs):\n"             // 1
+      "    m = A()\n"            // 2
+      "    del m\n"              // 3
+      "    n = 1\n"              // 4
+      "    for x in xs:\n"       // 5
+      "        n = 2\n"          // 6
+      "        break\n"          // 7
+      "        n = 3\n"          // 8
+      "    return n\n");         // 9
+  bool outside = true;
+  EXPECT_TRUE(t.reaching(4, "m", &outside).empty());
+  EXPECT_FALSE(outside);
+  auto at9 = t.reaching(9, "n", &outside);
+  std::sort(at9.begin(), at9.end());
+  EXPECT_EQ(at9, (std::vector<std::string>{"4", "6"}));  // n = 3 is unreachable
+}
+
+TEST(Flow, ExceptHandlersSeeBindingsOfTheTryBody) {
+  Fixture t(
+      "def f(x):\n"              // 1
+      "    m = A()\n"            // 2
+      "    try:\n"               // 3
+      "        m = B()\n"        // 4
+      "        m(x)\n"           // 5
+      "    except E:\n"          // 6
+      "        m(x)\n"           // 7
+      "    finally:\n"           // 8
+      "        m(x)\n");         // 9
+  bool outside = true;
+  auto at7 = t.reaching(7, "m", &outside);
+  std::sort(at7.begin(), at7.end());
+  EXPECT_EQ(at7, (std::vector<std::string>{"2", "4"}));
+  auto at9 = t.reaching(9, "m", &outside);
+  std::sort(at9.begin(), at9.end());
+  EXPECT_EQ(at9, (std::vector<std::string>{"2", "4"}));
+}
+
+TEST(Flow, AttributeRebindingEndsWhatWasKnownOfItsAttributes) {
+  Fixture t(
+      "def f(self):\n"             // 1
+      "    self.m.head = H()\n"    // 2
+      "    self.m = M()\n"         // 3
+      "    self.m.head(1)\n");     // 4
+  bool outside = false;
+  EXPECT_TRUE(t.reaching(4, "self.m.head", &outside).empty());
+  EXPECT_TRUE(outside);  // whatever M() holds: known only from outside this function
+}
+
+TEST(Flow, ReadAfterFollowsPathsUntilTheNameIsBoundAgain) {
+  Fixture t(
+      "def f(p, xs):\n"                   // 1
+      "    torch.cuda.empty_cache()\n"    // 2
+      "    out = p(xs)\n"                 // 3
+      "    del p\n"                       // 4
+      "    q = 1\n"                       // 5
+      "    torch.cuda.empty_cache()\n"    // 6
+      "    q = 2\n"                       // 7
+      "    return q\n");                  // 8
+  EXPECT_TRUE(t.f->flow().read_after(t.stmt_at(2), "p"));   // used on line 3
+  EXPECT_FALSE(t.f->flow().read_after(t.stmt_at(3), "p"));  // only deleted
+  EXPECT_FALSE(t.f->flow().read_after(t.stmt_at(6), "q"));  // rebound before it is read
+  EXPECT_TRUE(t.f->flow().read_after(t.stmt_at(2), "xs"));
+}
+
+TEST(Flow, ReadAfterGoesRoundLoops) {
+  Fixture t(
+      "def f(m, xs):\n"              // 1
+      "    for x in xs:\n"           // 2
+      "        y = m(x)\n"           // 3
+      "        cleanup()\n");        // 4
+  EXPECT_TRUE(t.f->flow().read_after(t.stmt_at(4), "m"));  // the next iteration's forward
+}
+
+TEST(Flow, FactsAnswerWhatAValueIsAtThatPoint) {
+  // The forward before the rebinding is not a loaded model's; the one after is.
+  Fixture t(
+      "import torch\n"                            // 1
+      "def f(x):\n"                               // 2
+      "    model = Net()\n"                       // 3
+      "    a = model(x)\n"                        // 4
+      "    model = torch.jit.load('m.pt')\n"      // 5
+      "    b = model(x)\n");                      // 6
+  auto callee_on = [&](uint32_t line) {
+    for (const CallSite& c : t.f->calls)
+      if (t.m.exprs[c.call].range.line == line && t.m.exprs[t.m.exprs[c.call].kids[0]].text == "model")
+        return t.m.exprs[c.call].kids[0];
+    return kNone;
+  };
+  Id fn = t.m.funcs[0].stmt == kNone ? kNone : 0;
+  ASSERT_NE(callee_on(4), kNone);
+  EXPECT_FALSE(t.f->is_loaded_model(fn, callee_on(4)));
+  EXPECT_TRUE(t.f->is_loaded_model(fn, callee_on(6)));
+}
+
+TEST(Flow, GraphsAreBuiltOnlyForFunctionsAskedAbout) {
+  Fixture t(
+      "def a():\n    x = 1\n    return x\n"
+      "def b():\n    y = 2\n    return y\n");
+  EXPECT_EQ(t.f->flow().nodes_built(), 0u);
+  bool outside = false;
+  t.f->flow().reaching(t.stmt_at(3), "x", &outside);
+  EXPECT_EQ(t.f->flow().nodes_built(), 4u);  // entry, exit, two statements of a()
+}
