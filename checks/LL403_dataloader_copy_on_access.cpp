@@ -19,11 +19,19 @@ void check_LL403(CheckContext& ctx) {
       const std::string wk = workers == 1 ? "the worker ends up"
                              : workers > 1 ? "each of the " + std::to_string(workers) + " workers ends up"
                                            : "every worker ends up";
-      ctx.report("LL403", f.m.s(site.stmt).range,
-                 "`" + site.attr + "` is a Python container (" + site.what + ") that `__getitem__` reads: in forked "
-                 "DataLoader workers, reading Python objects updates their reference counts, which copies the pages, "
-                 "so " + wk + " with a private copy of it in host RAM (pytorch issue 13246); store it as "
-                 "a numpy array or a serialized buffer instead");
+      std::string msg = "`" + site.attr + "` is a Python container (" + site.what +
+                        ") that `__getitem__` reads: in forked DataLoader workers, reading Python objects updates "
+                        "their reference counts, which copies the pages, so " + wk +
+                        " with a private copy of it in host RAM (pytorch issue 13246); store it as a numpy array or "
+                        "a serialized buffer instead";
+      // Impact: the copy matters in proportion to the container's size. One element per
+      // sample grows with the dataset; anything else may be a handful of entries.
+      if (site.per_sample)
+        ctx.report("LL403", f.m.s(site.stmt).range, std::move(msg));
+      else
+        ctx.report_weak("LL403", f.m.s(site.stmt).range, std::move(msg),
+                        "`__len__` does not count it and `__getitem__` does not index it by the sample index, so its "
+                        "size need not grow with the dataset");
     }
   }
 }

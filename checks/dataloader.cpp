@@ -161,6 +161,48 @@ bool is_cuda_call(const Facts& f, const CallSite& c) {
   return false;
 }
 
+// Is `d` one element per sample: `__len__` returns len(d), or `__getitem__` subscripts it
+// with its index parameter (`self.items[idx]`, `self.items[idx][0]`)?
+static bool per_sample(const Facts& f, Id cls, Id getitem, const std::string& d) {
+  auto mentions_len_of = [&](Id x) {
+    bool hit = false;
+    for_each_expr(f.m, x, [&](Id y) {
+      const Expr& e = f.e(y);
+      if (e.kind == ExprKind::Call && f.e(e.kids[0]).kind == ExprKind::Name && f.e(e.kids[0]).text == "len" &&
+          e.kids.size() > 1 && f.dotted(e.kids[1]) == d)
+        hit = true;
+      return !hit;
+    });
+    return hit;
+  };
+  for (Id fn : f.m.classes[cls].methods) {
+    if (f.m.funcs[fn].name != "__len__") continue;
+    for (const StmtSite& site : f.stmt_sites)
+      if (site.func == fn && f.m.s(site.stmt).kind == StmtKind::Return && mentions_len_of(f.m.s(site.stmt).value))
+        return true;
+  }
+  const Function& gi = f.m.funcs[getitem];
+  if (gi.params.size() < 2) return false;
+  const std::string& index = gi.params[1];
+  bool hit = false;
+  for (const StmtSite& site : f.stmt_sites) {
+    if (site.func != getitem || hit) continue;
+    const Stmt& s = f.m.s(site.stmt);
+    for (Id root : {s.value, s.targets.empty() ? kNone : s.targets[0]})
+      for_each_expr(f.m, root, [&](Id y) {
+        const Expr& e = f.e(y);
+        if (e.kind == ExprKind::Subscript && e.kids.size() > 1 && f.dotted(e.kids[0]) == d) {
+          // The index mentions the sample index: `[idx]`, `[idx % n]`, `[self.order[idx]]`.
+          for_each_expr(f.m, e.kids[1], [&](Id z) {
+            if (f.e(z).kind == ExprKind::Name && f.e(z).text == index) hit = true;
+            return !hit;
+          });
+        }
+        return !hit;
+      });
+  }
+  return hit;
+}
 
 std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
   std::vector<CopySite> out;
@@ -189,7 +231,7 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
             what = "appends in a loop";
       }
       if (what.empty()) continue;
-      out.push_back({site.stmt, d, what});
+      out.push_back({site.stmt, d, what, per_sample(f, cls, getitem, d)});
     }
   }
   return out;

@@ -32,6 +32,10 @@ struct CopySite {
   Id stmt;
   std::string attr;  // "self.items"
   std::string what;  // how it was built
+  // Size class: one element per sample (what `__len__` counts, or indexed by
+  // `__getitem__`'s index), so it grows with the dataset; otherwise its size is unknowable
+  // here (a few shard paths or class names are common) and the evidence is weak.
+  bool per_sample = false;
 };
 std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls);
 
