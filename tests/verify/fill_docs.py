@@ -28,20 +28,21 @@ def _row_lines(row, where, device):
     lang = "Python" if row["lang"] == "python" else "C++"
     verdict = row["verdict"]
     part = " (CPU part)" if row.get("cpu_partial") else ""
-    lines = [f"{lang}: **{verdict}**{part} — measured by `tests/verify/{rid}/` "
-             f"(`{row['leaky_path'].rsplit('/', 1)[-1]}` / "
-             f"`{row['fixed_path'].rsplit('/', 1)[-1]}`) on {where}."]
+    files = (f"`tests/verify/{rid}/` (`{row['leaky_path'].rsplit('/', 1)[-1]}` / "
+             f"`{row['fixed_path'].rsplit('/', 1)[-1]}`)")
     if verdict == "GPU-ONLY":
-        lines += ["", "The effect exists only on a CUDA device; the CPU suite checks that "
-                  "leaklint flags the leaky scenario and not the fixed one, and "
-                  "`tests/verify/gpu.sh` measures it on a machine with a GPU."]
-    elif verdict == "NOT RUN" or "metric" not in row:
-        lines += ["", f"Not measured: {row.get('skipped', 'not run')}."]
-    else:
-        lines += ["", f"- {row['metric']}: leaky **{row['leaky']}**, fixed **{row['fixed']}**."]
-        lines += [f"- {d}" for d in row.get("details", [])[:5]]
-        if row.get("cpu_partial"):
-            lines.append(f"- CPU part only: {row['cpu_partial']}.")
+        return [f"{lang}: **GPU-ONLY** — not measured: the committed run of {files} had no "
+                f"GPU ({where}).", "",
+                "The effect exists only on a CUDA device; the CPU suite checks that leaklint "
+                "flags the leaky scenario and not the fixed one, and `tests/verify/gpu.sh` "
+                "measures it on a machine with a GPU."]
+    if verdict == "NOT RUN" or "metric" not in row:
+        return [f"{lang}: **NOT RUN** — {files}: {row.get('skipped', 'not measured')}."]
+    lines = [f"{lang}: **{verdict}**{part} — measured by {files} on {where}."]
+    lines += ["", f"- {row['metric']}: leaky **{row['leaky']}**, fixed **{row['fixed']}**."]
+    lines += [f"- {d}" for d in row.get("details", [])[:5]]
+    if row.get("cpu_partial"):
+        lines.append(f"- CPU part only: {row['cpu_partial']}.")
     lines += [f"- Note: {c}" for c in row.get("claim_notes") or []]
     return lines
 
