@@ -504,6 +504,14 @@ class ReportStaysTrue(unittest.TestCase):
         self.assertTrue(any("not in this run" in d
                             for d in check_report.compare(committed, current)))
 
+    def test_not_run_here_is_not_stale_but_newly_measured_is(self):
+        import check_report
+        committed, cur = self.measured(), self.measured()
+        cur["rows"]["LL104/python"]["verdict"] = verdicts.NOT_RUN     # binaries absent here
+        cur["rows"]["LL104/python"]["numbers"] = {}
+        self.assertEqual(check_report.compare(cur, committed), [])
+        self.assertTrue(check_report.compare(committed, cur))        # report says NOT RUN
+
     def test_verdict_lint_and_numbers_fail(self):
         import check_report
         committed = self.measured()
