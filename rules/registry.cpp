@@ -38,6 +38,8 @@ const std::vector<RuleInfo>& all_rules() {
        "Training loop never resets gradients between optimizer steps", ""},
       {"LL202", "zero-grad-before-step", Severity::Error, "Python, C++",
        "Gradients reset between backward() and step(), so step() applies nothing", "unsafe"},
+      {"LL205", "eval-mode-not-restored", Severity::Warning, "Python, C++",
+       "Training continues in eval mode after validation put the model there", "unsafe"},
       {"LL301", "model-switch-without-release", Severity::Warning, "Python",
        "Model replaced by a new one without releasing the previous one first", ""},
       {"LL302", "empty-cache-before-release", Severity::Warning, "Python, C++",

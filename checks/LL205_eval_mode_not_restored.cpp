@@ -1,0 +1,242 @@
+// LL205 eval-mode-not-restored: a training loop runs code that puts the model in eval()
+// mode (inline or through a same-file function such as validate()) and nothing puts it
+// back in train() before the loop's next training forward.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "checks/common.hpp"
+
+namespace ll {
+namespace {
+
+struct Ev {
+  char kind;          // 'E' eval, 'T' train (or unknown mode), 'F' training forward
+  std::string model;  // dotted name in the loop's terms ("" when unknown)
+  int site;           // call site in the loop (the statement a fix goes after)
+  int origin;         // call site of the eval()/train()/forward itself
+};
+
+// Dotted name of a model-ish receiver, with `.module` (DDP/DataParallel wrapper) and a
+// trailing `.forward` dropped.
+std::string model_name(const Facts& f, Id x) {
+  std::string d = f.dotted(x);
+  for (const char* suffix : {".forward", ".module"})
+    if (d.size() > std::string(suffix).size() && d.compare(d.size() - std::string(suffix).size(), std::string::npos, suffix) == 0)
+      d.resize(d.size() - std::string(suffix).size());
+  return d;
+}
+
+class Events {
+ public:
+  explicit Events(const Facts& f) : f_(f) {}
+
+  // Events of the call sites `sites` (any order), expanded through same-file functions.
+  std::vector<Ev> of_sites(std::vector<int> sites, int depth, const std::map<std::string, std::string>& rename,
+                           int top, bool top_level, Id loop_func) {
+    std::sort(sites.begin(), sites.end(),
+              [&](int a, int b) { return f_.e(f_.calls[a].call).range.begin < f_.e(f_.calls[b].call).range.begin; });
+    std::vector<Ev> out;
+    for (int ci : sites) {
+      const CallSite& c = f_.calls[ci];
+      if (c.in_lambda) continue;
+      int here = top_level ? ci : top;
+      std::string attr = f_.callee_attr(c.call);
+      Id recv = f_.callee_receiver(c.call);
+      if ((attr == "eval" || attr == "train") && recv != kNone && f_.qual(recv).empty() && is_model(c, recv)) {
+        char k = 'T';
+        if (attr == "eval") k = f_.e(c.call).kids.size() == 1 ? 'E' : 'T';
+        else if (f_.e(c.call).kids.size() > 1) {
+          Id a = f_.arg(c.call, 0, "mode");
+          if (a != kNone && f_.e(a).kind == ExprKind::Literal && f_.e(a).lit == LitKind::False) k = 'E';
+        }
+        out.push_back({k, map_name(model_name(f_, recv), rename), here, ci});
+        continue;
+      }
+      if (!f_.grad_off(c) && f_.is_model_call(c) && trains_here(c, loop_func)) {
+        Id callee = f_.e(c.call).kids[0];
+        out.push_back({'F', map_name(model_name(f_, callee), rename), here, ci});
+        continue;
+      }
+      if (c.target_func != kNone && depth < 4 && c.target_func != c.func) {
+        std::map<std::string, std::string> inner = bind_params(c, rename);
+        std::vector<int> body;
+        for (int cj = 0; cj < static_cast<int>(f_.calls.size()); ++cj)
+          if (f_.calls[cj].func == c.target_func) body.push_back(cj);
+        auto sub = of_sites(body, depth + 1, inner, here, false, c.target_func);
+        out.insert(out.end(), sub.begin(), sub.end());
+      }
+    }
+    return out;
+  }
+
+ private:
+  bool is_model(const CallSite& c, Id recv) const {
+    const Expr& r = f_.e(recv);
+    if (r.kind == ExprKind::Name && r.text == "self") return f_.func_is_method_of_module(c.func);
+    return f_.is_model_value(c.func, recv);
+  }
+
+  // A forward that trains: in the loop's own function, its innermost loop back-propagates;
+  // in a called function, that function reaches backward().
+  bool trains_here(const CallSite& c, Id loop_func) const {
+    if (c.func == loop_func && c.loop >= 0) return f_.loop_reaches_backward(c.loop);
+    return f_.reaches(c.func, [&](const CallSite& x) { return f_.is_backward(x); });
+  }
+
+  static std::string map_name(const std::string& d, const std::map<std::string, std::string>& rename) {
+    if (d.empty()) return d;
+    std::string root = d.substr(0, d.find('.'));
+    auto it = rename.find(root);
+    if (it == rename.end()) return d;
+    if (it->second.empty()) return "";
+    return it->second + d.substr(root.size());
+  }
+
+  // Parameter name -> the caller's dotted argument (already in the loop's terms).
+  std::map<std::string, std::string> bind_params(const CallSite& c, const std::map<std::string, std::string>& outer) const {
+    std::map<std::string, std::string> out;
+    const Function& g = f_.m.funcs[c.target_func];
+    const Expr& call = f_.e(c.call);
+    size_t first = (g.cls != kNone && !g.params.empty() && (g.params[0] == "self" || g.params[0] == "cls")) ? 1 : 0;
+    size_t nkw = call.kw.size();
+    size_t npos = call.kids.size() - 1 - nkw;
+    for (const auto& p : g.params) out[p] = "";  // unknown unless bound below
+    if (first == 1) out.erase(g.params[0]);
+    for (size_t i = 0; i < npos && first + i < g.params.size(); ++i)
+      out[g.params[first + i]] = map_name(f_.dotted(call.kids[1 + i]), outer);
+    for (size_t i = 0; i < nkw; ++i)
+      if (out.count(call.kw[i])) out[call.kw[i]] = map_name(f_.dotted(call.kids[1 + npos + i]), outer);
+    return out;
+  }
+
+  const Facts& f_;
+};
+
+bool same_model(const std::string& a, const std::string& b) { return a.empty() || b.empty() || a == b; }
+
+// A class of this file whose layers are all torch.nn layers that behave the same in
+// train() and eval(): switching its mode changes nothing.
+bool mode_free_class(const Facts& f, Id cls) {
+  static const char* kModal[] = {"Dropout", "AlphaDropout", "BatchNorm", "SyncBatchNorm", "InstanceNorm", "RNN",
+                                 "LSTM", "GRU", "Transformer", "MultiheadAttention", "RReLU"};
+  for (const CallSite& c : f.calls) {
+    if (c.func == kNone || f.class_of(c.func) != cls) continue;
+    std::string q = f.callee_qual(c.call);
+    std::string attr = f.callee_attr(c.call);
+    if (q.rfind("torch.nn.", 0) == 0) {
+      std::string_view last = f.last_component(q);
+      for (const char* k : kModal)
+        if (last.find(k) != std::string_view::npos) return false;
+      if (q.find("dropout") != std::string::npos) return false;  // F.dropout(x, training=...)
+      continue;
+    }
+    if (!q.empty()) return false;  // another library's layer: unknown
+    Id callee = f.e(c.call).kids[0];
+    if (f.e(callee).kind == ExprKind::Name) {
+      if (f.e(callee).text == "super") continue;
+      return false;  // a same-file class or function: unknown
+    }
+    if (attr == "__init__") continue;
+    // self.layer(x), x.view(...), torch ops: fine.
+  }
+  for (const auto& ex : f.m.exprs)
+    if (ex.kind == ExprKind::Attribute && ex.text == "training" && ex.range.begin >= f.m.classes[cls].range.begin &&
+        ex.range.end <= f.m.classes[cls].range.end)
+      return false;
+  return true;
+}
+
+bool model_is_mode_free(const Facts& f, Id func, const std::string& name) {
+  if (name.empty()) return false;
+  auto vals = f.bindings(func, name);
+  if (vals.empty()) return false;
+  for (Id v : vals) {
+    if (f.e(v).kind != ExprKind::Call) return false;
+    Id callee = f.e(v).kids[0];
+    Id cls = kNone;
+    if (f.e(callee).kind == ExprKind::Name && f.qual(callee).empty())
+      for (Id k = 0; k < f.m.classes.size(); ++k)
+        if (f.m.classes[k].name == f.e(callee).text) cls = k;
+    if (cls == kNone || !mode_free_class(f, cls)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void check_LL205(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  Events events(f);
+  std::set<int> reported;
+  for (int li = 0; li < static_cast<int>(f.loops.size()); ++li) {
+    const Loop& L = f.loops[li];
+    if (L.stmt == kNone || !f.loop_reaches_backward(li)) continue;
+    // Lightning switches modes itself around validation.
+    if (f.class_of(L.func) != kNone && f.class_derives(f.class_of(L.func), {"LightningModule"})) continue;
+    std::vector<int> sites;
+    for (int ci : L.calls)
+      if (f.calls[ci].func == L.func) sites.push_back(ci);
+    std::vector<Ev> ev = events.of_sites(sites, 0, {}, -1, true, L.func);
+    const size_t n = ev.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (ev[i].kind != 'E') continue;
+      const Ev* forward = nullptr;
+      for (size_t k = 1; k <= n; ++k) {
+        const Ev& x = ev[(i + k) % n];
+        if (x.kind == 'T' && same_model(x.model, ev[i].model)) break;
+        if (x.kind == 'F' && same_model(x.model, ev[i].model) && !(x.model.empty() && ev[i].model.empty())) {
+          forward = &x;
+          break;
+        }
+      }
+      if (!forward) continue;
+      std::string model = !ev[i].model.empty() ? ev[i].model : forward->model;
+      if (model_is_mode_free(f, L.func, model)) continue;
+      if (!reported.insert(ev[i].site).second) continue;
+      const CallSite& site = f.calls[ev[i].site];
+      const CallSite& origin = f.calls[ev[i].origin];
+      const bool cpp = f.m.lang == Lang::Cpp;
+      std::string train_call = model + (cpp ? "->train()" : ".train()");
+      std::string what;
+      if (ev[i].site == ev[i].origin) {
+        what = "`" + ctx.text(f.e(site.call).kids[0]) + "()` puts `" + model + "` in eval mode";
+      } else {
+        std::string callee = f.dotted(f.e(site.call).kids[0]);
+        what = "`" + (callee.empty() ? std::string("this call") : callee + "(...)") + "` puts `" + model +
+               "` in eval mode (`" + ctx.text(f.e(origin.call).kids[0]) + "()` in `" +
+               (origin.func != kNone ? f.m.funcs[origin.func].name : std::string("?")) + "`)";
+      }
+      std::string message = what + " and nothing puts it back in train mode before the loop's next training forward `" +
+                            ctx.text(f.e(f.calls[forward->origin].call).kids[0]) +
+                            "(...)`: dropout stays off and batch-norm normalises with, and stops updating, its "
+                            "running statistics for the rest of training; call `" + train_call + "` after it";
+      Finding* fd = ctx.report("LL205", f.e(site.call).range, message);
+      if (!fd) continue;
+      if (ev[i].site != ev[i].origin) fd->notes.push_back({f.e(origin.call).range, "eval mode set here"});
+      fd->notes.push_back({f.e(f.calls[forward->origin].call).range, "next training forward"});
+      // Fix: `model.train()` on the line after the statement in the loop.
+      const Stmt& st = f.m.s(site.stmt);
+      // Only after a call that switches the mode inside (validate()): right after an inline
+      // `model.eval()` the statements that need eval mode still follow.
+      if (ev[i].site == ev[i].origin) continue;
+      if (cpp || (st.kind != StmtKind::Expr && st.kind != StmtKind::Assign)) continue;
+      if (model.find('(') != std::string::npos) continue;
+      uint32_t end = st.range.end;
+      std::string_view src = ctx.source;
+      size_t eol = src.find_first_of("\r\n", end);
+      std::string_view rest = src.substr(end, (eol == std::string_view::npos ? src.size() : eol) - end);
+      if (rest.find_first_not_of(" \t") != std::string_view::npos && rest.find_first_not_of(" \t") != rest.find('#'))
+        continue;  // something else follows on the line
+      if (ctx.line_start(st.range.begin) + ctx.indent_at(st.range.begin).size() != st.range.begin) continue;
+      Fix fix;
+      fix.title = "Call `" + train_call + "` after it";
+      fix.safe = false;
+      uint32_t at = static_cast<uint32_t>(eol == std::string_view::npos ? src.size() : eol);
+      fix.edits.push_back({at, at, ctx.newline() + ctx.indent_at(st.range.begin) + train_call});
+      fd->fixes.push_back(std::move(fix));
+    }
+  }
+}
+
+}  // namespace ll
