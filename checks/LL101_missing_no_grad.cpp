@@ -57,7 +57,9 @@ void check_LL101(CheckContext& ctx) {
         "forward of " + model + " runs with autograd enabled " + why +
             ": activations of every forward pass are kept for a backward pass that never comes, raising "
             "peak memory, and any output kept beyond the iteration keeps its whole graph; run it under "
-            "`torch.no_grad()` (or `torch.inference_mode()`)");
+            "`torch.no_grad()` (or `torch.inference_mode()`)" +
+            (f.model_by_name(c.func, callee) ? " (" + model + " is taken for a model from its name only)"
+                                            : std::string()));
     if (!fd) continue;
 
     // Fix: decorate a whole-inference function, else wrap the outermost loop statement.

@@ -830,7 +830,8 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
       if (m.classes[k].name == callee.text) return is_module_class(k);
   // Builders by name: build_model(...), create_model(...), get_model(...)
   std::string_view cname = callee.kind == ExprKind::Name ? std::string_view(callee.text) : std::string_view(attr);
-  if (in(cname, {"build_model", "create_model", "get_model", "load_model", "make_model", "init_model"}))
+  if (!no_name_evidence_ &&
+      in(cname, {"build_model", "create_model", "get_model", "load_model", "make_model", "init_model"}))
     return true;
   return false;
 }
@@ -842,7 +843,7 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
   if (ex.kind == ExprKind::Subscript) {
     // self.models[i], models[name]
     std::string d = dotted(ex.kids[0]);
-    return !d.empty() && (ends_with(d, "models") || ends_with(d, "nets"));
+    return !no_name_evidence_ && !d.empty() && (ends_with(d, "models") || ends_with(d, "nets"));
   }
   std::string d = dotted(x);
   if (d.empty()) return false;
@@ -869,7 +870,7 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
   }
   if (known_other) return false;
   if (d == "self" && func != kNone && is_module_class(class_of(func))) return true;
-  return name_looks_like_model(d);
+  return !no_name_evidence_ && name_looks_like_model(d);
 }
 
 bool Facts::is_function_name(Id func, const std::string& name) const {
@@ -877,6 +878,14 @@ bool Facts::is_function_name(Id func, const std::string& name) const {
 }
 
 bool Facts::is_model_value(Id func, Id x) const { return is_model_value_rec(func, x, 0); }
+
+bool Facts::model_by_name(Id func, Id x) const {
+  if (!is_model_value(func, x)) return false;
+  no_name_evidence_ = true;
+  bool evidence = is_model_value_rec(func, x, 0);
+  no_name_evidence_ = false;
+  return !evidence;
+}
 
 bool Facts::is_model_call(const CallSite& c) const {
   const Expr& call = e(c.call);

@@ -122,6 +122,9 @@ class Facts {
   const Expr* literal_of(Id expr, Id func) const;
 
   bool is_model_value(Id func, Id expr) const;
+  // A model only by the last-resort name heuristic (`model`, `net`, `build_model(...)`):
+  // nothing the file binds to it says so. Findings that rest on it say so.
+  bool model_by_name(Id func, Id expr) const;
   bool is_model_call(const CallSite& c) const;       // a forward: model(x) / model.forward(x)
   bool func_is_method_of_module(Id func) const;
   // Is a same-file caller of `func` a function that back-propagates?
@@ -178,6 +181,7 @@ class Facts {
   std::vector<Id> outer_bindings(Id func, const std::string& dotted) const;
 
   mutable std::unique_ptr<Flow> flow_;
+  mutable bool no_name_evidence_ = false;  // model_by_name(): evaluate without name heuristics
   std::vector<Id> expr_stmt_;                      // expr -> innermost statement
   std::vector<std::pair<Id, int>> guard_nodes_;    // (condition, parent) chains
   int guard_top_ = -1;

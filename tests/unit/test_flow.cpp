@@ -184,3 +184,22 @@ TEST(Flow, GraphsAreBuiltOnlyForFunctionsAskedAbout) {
   t.f->flow().reaching(t.stmt_at(3), "x", &outside);
   EXPECT_EQ(t.f->flow().nodes_built(), 4u);  // entry, exit, two statements of a()
 }
+
+TEST(Flow, NameHeuristicsAreALastResortThatFindingsCanName) {
+  Fixture t(
+      "import torch\n"                                  // 1
+      "def evaluate(net, model_path, loader):\n"        // 2
+      "    scripted = torch.jit.load(model_path)\n"     // 3
+      "    for x in loader:\n"                          // 4
+      "        net(x)\n"                                // 5
+      "        scripted(x)\n");                         // 6
+  auto callee_on = [&](uint32_t line) {
+    for (const CallSite& c : t.f->calls)
+      if (t.m.exprs[c.call].range.line == line) return t.m.exprs[c.call].kids[0];
+    return kNone;
+  };
+  EXPECT_TRUE(t.f->is_model_value(0, callee_on(5)));
+  EXPECT_TRUE(t.f->model_by_name(0, callee_on(5)));       // only its name says `net` is a model
+  EXPECT_TRUE(t.f->is_model_value(0, callee_on(6)));
+  EXPECT_FALSE(t.f->model_by_name(0, callee_on(6)));      // bound to torch.jit.load(...)
+}
