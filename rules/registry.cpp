@@ -40,6 +40,8 @@ const std::vector<RuleInfo>& all_rules() {
        "Gradients reset between backward() and step(), so step() applies nothing", "unsafe"},
       {"LL205", "eval-mode-not-restored", Severity::Warning, "Python, C++",
        "Training continues in eval mode after validation put the model there", "unsafe"},
+      {"LL206", "gradient-accumulation-unscaled", Severity::Warning, "Python, C++",
+       "Gradients accumulated over N micro-batches from a loss not divided by N", "unsafe"},
       {"LL301", "model-switch-without-release", Severity::Warning, "Python",
        "Model replaced by a new one without releasing the previous one first", ""},
       {"LL302", "empty-cache-before-release", Severity::Warning, "Python, C++",

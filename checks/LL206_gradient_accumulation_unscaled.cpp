@@ -1,0 +1,186 @@
+// LL206 gradient-accumulation-unscaled: gradients are accumulated over N micro-batches
+// (backward() every iteration, step() and the reset every N) while the loss given to
+// backward() is not divided by N, so every update is the sum, not the mean, of N gradients.
+#include <set>
+
+#include "checks/common.hpp"
+
+namespace ll {
+namespace {
+
+bool mentions_accum(const Facts& f, Id root) {
+  bool hit = false;
+  for_each_expr(f.m, root, [&](Id x) {
+    const Expr& e = f.e(x);
+    if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute)
+      for (const auto& t : Facts::name_tokens(e.text))
+        if (t == "accum" || t == "accumulate" || t == "accumulation" || t == "accumulated" || t == "grad_accum" ||
+            t == "accu" || t == "iters_to_accumulate")
+          hit = true;
+    return !hit;
+  });
+  return hit;
+}
+
+// The accumulation count N in a guard `(i + 1) % N == 0` / `step % N == 0` / `count == N`.
+Id accumulation_count(const Facts& f, Id guard) {
+  Id n = kNone;
+  for_each_expr(f.m, guard, [&](Id x) {
+    const Expr& e = f.e(x);
+    if (n == kNone && e.kind == ExprKind::BinOp && e.text == "%" && e.kids.size() == 2) n = e.kids[1];
+    return n == kNone;
+  });
+  if (n != kNone) return n;
+  // `if accum_count == accum_steps:` / `if n_accumulated >= grad_accum:`
+  const Expr& g = f.e(guard);
+  if (g.kind == ExprKind::Compare && g.kids.size() == 2 && (g.text == "==" || g.text == ">=") &&
+      (mentions_accum(f, g.kids[0]) || mentions_accum(f, g.kids[1])))
+    return g.kids[1];
+  return kNone;
+}
+
+// Is the value divided (or multiplied by a reciprocal / a scale factor) on its way here?
+// Follows names through their bindings in the function (and one same-file callee's
+// returns), a few levels deep.
+bool scaled(const Facts& f, Id func, Id x, int depth, std::set<std::string>& seen) {
+  if (x == kNone || depth > 5) return false;
+  bool found = false;
+  for_each_expr(f.m, x, [&](Id y) {
+    if (found) return false;
+    const Expr& e = f.e(y);
+    if (e.kind == ExprKind::BinOp && (e.text == "/" || e.text == "//")) { found = true; return false; }
+    if (e.kind == ExprKind::BinOp && e.text == "*" && (mentions_accum(f, y))) { found = true; return false; }
+    if (e.kind == ExprKind::Call) {
+      std::string a = f.callee_attr(y);
+      if (a == "div" || a == "div_" || a == "true_divide" || a == "mul" || a == "mul_") { found = true; return false; }
+      const CallSite* c = nullptr;
+      auto it = f.call_index.find(y);
+      if (it != f.call_index.end()) c = &f.calls[it->second];
+      if (c && c->target_func != kNone && depth < 3) {
+        for (const StmtSite& s : f.stmt_sites)
+          if (s.func == c->target_func && f.m.s(s.stmt).kind == StmtKind::Return &&
+              scaled(f, c->target_func, f.m.s(s.stmt).value, depth + 1, seen)) {
+            found = true;
+            return false;
+          }
+      }
+    }
+    if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
+      std::string d = f.dotted(y);
+      if (!d.empty() && seen.insert(std::to_string(func) + ":" + d).second) {
+        for (Id v : f.bindings(func, d))
+          if (scaled(f, func, v, depth + 1, seen)) { found = true; return false; }
+        // `loss /= N`, `loss *= 1 / N`
+        for (const StmtSite& s : f.stmt_sites) {
+          const Stmt& st = f.m.s(s.stmt);
+          if (s.func == func && st.kind == StmtKind::AugAssign && !st.targets.empty() &&
+              f.dotted(st.targets[0]) == d && (st.text == "/=" || (st.text == "*=" && scaled(f, func, st.value, depth + 1, seen))))
+            { found = true; return false; }
+        }
+      }
+      return e.kind == ExprKind::Attribute;
+    }
+    return true;
+  });
+  return found;
+}
+
+// An optimizer known (from its construction) to divide by a running estimate of the
+// gradient's scale: its update does not depend on a constant factor on the gradients.
+bool scale_invariant_optimizer(const Facts& f, Id func, Id opt) {
+  std::string d = f.dotted(opt);
+  if (d.empty()) return false;
+  auto vals = f.bindings(func, d);
+  if (vals.empty()) return false;
+  for (Id v : vals) {
+    std::string q = f.callee_qual(v);
+    if (q.rfind("torch.optim.", 0) != 0 && q.rfind("transformers.", 0) != 0 && q.rfind("bitsandbytes.", 0) != 0)
+      return false;
+    std::string_view last = f.last_component(q);
+    if (!(last.rfind("Adam", 0) == 0 || last == "RMSprop" || last == "Adagrad" || last == "Adadelta" ||
+          last == "NAdam" || last == "RAdam" || last == "Adafactor" || last.find("Adam") != std::string_view::npos))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void check_LL206(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  std::set<int> reported;
+  for (const CallSite& step : f.calls) {
+    if (step.in_lambda || step.loop < 0 || step.guard == kNone) continue;
+    Id opt = f.optimizer_of_step(step);
+    if (opt == kNone) continue;
+    Id n = accumulation_count(f, step.guard);
+    if (n == kNone) continue;
+    // Adam-family updates are invariant to the gradient's scale (measured: the same update
+    // with and without the division).
+    if (scale_invariant_optimizer(f, step.func, opt)) continue;
+    if (const Expr* lit = f.literal_of(n, step.func); lit && lit->lit == LitKind::Int && lit->text == "1") continue;
+    // The frameworks that scale for the user.
+    bool framework = false;
+    for (const CallSite& x : f.calls) {
+      std::string a = f.callee_attr(x.call);
+      if (a == "accumulate" || a == "no_sync_accumulate") framework = true;
+    }
+    if (framework) continue;
+    const int loop = step.loop;
+    // Gradients reset every iteration: nothing accumulates (a different problem).
+    bool reset_each_iteration = false;
+    const CallSite* backward = nullptr;
+    for (int ci : f.loops[loop].calls) {
+      const CallSite& x = f.calls[ci];
+      if (x.func != step.func || x.in_lambda) continue;
+      Id o = kNone;
+      if (x.loop == loop && x.guard == kNone && f.is_grad_reset(x, &o)) reset_each_iteration = true;
+      if (f.is_backward(x) && x.guard != step.guard && !backward) backward = &x;
+    }
+    if (reset_each_iteration || !backward) continue;
+    // The loss handed to backward().
+    const Expr& bcall = f.e(backward->call);
+    Id loss = kNone;
+    std::string battr = f.callee_attr(backward->call);
+    if (battr == "backward" && bcall.kids.size() == 1) {
+      loss = f.callee_receiver(backward->call);
+      // scaler.scale(loss).backward()
+      if (loss != kNone && f.e(loss).kind == ExprKind::Call && f.callee_attr(loss) == "scale") {
+        Id inner = f.arg(loss, 0);
+        if (inner != kNone) loss = inner;
+      }
+    } else if (f.callee_qual(backward->call) == "torch.autograd.backward") {
+      loss = f.arg(backward->call, 0, "tensors");
+    }
+    // engine.backward(loss), accelerator.backward(loss), manual_backward: they scale themselves.
+    if (loss == kNone) continue;
+    std::set<std::string> seen;
+    if (scaled(f, backward->func, loss, 0, seen)) continue;
+    if (!reported.insert(backward->call).second) continue;
+
+    const std::string n_text = ctx.text(n);
+    const std::string loss_text = ctx.text(loss);
+    std::string step_text = ctx.text(step.call);
+    if (step_text.size() > 40 || step_text.find('\n') != std::string::npos)
+      step_text = ctx.text(f.e(step.call).kids[0]) + "(...)";
+    const bool simple = f.e(loss).kind == ExprKind::Name || f.e(loss).kind == ExprKind::Attribute ||
+                        f.e(loss).kind == ExprKind::Call || f.e(loss).kind == ExprKind::Subscript;
+    const std::string scaled_text = "(" + loss_text + " / " + n_text + ")";
+    std::string message =
+        "`" + step_text + "` runs once every `" + n_text + "` backward() calls, so `.grad` holds the sum of `" +
+        n_text + "` micro-batch gradients, but `" + loss_text + "` is not divided by `" + n_text +
+        "`: each update applies `" + n_text + "` times the mean gradient (with SGD, `" + n_text +
+        "` times the learning rate); back-propagate `" + scaled_text + "`";
+    Finding* fd = ctx.report("LL206", bcall.range, message);
+    if (!fd) continue;
+    fd->notes.push_back({f.e(step.call).range, "step every " + n_text + " iterations"});
+    if (!simple) continue;
+    Fix fix;
+    fix.title = "Divide the loss by `" + n_text + "` before backward()";
+    fix.safe = false;
+    fix.edits.push_back({f.e(loss).range.begin, f.e(loss).range.end, scaled_text});
+    fd->fixes.push_back(std::move(fix));
+  }
+}
+
+}  // namespace ll
