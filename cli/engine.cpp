@@ -440,7 +440,7 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
       return r;
     }
     FileResult v = analyze_text(path, nb->python, cfg, opts, nullptr, summary);
-    map_notebook_result(*nb, v);
+    map_notebook_result(*nb, v, text);
     v.source = std::move(text);
     return v;
   }

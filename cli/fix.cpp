@@ -474,6 +474,23 @@ std::optional<std::string> fix_notebook(const std::string& path, const std::stri
 
 }  // namespace
 
+// A notebook's changes cell by cell (`--- a/nb.ipynb:cell 3`), as the cells' source: a
+// diff of the .ipynb JSON would show escaped text, and a minified notebook is one line.
+std::string notebook_diff(const std::string& path, const std::string& before, const std::string& after) {
+  auto a = code_cell_sources(before), b = code_cell_sources(after);
+  if (a.size() != b.size()) return unified_diff(path, before, after);
+  auto with_newline = [](std::string s) {
+    if (!s.empty() && s.back() != '\n') s += '\n';
+    return s;
+  };
+  std::string out;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].second != b[i].second)
+      out += unified_diff(path + ":cell " + std::to_string(a[i].first), with_newline(a[i].second),
+                          with_newline(b[i].second));
+  return out;
+}
+
 int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const FixRunOptions& o, std::ostream& out,
              std::ostream& err, bool* failed) {
   const bool notebook = is_notebook_path(r.path), cpp = is_cpp_path(r.path);
@@ -503,7 +520,8 @@ int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const 
       after = std::move(f.fixed);
       if (o.to_stdout) r = std::move(f.final_result);
     }
-    if (o.diff) out << unified_diff(r.path, before, after);
+    if (o.diff && notebook) out << notebook_diff(r.path, before, after);
+    else if (o.diff) out << unified_diff(r.path, before, after);
     else out << after;
     return applied;
   }
@@ -598,8 +616,9 @@ std::string unified_diff(const std::string& path, const std::string& a, const st
     size_t i = 0, j = 0;
     while (i < n || j < m) {
       if (i < n && j < m && A[pre + i] == B[pre + j]) { ops.emplace_back(' ', A[pre + i]); ++i; ++j; }
-      else if (j < m && (i == n || L[i][j + 1] >= L[i + 1][j])) { ops.emplace_back('+', B[pre + j]); ++j; }
-      else { ops.emplace_back('-', A[pre + i]); ++i; }
+      // On a tie the removal first: a changed line reads `-old` then `+new`.
+      else if (i < n && (j == m || L[i + 1][j] >= L[i][j + 1])) { ops.emplace_back('-', A[pre + i]); ++i; }
+      else { ops.emplace_back('+', B[pre + j]); ++j; }
     }
   } else {
     for (size_t i = 0; i < n; ++i) ops.emplace_back('-', A[pre + i]);

@@ -1,5 +1,9 @@
 #include "cli/notebook.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstring>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -18,8 +22,8 @@ const char* const kBoundary = "#leaklint-cell-boundary\n";
 
 struct StringPos {
   int cell = -1;
-  int index = -1;  // element of the source array (-1: source is one string)
-  uint32_t line = 0, col = 0;
+  int index = -1;   // element of the source array (-1: source is one string)
+  size_t quote = 0;  // offset of the string's opening quote in the .ipynb text
 };
 
 // Finds where each cells[i].source[j] string starts in the raw JSON text, with an explicit
@@ -32,18 +36,17 @@ std::vector<StringPos> source_positions(const std::string& t) {
   };
   std::vector<Frame> stack;
   std::vector<StringPos> out;
-  uint32_t line = 1, col = 1;
   bool expect_key = false;
   auto in_source = [&](int* cell, int* index) {
     // path: {cells: [ {source: [ str ]} ]} or {cells: [ {source: str} ]}
     size_t n = stack.size();
-    if (n >= 3 && stack[n - 1].object == false && stack[n - 2].object && stack[n - 2].key == "source" &&
-        !stack[n - 3].object && stack[n - 3].index >= 0 && n >= 4 && stack[n - 4].key == "cells") {
+    if (n >= 4 && stack[n - 1].object == false && stack[n - 2].object && stack[n - 2].key == "source" &&
+        !stack[n - 3].object && stack[n - 3].index >= 0 && stack[n - 4].key == "cells" && n == 4) {
       *cell = stack[n - 3].index;
       *index = stack[n - 1].index;
       return true;
     }
-    if (n >= 3 && stack[n - 1].object && stack[n - 1].key == "source" && !stack[n - 2].object &&
+    if (n == 3 && stack[n - 1].object && stack[n - 1].key == "source" && !stack[n - 2].object &&
         stack[n - 3].key == "cells") {
       *cell = stack[n - 2].index;
       *index = -1;
@@ -53,12 +56,10 @@ std::vector<StringPos> source_positions(const std::string& t) {
   };
   for (size_t i = 0; i < t.size(); ++i) {
     char c = t[i];
-    if (c == '\n') { ++line; col = 1; continue; }
-    if (c == '{') { stack.push_back({true, "", 0}); expect_key = true; ++col; continue; }
-    if (c == '[') { stack.push_back({false, "", 0}); expect_key = false; ++col; continue; }
+    if (c == '{') { stack.push_back({true, "", 0}); expect_key = true; continue; }
+    if (c == '[') { stack.push_back({false, "", 0}); expect_key = false; continue; }
     if (c == '}' || c == ']') {
       if (!stack.empty()) stack.pop_back();
-      ++col;
       continue;
     }
     if (c == ',') {
@@ -66,31 +67,98 @@ std::vector<StringPos> source_positions(const std::string& t) {
         if (stack.back().object) expect_key = true;
         else ++stack.back().index;
       }
-      ++col;
       continue;
     }
-    if (c == ':') { expect_key = false; ++col; continue; }
+    if (c == ':') { expect_key = false; continue; }
     if (c == '"') {
-      uint32_t sl = line, sc = col;
-      std::string s;
       size_t j = i + 1;
-      for (; j < t.size() && t[j] != '"'; ++j) {
-        if (t[j] == '\\' && j + 1 < t.size()) { s += t[j]; ++j; }
-        s += t[j];
-      }
-      col += static_cast<uint32_t>(j - i + 1);
-      i = j;
+      while (j < t.size() && t[j] != '"') j += t[j] == '\\' ? 2 : 1;
       if (!stack.empty() && stack.back().object && expect_key) {
-        stack.back().key = s;
+        stack.back().key = t.substr(i + 1, std::min(j, t.size()) - i - 1);
+        i = j;
         continue;
       }
       int cell, index;
-      if (in_source(&cell, &index)) out.push_back({cell, index, sl, sc + 1});
+      if (in_source(&cell, &index)) out.push_back({cell, index, i});
+      i = j;
       continue;
     }
-    ++col;
   }
   return out;
+}
+
+uint32_t hex4(const std::string& t, size_t at, bool* ok) {
+  uint32_t v = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    char c = at + k < t.size() ? t[at + k] : 0;
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= static_cast<uint32_t>(c - '0');
+    else if (c >= 'a' && c <= 'f') v |= static_cast<uint32_t>(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') v |= static_cast<uint32_t>(c - 'A' + 10);
+    else *ok = false;
+  }
+  return v;
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) out += static_cast<char>(cp);
+  else if (cp < 0x800) { out += static_cast<char>(0xC0 | (cp >> 6)); out += static_cast<char>(0x80 | (cp & 0x3F)); }
+  else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// Decodes the JSON string whose opening quote is at `q`: its bytes, and for each byte the
+// offset in `t` of the character (or escape) it came from. Returns the closing quote's
+// offset, or npos when the string is malformed.
+size_t decode_json_string(const std::string& t, size_t q, std::string* out, std::vector<uint32_t>* offs) {
+  size_t i = q + 1;
+  while (i < t.size() && t[i] != '"') {
+    const size_t at = i;
+    const size_t before = out->size();
+    if (t[i] != '\\') {
+      *out += t[i++];
+    } else {
+      if (i + 1 >= t.size()) return std::string::npos;
+      char e = t[i + 1];
+      i += 2;
+      switch (e) {
+        case '"': *out += '"'; break;
+        case '\\': *out += '\\'; break;
+        case '/': *out += '/'; break;
+        case 'b': *out += '\b'; break;
+        case 'f': *out += '\f'; break;
+        case 'n': *out += '\n'; break;
+        case 'r': *out += '\r'; break;
+        case 't': *out += '\t'; break;
+        case 'u': {
+          bool ok = true;
+          uint32_t cp = hex4(t, i, &ok);
+          i += 4;
+          if (cp >= 0xD800 && cp < 0xDC00 && i + 6 <= t.size() && t[i] == '\\' && t[i + 1] == 'u') {
+            uint32_t lo = hex4(t, i + 2, &ok);
+            if (lo >= 0xDC00 && lo < 0xE000) {
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+              i += 6;
+            }
+          }
+          if (!ok) return std::string::npos;
+          append_utf8(*out, cp);
+          break;
+        }
+        default: return std::string::npos;
+      }
+    }
+    offs->insert(offs->end(), out->size() - before, static_cast<uint32_t>(at));
+  }
+  return i < t.size() ? i : std::string::npos;
 }
 
 // Where each cells[i].source value lies in the raw JSON text ([begin, end) bytes), and for
@@ -195,10 +263,68 @@ bool is_magic(const std::string& line) {
   std::string trimmed = line.substr(i);
   while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == '\r' || trimmed.back() == ' '))
     trimmed.pop_back();
-  return !trimmed.empty() && trimmed.back() == '?' && trimmed.find('#') == std::string::npos;
+  if (!trimmed.empty() && trimmed.back() == '?' && trimmed.find('#') == std::string::npos) return true;
+  // `files = !ls`, `t = %timeit -o f()`: IPython's assignment forms, never valid Python.
+  size_t k = i;
+  while (k < line.size() && (std::isalnum(static_cast<unsigned char>(line[k])) || line[k] == '_' || line[k] == '.' ||
+                             static_cast<unsigned char>(line[k]) >= 0x80))
+    ++k;
+  if (k == i || std::isdigit(static_cast<unsigned char>(line[i]))) return false;
+  k = line.find_first_not_of(" \t", k);
+  if (k == std::string::npos || line[k] != '=' || k + 1 >= line.size() || line[k + 1] == '=') return false;
+  k = line.find_first_not_of(" \t", k + 1);
+  return k != std::string::npos && (line[k] == '!' || line[k] == '%');
+}
+
+bool continues(const std::string& line) {  // ends with a backslash continuation
+  size_t e = line.size();
+  while (e > 0 && (line[e - 1] == '\n' || line[e - 1] == '\r')) --e;
+  return e > 0 && line[e - 1] == '\\';
 }
 
 }  // namespace
+
+// Cell magics whose body is Python that IPython runs (timed, captured, profiled, debugged):
+// the body is analysed. Any other cell magic (%%bash, %%html, %%writefile, %%sql, ...) makes
+// the cell something else, and the cell is left out.
+bool python_cell_magic(const std::string& first_line) {
+  if (first_line.rfind("%%", 0) != 0) return false;
+  size_t e = 2;
+  while (e < first_line.size() && (std::isalnum(static_cast<unsigned char>(first_line[e])) || first_line[e] == '_')) ++e;
+  const std::string name = first_line.substr(2, e - 2);
+  for (const char* m : {"time", "timeit", "capture", "prun", "debug", "memit", "mprun", "px", "snakeviz", "heat",
+                        "lprun", "pyinstrument", "scalene"})
+    if (name == m) return true;
+  return false;
+}
+
+// What each source line of a code cell becomes in the virtual module (same number of
+// lines): IPython-only lines (magics, shell escapes and their backslash continuations,
+// help queries) become `pass` at the line's indentation (a block that held only a magic
+// stays a block) and their continuation lines become empty; a cell magic's first line
+// becomes empty, and the rest of the cell too unless its body is Python.
+std::vector<std::string> lower_cell(const std::vector<std::string>& lines) {
+  std::vector<std::string> out;
+  out.reserve(lines.size());
+  const bool cell_magic = !lines.empty() && lines[0].rfind("%%", 0) == 0;
+  const bool python_body = cell_magic && python_cell_magic(lines[0]);
+  bool in_magic = false;  // a continuation line of a magic or shell escape
+  for (size_t k = 0; k < lines.size(); ++k) {
+    std::string l = lines[k];
+    if (l.back() != '\n') l += '\n';
+    if (cell_magic && (k == 0 || !python_body)) {
+      l = "\n";
+    } else if (in_magic) {
+      in_magic = continues(l);
+      l = "\n";
+    } else if (is_magic(l)) {
+      in_magic = continues(l);
+      l = l.substr(0, l.find_first_not_of(" \t")) + "pass\n";
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
 
 std::optional<Notebook> load_notebook(const std::string& text, std::string* error) {
   OJson j = OJson::parse(text, nullptr, false);
@@ -208,57 +334,168 @@ std::optional<Notebook> load_notebook(const std::string& text, std::string* erro
   }
   Notebook nb;
   auto positions = source_positions(text);
+  if (text.size() >= UINT32_MAX) {
+    *error = "notebook too large";
+    return std::nullopt;
+  }
+  nb.raw_line_starts.push_back(0);
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') nb.raw_line_starts.push_back(static_cast<uint32_t>(i + 1));
   int cell_no = 0;
+  size_t next_pos = 0;
   for (const auto& cell : j["cells"]) {
     ++cell_no;
+    // This cell's source strings, decoded with the offset in the file of every byte.
+    std::vector<std::string> strings;
+    std::vector<std::vector<uint32_t>> offsets;
+    size_t cell_end_raw = 0;
+    while (next_pos < positions.size() && positions[next_pos].cell < cell_no - 1) ++next_pos;
+    for (; next_pos < positions.size() && positions[next_pos].cell == cell_no - 1; ++next_pos) {
+      std::string d;
+      std::vector<uint32_t> o;
+      size_t close = decode_json_string(text, positions[next_pos].quote, &d, &o);
+      if (close == std::string::npos) continue;
+      cell_end_raw = close;
+      strings.push_back(std::move(d));
+      offsets.push_back(std::move(o));
+    }
     if (!cell.is_object() || cell.value("cell_type", "") != "code") continue;
-    std::vector<std::string> lines = source_lines(cell.contains("source") ? cell["source"] : OJson());
+    const OJson& src = cell.contains("source") ? cell["source"] : OJson();
+    std::vector<std::string> lines = source_lines(src);
+    // Per source line, the file offsets of its bytes: elements of an array source map one
+    // to one; a string source is split into lines like source_lines does.
+    std::vector<std::vector<uint32_t>> line_offs;
+    if (src.is_string() && strings.size() == 1 && strings[0] == src.get<std::string>()) {
+      size_t p = 0;
+      for (const auto& l : lines) {
+        line_offs.emplace_back(offsets[0].begin() + static_cast<long>(p), offsets[0].begin() + static_cast<long>(p + l.size()));
+        p += l.size();
+      }
+    } else if (src.is_array() && strings.size() == lines.size()) {
+      for (size_t k = 0; k < lines.size(); ++k)
+        line_offs.push_back(strings[k] == lines[k] ? offsets[k] : std::vector<uint32_t>());
+    }
     nb.code_cells.push_back(cell_no);
     nb.cell_start.push_back(static_cast<uint32_t>(nb.python.size()));
-    bool cell_magic = !lines.empty() && lines[0].rfind("%%", 0) == 0;
-    // Positions of this cell's source strings.
-    std::vector<const StringPos*> pos;
-    for (const auto& p : positions)
-      if (p.cell == cell_no - 1) pos.push_back(&p);
-    for (size_t k = 0; k < lines.size(); ++k) {
-      std::string l = lines[k];
-      if (l.empty()) continue;  // an empty element (a trailing "") holds no line
-      if (l.back() != '\n') l += '\n';
-      if (cell_magic || is_magic(l)) l = "\n";  // keep the line, drop the magic
+    std::vector<std::string> kept;  // the non-empty lines (an empty element holds no line)
+    std::vector<size_t> kept_index;
+    for (size_t k = 0; k < lines.size(); ++k)
+      if (!lines[k].empty()) {
+        kept.push_back(lines[k]);
+        kept_index.push_back(k);
+      }
+    std::vector<std::string> lowered = lower_cell(kept);
+    for (size_t n = 0; n < kept.size(); ++n) {
+      const size_t k = kept_index[n];
+      const std::string& l = lowered[n];
+      const std::vector<uint32_t>* lo = k < line_offs.size() && line_offs[k].size() == lines[k].size() ? &line_offs[k] : nullptr;
+      const uint32_t start = lo && !lo->empty() ? lo->front() : static_cast<uint32_t>(cell_end_raw);
+      const bool verbatim = l.compare(0, lines[k].size(), lines[k]) == 0;
+      for (size_t b = 0; b < l.size(); ++b) {
+        if (verbatim && lo && b < lo->size()) nb.raw.push_back((*lo)[b]);
+        else if (verbatim && lo && !lo->empty()) nb.raw.push_back(static_cast<uint32_t>(lo->back() + 1));  // added '\n'
+        else nb.raw.push_back(start);
+        nb.raw_exact.push_back(verbatim && lo && b < lo->size());
+      }
       nb.python += l;
       NotebookLine nl;
       nl.cell = cell_no;
       nl.line = static_cast<uint32_t>(k + 1);
-      if (k < pos.size()) { nl.json_line = pos[k]->line; nl.json_col = pos[k]->col; }
-      else if (!pos.empty()) { nl.json_line = pos.back()->line; nl.json_col = pos.back()->col; }
-      nb.lines.push_back(nl);
+      nl.text = lines[k];
+      while (!nl.text.empty() && (nl.text.back() == '\n' || nl.text.back() == '\r')) nl.text.pop_back();
+      nb.lines.push_back(std::move(nl));
     }
     nb.cell_end.push_back(static_cast<uint32_t>(nb.python.size()));
     // A comment line between cells: a dedent at a cell boundary is never a syntax error,
     // and fixed text splits back into cells at these lines.
     nb.python += kBoundary;
-    nb.lines.push_back({cell_no, static_cast<uint32_t>(lines.size() + 1), 0, 0});
+    nb.raw.insert(nb.raw.end(), std::strlen(kBoundary), static_cast<uint32_t>(cell_end_raw));
+    nb.raw_exact.insert(nb.raw_exact.end(), std::strlen(kBoundary), false);
+    nb.lines.push_back({cell_no, static_cast<uint32_t>(lines.size() + 1), ""});
   }
+  nb.python_line_starts.push_back(0);
+  for (size_t i = 0; i < nb.python.size(); ++i)
+    if (nb.python[i] == '\n') nb.python_line_starts.push_back(static_cast<uint32_t>(i + 1));
   return nb;
 }
 
-void map_notebook_result(const Notebook& nb, FileResult& r) {
-  auto map = [&](Range& g) {
-    uint32_t l = g.line;
-    if (l == 0 || l > nb.lines.size()) return;
-    const NotebookLine& a = nb.lines[l - 1];
-    const NotebookLine& b = g.end_line >= 1 && g.end_line <= nb.lines.size() ? nb.lines[g.end_line - 1] : a;
-    uint32_t cols = g.col;
-    g.line = a.json_line ? a.json_line : 1;
-    g.col = a.json_col ? a.json_col + cols - 1 : 1;
-    if (b.json_line && g.end_line != l) {
-      g.end_line = b.json_line;
-      g.end_col = b.json_col + g.end_col - 1;
-    } else {
-      g.end_line = g.line;
-      g.end_col = g.col + (g.end_col > cols ? g.end_col - cols : 1);
+namespace {
+
+// 1-based line and byte column of an offset of a text with the given line starts.
+void line_col(const std::vector<uint32_t>& starts, uint32_t off, uint32_t* line, uint32_t* col) {
+  auto it = std::upper_bound(starts.begin(), starts.end(), off);
+  const size_t l = static_cast<size_t>(it - starts.begin());  // >= 1
+  *line = static_cast<uint32_t>(l);
+  *col = off - starts[l - 1] + 1;
+}
+
+// Offset in the virtual module of a 1-based line and byte column (clamped to the text).
+uint32_t virtual_offset(const Notebook& nb, uint32_t line, uint32_t col) {
+  if (line == 0 || nb.python_line_starts.empty()) return 0;
+  if (line > nb.python_line_starts.size()) return static_cast<uint32_t>(nb.python.size());
+  const uint32_t ls = nb.python_line_starts[line - 1];
+  return std::min<uint32_t>(static_cast<uint32_t>(nb.python.size()), ls + (col > 0 ? col - 1 : 0));
+}
+
+uint32_t raw_offset(const Notebook& nb, uint32_t voff) {
+  if (nb.raw.empty()) return 0;
+  if (voff >= nb.raw.size()) return nb.raw.back();
+  return nb.raw[voff];
+}
+
+// A range of the virtual module -> the same text's range in the .ipynb file.
+void map_range(const Notebook& nb, Range& g) {
+  if (g.line == 0) return;
+  const uint32_t vb = virtual_offset(nb, g.line, g.col);
+  const uint32_t ve = std::max(vb, virtual_offset(nb, g.end_line ? g.end_line : g.line, g.end_line ? g.end_col : g.col));
+  const uint32_t rb = raw_offset(nb, vb);
+  // The end: one past the raw character of the range's last byte (an escape counts whole).
+  uint32_t re = rb;
+  if (ve > vb) {
+    const uint32_t last = raw_offset(nb, ve - 1);
+    re = last + 1;
+    if (ve - 1 < nb.raw.size() && nb.raw_exact[ve - 1]) {  // past a whole escape sequence
+      size_t probe = ve;
+      while (probe < nb.raw.size() && nb.raw[probe] == last) ++probe;
+      if (probe < nb.raw.size() && nb.raw[probe] > last && nb.raw_exact[probe]) re = nb.raw[probe];
     }
-  };
+  }
+  g.begin = rb;
+  g.end = std::max(rb, re);
+  line_col(nb.raw_line_starts, rb, &g.line, &g.col);
+  line_col(nb.raw_line_starts, g.end, &g.end_line, &g.end_col);
+}
+
+}  // namespace
+
+std::optional<NotebookPosition> notebook_position(const Notebook& nb, uint32_t line, uint32_t col) {
+  if (line == 0 || line > nb.raw_line_starts.size() || nb.raw.empty()) return std::nullopt;
+  const uint32_t off = nb.raw_line_starts[line - 1] + (col > 0 ? col - 1 : 0);
+  // The first virtual byte that came from this offset (or the closest one before it).
+  uint32_t best = UINT32_MAX, best_raw = 0;
+  for (uint32_t v = 0; v < nb.raw.size(); ++v) {
+    if (!nb.raw_exact[v] || nb.raw[v] > off) continue;
+    if (best == UINT32_MAX || nb.raw[v] > best_raw) {
+      best = v;
+      best_raw = nb.raw[v];
+    }
+  }
+  if (best == UINT32_MAX) return std::nullopt;
+  uint32_t vl, vc;
+  line_col(nb.python_line_starts, best, &vl, &vc);
+  if (vl == 0 || vl > nb.lines.size()) return std::nullopt;
+  const NotebookLine& nl = nb.lines[vl - 1];
+  NotebookPosition p;
+  p.cell = nl.cell;
+  p.line = nl.line;
+  p.col = vc;
+  p.virtual_line = vl;
+  p.text = nl.text;
+  return p;
+}
+
+void map_notebook_result(const Notebook& nb, FileResult& r, const std::string& json_text) {
+  const std::string python = nb.python;
   for (auto& f : r.findings) {
     uint32_t l = f.range.line;
     if (l >= 1 && l <= nb.lines.size()) {
@@ -266,17 +503,64 @@ void map_notebook_result(const Notebook& nb, FileResult& r) {
       f.cell_line = nb.lines[l - 1].line;
       f.cell_col = f.range.col;
     }
-    map(f.range);
-    for (auto& n : f.notes) map(n.range);
-    f.fixes.clear();  // edits address the virtual module; --fix maps them separately
+    map_range(nb, f.range);
+    for (auto& n : f.notes) map_range(nb, n.range);
+    // Each fix as the edit of the .ipynb file that --fix would make with it alone: applied
+    // to the virtual module, written back into the cells, and reduced to the changed bytes.
+    std::vector<Fix> mapped;
+    for (const Fix& fx : f.fixes) {
+      std::vector<Edit> edits = fx.edits;
+      std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
+      std::string fixed = python;
+      bool ok = true;
+      for (const Edit& e : edits) {
+        if (e.begin > e.end || e.end > fixed.size()) { ok = false; break; }
+        fixed.replace(e.begin, e.end - e.begin, e.text);
+      }
+      if (!ok) continue;
+      auto out = apply_notebook_edits(json_text, nb, fixed);
+      if (!out || *out == json_text) continue;  // spans cells, or cannot be written back
+      size_t pre = 0;
+      while (pre < out->size() && pre < json_text.size() && (*out)[pre] == json_text[pre]) ++pre;
+      size_t suf = 0;
+      while (suf < out->size() - pre && suf < json_text.size() - pre &&
+             (*out)[out->size() - 1 - suf] == json_text[json_text.size() - 1 - suf])
+        ++suf;
+      Fix m;
+      m.title = fx.title;
+      m.safe = fx.safe;
+      m.edits.push_back({static_cast<uint32_t>(pre), static_cast<uint32_t>(json_text.size() - suf),
+                         out->substr(pre, out->size() - suf - pre)});
+      mapped.push_back(std::move(m));
+    }
+    f.fixes = std::move(mapped);
   }
   for (auto& d : r.diagnostics)
     if (d.line >= 1 && d.line <= nb.lines.size()) {
       const NotebookLine& a = nb.lines[d.line - 1];
       d.message = "cell " + std::to_string(a.cell) + ", line " + std::to_string(a.line) + ": " + d.message;
-      d.line = a.json_line;
-      d.col = a.json_col;
+      Range g;
+      g.line = g.end_line = d.line;
+      g.col = g.end_col = std::max<uint32_t>(d.col, 1);
+      map_range(nb, g);
+      d.line = g.line;
+      d.col = g.col;
     }
+}
+
+std::vector<std::pair<int, std::string>> code_cell_sources(const std::string& json_text) {
+  std::vector<std::pair<int, std::string>> out;
+  OJson j = OJson::parse(json_text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("cells") || !j["cells"].is_array()) return out;
+  int cell_no = 0;
+  for (const auto& cell : j["cells"]) {
+    ++cell_no;
+    if (!cell.is_object() || cell.value("cell_type", "") != "code") continue;
+    std::string text;
+    for (const auto& l : source_lines(cell.contains("source") ? cell["source"] : OJson())) text += l;
+    out.emplace_back(cell_no, std::move(text));
+  }
+  return out;
 }
 
 std::optional<std::string> apply_notebook_edits(const std::string& json_text, const Notebook& nb,
@@ -325,10 +609,14 @@ std::optional<std::string> apply_notebook_edits(const std::string& json_text, co
         new_lines.push_back(nc.substr(q, nl - q + 1));
         q = nl + 1;
       }
-      // Restore blanked magic lines at their original positions (fixes insert lines only
-      // after them, never before the first line, in practice).
+      // Restore the lines that were lowered (magics, shell escapes, cell magics) at their
+      // original positions: fixes insert lines only after them, never before the first
+      // line, in practice.
+      const std::vector<std::string> lowered = lower_cell(orig_lines);
       for (size_t k = 0; k < new_lines.size(); ++k) {
-        if (k < orig_lines.size() && new_lines[k] == "\n" && is_magic(orig_lines[k])) out.push_back(orig_lines[k]);
+        if (k < orig_lines.size() && new_lines[k] == lowered[k] && lowered[k] != orig_lines[k] &&
+            lowered[k] != orig_lines[k] + "\n")
+          out.push_back(orig_lines[k]);
         else out.push_back(new_lines[k]);
       }
       // Jupyter stores lines without the final newline on the last line.

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -17,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/notebook.hpp"
 #include "rules/registry.hpp"
 
 namespace ll {
@@ -303,32 +306,58 @@ void write_text(std::ostream& out, const std::vector<FileResult>& results, const
   const Style style{opts.color};
   for (const FileResult& r : results) {
     const SourceIndex src(r.source);
+    // Notebooks: positions and source lines are the cells' (`nb.ipynb:cell 4:3:5:` is cell,
+    // line and column within the cell), never the .ipynb file's JSON.
+    std::optional<Notebook> nb;
+    if (is_notebook_path(r.path) && !r.source.empty()) {
+      std::string err;
+      nb = load_notebook(r.source, &err);
+    }
+    const SourceIndex cells(nb ? std::string_view(nb->python) : std::string_view());
+    // The location prefix and the snippet of a range of the .ipynb text.
+    auto where_and_snippet = [&](const std::string& path, const Range& g, bool snippet) {
+      std::optional<NotebookPosition> a, b;
+      if (nb && g.line > 0) a = notebook_position(*nb, g.line, g.col);
+      if (!a) {
+        out << style("1", location_prefix(path, g.line, g.col));
+        return std::function<void()>([&, g, snippet] {
+          if (snippet && opts.show_source && g.line > 0) write_snippet(out, src, g, style);
+        });
+      }
+      if (g.end_line > 0) b = notebook_position(*nb, g.end_line, g.end_col);
+      out << style("1", location_prefix(path + ":cell " + std::to_string(a->cell), a->line, a->col));
+      Range v;
+      v.line = v.end_line = a->virtual_line;
+      v.col = v.end_col = a->col;
+      if (b && b->virtual_line >= a->virtual_line) {
+        v.end_line = b->virtual_line;
+        v.end_col = b->virtual_line == a->virtual_line ? std::max(b->col, a->col) : b->col;
+      }
+      return std::function<void()>([&, v, snippet] {
+        if (snippet && opts.show_source) write_snippet(out, cells, v, style);
+      });
+    };
     for (const Diagnostic& d : r.diagnostics) {
       const std::string level = diagnostic_level(d);
-      out << style("1", location_prefix(d.path.empty() ? r.path : d.path, d.line, d.col)) << ' '
-          << style(severity_color(level), level + ":") << ' '
+      Range at;
+      at.line = at.end_line = d.line;
+      at.col = at.end_col = std::max<uint32_t>(d.col, 1);
+      auto snippet = where_and_snippet(d.path.empty() ? r.path : d.path, at, true);
+      out << ' ' << style(severity_color(level), level + ":") << ' '
           << style("1", escape_path(diagnostic_message(d)) + " [" + d.kind + "]") << '\n';
-      if (opts.show_source && d.line > 0) {
-        Range at;
-        at.line = at.end_line = d.line;
-        at.col = at.end_col = std::max<uint32_t>(d.col, 1);
-        write_snippet(out, src, at, style);
-      }
+      snippet();
     }
     for (const Finding& f : r.findings) {
       if (f.suppressed) continue;
       const std::string level = severity_name(f.severity);
       const std::string& path = f.path.empty() ? r.path : f.path;
-      // Notebooks: `nb.ipynb:cell 4:3:5:` (cell, line and column within the cell).
-      const std::string where = f.cell > 0 ? location_prefix(path + ":cell " + std::to_string(f.cell), f.cell_line, f.cell_col)
-                                           : location_prefix(path, f.range.line, f.range.col);
-      out << style("1", where) << ' '
-          << style(severity_color(level), level + ":") << ' '
+      auto snippet = where_and_snippet(path, f.range, true);
+      out << ' ' << style(severity_color(level), level + ":") << ' '
           << style("1", f.message + " [" + f.rule + "]") << '\n';
-      if (opts.show_source) write_snippet(out, src, f.range, style);
+      snippet();
       for (const Note& n : f.notes) {
-        out << style("1", location_prefix(path, n.range.line, n.range.col)) << ' '
-            << style(severity_color("note"), "note:") << ' ' << n.message << '\n';
+        where_and_snippet(path, n.range, false);
+        out << ' ' << style(severity_color("note"), "note:") << ' ' << n.message << '\n';
       }
       for (const Fix& fix : f.fixes) out << "  " << style("36", fix_hint(fix)) << '\n';
     }
@@ -839,6 +868,7 @@ void write_sarif(std::ostream& out, const std::vector<FileResult>& results, cons
         res["suppressions"] = Json::array({std::move(s)});
       }
       if (f.low_confidence) res["properties"]["confidence"] = "low";
+      if (f.cell > 0) res["properties"]["notebook"] = {{"cell", f.cell}, {"line", f.cell_line}, {"column", f.cell_col}};
       jresults.push_back(std::move(res));
     }
   }
@@ -932,6 +962,10 @@ void write_github_annotations(std::ostream& out, const std::vector<FileResult>& 
       const std::string_view slug = slug_of(f.rule);
       if (!slug.empty()) title += " " + std::string(slug);
       std::string message = f.message;
+      // A notebook's annotation sits on a line of its JSON: say where in the cells it is.
+      if (f.cell > 0)
+        message = "cell " + std::to_string(f.cell) + ", line " + std::to_string(f.cell_line) + ", column " +
+                  std::to_string(f.cell_col) + ": " + message;
       for (const Note& n : f.notes) {
         message += "\n" + location_prefix(path, n.range.line, n.range.col) + " note: " + n.message;
       }

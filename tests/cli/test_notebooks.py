@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Notebooks end to end: positions through JSON escapes and in minified files, the cell's
+source line in text output, fixes in JSON output, --diff cell by cell, IPython magics.
+
+usage: test_notebooks.py LEAKLINT_BINARY
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unicodedata
+import unittest
+
+BIN = None
+
+# A line whose flagged text comes after, and contains, characters that JSON escapes.
+CELL = '''import torch
+
+
+def evaluate(model, val_loader):
+    model.eval()
+    outs = []
+    for x in val_loader:
+        tag = "é\\"\\\\ü😀"; outs.append(model(x, tag="\\"é"))
+    return outs
+'''
+FLAGGED = 'outs.append(model(x, tag="\\"é"))'  # LL102's range in the cell
+FORWARD = 'model(x, tag="\\"é")'               # LL101's
+
+# LL303 has no fix.
+EMPTY_CACHE = """
+
+def train(model, loader, opt):
+    for x in loader:
+        torch.cuda.empty_cache()
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+"""
+
+IMAGE = "iVBORw0KGgo" + "A" * 5000
+
+
+def notebook(source, fmt):
+    """fmt: 'indented' (array source, \\u escapes), 'minified' (one line), 'string' (one string, raw UTF-8)."""
+    lines = source.splitlines(True)
+    code = {"cell_type": "code", "execution_count": 1, "metadata": {},
+            "outputs": [{"output_type": "display_data", "data": {"image/png": IMAGE}, "metadata": {}}],
+            "source": source if fmt == "string" else lines}
+    nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# T\u00e9st \"x\"\n"]}, code],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    if fmt == "minified":
+        return json.dumps(nb, separators=(",", ":"))
+    return json.dumps(nb, indent=1, ensure_ascii=fmt != "string")
+
+
+def decode_fragment(raw):
+    """The text a slice of a JSON string's body stands for."""
+    return json.loads('"' + raw + '"')
+
+
+class Tmp(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="leaklint-nb-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def write(self, name, text):
+        path = os.path.join(self.dir, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return path
+
+    def run_ll(self, *args):
+        p = subprocess.run([BIN, "--no-cache", *args], capture_output=True, text=True, timeout=120)
+        return p.returncode, p.stdout, p.stderr
+
+
+class Positions(Tmp):
+    def check(self, fmt):
+        text = notebook(CELL, fmt)
+        path = self.write(f"nb_{fmt}.ipynb", text)
+        raw_lines = text.encode().split(b"\n")
+        rc, out, err = self.run_ll("--format", "json", path)
+        self.assertEqual(rc, 1, err)
+        doc = json.loads(out)
+        self.assertEqual(doc["errors"], [])
+        got = {}
+        for f in doc["findings"]:
+            self.assertEqual(f["line"], f["end_line"], f)
+            raw = raw_lines[f["line"] - 1][f["column"] - 1:f["end_column"] - 1].decode()
+            got[f["rule"]] = (decode_fragment(raw), f["notebook"])
+        # JSON columns are UTF-8 bytes of the .ipynb line; the cell column counts bytes of the cell line.
+        cell_line = CELL.splitlines()[7]
+        self.assertEqual(got["LL102"], (FLAGGED, {"cell": 2, "line": 8,
+                                                  "column": len(cell_line[:cell_line.index("outs")].encode()) + 1}))
+        self.assertEqual(got["LL101"][0], FORWARD)
+        if fmt == "minified":
+            self.assertEqual({f["line"] for f in doc["findings"]}, {1})
+        # SARIF: the same text, its columns in UTF-16 code units.
+        rc, out, _ = self.run_ll("--format", "sarif", path)
+        lines16 = text.split("\n")
+        for res in json.loads(out)["runs"][0]["results"]:
+            region = res["locations"][0]["physicalLocation"]["region"]
+            line = lines16[region["startLine"] - 1].encode("utf-16-le")
+            raw = line[2 * (region["startColumn"] - 1):2 * (region["endColumn"] - 1)].decode("utf-16-le")
+            self.assertEqual(raw, region["snippet"]["text"])
+            self.assertIn(decode_fragment(raw), (FLAGGED, FORWARD))
+            self.assertEqual(res["properties"]["notebook"]["cell"], 2)
+        # github: the JSON format's line and column, and the cell in the message.
+        rc, out, _ = self.run_ll("--format", "github", path)
+        self.assertIn(",title=LL102 ", out)
+        self.assertIn("::cell 2, line 8, column ", out)
+        return text, path
+
+    def test_escapes_in_an_indented_notebook(self):
+        self.check("indented")
+
+    def test_minified_notebook(self):
+        self.check("minified")
+
+    def test_source_as_one_string(self):
+        self.check("string")
+
+    def test_text_output_shows_the_cells_line_not_the_json(self):
+        for fmt in ("indented", "minified", "string"):
+            path = self.write(f"t_{fmt}.ipynb", notebook(CELL, fmt))
+            rc, out, _ = self.run_ll(path)
+            self.assertEqual(rc, 1)
+            self.assertIn(f"t_{fmt}.ipynb:cell 2:8:", out)
+            self.assertNotIn("iVBORw0KGgo", out, fmt)
+            self.assertNotIn('"source"', out, fmt)
+            self.assertNotIn("\\u00e9", out, fmt)
+            src_lines = [l for l in out.splitlines() if l.startswith("        tag = ")]
+            self.assertEqual(src_lines, [CELL.splitlines()[7]] * 2, out)
+            # The caret sits under the flagged text of the cell's line.
+            caret = out.splitlines()[out.splitlines().index(src_lines[0]) + 1]
+            prefix = src_lines[0][:src_lines[0].index(FLAGGED)]
+            width = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in prefix)  # the emoji: 2 cells
+            self.assertEqual(caret.index("^"), width, fmt)
+            self.assertEqual(len(caret.strip()), len(FLAGGED), fmt)
+
+
+class Fixes(Tmp):
+    def test_json_fixes_are_edits_of_the_ipynb_and_empty_lists_where_none(self):
+        for fmt in ("indented", "minified", "string"):
+            text = notebook(CELL + EMPTY_CACHE, fmt)
+            path = self.write(f"f_{fmt}.ipynb", text)
+            rc, out, _ = self.run_ll("--format", "json", path)
+            doc = json.loads(out)
+            for f in doc["findings"]:
+                self.assertIn("fixes", f)
+                self.assertIsInstance(f["fixes"], list)
+                for fx in f["fixes"]:
+                    self.assertEqual(len(fx["edits"]), 1)
+                    e = fx["edits"][0]
+                    raw = text.encode()
+                    fixed = json.loads(raw[:e["begin"]] + e["text"].encode() + raw[e["end"]:])
+                    src = fixed["cells"][1]["source"]
+                    src = src if isinstance(src, str) else "".join(src)
+                    self.assertIn("detach()" if f["rule"] == "LL102" else "@torch.no_grad()", src, (fmt, f["rule"]))
+                    self.assertEqual(fixed["cells"][1]["outputs"][0]["data"]["image/png"], IMAGE)
+            by_rule = {f["rule"]: f for f in doc["findings"]}
+            self.assertTrue(by_rule["LL102"]["fixes"], fmt)
+            self.assertTrue(by_rule["LL101"]["fixes"], fmt)
+            self.assertEqual(by_rule["LL303"]["fixes"], [], fmt)  # no fix: an empty list, as for .py
+
+    def test_diff_shows_changed_cells_only(self):
+        for fmt in ("indented", "minified"):
+            path = self.write(f"d_{fmt}.ipynb", notebook(CELL, fmt))
+            rc, out, err = self.run_ll("--diff", "--unsafe-fixes", path)
+            self.assertEqual(rc, 1, err)
+            self.assertNotIn("iVBORw0KGgo", out)
+            self.assertLess(len(out.splitlines()), 25, out)
+            lines = out.splitlines()
+            self.assertEqual(lines[0], f"--- a/{path}:cell 2")
+            old = "-" + CELL.splitlines()[7]
+            self.assertIn(old, lines)
+            self.assertEqual(lines[lines.index(old) + 1], "+" + CELL.splitlines()[7].replace(
+                'tag="\\"é"))', 'tag="\\"é").detach())'))
+
+
+MAGICS = [
+    ["!pip install torch \\\n", "    torchvision \\\n", "    tqdm\n"],
+    ["import torch\n", "files = !ls\n", "%matplotlib inline\n"],
+    ["%%time\n", "def evaluate(model, val_loader):\n", "    model.eval()\n",
+     "    return [model(x) for x in val_loader]\n"],
+    ["%%bash\n", "for f in *; do\n", "  echo $f\n", "done\n"],
+    ["for x in range(3):\n", "    !echo {x}\n"],
+    ["%%writefile helper.py\n", "def broken(:\n"],
+    ["%time y = \\\n", "    1\n", "print(y)?\n"],
+]
+
+
+class Magics(Tmp):
+    def nb(self):
+        return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                      "source": c} for c in MAGICS],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+    def test_no_false_syntax_error_and_python_cell_magics_are_analysed(self):
+        path = self.write("magic.ipynb", self.nb())
+        rc, out, err = self.run_ll("--format", "json", path)
+        doc = json.loads(out)
+        self.assertEqual(doc["errors"], [], out)
+        self.assertEqual([(f["rule"], f["notebook"]["cell"], f["notebook"]["line"]) for f in doc["findings"]],
+                         [("LL101", 3, 4)])  # the body of %%time is Python; %%bash and %%writefile are not
+
+    def test_fix_keeps_magic_lines(self):
+        path = self.write("magic.ipynb", self.nb())
+        rc, out, err = self.run_ll("--fix", "--unsafe-fixes", path)
+        self.assertEqual(rc, 0, out + err)
+        with open(path) as f:
+            cells = [c["source"] for c in json.load(f)["cells"]]
+        expected = [list(c) for c in MAGICS]
+        expected[2].insert(1, "@torch.no_grad()\n")
+        self.assertEqual(cells, expected)
+
+
+if __name__ == "__main__":
+    BIN = os.path.abspath(sys.argv[1])
+    del sys.argv[1:2]
+    unittest.main(verbosity=2)
