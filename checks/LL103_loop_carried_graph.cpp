@@ -110,6 +110,9 @@ void check_LL103(CheckContext& ctx) {
       const CallSite& c = f.calls[ci];
       if (f.grad_off(c) || c.in_lambda || !forward_call(c, retains)) continue;
       if (!trains && eval_loop_reason(f, c).empty()) continue;
+      // One finding per mechanism and fix: in a loop that never back-propagates the cure is
+      // LL101's (run it without autograd), and LL101 reports this forward's loop already.
+      if (!trains && f.is_model_call(c) && ctx.enabled("LL101")) continue;
       // `for layer in layers: x = layer(x)`: a different module each iteration.
       Id callee = f.e(c.call).kids[0];
       if (loop_targets.count(f.dotted(callee))) continue;
@@ -128,7 +131,14 @@ void check_LL103(CheckContext& ctx) {
         // is to run it without autograd.
         Finding* fd = ctx.report(
             "LL103", f.m.s(c.stmt).range,
-            trains ? "`" + name + "` comes from the previous iteration's forward and is fed back into the model "
+            trains && f.m.lang == Lang::Cpp
+                ? "`" + name + "` comes from the previous iteration's forward and is fed back into the model "
+                  "without `.detach()`: each iteration's graph is chained to every earlier one, so without "
+                  "retain_graph the second iteration's backward() fails on the earlier steps' freed buffers, "
+                  "and with it memory and backward time grow every iteration (LibTorch's optimizers update the "
+                  "weights through .data(), so no in-place check stops the chain); detach it each iteration (`" +
+                      name + " = " + name + ".detach()`, truncated BPTT)"
+            : trains ? "`" + name + "` comes from the previous iteration's forward and is fed back into the model "
                      "without `.detach()`: each iteration's graph is chained to every earlier one, so the second "
                      "iteration's backward() fails (without retain_graph=True the earlier steps' buffers are "
                      "freed; with it, step() has modified weights they saved); only where no step() runs between "

@@ -1,7 +1,9 @@
 // Messages are built from the same facts as their fixes, and read as English.
 #include <gtest/gtest.h>
 
+#include "checks/checks.hpp"
 #include "cli/engine.hpp"
+#include "frontend/python/python_frontend.hpp"
 #include "rules/config.hpp"
 #include "rules/finding.hpp"
 
@@ -61,7 +63,11 @@ TEST(Messages, LL103InAnInferenceLoopPointsAtNoGradNotBackward) {
   const std::string sampling =
       "import torch\n\n\ndef generate(model, tokens, steps):\n    hidden = None\n    for _ in range(steps):\n"
       "        logits, hidden = model(tokens, hidden)\n        tokens = logits.argmax(-1)\n    return tokens\n";
-  const FileResult r = analyze_text("g.py", sampling, Config{}, EngineOptions{});
+  // With LL101 enabled, LL101 reports this loop (same mechanism, same fix) and LL103 does not.
+  EXPECT_EQ(only(analyze_text("g.py", sampling, Config{}, EngineOptions{}), "LL103"), nullptr);
+  Config no_ll101;
+  no_ll101.ignore = {"LL101"};
+  const FileResult r = analyze_text("g.py", sampling, no_ll101, EngineOptions{});
   const Finding* f = only(r, "LL103");
   ASSERT_NE(f, nullptr);
   EXPECT_NE(f->message.find("never back-propagates"), std::string::npos) << f->message;
@@ -96,4 +102,26 @@ TEST(Messages, LL103InATrainingLoopSaysWhatWasMeasured) {
   EXPECT_NE(f->message.find("where no step() runs between backward() calls"), std::string::npos)
       << f->message;
   EXPECT_EQ(f->message.find("without bound"), std::string::npos) << f->message;
+}
+
+TEST(Messages, LL103InALibTorchTrainingLoopSaysRetainGraphLetsItGrow) {
+  // Measured (tests/verify/LL103, C++ pair): LibTorch's optimizers update the weights through
+  // .data(), so with retain_graph the loop runs and grows instead of failing in chunk 2.
+  // The same loop, lowered by the Python frontend and checked as a C++ module.
+  const std::string tbptt =
+      "import torch\n\n\ndef train(model, chunks, opt):\n    hidden = None\n    for x, y in chunks:\n"
+      "        opt.zero_grad()\n        out, hidden = model(x, hidden)\n"
+      "        loss = (out - y).pow(2).mean()\n        loss.backward(retain_graph=True)\n        opt.step()\n";
+  Module m;
+  std::vector<Diagnostic> diags;
+  ASSERT_TRUE(python::lower(tbptt, "t.py", m, diags));
+  m.lang = Lang::Cpp;
+  const std::vector<Finding> findings = run_checks(m, Config{}, "t.cpp", tbptt);
+  const Finding* f = nullptr;
+  for (const auto& x : findings)
+    if (x.rule == "LL103") f = &x;
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("with it memory and backward time grow every iteration"), std::string::npos)
+      << f->message;
+  EXPECT_EQ(f->message.find("step() has modified weights"), std::string::npos) << f->message;
 }

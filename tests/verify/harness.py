@@ -70,6 +70,7 @@ class ScenarioResult:
     stdout: str = ""
     stderr: str = ""
     doc: dict = None
+    lang: str = "python"             # the scenario's language: a verdict may differ per language
 
     @property
     def series(self):
@@ -223,7 +224,8 @@ def run_scenario(python, path, variant, device, timeout, outdir, cmd=None):
         cmd = [python, path, "--device", device, "--json", out]
     else:
         cmd = list(cmd) + ["--json", out]
-    res = ScenarioResult(path=os.path.relpath(path, REPO), variant=variant)
+    res = ScenarioResult(path=os.path.relpath(path, REPO), variant=variant,
+                         lang="cpp" if path.endswith(".cpp") else "python")
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=REPO, env=scenario_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -254,7 +256,8 @@ def run_scenario(python, path, variant, device, timeout, outdir, cmd=None):
 def load_scenario(path, variant, outdir):
     """A result saved by an earlier run with --keep (for --reuse)."""
     stem = os.path.join(outdir, scenario_stem(path, variant))
-    res = ScenarioResult(path=os.path.relpath(path, REPO), variant=variant)
+    res = ScenarioResult(path=os.path.relpath(path, REPO), variant=variant,
+                         lang="cpp" if path.endswith(".cpp") else "python")
     try:
         with open(stem + ".run.json") as fh:
             meta = json.load(fh)

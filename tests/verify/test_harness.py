@@ -284,6 +284,30 @@ class ClaimsThatWereWrong(unittest.TestCase):
         later = _set(0, ("series", "step_each_chunk", "step"), [0, 1, 2])
         self.assertEqual(judge(rule, "cpu", mutate=later), verdicts.NOT_CONFIRMED)
 
+    def test_ll103_cpp_claim_is_growth_with_retain_graph(self):
+        # LibTorch's optimizers update weights through .data(): with retain_graph the usual
+        # loop runs and grows instead of failing in chunk 2 (measured by the C++ pair)
+        rule = verdicts.BY_ID["LL103"]
+
+        def cpp_shape(leaky, fixed):
+            leaky["errors"].pop("step_each_chunk_retain_graph")
+            leaky["series"]["step_each_chunk_retain_graph"] = {
+                "step": [0, 1, 2, 3], "saved_mib": [0.3, 0.52, 0.75, 0.97]}
+
+        def as_cpp(mutate=None):
+            leaky = synthetic_result("LL103", "leaky", "cpu")
+            fixed = synthetic_result("LL103", "fixed", "cpu")
+            if mutate:
+                mutate(leaky.doc, fixed.doc)
+            leaky.lang = fixed.lang = "cpp"
+            return leaky, fixed
+        self.assertEqual(rule.evaluate(*as_cpp(cpp_shape), "cpu").verdict, verdicts.CONFIRMED)
+        self.assertEqual(rule.evaluate(*as_cpp(), "cpu").verdict, verdicts.NOT_CONFIRMED)
+        leaky, fixed = as_cpp(cpp_shape)
+        self.assertEqual(rule.evaluate(fixed, leaky, "cpu").verdict, verdicts.NOT_CONFIRMED)
+        # the Python claim does not accept the C++ shape
+        self.assertEqual(judge(rule, "cpu", mutate=cpp_shape), verdicts.NOT_CONFIRMED)
+
     def test_ll403_scenarios_do_not_freeze_the_collector(self):
         # regression: the verdict depended on gc.freeze(), a line users do not write
         for variant in ("leaky", "fixed"):
