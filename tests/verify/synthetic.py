@@ -7,7 +7,7 @@ with CUDA, is CONFIRMED by such results and fails when leaky and fixed are swapp
 ``gpu.sh``'s self-test feeds them to the harness through a fake interpreter.
 """
 
-ITERS = {"LL101": 16, "LL102": 40, "LL103": 24, "LL104": 8, "LL201": 60, "LL202": 40,
+ITERS = {"LL205": 40, "LL206": 20, "LL101": 16, "LL102": 40, "LL103": 24, "LL104": 8, "LL201": 60, "LL202": 40,
          "LL301": 4, "LL302": 3, "LL303": 40, "LL304": 6, "LL401": 2, "LL402": 20,
          "LL403": 100, "LL404": 20, "LL501": 2, "LL502": 2}
 
@@ -101,6 +101,24 @@ def _ll202(leaky, n, cuda):
     return ({"main": {"step": steps, "param_change": [0.2] * n,
                       "loss": [6.4 / (i + 1) for i in steps]}},
             {"initial_loss": 6.4}, {})
+
+
+def _ll205(leaky, n, cuda):
+    epochs = [i // 10 for i in range(n)]
+    later = [0.0 if leaky else 0.5] * (n - 10)
+    return ({"main": {"step": list(range(n)), "epoch": epochs,
+                      "training_flag": [1] * 10 + [0 if leaky else 1] * (n - 10),
+                      "dropout_dropped_fraction": [0.51] * 10 + later,
+                      "bn_running_mean_change": [0.09] * 10 + [0.0 if leaky else 0.08] * (n - 10)}},
+            {}, {})
+
+
+def _ll206(leaky, n, cuda):
+    ref = [0.29 * 0.97 ** i for i in range(n)]
+    return ({"sgd": {"step": list(range(n)), "big_batch_update_norm": ref,
+                     "update_norm": [r * (8.0 if leaky else 1.0) for r in ref]},
+             "adam": {"step": list(range(n)), "update_norm": [0.004] * n,
+                      "big_batch_update_norm": [float("nan")] * n}}, {}, {})
 
 
 def _ll301(leaky, n, cuda):
@@ -198,7 +216,7 @@ def _ll502(leaky, n, cuda):
 
 
 BUILDERS = {"LL101": _ll101, "LL102": _ll102, "LL103": _ll103, "LL104": _ll104,
-            "LL201": _ll201, "LL202": _ll202, "LL301": _ll301, "LL302": _ll302,
+            "LL201": _ll201, "LL202": _ll202, "LL205": _ll205, "LL206": _ll206, "LL301": _ll301, "LL302": _ll302,
             "LL303": _ll303, "LL304": _ll304, "LL401": _ll401, "LL402": _ll402,
             "LL403": _ll403, "LL404": _ll404, "LL501": _ll501, "LL502": _ll502}
 

@@ -480,6 +480,93 @@ def eval_ll202(leaky, fixed, device):
     )
 
 
+# --------------------------------------------------------------------------- LL205
+
+
+def eval_ll205(leaky, fixed, device):
+    metric = "dropout and batch-norm during training after the first validation"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+
+    def after_first(res, key):
+        """Values of the steps after the first validation (epoch >= 1)."""
+        return [v for e, v in zip(series(res, "epoch"), series(res, key)) if e >= 1]
+
+    def first(res, key):
+        return [v for e, v in zip(series(res, "epoch"), series(res, key)) if e == 0]
+
+    ld, fd = after_first(leaky, "dropout_dropped_fraction"), after_first(fixed, "dropout_dropped_fraction")
+    lb, fb = after_first(leaky, "bn_running_mean_change"), after_first(fixed, "bn_running_mean_change")
+    lt, ft = after_first(leaky, "training_flag"), after_first(fixed, "training_flag")
+    d0 = first(leaky, "dropout_dropped_fraction")
+    ok = (bool(ld) and bool(fd) and max(ld) <= 0.05 and min(fd) >= 0.3
+          and max(lb) <= 1e-9 and min(fb) > 1e-6 and max(lt) == 0 and min(ft) == 1
+          and bool(d0) and min(d0) >= 0.3)
+    return Outcome(
+        verdict(ok), metric,
+        f"dropout zeroes {max(ld, default=0):.1%}, batch-norm change {max(lb, default=0):.4f}",
+        f"dropout zeroes {min(fd, default=0):.1%}-{max(fd, default=0):.1%}, batch-norm change "
+        f"{min(fb, default=0):.4f}-{max(fb, default=0):.4f}",
+        "after the first validation: leaky dropout zeroes <= 5% and batch-norm's running mean "
+        "never changes, training flag off; fixed dropout >= 30%, running mean changes",
+        numbers={"dropout_dropped_first_epoch": statistics.median(d0) if d0 else None,
+                 "dropout_dropped_later_max_leaky": max(ld, default=0),
+                 "dropout_dropped_later_min_fixed": min(fd, default=0),
+                 "bn_change_later_max_leaky": max(lb, default=0),
+                 "bn_change_later_min_fixed": min(fb, default=0),
+                 "steps_after_first_validation": len(ld)},
+        details=[f"first epoch (before any validation): dropout zeroed "
+                 f"{statistics.median(d0) if d0 else 0:.1%} of its non-zero inputs in both",
+                 f"after the first validation ({len(ld)} steps): leaky model.training "
+                 f"{'False' if max(lt, default=1) == 0 else 'True at times'}, dropout zeroed at "
+                 f"most {max(ld, default=0):.1%}, batch-norm running mean changed at most "
+                 f"{max(lb, default=0):.4f} per step; fixed: dropout "
+                 f"{min(fd, default=0):.1%}-{max(fd, default=0):.1%}, running mean "
+                 f"{min(fb, default=0):.4f}-{max(fb, default=0):.4f} per step"],
+        panels=[Panel("share dropout zeroes", "dropout_dropped_fraction", "fraction of units",
+                      threshold=0.3, threshold_label="verdict: fixed >= 0.3, leaky <= 0.05"),
+                Panel("batch-norm running mean change", "bn_running_mean_change",
+                      "L2 norm per step", min_span=0.1)],
+    )
+
+
+# --------------------------------------------------------------------------- LL206
+
+
+def eval_ll206(leaky, fixed, device):
+    metric = "SGD update against the update of one batch of the same samples"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+
+    def ratios(res):
+        return [u / b for u, b in zip(series(res, "update_norm", "sgd"),
+                                      series(res, "big_batch_update_norm", "sgd")) if b > 0]
+
+    lr_, fr_ = ratios(leaky), ratios(fixed)
+    lm = statistics.median(lr_) if lr_ else 0.0
+    fm = statistics.median(fr_) if fr_ else 0.0
+    la, fa = series(leaky, "update_norm", "adam"), series(fixed, "update_norm", "adam")
+    adam = [a / b for a, b in zip(la, fa) if b > 0]
+    ok = bool(lr_) and bool(fr_) and lm >= 4.0 and 0.8 <= fm <= 1.25
+    return Outcome(
+        verdict(ok), metric, f"{lm:.2f}x", f"{fm:.2f}x",
+        "leaky SGD update >= 4x the one-batch update, fixed 0.8x-1.25x",
+        numbers={"sgd_update_ratio_leaky": lm, "sgd_update_ratio_fixed": fm,
+                 "sgd_updates": len(lr_),
+                 "adam_update_leaky_over_fixed": statistics.median(adam) if adam else None},
+        details=[f"SGD: each update was {lm:.2f}x (median of {len(lr_)}) the update one batch of "
+                 f"the same samples makes; fixed {fm:.2f}x",
+                 f"Adam (informative): leaky's update / fixed's update, median "
+                 f"{statistics.median(adam) if adam else float('nan'):.3f} (Adam divides by its "
+                 f"running estimate of the gradient's scale)"],
+        panels=[Panel("SGD update size", "update_norm", "L2 norm", phase="sgd",
+                      xlabel="update", min_span=0.1),
+                Panel("Adam update size (informative)", "update_norm", "L2 norm",
+                      phase="adam", xlabel="update", min_span=0.01)],
+    )
+
 # --------------------------------------------------------------------------- LL301
 
 
@@ -975,6 +1062,12 @@ RULES = [
          eval_ll201),
     Rule("LL202", "zero-grad-before-step",
          "step() applies zero (or None) gradients and the model never learns", eval_ll202),
+    Rule("LL205", "eval-mode-not-restored",
+         "training continues in eval mode after validation: dropout is off and batch-norm "
+         "uses and no longer updates its running statistics", eval_ll205),
+    Rule("LL206", "gradient-accumulation-unscaled",
+         "gradients accumulated over N micro-batches from a loss not divided by N: each SGD "
+         "update is N times the update of one batch of the same samples", eval_ll206),
     Rule("LL301", "model-switch-without-release",
          "the old model stays resident until the new one is fully built (peak = old + new), "
          "and its freed blocks stay in PyTorch's cache", eval_ll301,
