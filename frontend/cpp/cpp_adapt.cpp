@@ -154,6 +154,9 @@ std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const st
     replace_all(fd.message, "`self.", "`");
     for (auto& n : fd.notes) replace_all(n.message, "`self.", "`");
     fd.low_confidence = low_confidence;
+    // Never a fix for a file that does not compile (or was not compiled): the lowering
+    // guessed at what the code means, and the edit could not be checked by a compile.
+    if (low_confidence) fd.fixes.clear();
   }
   Suppressions(m.comments, Lang::Cpp).apply(out);
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {

@@ -179,6 +179,22 @@ def test_compile_error_is_syntactic(d):
     check(rules(res) == [("LL101", 6)] and all(f["low_confidence"] for f in res["findings"]), res["findings"])
 
 
+def test_no_fix_for_a_file_that_does_not_compile(d):
+    # Findings of the tree-sitter lowering (no headers, or errors in the file) carry no fix,
+    # and `leaklint --fix --unsafe-fixes` leaves such a file as it is.
+    broken = BAD_EVAL.replace("double total = 0;", "double total = 0")  # missing ';'
+    path = write(d, "broken.cpp", broken)
+    [res] = lcpp(["broken.cpp"], cwd=d)
+    check(rules(res) == [("LL101", 6)], rules(res))
+    check(all(f["low_confidence"] and f["fixes"] == [] for f in res["findings"]), res["findings"])
+    write(d, "eval.cpp", BAD_EVAL)
+    [res] = lcpp(["eval.cpp"], cwd=d, env={"LEAKLINT_NO_TORCH_INCLUDES": "1"})
+    check(rules(res) == [("LL101", 6)] and all(f["fixes"] == [] for f in res["findings"]), res["findings"])
+    p = leaklint(["--fix", "--unsafe-fixes", "broken.cpp"], cwd=d, env={"LEAKLINT_CPP": ARGS.leaklint_cpp})
+    check(open(path).read() == broken, open(path).read())
+    check("torch::NoGradGuard" not in open(path).read(), p.stdout + p.stderr)
+
+
 def test_compile_database(d):
     src = write(d, "src/eval.cpp", BAD_EVAL.replace("<torch/torch.h>", '"project_torch.h"'))
     write(d, "include/project_torch.h", "#pragma once\n#include <torch/torch.h>\n")
