@@ -24,7 +24,7 @@
 #include "frontend/cpp/ast_lowering.hpp"
 #include "frontend/cpp/contained_fs.hpp"
 #include "frontend/cpp/model_builder.hpp"
-#include "frontend/cpp/syntactic_lowering.hpp"
+#include "frontend/cpp/ts_lowering.hpp"
 
 namespace ll::cpp {
 namespace fs = std::filesystem;
@@ -237,7 +237,7 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
   };
   auto syntactic = [&](TuResult& res) {
     res.module = Module{};
-    lower_syntactic(res.source, res.module, res.diagnostics);
+    lower_tree_sitter(res.source, res.module, res.diagnostics);
     for (auto& d : res.diagnostics)
       if (d.path.empty()) d.path = path;
     res.analysed = true;
@@ -346,7 +346,7 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
     finish(r);
     return r;
   }
-  // The TU does not compile: syntactic lowering, with the reason.
+  // The TU does not compile: the tree-sitter lowering, with the reason.
   std::string missing = ps.diags.missing_header;
   const DiagCollector::Item* first = nullptr;
   for (const auto& e : ps.diags.errors)

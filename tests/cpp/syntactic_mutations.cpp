@@ -1,4 +1,4 @@
-// Robustness of the syntactic C++ lowering (the fallback for files Clang cannot compile):
+// Robustness of the tree-sitter C++ lowering (the fallback for files Clang cannot compile):
 // lowers each input file and N deterministic mutations of it (bytes flipped, tokens
 // dropped or duplicated, truncations, deep nesting spliced in) and runs the C++ checks on
 // every result. It fails only by crashing, hanging (CTest's timeout) or, under
@@ -17,7 +17,7 @@
 
 #include "frontend/cpp/cpp_adapt.hpp"
 #include "frontend/cpp/model_builder.hpp"
-#include "frontend/cpp/syntactic_lowering.hpp"
+#include "frontend/cpp/ts_lowering.hpp"
 #include "rules/config.hpp"
 
 namespace {
@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
       std::string input = k == 0 ? text : mutate(text, rng);
       ll::Module m;
       std::vector<ll::Diagnostic> diags;
-      ll::cpp::lower_syntactic(input, m, diags);
+      ll::cpp::lower_tree_sitter(input, m, diags);
       m.path = f;
       m.comments = ll::cpp::scan_comments(input);
       if (!check_ranges(m, input.size())) {
