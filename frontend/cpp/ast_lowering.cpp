@@ -226,6 +226,27 @@ class AstLowerer {
     return info;
   }
 
+  // A value stored into a variable of arithmetic type is a number, never a tensor carrying
+  // history: `total += f(x)` with `float total` reads as `total += float(f(x))`.
+  Id numeric(Id v, QualType t) {
+    if (v == kNone || t.isNull()) return v;
+    t = t.getNonReferenceType();
+    if (!t->isArithmeticType() || b_.e(v).kind == ExprKind::Literal) return v;
+    const char* w = t->isBooleanType() ? "bool" : t->isFloatingType() ? "float" : "int";
+    Range r = b_.e(v).range;
+    return b_.call(b_.name(w, r), {v}, r);
+  }
+
+  // A class type that is known not to be a LibTorch module, optimizer, tensor, container
+  // or pointer (dlib::..., cv::Mat, std::function): parameters and fields of such a type get
+  // a binding saying so, so that a name like `classifier` is not taken for a model.
+  static bool foreign_record(const TypeInfo& ti) {
+    if (ti.kind != ValueKind::None || ti.guard != GuardKind::None || ti.record_name.empty()) return false;
+    for (const char* p : {"torch::", "at::", "c10::", "caffe2::"})
+      if (ti.record_name.rfind(p, 0) == 0) return false;
+    return true;
+  }
+
   // A callee expression that constructs a value of type `t` (`Net(...)`, `torch.nn.Linear(...)`).
   Id type_callee(QualType t, const Range& r) {
     TypeInfo ti = classify(t);
@@ -392,7 +413,8 @@ class AstLowerer {
     }
     bool typed_fields = false;
     for (const FieldDecl* fd : rd->fields())
-      if (!fd->getName().empty() && (interesting(classify(fd->getType()).kind) || fd->hasInClassInitializer()))
+      if (!fd->getName().empty() && (interesting(classify(fd->getType()).kind) || fd->hasInClassInitializer() ||
+                                     foreign_record(classify(fd->getType()))))
         typed_fields = true;
     if (!has_ctor_body && typed_fields) {
       Id fst = kNone;
@@ -420,6 +442,9 @@ class AstLowerer {
       if (interesting(ti.kind)) {
         Id target = b_.attr(b_.name("self", r), fd->getNameAsString(), r);
         out.push_back(b_.typed_binding(target, ti.qname, ti.local_class, r));
+      } else if (foreign_record(ti) && !is_local_record(fd->getType().getNonReferenceType()->getAsCXXRecordDecl())) {
+        Id target = b_.attr(b_.name("self", r), fd->getNameAsString(), r);
+        out.push_back(b_.typed_binding(target, model_qname(ti.record_name), "", r));
       }
       if (const Expr* init = fd->getInClassInitializer()) {
         Id v = construct_or_expr(init, fd->getType());
@@ -486,9 +511,11 @@ class AstLowerer {
     for (const ParmVarDecl* p : fd->parameters()) {
       if (p->getName().empty()) continue;
       TypeInfo ti = classify(p->getType());
-      if (!interesting(ti.kind)) continue;
       Range pr = rng(p->getSourceRange(), &r);
-      lowered.push_back(b_.typed_binding(b_.name(p->getNameAsString(), pr), ti.qname, ti.local_class, pr));
+      if (interesting(ti.kind))
+        lowered.push_back(b_.typed_binding(b_.name(p->getNameAsString(), pr), ti.qname, ti.local_class, pr));
+      else if (foreign_record(ti) && !is_local_record(p->getType().getNonReferenceType()->getAsCXXRecordDecl()))
+        lowered.push_back(b_.typed_binding(b_.name(p->getNameAsString(), pr), model_qname(ti.record_name), "", pr));
     }
     if (auto* ctor = dyn_cast<CXXConstructorDecl>(fd)) {
       for (Id s : field_prologue(ctor->getParent(), r)) lowered.push_back(s);
@@ -824,7 +851,7 @@ class AstLowerer {
   Id assign(Expr* lhs, Expr* rhs, const Range& r) {
     Id st = b_.stmt(StmtKind::Assign, r);
     Id t = tie_target(lhs, 0);
-    Id v = construct_or_expr(rhs, lhs->getType());
+    Id v = numeric(construct_or_expr(rhs, lhs->getType()), lhs->getType());
     b_.s(st).targets.push_back(t);
     b_.s(st).value = v;
     return st;
@@ -845,7 +872,7 @@ class AstLowerer {
   Id aug_assign(Expr* lhs, Expr* rhs, std::string op, const Range& r) {
     Id st = b_.stmt(StmtKind::AugAssign, r);
     Id t = expr(lhs);
-    Id v = expr(rhs);
+    Id v = numeric(expr(rhs), lhs->getType());
     b_.s(st).targets.push_back(t);
     b_.s(st).value = v;
     b_.s(st).text = std::move(op);
@@ -879,6 +906,7 @@ class AstLowerer {
     }
     if (interesting(ti.kind) && !direct) made.push_back(b_.typed_binding(target(), ti.qname, ti.local_class, r));
     if (value == kNone) return;
+    if (!isa<DecompositionDecl>(vd)) value = numeric(value, vd->getType());
     Id st = b_.stmt(StmtKind::Assign, r);
     b_.s(st).targets.push_back(target());
     b_.s(st).value = value;
@@ -1072,6 +1100,14 @@ class AstLowerer {
       Id load = b_.call(b_.model_name("torch.load", rng(c->getCallee())), args_of(c, 1), r);
       return b_.call(b_.attr(recv, "load_state_dict", r), {load}, r);
     }
+    if (fd && qn == "std::get" && c->getNumArgs() == 1)
+      if (const TemplateArgumentList* ta = fd->getTemplateSpecializationArgs())
+        if (ta->size() > 0 && ta->get(0).getKind() == TemplateArgument::Integral) {
+          // std::get<1>(t) -> t[1]: the element of a tuple (a forward's outputs) keeps what it is.
+          Id t = expr(c->getArg(0));
+          Id idx = b_.literal(LitKind::Int, std::to_string(ta->get(0).getAsIntegral().getExtValue()), rng(c->getCallee()));
+          return b_.expr(ExprKind::Subscript, r, "", {t, idx});
+        }
     if (fd && (qn == "std::min" || qn == "std::max" || qn == "std::abs")) {
       // Python's builtins of the same name (LL402 reads `min(...)` as a bound).
       return b_.call(b_.name(fd->getNameAsString(), rng(c->getCallee())), args_of(c), r);
@@ -1107,6 +1143,9 @@ class AstLowerer {
     Range cr = rng(SourceRange(me->getBeginLoc(), me->getMemberLoc()), &r);
     Id callee = b_.attr(obj, name, cr);
     std::vector<Id> args = args_of(mc);
+    if (recv.kind == ValueKind::Container && (name == "append" || name == "appendleft"))
+      for (unsigned i = 0; i < mc->getNumArgs() && i < args.size(); ++i)
+        args[i] = numeric(args[i], mc->getArg(i)->getType());
     std::vector<std::pair<std::string, Id>> kws;
     return b_.call(callee, args, r, kws);
   }
