@@ -37,7 +37,10 @@ def _xy(res, panel):
     ys = bucket.get(panel.key, [])
     xs = bucket.get(panel.x, list(range(len(ys))))
     n = min(len(xs), len(ys))
-    return xs[:n], ys[:n]
+    ys = ys[:n]
+    if panel.relative and ys:
+        ys = [y - ys[0] for y in ys]
+    return xs[:n], ys
 
 
 def _text_figure(path, title, lines):

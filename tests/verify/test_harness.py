@@ -552,6 +552,18 @@ class ReportStaysTrue(unittest.TestCase):
         cur["rows"]["LL104/python"]["numbers"]["batches_fixed"] = 9    # within tolerance
         self.assertEqual(check_report.compare(cur, committed), [])
 
+    def test_plot_axes_show_noise_as_small_and_the_lines(self):
+        import report
+        panel = verdicts.Panel("t", "k", "MiB")
+        lo, hi = report.y_limits([0.001, 0.003, 0.002], panel)
+        self.assertEqual(lo, 0.0)
+        self.assertGreaterEqual(hi, 1.0)                  # a few KiB stay a flat line
+        panel = verdicts.Panel("t", "k", "MiB", threshold=5.0, ref=36.1)
+        lo, hi = report.y_limits([0.0, 2.0], panel)
+        self.assertGreater(hi, 36.1)                      # threshold and reference in view
+        lo, hi = report.y_limits([-3.0, 1.0], verdicts.Panel("t", "k", "KiB"))
+        self.assertLess(lo, -3.0)
+
     def test_readme_is_rendered_from_measured(self):
         import report
         measured = self.measured()

@@ -40,6 +40,7 @@ class Panel:
     ref: float = None             # a reference level (e.g. the model's size), dotted
     ref_label: str = ""
     min_span: float = 1.0         # y axis spans at least this much, so noise reads small
+    relative: bool = False        # plot the change since the first sample
 
 
 @dataclass
@@ -261,7 +262,8 @@ def eval_ll102(leaky, fixed, device):
         claim_notes=notes,
         panels=[Panel("phase monitor: activations held", "saved_mib", "MiB", phase="monitor",
                       xlabel="batch"),
-                Panel("phase train: live heap (malloc)", "heap_mib", "MiB", phase="train")],
+                Panel("phase train: live heap (malloc) growth", "heap_mib",
+                      "MiB since the first iteration", phase="train", relative=True)],
     )
 
 
