@@ -7,7 +7,7 @@ with CUDA, is CONFIRMED by such results and fails when leaky and fixed are swapp
 ``gpu.sh``'s self-test feeds them to the harness through a fake interpreter.
 """
 
-ITERS = {"LL205": 40, "LL206": 20, "LL101": 16, "LL102": 40, "LL103": 24, "LL104": 8, "LL201": 60, "LL202": 40,
+ITERS = {"LL105": 100, "LL205": 40, "LL206": 20, "LL101": 16, "LL102": 40, "LL103": 24, "LL104": 8, "LL201": 60, "LL202": 40,
          "LL301": 4, "LL302": 3, "LL303": 40, "LL304": 6, "LL401": 2, "LL402": 20,
          "LL403": 100, "LL404": 20, "LL501": 2, "LL502": 2}
 
@@ -101,6 +101,16 @@ def _ll202(leaky, n, cuda):
     return ({"main": {"step": steps, "param_change": [0.2] * n,
                       "loss": [6.4 / (i + 1) for i in steps]}},
             {"initial_loss": 6.4}, {})
+
+
+def _ll105(leaky, n, cuda):
+    steps = list(range(n))
+    if leaky:
+        return ({"main": {"step": steps, "hooks": [i + 1 for i in steps],
+                          "hook_calls_per_forward": [i + 1 for i in steps],
+                          "hook_retained_bytes": [16384 * (i + 1) for i in steps]}}, {}, {})
+    return ({"main": {"step": steps, "hooks": [0] * n, "hook_calls_per_forward": [1] * n,
+                      "hook_retained_bytes": [0] * n}}, {}, {})
 
 
 def _ll205(leaky, n, cuda):
@@ -215,7 +225,7 @@ def _ll502(leaky, n, cuda):
                 "pool_done": True, "pool_results": [0, 1]}, {}
 
 
-BUILDERS = {"LL101": _ll101, "LL102": _ll102, "LL103": _ll103, "LL104": _ll104,
+BUILDERS = {"LL101": _ll101, "LL102": _ll102, "LL103": _ll103, "LL104": _ll104, "LL105": _ll105,
             "LL201": _ll201, "LL202": _ll202, "LL205": _ll205, "LL206": _ll206, "LL301": _ll301, "LL302": _ll302,
             "LL303": _ll303, "LL304": _ll304, "LL401": _ll401, "LL402": _ll402,
             "LL403": _ll403, "LL404": _ll404, "LL501": _ll501, "LL502": _ll502}

@@ -390,6 +390,47 @@ def eval_ll104(leaky, fixed, device):
     )
 
 
+# --------------------------------------------------------------------------- LL105
+
+
+def eval_ll105(leaky, fixed, device):
+    metric = "hooks on the module, hook calls per forward and memory their closures keep"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    lh, fh = series(leaky, "hooks"), series(fixed, "hooks")
+    lc, fc = series(leaky, "hook_calls_per_forward"), series(fixed, "hook_calls_per_forward")
+    lk, fk = series(leaky, "hook_retained_bytes"), series(fixed, "hook_retained_bytes")
+    per_iter = slope(lh)
+    kept_per_iter = slope(lk) / 1024
+    ok = (len(lh) >= 3 and per_iter >= 0.9 and last(lc, 0) >= 0.9 * len(lc)
+          and kept_per_iter > 0 and bool(fh) and max(fh) <= 1 and max(fc, default=2) <= 1
+          and max(fk, default=1) == 0)
+    return Outcome(
+        verdict(ok), metric,
+        f"{last(lh, 0)} hooks, {last(lc, 0)} calls per forward, {last(lk, 0) / 1024:.0f} KiB kept",
+        f"{max(fh, default=0)} hooks, {max(fc, default=0)} calls per forward, "
+        f"{max(fk, default=0) / 1024:.0f} KiB kept",
+        ">= 0.9 more hooks per iteration and every hook called on every forward in leaky; "
+        "fixed <= 1 hook, <= 1 call, nothing kept",
+        numbers={"hooks_leaky": last(lh, 0), "hooks_fixed": max(fh, default=0),
+                 "hooks_per_iter_leaky": per_iter,
+                 "calls_per_forward_last_leaky": last(lc, 0),
+                 "calls_per_forward_max_fixed": max(fc, default=0),
+                 "retained_kib_leaky": last(lk, 0) / 1024,
+                 "retained_kib_per_iter_leaky": kept_per_iter,
+                 "retained_kib_fixed": max(fk, default=0) / 1024, "iterations": len(lh)},
+        details=[f"after {len(lh)} iterations the module has {last(lh, 0)} forward hooks in "
+                 f"leaky ({per_iter:.2f} more per iteration), and the last forward ran "
+                 f"{last(lc, 0)} of them; fixed: {max(fh, default=0)} hooks left after an "
+                 f"iteration at most, {max(fc, default=0)} hook call per forward at most",
+                 f"tensors kept alive by the hooks' closures: leaky {last(lk, 0) / 1024:.0f} KiB "
+                 f"(+{kept_per_iter:.1f} KiB per iteration), fixed "
+                 f"{max(fk, default=0) / 1024:.0f} KiB"],
+        panels=[Panel("forward hooks on the module", "hooks", "hooks"),
+                Panel("kept by hook closures", "hook_retained_bytes", "bytes", min_span=1024)],
+    )
+
 # --------------------------------------------------------------------------- LL201
 
 
@@ -1058,6 +1099,10 @@ RULES = [
          eval_ll103),
     Rule("LL104", "grad-mode-not-called",
          "crashes on entry (the class is not a context manager instance)", eval_ll104),
+    Rule("LL105", "hook-registered-per-iteration",
+         "every iteration adds one more hook that is never removed: each forward runs all "
+         "hooks registered so far, and their closures keep what they captured alive",
+         eval_ll105),
     Rule("LL201", "zero-grad-missing",
          "gradients from every earlier iteration are summed into .grad, so each step() "
          "applies a growing sum; gradient buffers are fixed-size, memory does not grow",
