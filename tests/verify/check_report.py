@@ -116,19 +116,23 @@ def compare_with_committed(reports, doc, directory):
 def check_files(directory, repo=REPO):
     """The committed README and rule docs against the committed measured.json."""
     out = []
-    with open(os.path.join(directory, "measured.json")) as fh:
-        measured = json.load(fh)
-    try:
-        with open(os.path.join(directory, "README.md")) as fh:
-            readme = fh.read()
-    except OSError:
-        readme = None
-    if readme != report.render_readme(measured):
-        out.append(f"{directory}/README.md is not what measured.json renders to "
-                   f"(regenerate with harness.py --report, never edit it by hand)")
-    for key, row in measured["rows"].items():
-        if row.get("plot") and not os.path.exists(os.path.join(directory, row["plot"])):
-            out.append(f"{key}: plot {row['plot']} is missing")
+    dirs = [directory]
+    if os.path.exists(os.path.join(directory, "cuda", "measured.json")):
+        dirs.append(os.path.join(directory, "cuda"))      # a committed GPU run (gpu.sh)
+    for where in dirs:
+        with open(os.path.join(where, "measured.json")) as fh:
+            measured = json.load(fh)
+        try:
+            with open(os.path.join(where, "README.md")) as fh:
+                readme = fh.read()
+        except OSError:
+            readme = None
+        if readme != report.render_readme(measured):
+            out.append(f"{where}/README.md is not what measured.json renders to "
+                       f"(regenerate with harness.py --report, never edit it by hand)")
+        for key, row in measured["rows"].items():
+            if row.get("plot") and not os.path.exists(os.path.join(where, row["plot"])):
+                out.append(f"{where}: {key}: plot {row['plot']} is missing")
     import fill_docs
     for name, want in fill_docs.sections(repo).items():
         path = os.path.join(repo, "docs", "rules", name)

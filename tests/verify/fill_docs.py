@@ -56,6 +56,9 @@ def sections(root):
     if cuda_path.exists():
         runs.append((json.loads(cuda_path.read_text()), "cuda/"))
     out = {}
+    # rows a published GPU run measured: their CPU run's GPU-ONLY note is not repeated
+    on_gpu = {(row["rule"], row["lang"]) for run, sub in runs if sub
+              for row in run.get("rows", {}).values() if row["verdict"] != "NOT RUN"}
     for doc in sorted((root / "docs/rules").glob("LL*.md")):
         rid = doc.name[:5]
         lines = []
@@ -65,6 +68,8 @@ def sections(root):
                 if row["rule"] != rid:
                     continue
                 if sub and row["verdict"] in ("NOT RUN",):
+                    continue
+                if not sub and row["verdict"] == "GPU-ONLY" and (rid, row["lang"]) in on_gpu:
                     continue
                 if lines:
                     lines.append("")

@@ -593,6 +593,7 @@ class GpuScript(unittest.TestCase):
         proc = subprocess.run(["bash", os.path.join(harness.HERE, "gpu.sh")], env=env,
                               capture_output=True, text=True, timeout=600)
         archive = os.path.join(tmp.name, "out", "verify-cuda.tar.gz")
+        self._last_out = os.path.join(tmp.name, "out")
         self.assertTrue(os.path.exists(archive), proc.stdout + proc.stderr)
         with tarfile.open(archive) as tar:
             names = tar.getnames()
@@ -615,6 +616,25 @@ class GpuScript(unittest.TestCase):
         for key, row in results["rows"].items():
             if key.endswith("/python"):
                 self.assertEqual(row["verdict"], verdicts.NOT_CONFIRMED, key)
+
+    def test_published_cuda_report_is_checked(self):
+        # the archive's report, published beside the CPU one, passes check_report; edited
+        # by hand, it fails
+        import check_report
+        import shutil
+        _, _, _ = self.run_script(swap=False)
+        out = self._last_out
+        root = os.path.join(out, "repo")
+        shutil.copytree(os.path.join(harness.REPO, "docs"), os.path.join(root, "docs"))
+        shutil.copytree(os.path.join(out, "verify-cuda", "docs", "verification", "cuda"),
+                        os.path.join(root, "docs", "verification", "cuda"))
+        import fill_docs
+        fill_docs.main(["fill_docs.py", root])
+        directory = os.path.join(root, "docs", "verification")
+        self.assertEqual(check_report.check_files(directory, repo=root), [])
+        with open(os.path.join(directory, "cuda", "README.md"), "a") as fh:
+            fh.write("edited\n")
+        self.assertTrue(check_report.check_files(directory, repo=root))
 
     def test_cuda_report_never_overwrites_the_cpu_report(self):
         tmp = tempfile.TemporaryDirectory()
