@@ -52,8 +52,8 @@ void check_LL101(CheckContext& ctx) {
     std::string model = f.dotted(callee);
     if (model.empty()) model = "the model";
     else model = "`" + model + "`";
-    Finding* fd = ctx.report(
-        "LL101", f.e(c.call).range,
+    Finding* fd = report_memory_claim(
+        ctx, "LL101", f.e(c.call).range,
         "forward of " + model + " runs with autograd enabled " + why +
             ": activations of every forward pass are kept for a backward pass that never comes, raising "
             "peak memory, and any output kept beyond the iteration keeps its whole graph; run it under "

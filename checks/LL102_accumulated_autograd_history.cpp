@@ -282,8 +282,8 @@ class History {
     std::string shown_fix = (simple ? shown : "(" + shown + ")") + suffix;
     std::string cure = container ? "store `" + shown_fix + "` (add `.cpu()` if it is only logged)"
                                  : "accumulate `" + shown_fix + "` instead";
-    Finding* fd = ctx_.report(
-        "LL102", f_.m.s(sid).range,
+    Finding* fd = report_memory_claim(
+        ctx_, "LL102", f_.m.s(sid).range,
         "`" + base + "` " + verb + " `" + shown +
             "`, which carries autograd history: each iteration's graph stays reachable through `" + base +
             "` (every saved activation until backward() runs on it, its autograd nodes after), so memory grows "

@@ -26,6 +26,12 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   return "";
 }
 
+Finding* report_memory_claim(CheckContext& ctx, std::string_view rule, const Range& where, std::string message) {
+  if (!ctx.facts.cpu_only_program()) return ctx.report(rule, where, std::move(message));
+  return ctx.report_weak(rule, where, std::move(message),
+                         "nothing in this program places a tensor on a GPU, so this costs host memory of a CPU run");
+}
+
 bool iterates_batches(const Facts& f, int loop) {
   if (loop < 0) return false;
   Id iter = f.loops[loop].iter;

@@ -16,6 +16,11 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c);
 // of one)?
 bool iterates_batches(const Facts& f, int loop);
 
+// Reports a finding about memory held by autograd through the impact policy: in a
+// program that never uses a GPU (Facts::cpu_only_program) the cost is host RAM of a CPU
+// run, so it is reported as weak (one severity step lower, low confidence, said why).
+Finding* report_memory_claim(CheckContext& ctx, std::string_view rule, const Range& where, std::string message);
+
 // Is `dotted` bound (assigned or a loop target) by any statement inside loop `loop`?
 bool assigned_in_loop(const Facts& f, int loop, const std::string& dotted);
 

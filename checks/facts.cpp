@@ -135,6 +135,45 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
     if (calls[ci].stmt != kNone) calls_in_stmt[calls[ci].stmt].push_back(static_cast<int>(ci));
   for (const auto& c : calls)
     if (is_backward(c) || optimizer_of_step(c) != kNone) { file_trains_ = true; break; }
+  cpu_only_program_ = compute_cpu_only_program();
+}
+
+bool Facts::compute_cpu_only_program() const {
+  bool program = ends_with(path, ".ipynb");
+  for (Id s : m.body) {
+    const Stmt& st = m.s(s);
+    if (st.kind == StmtKind::For || st.kind == StmtKind::While) program = true;
+    if (st.kind == StmtKind::If && st.value != kNone)
+      for_each_expr(m, st.value, [&](Id x) {
+        if (e(x).kind == ExprKind::Literal && e(x).text == "__main__") program = true;
+        return !program;
+      });
+  }
+  for (const Function& fn : m.funcs)
+    if (m.lang == Lang::Cpp && fn.name == "main" && fn.cls == kNone) program = true;
+  if (!program) return false;
+  for (const auto& [local, q] : m.aliases)
+    for (std::string_view p : {"lightning", "pytorch_lightning", "accelerate", "deepspeed", "torch.distributed",
+                               "torch.cuda", "torch.nn.parallel", "horovod", "ignite", "fastai", "transformers"})
+      if (q == p || starts_with(q, std::string(p) + ".")) return false;
+  for (const Expr& x : m.exprs) {
+    if (starts_with(x.qname, "torch.cuda") || starts_with(x.qname, "torch.distributed") ||
+        starts_with(x.qname, "torch.backends.mps"))
+      return false;
+    if (x.kind == ExprKind::Literal && x.lit == LitKind::String) {
+      std::string low;
+      for (char ch : x.text.substr(0, 64)) low.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+      if (low.find("cuda") != std::string::npos || low.find("gpu") != std::string::npos ||
+          low.rfind("mps", 0) == 0 || low.rfind("xla", 0) == 0)
+        return false;
+    }
+    if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute)
+      for (const auto& t : name_tokens(x.text))
+        if (in(t, {"cuda", "gpu", "gpus", "device", "devices", "accelerator", "distributed", "ddp", "dist", "rank",
+                   "mps", "xla", "tpu", "kcuda", "cudnn"}))
+          return false;
+  }
+  return true;
 }
 
 int Facts::push_loop(Loop l) {

@@ -159,6 +159,12 @@ class Facts {
   bool eval_called_before(Id func, const std::string& dotted, uint32_t before) const;
 
   bool file_trains() const { return file_trains_; }  // any backward() or optimizer step
+  // Impact policy: a program (a notebook, a script with top-level loops or a main guard, a
+  // C++ file with main()) in which nothing can place a tensor on a GPU: no CUDA, GPU,
+  // device or accelerator name, string or API, no distributed or Lightning-style trainer.
+  // Memory claims there are about host RAM of a CPU run. Modules that only define
+  // functions are never CPU-only programs: their callers may run them on a GPU.
+  bool cpu_only_program() const { return cpu_only_program_; }
 
   static std::vector<std::string> name_tokens(std::string_view name);
   bool is_eval_function_name(std::string_view name) const;
@@ -195,6 +201,8 @@ class Facts {
   std::vector<std::unordered_map<std::string, std::vector<Id>>> class_bind_;  // self.x
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
   bool file_trains_ = false;
+  bool cpu_only_program_ = false;
+  bool compute_cpu_only_program() const;
   Id guard_ = kNone;
   bool loop_memo(int which, int loop, const std::function<bool(const CallSite&)>& pred) const;
   mutable std::vector<signed char> loop_memo_[3];  // per loop: -1 unknown, 0 no, 1 yes

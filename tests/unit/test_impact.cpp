@@ -1,0 +1,85 @@
+// The impact policy (docs/impact.md): when a finding's evidence or impact is weak it is
+// reported one severity step lower, marked low-confidence, and its message says why.
+#include <gtest/gtest.h>
+
+#include "cli/engine.hpp"
+#include "rules/config.hpp"
+
+using namespace ll;
+
+namespace {
+
+const Finding* only(const FileResult& r, const std::string& rule) {
+  const Finding* found = nullptr;
+  for (const auto& f : r.findings)
+    if (f.rule == rule) {
+      EXPECT_EQ(found, nullptr) << "more than one " << rule;
+      found = &f;
+    }
+  return found;
+}
+
+// A tutorial-style script: an evaluation loop at top level.
+std::string script(const std::string& device_line) {
+  return "import torch\n"
+         "model = torch.nn.Linear(4, 2)\n" +
+         device_line +
+         "model.eval()\n"
+         "for x in [torch.randn(1, 4) for _ in range(3)]:\n"
+         "    print(model(x))\n";
+}
+
+}  // namespace
+
+TEST(Impact, ACpuOnlyProgramGetsAWeakMemoryFinding) {
+  const FileResult r = analyze_text("demo.py", script(""), Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::Note);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_NE(f->message.find("nothing in this program places a tensor on a GPU"), std::string::npos) << f->message;
+}
+
+TEST(Impact, AnyGpuPlacementKeepsTheFullSeverity) {
+  for (const std::string line : {"model = model.cuda()\n", "device = torch.device(dev_name)\nmodel.to(device)\n",
+                                 "model.to('cuda:0')\n", "if torch.cuda.is_available():\n    pass\n"}) {
+    const FileResult r = analyze_text("demo.py", script(line), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << line;
+    EXPECT_EQ(f->severity, Severity::Warning) << line;
+    EXPECT_FALSE(f->low_confidence) << line;
+  }
+}
+
+TEST(Impact, AModuleOfDefinitionsIsNeverACpuOnlyProgram) {
+  // Its callers may run it on a GPU.
+  const std::string lib =
+      "import torch\n"
+      "def evaluate(model, loader):\n"
+      "    model.eval()\n"
+      "    for x in loader:\n"
+      "        model(x)\n";
+  const FileResult r = analyze_text("lib.py", lib, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->severity, Severity::Warning);
+}
+
+TEST(Impact, ASmallContainerIsALowConfidenceNote) {
+  const std::string ds =
+      "import glob\nimport torch.utils.data\n"
+      "class D(torch.utils.data.Dataset):\n"
+      "    def __init__(self, root):\n"
+      "        self.shards = sorted(glob.glob(root))\n"
+      "        self.n = 1000\n"
+      "    def __len__(self):\n"
+      "        return self.n\n"
+      "    def __getitem__(self, i):\n"
+      "        return self.shards[0], i\n"
+      "loader = torch.utils.data.DataLoader(D('x'), num_workers=4)\n";
+  const FileResult r = analyze_text("d.py", ds, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL403");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_NE(f->message.find("low confidence:"), std::string::npos);
+}
