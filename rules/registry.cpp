@@ -58,6 +58,8 @@ const std::vector<RuleInfo>& all_rules() {
        "Dataset keeps Python objects that every forked worker copies on access", ""},
       {"LL404", "cuda-in-dataloader-worker", Severity::Error, "Python",
        "CUDA tensors created inside a DataLoader worker", ""},
+      {"LL405", "distributed-without-sampler", Severity::Warning, "Python",
+       "DataLoader of a distributed training loop without a DistributedSampler", ""},
       {"LL501", "fork-with-cuda", Severity::Error, "Python, C++",
        "Process started with fork in a program that uses CUDA", "unsafe"},
       {"LL502", "spawn-without-main-guard", Severity::Error, "Python",

@@ -1,0 +1,192 @@
+// LL405 distributed-without-sampler: in a file that wraps its model in
+// DistributedDataParallel / FSDP, a DataLoader that feeds a training loop has no
+// DistributedSampler (or other sampler) and its dataset does not shard by rank: every
+// rank trains on the whole dataset.
+#include <set>
+
+#include "checks/common.hpp"
+#include "checks/dataloader.hpp"
+
+namespace ll {
+namespace {
+
+bool is_distributed_wrap(const Facts& f, Id call) {
+  std::string q = f.callee_qual(call);
+  return q == "torch.nn.parallel.DistributedDataParallel" ||
+         q == "torch.nn.parallel.distributed.DistributedDataParallel" ||
+         q == "torch.distributed.fsdp.FullyShardedDataParallel" ||
+         q == "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel" ||
+         q == "torch.distributed.fsdp.fully_shard" || q == "torch.distributed._composable.fsdp.fully_shard";
+}
+
+bool text_says_rank(std::string_view text) {
+  for (const auto& t : Facts::name_tokens(text))
+    if (t == "rank" || t == "ranks" || t == "world" || t == "replicas" || t == "shard" || t == "shards" ||
+        t == "sharded" || t == "node" || t == "nodes")
+      return true;
+  return false;
+}
+
+bool expr_says_rank(const Facts& f, Id root) {
+  bool hit = false;
+  for_each_expr(f.m, root, [&](Id x) {
+    const Expr& e = f.e(x);
+    if ((e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) && text_says_rank(e.text)) hit = true;
+    if (e.kind == ExprKind::Call && text_says_rank(f.callee_attr(x))) hit = true;
+    return !hit;
+  });
+  return hit;
+}
+
+// A dataset that shards by rank itself: an IterableDataset, or a same-file class that reads
+// the rank / world size; `.shard(...)`, `split_dataset_by_node(...)` on the way.
+bool rank_aware_dataset(const Facts& f, Id func, Id ds, int depth = 0) {
+  if (ds == kNone || depth > 4) return false;
+  if (expr_says_rank(f, ds)) return true;
+  const Expr& e = f.e(ds);
+  if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
+    for (Id v : f.bindings(func, f.dotted(ds)))
+      if (rank_aware_dataset(f, func, v, depth + 1)) return true;
+    return false;
+  }
+  if (e.kind != ExprKind::Call) return false;
+  Id callee = e.kids[0];
+  if (f.e(callee).kind == ExprKind::Name && f.qual(callee).empty())
+    for (Id k = 0; k < f.m.classes.size(); ++k) {
+      const Class& cls = f.m.classes[k];
+      if (cls.name != f.e(callee).text) continue;
+      if (f.class_derives(k, {"IterableDataset", "IterDataPipe"})) return true;
+      for (const auto& ex : f.m.exprs)
+        if ((ex.kind == ExprKind::Name || ex.kind == ExprKind::Attribute) && ex.range.begin >= cls.range.begin &&
+            ex.range.end <= cls.range.end && text_says_rank(ex.text))
+          return true;
+    }
+  std::string q = f.callee_qual(ds);
+  if (q.find("IterableDataset") != std::string::npos || q.find("datapipes") != std::string::npos) return true;
+  return false;
+}
+
+// Is the call inside an `if` that selects one rank (`if rank == 0:`, `if is_main_process():`)?
+bool under_rank_guard(const Facts& f, const CallSite& c) {
+  const Range& r = f.e(c.call).range;
+  for (const StmtSite& s : f.stmt_sites) {
+    if (s.func != c.func) continue;
+    const Stmt& st = f.m.s(s.stmt);
+    if (st.kind != StmtKind::If || st.range.begin > r.begin || st.range.end < r.end) continue;
+    bool hit = false;
+    for_each_expr(f.m, st.value, [&](Id x) {
+      const Expr& e = f.e(x);
+      std::string_view t = e.kind == ExprKind::Call ? std::string_view() : std::string_view(e.text);
+      if (e.kind == ExprKind::Call) {
+        std::string a = f.callee_attr(x);
+        std::string q = f.callee_qual(x);
+        if (q == "torch.distributed.get_rank" || text_says_rank(a)) hit = true;
+        for (const auto& tok : Facts::name_tokens(a.empty() ? f.dotted(e.kids[0]) : a))
+          if (tok == "main" || tok == "master") hit = true;
+      }
+      for (const auto& tok : Facts::name_tokens(t))
+        if (tok == "rank" || tok == "main" || tok == "master") hit = true;
+      return !hit;
+    });
+    if (hit) return true;
+  }
+  return false;
+}
+
+bool iter_mentions(const Facts& f, Id iter, const std::string& name) {
+  bool hit = false;
+  for_each_expr(f.m, iter, [&](Id x) {
+    if (f.dotted(x) == name) hit = true;
+    return !hit;
+  });
+  return hit;
+}
+
+// A training loop (back-propagates or steps an optimizer) of `func` that iterates `name`.
+int training_loop_over(const Facts& f, Id func, const std::string& name, Id cls = kNone) {
+  for (int li = 0; li < static_cast<int>(f.loops.size()); ++li) {
+    const Loop& l = f.loops[li];
+    if (l.iter == kNone) continue;
+    if (cls != kNone ? f.class_of(l.func) != cls : l.func != func) continue;
+    if (!iter_mentions(f, l.iter, name)) continue;
+    // The batch loop itself or an epoch loop around it.
+    if (f.loop_trains(li)) return li;
+  }
+  return -1;
+}
+
+}  // namespace
+
+void check_LL405(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  if (f.m.lang != Lang::Python) return;
+  const CallSite* wrap = nullptr;
+  for (const CallSite& c : f.calls)
+    if (is_distributed_wrap(f, c.call)) { wrap = &c; break; }
+  if (!wrap) return;
+  for (const CallSite& c : f.calls) {
+    if (c.in_lambda || !is_dataloader_call(f, c.call) || f.has_kwargs_splat(c.call)) continue;
+    Id sampler = f.arg(c.call, static_cast<size_t>(-1), "sampler");
+    Id batch_sampler = f.arg(c.call, static_cast<size_t>(-1), "batch_sampler");
+    // DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
+    if (sampler == kNone) sampler = f.arg(c.call, 3);
+    if (batch_sampler == kNone) batch_sampler = f.arg(c.call, 4);
+    auto given = [&](Id x) { return x != kNone && !(f.e(x).kind == ExprKind::Literal && f.e(x).lit == LitKind::None); };
+    if (given(sampler) || given(batch_sampler)) continue;
+    Id ds = f.arg(c.call, 0, "dataset");
+    if (rank_aware_dataset(f, c.func, ds)) continue;
+    if (under_rank_guard(f, c)) continue;
+    // What the loader is bound to, and a training loop that iterates it.
+    const Stmt& st = f.m.s(c.stmt);
+    if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1) continue;
+    std::string name = f.dotted(st.targets[0]);
+    if (name.empty()) continue;
+    int loop = -1;
+    const CallSite* via = nullptr;
+    if (name.rfind("self.", 0) == 0 && f.class_of(c.func) != kNone) {
+      loop = training_loop_over(f, kNone, name, f.class_of(c.func));
+    } else {
+      loop = training_loop_over(f, c.func, name);
+      if (loop < 0)
+        for (const CallSite& x : f.calls) {
+          if (x.func != c.func || x.target_func == kNone) continue;
+          const Expr& call = f.e(x.call);
+          const Function& g = f.m.funcs[x.target_func];
+          size_t first = (g.cls != kNone && !g.params.empty() && g.params[0] == "self") ? 1 : 0;
+          size_t nkw = call.kw.size(), npos = call.kids.size() - 1 - nkw;
+          std::string param;
+          for (size_t i = 0; i < npos; ++i)
+            if (f.dotted(call.kids[1 + i]) == name && first + i < g.params.size()) param = g.params[first + i];
+          for (size_t i = 0; i < nkw; ++i)
+            if (f.dotted(call.kids[1 + npos + i]) == name) param = call.kw[i];
+          if (param.empty()) continue;
+          loop = training_loop_over(f, x.target_func, param);
+          if (loop >= 0) { via = &x; break; }
+        }
+    }
+    if (loop < 0) continue;
+    // accelerate / Lightning Fabric shard a loader passed to prepare()/setup_dataloaders().
+    bool prepared = false;
+    for (const CallSite& x : f.calls) {
+      std::string a = f.callee_attr(x.call);
+      if (a != "prepare" && a != "setup_dataloaders" && a != "prepare_data_loader") continue;
+      for (size_t i = 1; i < f.e(x.call).kids.size(); ++i)
+        if (f.dotted(f.e(x.call).kids[i]) == name) prepared = true;
+    }
+    if (prepared) continue;
+    std::string wrapper(f.last_component(f.callee_qual(wrap->call)));
+    std::string message =
+        "`" + name + "` feeds the training loop of a " + wrapper +
+        " model but has no DistributedSampler and its dataset does not shard by rank: every rank iterates the whole "
+        "dataset, so each epoch is world-size passes over the data and costs world-size times the work; pass "
+        "`sampler=DistributedSampler(" + (ds != kNone && ctx.text(ds).size() <= 40 ? ctx.text(ds) : std::string("dataset")) +
+        ")` (and call `sampler.set_epoch(epoch)` every epoch)";
+    Finding* fd = ctx.report("LL405", f.e(c.call).range, message);
+    if (!fd) continue;
+    fd->notes.push_back({f.e(wrap->call).range, "model wrapped here"});
+    fd->notes.push_back({f.e(f.loops[loop].iter).range, "training loop over it"});
+    if (via) fd->notes.push_back({f.e(via->call).range, "passed to the training function here"});
+  }
+}
+
+}  // namespace ll
