@@ -1,13 +1,19 @@
 #include "cli/adoption.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <optional>
+#include <regex>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli/discover.hpp"
 #include "cli/fix.hpp"
+#include "frontend/python/python_frontend.hpp"
 #include "cli/report.hpp"
 
 namespace fs = std::filesystem;
@@ -172,6 +178,8 @@ std::optional<ChangedLines> changed_lines(const std::string& rev, const std::str
       if (comma != std::string::npos && comma < space) count = std::strtoul(line.c_str() + comma + 1, nullptr, 10);
       if (count > 0)
         out[current].emplace_back(static_cast<uint32_t>(start), static_cast<uint32_t>(start + count - 1));
+      else  // lines removed after line `start` of the new file: (start + 1, start), see adoption.hpp
+        out[current].emplace_back(static_cast<uint32_t>(start + 1), static_cast<uint32_t>(start));
     }
   }
   if (auto untracked = run_capture(cd + "git -c core.quotepath=off ls-files --others --exclude-standard --full-name :/ 2>/dev/null")) {
@@ -182,19 +190,152 @@ std::optional<ChangedLines> changed_lines(const std::string& rev, const std::str
   return out;
 }
 
+namespace {
+
+// The line span of the code a finding is about: the function it is in (decorators
+// included), or at module level the outermost loop it is in; {0, 0} when neither.
+struct Span {
+  uint32_t first = 0, last = 0;
+};
+
+class PythonScopes {
+ public:
+  PythonScopes(const std::string& source, const std::string& path) {
+    std::vector<Diagnostic> diags;
+    ok_ = python::lower(source, path, m_, diags);
+  }
+  Span of(uint32_t line) const {
+    Span best;
+    if (!ok_) return best;
+    auto inside = [&](const Range& r) { return r.line <= line && line <= std::max(r.line, r.end_line); };
+    for (const Function& f : m_.funcs)  // the innermost function
+      if (inside(f.range) && (best.first == 0 || f.range.end_line - f.range.line < best.last - best.first))
+        best = {f.range.line, std::max(f.range.line, f.range.end_line)};
+    if (best.first) return best;
+    for (const Stmt& s : m_.stmts)  // the outermost loop
+      if ((s.kind == StmtKind::For || s.kind == StmtKind::While) && inside(s.range) &&
+          (best.first == 0 || s.range.end_line - s.range.line > best.last - best.first))
+        best = {s.range.line, std::max(s.range.line, s.range.end_line)};
+    return best;
+  }
+
+ private:
+  Module m_;
+  bool ok_ = false;
+};
+
+// C/C++: the outermost brace block that is code (not a namespace, class, struct, union,
+// enum or extern "C" block), from the line of its header to its closing brace: a function
+// body, or a lambda or initializer at namespace scope. Comments, strings and character
+// literals are skipped; good enough to scope a finding, which is all it is used for.
+std::vector<Span> cpp_code_blocks(const std::string& s) {
+  std::vector<Span> out;
+  struct Open {
+    bool container;
+    uint32_t header_line;
+  };
+  std::vector<Open> stack;
+  uint32_t line = 1, stmt_line = 1;
+  size_t stmt_start = 0;
+  bool stmt_seen = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '\n') { ++line; continue; }
+    if (c == '/' && i + 1 < s.size() && s[i + 1] == '/') {
+      while (i < s.size() && s[i] != '\n') ++i;
+      --i;
+      continue;
+    }
+    if (c == '/' && i + 1 < s.size() && s[i + 1] == '*') {
+      for (i += 2; i + 1 < s.size() && !(s[i] == '*' && s[i + 1] == '/'); ++i)
+        if (s[i] == '\n') ++line;
+      ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      for (++i; i < s.size() && s[i] != c && s[i] != '\n'; ++i)
+        if (s[i] == '\\') ++i;
+      continue;
+    }
+    if (c == '#' && !stmt_seen) {  // a preprocessor line
+      while (i < s.size() && s[i] != '\n') i += s[i] == '\\' && i + 1 < s.size() ? 2 : 1;
+      --i;
+      continue;
+    }
+    if (c == '{') {
+      const std::string header = s.substr(stmt_start, i - stmt_start);
+      static const std::regex container(R"((^|[^\w])(namespace|class|struct|union|enum)([^\w]|$)|extern\s*"C")");
+      const bool in_code = std::any_of(stack.begin(), stack.end(), [](const Open& o) { return !o.container; });
+      stack.push_back({!in_code && std::regex_search(header, container), stmt_seen ? stmt_line : line});
+      stmt_start = i + 1;
+      stmt_seen = false;
+      continue;
+    }
+    if (c == '}' || c == ';') {
+      if (c == '}' && !stack.empty()) {
+        const Open o = stack.back();
+        stack.pop_back();
+        const bool outer_code = !o.container && std::all_of(stack.begin(), stack.end(), [](const Open& x) { return x.container; });
+        if (outer_code) out.push_back({o.header_line, line});
+      }
+      stmt_start = i + 1;
+      stmt_seen = false;
+      continue;
+    }
+    if (!stmt_seen && c != ' ' && c != '\t' && c != '\r') {
+      stmt_seen = true;
+      stmt_line = line;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void keep_changed(const ChangedLines& changed, std::vector<FileResult>& results, size_t* dropped) {
   *dropped = 0;
   for (FileResult& r : results) {
     std::error_code ec;
     std::string abs = fs::weakly_canonical(fs::absolute(r.path), ec).string();
     auto it = changed.find(abs);
+    static const std::vector<std::pair<uint32_t, uint32_t>> kNone;
+    const auto& hunks = it != changed.end() ? it->second : kNone;
+    // Lines [first, last] touched: a changed line in them, or lines removed right there.
+    auto touched = [&](uint32_t first, uint32_t last, bool inside_only) {
+      for (auto [a, b] : hunks) {
+        if (a <= b) {
+          if (a <= last && b >= first) return true;
+        } else {  // removed after line b
+          // Inside a scope, or right above it (a removed decorator).
+          if (inside_only ? (first <= b + 1 && b < last) : (first <= b + 1 && b <= last)) return true;
+        }
+      }
+      return false;
+    };
+    std::unique_ptr<PythonScopes> py;
+    std::optional<std::vector<Span>> cpp;
+    const bool python = is_python_source(r.path), is_cpp = is_cpp_path(r.path);
     std::vector<Finding> kept;
     for (Finding& f : r.findings) {
-      bool touched = false;
-      if (it != changed.end())
-        for (auto [a, b] : it->second)
-          if (f.range.line <= b && std::max(f.range.end_line, f.range.line) >= a) touched = true;
-      if (touched) kept.push_back(std::move(f));
+      bool keep = false;
+      if (!hunks.empty()) {
+        keep = touched(f.range.line, std::max(f.range.end_line, f.range.line), false);
+        for (const Note& n : f.notes)  // what the finding points at: the loop, the guard, the .eval()
+          keep = keep || (n.range.line > 0 && touched(n.range.line, std::max(n.range.end_line, n.range.line), false));
+        // The function (or module-level loop) it is about: a change there, a removed
+        // `with torch.no_grad():` or decorator included, can be what made it a finding.
+        Span scope;
+        if (!keep && python && !r.source.empty()) {
+          if (!py) py = std::make_unique<PythonScopes>(r.source, r.path);
+          scope = py->of(f.range.line);
+        } else if (!keep && is_cpp && !r.source.empty()) {
+          if (!cpp) cpp = cpp_code_blocks(r.source);
+          for (const Span& sp : *cpp)
+            if (sp.first <= f.range.line && f.range.line <= sp.last) scope = sp;
+        }
+        if (scope.first) keep = touched(scope.first, scope.last, true);
+      }
+      if (keep) kept.push_back(std::move(f));
       else ++*dropped;
     }
     r.findings = std::move(kept);

@@ -23,10 +23,15 @@ std::optional<std::string> apply_baseline(const std::string& file, std::vector<F
                                           const std::string& root, size_t* dropped);
 
 // Changed lines per absolute path since `rev` (`git diff -U0 rev`, plus untracked files as
-// wholly changed). nullopt with *error set when git fails.
+// wholly changed): (first, last) line ranges of the new file, and (n + 1, n) where lines
+// were removed after line n. nullopt with *error set when git fails.
 using ChangedLines = std::map<std::string, std::vector<std::pair<uint32_t, uint32_t>>>;
 std::optional<ChangedLines> changed_lines(const std::string& rev, const std::string& cwd, std::string* error);
-// Keeps only findings whose primary range touches a changed line.
+// Keeps the findings that the change may have made: a changed or removed line at the
+// finding's range or one of its notes (the loop, the guard, the call it points at), or
+// inside the function it is in (at module level: the outermost loop; C/C++: the outermost
+// code block), so that deleting a `with torch.no_grad():` line or a decorator reports the
+// untouched forward it guarded. Notebooks: their ranges and notes only.
 void keep_changed(const ChangedLines& changed, std::vector<FileResult>& results, size_t* dropped);
 
 }  // namespace ll

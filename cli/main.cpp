@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-file-size", max_kib, "Skip files larger than this many KiB (default 10240)");
   app.add_option("--baseline", baseline, "Report only findings not recorded in this baseline file");
   app.add_option("--write-baseline", write_baseline_file, "Record all current findings in FILE and exit 0");
-  app.add_option("--diff-base", diff_base, "Report only findings on lines changed since this git revision");
+  app.add_option("--diff-base", diff_base, "Report only findings that changes since this git revision may have made: a changed or removed line at "
+                 "the finding or in its function or loop (a removed no_grad line or decorator counts)");
   app.add_flag("--no-cache", no_cache, "Analyse every file, ignoring and not writing the result cache");
   std::vector<std::string> exclude, extend_exclude;
   list_option("--exclude", exclude,

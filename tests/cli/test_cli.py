@@ -617,6 +617,42 @@ class Adoption(Tmp):
         self.assertEqual(run(["--diff-base", "no-such-rev", "."], cwd=self.dir)[0], 2)
 
 
+    def test_diff_base_reports_findings_whose_guard_was_removed(self):
+        # Removing a decorator or a grad-mode line leaves the forward itself untouched: the
+        # finding is reported because a line of its function changed; an untouched function
+        # elsewhere in the file stays quiet.
+        self.git("init", "-q")
+        guarded = """import torch
+
+
+@torch.no_grad()
+def evaluate(model, val_loader):
+    model.eval()
+    return [model(x).argmax(-1) for x in val_loader]
+
+
+def predict(model, test_loader):
+    torch.set_grad_enabled(False)
+    model.eval()
+    return [model(x) for x in test_loader]
+
+
+def untouched(model, val_loader):
+    model.eval()
+    return [model(x) for x in val_loader]
+"""
+        self.write("a.py", guarded)
+        self.git("add", "-A")
+        self.git("commit", "-qm", "init")
+        rc, out, err = run(["--diff-base", "HEAD", "--format", "json", "."], cwd=self.dir)
+        self.assertEqual((rc, json.loads(out)["findings"]), (0, []), err)  # nothing changed
+        self.write("a.py", guarded.replace("@torch.no_grad()\n", "").replace("    torch.set_grad_enabled(False)\n", ""))
+        rc, out, err = run(["--diff-base", "HEAD", "--format", "json", "."], cwd=self.dir)
+        got = sorted((f["rule"], f["line"]) for f in json.loads(out)["findings"])
+        self.assertEqual(got, [("LL101", 6), ("LL101", 11)], err)
+        rc, out, err = run(["--format", "json", "."], cwd=self.dir)  # the whole file has one more
+        self.assertEqual(len(json.loads(out)["findings"]), 3)
+
     def test_diff_base_runs_no_command_the_repository_configures(self):
         marker = os.path.join(self.dir, "..", os.path.basename(self.dir) + "-pwned")
         self.write("a.py", LEAKY)

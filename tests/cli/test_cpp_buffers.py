@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""C++ buffers that are not on disk: `--stdin-filename F.cpp` and `leaklint lsp`.
+"""C++ buffers that are not on disk: `--stdin-filename F.cpp` and `leaklint lsp`; and
+`--diff-base` scoping on C++ (a removed guard reports the forward it guarded).
 
 The buffer is analysed through a temporary copy beside the file, so that its includes, its
 compile command (compile_commands.json) and its configuration resolve as for the file; the
@@ -201,6 +202,54 @@ class CppBuffers(unittest.TestCase):
                          [("LL101", {"line": 9, "character": 27})], diags)
         self.assertEqual(p.returncode, 0)
         self.assert_nothing_left()
+
+
+GUARDED = """#include <torch/torch.h>
+
+double evaluate(torch::nn::Linear& model, const std::vector<torch::Tensor>& batches) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  double total = 0;
+  for (const auto& x : batches) total += model->forward(x).sum().item<double>();
+  return total;
+}
+
+double untouched(torch::nn::Linear& model, const std::vector<torch::Tensor>& batches) {
+  model->eval();
+  double total = 0;
+  for (const auto& x : batches) total += model->forward(x).sum().item<double>();
+  return total;
+}
+"""
+
+
+class CppDiffBase(unittest.TestCase):
+    """--diff-base on C++: removing a NoGradGuard line reports the untouched forward it guarded."""
+
+    def test_removed_guard_reports_the_forward_of_its_function_only(self):
+        tmp = tempfile.mkdtemp(prefix="leaklint-cpp-diffbase-")
+        try:
+            env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                   "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+            path = os.path.join(tmp, "eval.cpp")
+            with open(path, "w") as f:
+                f.write(GUARDED)
+            for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+                subprocess.run(["git", "-C", tmp, *args], check=True, capture_output=True, env=env)
+            with open(path, "w") as f:
+                f.write(GUARDED.replace("  torch::NoGradGuard no_grad;\n", ""))
+            cache = ["--cache-dir", os.path.join(tmp, "cache")]
+            p = subprocess.run([BIN, *cache, "--format", "json", "."], cwd=tmp, capture_output=True, text=True,
+                               timeout=600)
+            everything = sorted((f["rule"], f["line"]) for f in json.loads(p.stdout)["findings"])
+            self.assertIn(("LL101", 6), everything, p.stdout + p.stderr)
+            self.assertIn(("LL101", 13), everything, p.stdout + p.stderr)
+            p = subprocess.run([BIN, *cache, "--diff-base", "HEAD", "--format", "json", "."], cwd=tmp,
+                               capture_output=True, text=True, timeout=600)
+            got = sorted((f["rule"], f["line"]) for f in json.loads(p.stdout)["findings"])
+            self.assertEqual(got, [f for f in everything if f[1] < 10], p.stderr)  # evaluate's, not untouched's
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
