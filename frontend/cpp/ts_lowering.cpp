@@ -104,13 +104,20 @@ class TsLowerer {
     b_.m.lang = Lang::Cpp;
     std::unique_ptr<TSParser, void (*)(TSParser*)> parser(ts_parser_new(), ts_parser_delete);
     ts_parser_set_language(parser.get(), tree_sitter_cpp());
-    // A parse that takes unreasonably long (pathological input) gives up: the file is then
-    // lowered as empty rather than hanging the run.
+    // A parse that takes unreasonably long (pathological input) gives up, with a diagnostic,
+    // rather than hanging the run.
     ts_parser_set_timeout_micros(parser.get(), 20'000'000);
     std::unique_ptr<TSTree, void (*)(TSTree*)> tree(
         ts_parser_parse_string(parser.get(), nullptr, src_.data(), static_cast<uint32_t>(src_.size())),
         ts_tree_delete);
-    if (!tree) return;
+    if (!tree) {
+      Diagnostic d;
+      d.kind = "internal";
+      d.message = "the C++ parse of this file did not finish in time; the file was not analysed";
+      d.fatal = true;
+      diags_.push_back(std::move(d));
+      return;
+    }
     TSNode root = ts_tree_root_node(tree.get());
     prescan(root);
     std::vector<Id> body;
