@@ -88,10 +88,24 @@ class FixCases(unittest.TestCase):
                 self.assertEqual(got, crlf(open(case + ".expected", "rb").read()))
 
     def test_permissions_preserved(self):
-        path = self.copy(os.path.join(SRC, "tests", "fixes", "LL104_with_no_grad.py"))
+        case = os.path.join(SRC, "tests", "fixes", "LL104_with_no_grad.py")
+        path = self.copy(case)
         os.chmod(path, 0o751)
-        lint(["--fix", path])
-        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o751)
+        # As root, an owner other than the one running leaklint (the file is replaced by a
+        # new inode, which must get the old owner back); otherwise our own.
+        owner = (65534, 65534) if os.geteuid() == 0 else (os.getuid(), os.stat(path).st_gid)
+        if os.geteuid() == 0:
+            os.chown(path, *owner)
+        ino = os.stat(path).st_ino
+        r = lint(["--fix", path])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("fixed)", r.stdout)
+        with open(path, "rb") as got, open(case + ".expected", "rb") as want:
+            self.assertEqual(got.read(), want.read())  # the fix was applied ...
+        st = os.stat(path)
+        self.assertNotEqual(st.st_ino, ino)  # ... by replacing the file (not rewriting it in place) ...
+        self.assertEqual(stat.S_IMODE(st.st_mode), 0o751)  # ... with its mode ...
+        self.assertEqual((st.st_uid, st.st_gid), owner)  # ... and owner kept
         self.assertEqual(os.listdir(self.dir), [os.path.basename(path)])  # no temp files left
 
     def test_non_utf8_declared_file_is_preserved(self):
