@@ -617,6 +617,30 @@ class Adoption(Tmp):
         self.assertEqual(run(["--diff-base", "no-such-rev", "."], cwd=self.dir)[0], 2)
 
 
+    def test_configuration_reference_examples_parse(self):
+        # docs/configuration.md: its table lists every key leaklint accepts, and its
+        # examples are valid configuration.
+        import re
+        with open(os.path.join(SRC, "docs", "configuration.md")) as f:
+            doc = f.read()
+        with open(os.path.join(SRC, "rules", "config.cpp")) as f:
+            known = re.search(r"kKnownKeys\[\] = \{(.*?)\};", f.read(), re.S).group(1)
+        keys = set(re.findall(r'"([a-z-]+)"', known))
+        documented = set(re.findall(r"^\| `([a-z-]+)` \|", doc, re.M))
+        self.assertEqual(documented, keys)
+        blocks = re.findall(r"^`([.\w-]+)`.*?:\n\n```toml\n(.*?)```", doc, re.S | re.M)
+        self.assertEqual([name for name, _ in blocks], ["pyproject.toml", ".leaklint.toml"])
+        for name, text in blocks:
+            d = os.path.join(self.dir, name.strip("."))
+            os.makedirs(d)
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+            with open(os.path.join(d, "a.py"), "w") as f:
+                f.write(LEAKY)
+            rc, out, err = run(["--format", "json", d])
+            self.assertIn(rc, (0, 1), err)
+            self.assertNotIn("error", err, err)
+
     def test_diff_base_reports_findings_whose_guard_was_removed(self):
         # Removing a decorator or a grad-mode line leaves the forward itself untouched: the
         # finding is reported because a line of its function changed; an untouched function
