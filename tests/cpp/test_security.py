@@ -341,15 +341,15 @@ def test_macro_bomb_hits_memory_limit(d):
     write(os.path.join(tree, "good.cpp"), GOOD_TRAIN)
     write(os.path.join(tree, "good2.cpp"), GOOD_TRAIN)
     env = env_for({"LEAKLINT_CPP_MEMORY_MB": "600", "LEAKLINT_CPP_TIMEOUT": "500"})
-    t0 = time.monotonic()
     p = run([ARGS.leaklint, "--no-cache", "--format", "json", "-j", "2", "."], tree, env=env)
-    took = time.monotonic() - t0
     out = json.loads(p.stdout)
     errs = {(e["path"], e["kind"]) for e in out.get("errors", [])}
     check(("bomb.cpp", "resource-limit") in errs, "no resource-limit diagnostic: %s" % out.get("errors"))
     rules = sorted((f["path"], f["rule"]) for f in out["findings"])
     check(rules == [("good.cpp", "LL102"), ("good2.cpp", "LL102")], "other files lost findings: %s" % rules)
-    check(took < 240, "the macro bomb took %.0f s" % took)
+    # The memory limit, not the 500 s per-file timeout, stopped it: the diagnostic says which
+    # (a `resource-limit`, checked above), so no clock is needed to tell.
+    check(("bomb.cpp", "internal") not in errs, "stopped by the timeout, not the memory limit: %s" % out.get("errors"))
     # leaklint-cpp alone ends with status 75, and --memory-limit overrides the environment.
     p = run([ARGS.leaklint_cpp, "--no-cache", "--memory-limit", "600", "bomb.cpp"], tree,
             env=env_for({"LEAKLINT_CPP_MEMORY_MB": "0"}))

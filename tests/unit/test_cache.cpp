@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -277,11 +276,11 @@ TEST_F(CacheDir, NonRegularEntriesAreMissesAndDoNotBlock) {
   fs::create_symlink(target, entry_path(c, l));
   FileResult out;
   FileSummary s;
-  const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(c.load(a, out, s));
-  EXPECT_FALSE(c.load(b, out, s));  // a FIFO with no writer: must not block
+  // A FIFO with no writer: a blocking open would never return (the test would then fail on
+  // its CTest timeout); no clock is read here, so a loaded machine cannot fail it.
+  EXPECT_FALSE(c.load(b, out, s));
   EXPECT_FALSE(c.load(l, out, s));  // symlinks are not followed
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   // A new store replaces the FIFO; the directory stays in the way and nothing is stored.
   c.store(b, no_fix_result(), sample_summary());
   EXPECT_TRUE(c.load(b, out, s));
