@@ -11,7 +11,8 @@ bool in_test(const Facts& f, Id func) {
   if (f.is_test_file) return true;
   for (Id fn = func; fn != kNone; fn = f.m.funcs[fn].parent) {
     const Function& d = f.m.funcs[fn];
-    if (d.name.rfind("test", 0) == 0) return true;
+    // pytest's `test_*`, unittest's and gtest-style `testFoo` / `TestFoo`.
+    if (d.name.rfind("test", 0) == 0 || d.name.rfind("Test", 0) == 0) return true;
     if (d.cls != kNone && f.m.classes[d.cls].name.rfind("Test", 0) == 0) return true;
   }
   return false;

@@ -112,7 +112,8 @@ struct Builder {
         out.push_back(c.cont >= 0 ? c.cont : next);
         break;
       default:
-        out.push_back(next);
+        // A C++ block (`{ ... }`) and any other statement with a body: the body runs inline.
+        out.push_back(s.body.empty() ? next : seq(s.body, next, c));
         break;
     }
     // Any statement of a try body may raise into its handlers.

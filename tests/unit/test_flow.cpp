@@ -203,3 +203,30 @@ TEST(Flow, NameHeuristicsAreALastResortThatFindingsCanName) {
   EXPECT_TRUE(t.f->is_model_value(0, callee_on(6)));
   EXPECT_FALSE(t.f->model_by_name(0, callee_on(6)));      // bound to torch.jit.load(...)
 }
+
+TEST(Flow, StatementsWithABodyRunItInline) {
+  // C++ blocks arrive as statements with a body; their statements are part of the graph.
+  Module m;
+  std::vector<Diagnostic> d;
+  python::lower("def f(m):\n    g()\n    x = 1\n    return x\n", "t.py", m, d);
+  // Wrap `x = 1` into a block statement after lowering, as the C++ frontend makes them.
+  Id assign = kNone;
+  for (Id s = 0; s < m.stmts.size(); ++s)
+    if (m.stmts[s].kind == StmtKind::Assign) assign = s;
+  ASSERT_NE(assign, kNone);
+  Stmt block;
+  block.kind = StmtKind::Other;
+  block.range = m.stmts[assign].range;
+  block.body = {assign};
+  m.stmts.push_back(block);
+  for (Id& s : m.funcs[0].body)
+    if (s == assign) s = static_cast<Id>(m.stmts.size() - 1);
+  Config cfg;
+  Facts f(m, cfg, "t.py");
+  Id ret = m.funcs[0].body.back();
+  bool outside = true;
+  auto defs = f.flow().reaching(ret, "x", &outside);
+  ASSERT_EQ(defs.size(), 1u);
+  EXPECT_EQ(defs[0].stmt, assign);
+  EXPECT_FALSE(outside);
+}
