@@ -181,12 +181,19 @@ void check_LL205(CheckContext& ctx) {
     const size_t n = ev.size();
     for (size_t i = 0; i < n; ++i) {
       if (ev[i].kind != 'E') continue;
+      // Going round the loop from the eval(): the next training forward of the same model,
+      // unless train() or another eval() (judged on its own) comes first. A forward later in
+      // the same pass (before the loop starts over) means eval mode is deliberate there
+      // (frozen batch-norm in linear probing, `model.eval()` right before a training step).
       const Ev* forward = nullptr;
+      bool wrapped = false;
       for (size_t k = 1; k <= n; ++k) {
+        if (i + k >= n) wrapped = true;
         const Ev& x = ev[(i + k) % n];
-        if (x.kind == 'T' && same_model(x.model, ev[i].model)) break;
-        if (x.kind == 'F' && same_model(x.model, ev[i].model) && !(x.model.empty() && ev[i].model.empty())) {
-          forward = &x;
+        if (!same_model(x.model, ev[i].model)) continue;
+        if (x.kind == 'T' || (x.kind == 'E' && k < n)) break;
+        if (x.kind == 'F' && !(x.model.empty() && ev[i].model.empty())) {
+          if (wrapped) forward = &x;
           break;
         }
       }
