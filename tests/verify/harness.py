@@ -336,6 +336,9 @@ def parse_args(argv=None):
     ap.add_argument("--check-report", metavar="DIR", help="compare this run with the "
                     "committed DIR/measured.json (rows, verdicts, lint results; numbers "
                     "within the tolerance of check_report.py); with --ci a difference fails")
+    ap.add_argument("--langs", default="python,cpp",
+                    help="which rows to run: python, cpp or both (default); with --keep, "
+                         "a later --reuse of the same directory reports every row kept there")
     ap.add_argument("--cpp-bin-dir", metavar="DIR", help="where CMake built the C++ "
                     "scenario programs (<ID>_leaky, <ID>_fixed); without it, or without the "
                     "binaries, C++ rows are NOT RUN")
@@ -598,10 +601,15 @@ def main(argv=None):
               "write it to docs/verification/cuda/", file=sys.stderr)
         return 2
     args.deadline_at = (time.monotonic() + args.deadline_s) if args.deadline_s else None
+    langs = {x.strip() for x in args.langs.split(",") if x.strip()}
+    if not langs or langs - set(LANGS):
+        print(f"harness: --langs takes python and/or cpp, not {args.langs!r}", file=sys.stderr)
+        return 2
     reports = []
     for rule in rules:
-        reports.append(RuleReport(rule))
-        if os.path.exists(os.path.join(HERE, rule.id, "leaky.cpp")):
+        if "python" in langs:
+            reports.append(RuleReport(rule))
+        if "cpp" in langs and os.path.exists(os.path.join(HERE, rule.id, "leaky.cpp")):
             reports.append(RuleReport(rule, lang="cpp"))
     started = time.perf_counter()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
