@@ -95,9 +95,6 @@ FixOutcome fix_loop(const std::string& original, const FileResult& first, bool u
     int nfix = 0;
     std::vector<Edit> edits = select_fix_edits(current, unsafe, &nfix);
     if (edits.empty()) break;
-    // Test hook: corrupt every edit, to prove that a fix that breaks the code is rolled back.
-    if (std::getenv("LEAKLINT_TEST_CORRUPT_FIXES"))
-      for (Edit& e : edits) e.text += "(:";
     std::string next = apply_edits(out.fixed, edits);
     if (next == out.fixed) break;
     FileResult relint;

@@ -356,8 +356,22 @@ def test_leaklint_fix_cpp(d):
     p = leaklint(["--diff", "--unsafe-fixes", "eval.cpp"], cwd=d, env=env)
     check("+  torch::NoGradGuard no_grad;" in p.stdout, p.stdout)
     check(open(path).read() == BAD_EVAL, "--diff wrote the file")
-    # A fix whose result does not compile is written back: the file is unchanged.
-    p = leaklint(["--fix", "--unsafe-fixes", "eval.cpp"], cwd=d, env=dict(env, LEAKLINT_TEST_CORRUPT_FIXES="1"))
+    # A fix whose result does not compile is rolled back: the file is unchanged. The broken
+    # fix comes from a companion that wraps the real one and breaks every fix it reports
+    # (the product has no switch for it); re-analysing the written file, the real
+    # leaklint-cpp finds the compile error.
+    wrapper = write(d, "broken-fixes-cpp",
+                    "#!%s\nimport json, subprocess, sys\n"
+                    "out = subprocess.run([%r] + sys.argv[1:], stdout=subprocess.PIPE).stdout\n"
+                    "res = json.loads(out)\n"
+                    "for r in res:\n"
+                    "    for f in r.get('findings', []):\n"
+                    "        for fx in f.get('fixes', []):\n"
+                    "            for e in fx['edits']:\n"
+                    "                e['text'] += '(:'\n"
+                    "json.dump(res, sys.stdout)\n" % (sys.executable, ARGS.leaklint_cpp))
+    os.chmod(wrapper, 0o755)
+    p = leaklint(["--fix", "--unsafe-fixes", "eval.cpp"], cwd=d, env=dict(env, LEAKLINT_CPP=wrapper))
     check(open(path).read() == BAD_EVAL and "rolled back" in p.stderr, (p.stderr, open(path).read()))
     p = leaklint(["--fix", "--unsafe-fixes", "eval.cpp"], cwd=d, env=env)
     check(p.returncode == 0, p.stdout + p.stderr)

@@ -2,6 +2,7 @@
 // temporary directory: an edit made while a file is held is never overwritten, symlinks
 // stay links, files outside the roots and read-only files are refused.
 #include "cli/fix.hpp"
+#include "cli/engine.hpp"
 #include "cli/notebook.hpp"
 
 #include <gtest/gtest.h>
@@ -207,6 +208,55 @@ std::string fix_notebook_text(const std::string& json, const std::string& from, 
   auto out = apply_notebook_edits(json, *nb, py);
   EXPECT_TRUE(out);
   return out ? *out : "";
+}
+
+// A fix whose result no longer parses is rolled back: the file keeps its bytes and the run
+// says so. The broken fix is made here, in the findings handed to the fixer (the product has
+// no switch that corrupts fixes).
+const char kWithoutCall[] =
+    "import torch\n\n\ndef embed(encoder, batches):\n    out = []\n    for b in batches:\n"
+    "        with torch.no_grad:\n            out.append(encoder(b))\n    return out\n";
+
+FileResult with_broken_fixes(const std::string& path, const std::string& text) {
+  FileResult r = analyze_text(path, text, Config{}, EngineOptions{});
+  int fixes = 0;
+  for (Finding& f : r.findings)
+    for (Fix& fx : f.fixes)
+      for (Edit& e : fx.edits) {
+        e.text += "(:";
+        ++fixes;
+      }
+  EXPECT_GT(fixes, 0) << "the sample has no fix to break";
+  return r;
+}
+
+TEST_F(FixWrite, FixThatBreaksTheSyntaxIsRolledBack) {
+  const std::string path = put("a.py", kWithoutCall);
+  FileResult good = analyze_text(path, kWithoutCall, Config{}, EngineOptions{});
+  FixOutcome control = fix_text(path, kWithoutCall, good, Config{}, EngineOptions{}, false);
+  EXPECT_NE(control.fixed, control.original);  // the unbroken fix applies
+  FixOutcome o = fix_text(path, kWithoutCall, with_broken_fixes(path, kWithoutCall), Config{}, EngineOptions{}, false);
+  EXPECT_EQ(o.fixed, o.original);
+  EXPECT_EQ(o.applied, 0);
+  ASSERT_EQ(o.errors.size(), 1u);
+  EXPECT_NE(o.errors[0].find("rolled back"), std::string::npos) << o.errors[0];
+}
+
+TEST_F(FixWrite, FixFileWritesNothingWhenItsFixIsRolledBack) {
+  const std::string path = put("a.py", kWithoutCall);
+  struct stat before {};
+  ASSERT_EQ(::stat(path.c_str(), &before), 0);
+  FileResult r = with_broken_fixes(path, kWithoutCall);
+  FixRunOptions o;
+  o.roots = {root_};
+  std::ostringstream out, err;
+  bool failed = false;
+  EXPECT_EQ(fix_file(r, Config{}, EngineOptions{}, o, out, err, &failed), 0);
+  EXPECT_NE(err.str().find("rolled back"), std::string::npos) << err.str();
+  EXPECT_EQ(get(path), kWithoutCall);
+  struct stat after {};
+  ASSERT_EQ(::stat(path.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino);  // not even replaced by the same bytes
 }
 
 TEST(NotebookWrite, EmptySourceLineIsKeptAndNotReadPast) {
