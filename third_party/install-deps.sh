@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what leaklint needs to build and test on Debian bookworm (run as root), and
 # nothing that is already there. Third-party sources are never committed: the
-# tree-sitter-python grammar is fetched at build time by third_party/fetch-grammar.sh.
+# tree-sitter-python and tree-sitter-cpp grammars are fetched at build time by
+# third_party/fetch-grammar.sh.
 set -euo pipefail
 
 PKGS=(
