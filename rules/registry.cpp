@@ -38,6 +38,8 @@ const std::vector<RuleInfo>& all_rules() {
        "Training loop never resets gradients between optimizer steps", ""},
       {"LL202", "zero-grad-before-step", Severity::Error, "Python, C++",
        "Gradients reset between backward() and step(), so step() applies nothing", "unsafe"},
+      {"LL203", "gradients-not-synchronized", Severity::Error, "Python",
+       "Ranks of a process group step their optimizers without synchronising gradients", ""},
       {"LL205", "eval-mode-not-restored", Severity::Warning, "Python, C++",
        "Training continues in eval mode after validation put the model there", "unsafe"},
       {"LL206", "gradient-accumulation-unscaled", Severity::Warning, "Python, C++",

@@ -1,0 +1,174 @@
+// LL203 gradients-not-synchronized: manual data-parallel training. The file initialises a
+// process group, the model is built here and never wrapped (DDP, FSDP, DeepSpeed,
+// accelerate, Horovod), and the training loop steps its optimizer with no all-reduce of the
+// gradients on the way: each rank applies its own gradients and the replicas diverge.
+#include <set>
+
+#include "checks/common.hpp"
+
+namespace ll {
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+// Anything in the file that synchronises or shards training for the user.
+bool framework_sync(const Facts& f) {
+  for (const auto& [local, q] : f.m.aliases) {
+    (void)local;
+    if (starts_with(q, "horovod") || starts_with(q, "deepspeed") || starts_with(q, "accelerate") ||
+        starts_with(q, "torch.distributed.rpc") || starts_with(q, "torch.distributed.fsdp") ||
+        starts_with(q, "pytorch_lightning") || starts_with(q, "lightning") || starts_with(q, "colossalai") ||
+        starts_with(q, "fairscale") || starts_with(q, "apex.parallel") || starts_with(q, "torch.distributed.pipeline") ||
+        starts_with(q, "torch.distributed.optim") || starts_with(q, "torch.distributed.algorithms") ||
+        starts_with(q, "torch.distributed.tensor") || starts_with(q, "torch.distributed._composable"))
+      return true;
+  }
+  for (const CallSite& c : f.calls) {
+    std::string q = f.callee_qual(c.call);
+    if (q.find("DistributedDataParallel") != std::string::npos || q.find("FullyShardedDataParallel") != std::string::npos ||
+        starts_with(q, "torch.distributed.rpc") || q.find("fully_shard") != std::string::npos)
+      return true;
+    std::string a = f.callee_attr(c.call);
+    std::string name = a.empty() ? f.dotted(f.e(c.call).kids[0]) : a;
+    if (name == "DistributedDataParallel" || name == "DDP" || name == "FSDP" || name == "prepare" ||
+        name == "initialize" || name == "setup_module" || name == "DistributedOptimizer")
+      return true;
+  }
+  return false;
+}
+
+bool is_collective(const Facts& f, const CallSite& c) {
+  std::string q = f.callee_qual(c.call);
+  std::string a = f.callee_attr(c.call);
+  std::string last = q.empty() ? a : std::string(f.last_component(q));
+  if (!(starts_with(q, "torch.distributed.") || q.empty())) return false;
+  return last == "all_reduce" || last == "all_reduce_coalesced" || last == "reduce" || last == "reduce_scatter" ||
+         last == "all_gather" || last == "all_gather_into_tensor" || last == "reduce_scatter_tensor" ||
+         last == "broadcast" || last == "allreduce";
+}
+
+bool mentions_grad(const Facts& f, Id func, Id root, int depth) {
+  if (root == kNone || depth > 3) return false;
+  bool hit = false;
+  for_each_expr(f.m, root, [&](Id x) {
+    const Expr& e = f.e(x);
+    if (e.kind == ExprKind::Attribute && (e.text == "grad" || e.text == "grads" || e.text == "gradients")) hit = true;
+    if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute)
+      for (const auto& t : Facts::name_tokens(e.text))
+        if (t == "grad" || t == "grads" || t == "gradient" || t == "gradients") hit = true;
+    if (!hit && e.kind == ExprKind::Name)
+      for (Id v : f.bindings(func, e.text))
+        if (mentions_grad(f, func, v, depth + 1)) hit = true;
+    return !hit;
+  });
+  return hit;
+}
+
+// A collective on gradients (`dist.all_reduce(p.grad)`, a flat buffer built from grads,
+// inside a loop over parameters), or a helper whose name says it averages gradients.
+bool syncs_gradients(const Facts& f, const CallSite& c) {
+  if (is_collective(f, c)) {
+    Id a = f.arg(c.call, 0, "tensor");
+    if (a == kNone) a = f.arg(c.call, 0, "tensors");
+    if (a == kNone) a = f.arg(c.call, 0, "tensor_list");
+    if (a != kNone && mentions_grad(f, c.func, a, 0)) return true;
+    // Inside a loop over the parameters: `for p in model.parameters(): dist.all_reduce(p.grad)`
+    for (int l = c.loop; l >= 0; l = f.loops[l].parent) {
+      bool params = false;
+      if (f.loops[l].iter != kNone)
+        for_each_expr(f.m, f.loops[l].iter, [&](Id x) {
+          if (f.e(x).kind == ExprKind::Call) {
+            std::string a2 = f.callee_attr(x);
+            if (a2 == "parameters" || a2 == "named_parameters") params = true;
+          }
+          return !params;
+        });
+      if (params) return true;
+    }
+    return false;
+  }
+  std::string a = f.callee_attr(c.call);
+  std::string name = a.empty() ? f.dotted(f.e(c.call).kids[0]) : a;
+  auto toks = Facts::name_tokens(f.last_component(name));
+  bool grad = false, sync = false;
+  for (const auto& t : toks) {
+    if (t == "grad" || t == "grads" || t == "gradient" || t == "gradients") grad = true;
+    if (t == "average" || t == "avg" || t == "allreduce" || t == "all" || t == "reduce" || t == "sync" ||
+        t == "synchronize" || t == "mean" || t == "aggregate")
+      sync = true;
+  }
+  return grad && sync;
+}
+
+// The model whose parameters the optimizer steps, when it is built in this file (a class of
+// this file, a torch.nn layer, torchvision): nothing elsewhere could have wrapped it.
+std::string model_built_here(const Facts& f, Id func, Id opt) {
+  std::string od = f.dotted(opt);
+  if (od.empty()) return "";
+  auto vals = f.bindings(func, od);
+  if (vals.size() != 1 || f.e(vals[0]).kind != ExprKind::Call) return "";
+  Id params = f.arg(vals[0], 0, "params");
+  if (params == kNone || f.e(params).kind != ExprKind::Call || f.callee_attr(params) != "parameters") return "";
+  Id model = f.callee_receiver(params);
+  std::string md = f.dotted(model);
+  if (md.empty()) return "";
+  auto mvals = f.bindings(func, md);
+  if (mvals.empty()) return "";
+  for (Id v : mvals) {
+    Id cur = v;
+    // net.to(device), net.cuda(), net.double()
+    while (cur != kNone && f.e(cur).kind == ExprKind::Call &&
+           (f.callee_attr(cur) == "to" || f.callee_attr(cur) == "cuda" || f.callee_attr(cur) == "double" ||
+            f.callee_attr(cur) == "float"))
+      cur = f.callee_receiver(cur);
+    if (cur == kNone || f.e(cur).kind != ExprKind::Call) return "";
+    std::string q = f.callee_qual(cur);
+    Id callee = f.e(cur).kids[0];
+    bool here = false;
+    if (starts_with(q, "torch.nn.") || starts_with(q, "torchvision.models.")) here = true;
+    if (f.e(callee).kind == ExprKind::Name && q.empty())
+      for (Id k = 0; k < f.m.classes.size(); ++k)
+        if (f.m.classes[k].name == f.e(callee).text && f.is_module_class(k)) here = true;
+    if (!here) return "";
+  }
+  return md;
+}
+
+}  // namespace
+
+void check_LL203(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  const CallSite* init = nullptr;
+  for (const CallSite& c : f.calls)
+    if (f.callee_qual(c.call) == "torch.distributed.init_process_group") { init = &c; break; }
+  if (!init || framework_sync(f)) return;
+  std::set<int> seen_loops;
+  for (const CallSite& step : f.calls) {
+    if (step.in_lambda || step.loop < 0) continue;
+    Id opt = f.optimizer_of_step(step);
+    if (opt == kNone) continue;
+    int loop = step.loop;
+    while (loop >= 0 && !f.loop_reaches_backward(loop)) loop = f.loops[loop].parent;
+    if (loop < 0 || !seen_loops.insert(loop).second) continue;
+    if (f.loop_reaches(loop, [&](const CallSite& x) { return syncs_gradients(f, x); })) continue;
+    // Gradient hooks that all-reduce (`p.register_hook(lambda g: dist.all_reduce(g))`) or a
+    // comm hook anywhere in the file.
+    bool hooked = false;
+    for (const CallSite& x : f.calls)
+      if ((x.in_lambda || x.func != step.func) && is_collective(f, x) && mentions_grad(f, x.func, x.call, 0)) hooked = true;
+    if (hooked) continue;
+    std::string model = model_built_here(f, step.func, opt);
+    if (model.empty()) continue;
+    std::string step_text = ctx.text(step.call);
+    if (step_text.size() > 40) step_text = ctx.text(f.e(step.call).kids[0]) + "()";
+    std::string message =
+        "each rank runs `" + step_text + "` on its own gradients: a process group is initialised but `" + model +
+        "` is not wrapped in DistributedDataParallel and no all_reduce of its gradients runs between backward() "
+        "and step(), so the replicas' parameters silently diverge; wrap it in "
+        "`DistributedDataParallel` or all-reduce and average every `p.grad` before the step";
+    Finding* fd = ctx.report("LL203", f.e(step.call).range, message);
+    if (fd) fd->notes.push_back({f.e(init->call).range, "process group initialised here"});
+  }
+}
+
+}  // namespace ll
