@@ -96,8 +96,11 @@ bool is_macro_name(std::string_view w) {
 class TsLowerer {
  public:
   TsLowerer(std::string_view src, Module& m, std::vector<Diagnostic>& diags) : b_(m, src), src_(src), diags_(diags) {
-    mentions_torch_ = src.find("torch") != std::string_view::npos || src.find("at::") != std::string_view::npos ||
-                      src.find("c10") != std::string_view::npos || src.find("ATen") != std::string_view::npos;
+    // A file that never spells LibTorch (dlib, OpenCV, plain C++): none of its class types
+    // can be a LibTorch module. `Tensor` and `TORCH_` count, for files that reach LibTorch
+    // through a project header.
+    for (std::string_view w : {"torch", "at::", "c10", "ATen", "Tensor", "TORCH_"})
+      if (src.find(w) != std::string_view::npos) mentions_torch_ = true;
   }
 
   void run() {
@@ -129,7 +132,7 @@ class TsLowerer {
   ModelBuilder b_;
   std::string_view src_;
   std::vector<Diagnostic>& diags_;
-  bool mentions_torch_ = true;
+  bool mentions_torch_ = false;
   int depth_ = 0;
   bool too_deep_ = false;
   Id cur_func_ = kNone;

@@ -147,6 +147,14 @@ struct Detector {
 };
 )",
                "");
+  // A model class from a project header stays a possible model (its type is unknown here).
+  expect_rules("project header model", R"(#include "model.h"
+void evaluate(Net& net, const std::vector<torch::Tensor>& test_batches) {
+  net->eval();
+  for (const auto& x : test_batches) net->forward(x);
+}
+)",
+               "LL101@4");
   // push_back(std::get<1>(ac->forward(x))): the forward's second output carries history.
   expect_rules("push_back std::get forward", R"(void rollout(ActorCritic& ac, Env& env, torch::optim::Adam& opt) {
   std::vector<torch::Tensor> values;
