@@ -11,6 +11,7 @@ void check_LL102(CheckContext&);
 void check_LL103(CheckContext&);
 void check_LL104(CheckContext&);
 void check_LL105(CheckContext&);
+void check_LL106(CheckContext&);
 void check_LL201(CheckContext&);
 void check_LL202(CheckContext&);
 void check_LL203(CheckContext&);
@@ -32,7 +33,7 @@ const std::vector<CheckEntry>& all_checks() {
   static const std::vector<CheckEntry> table = {
       {"LL101", check_LL101}, {"LL102", check_LL102}, {"LL103", check_LL103}, {"LL104", check_LL104},
       {"LL105", check_LL105}, {"LL205", check_LL205}, {"LL206", check_LL206}, {"LL405", check_LL405},
-      {"LL203", check_LL203},
+      {"LL203", check_LL203}, {"LL106", check_LL106},
       {"LL201", check_LL201}, {"LL202", check_LL202}, {"LL301", check_LL301}, {"LL302", check_LL302},
       {"LL303", check_LL303}, {"LL304", check_LL304}, {"LL401", check_LL401}, {"LL402", check_LL402},
       {"LL403", check_LL403}, {"LL404", check_LL404}, {"LL501", check_LL501}, {"LL502", check_LL502},

@@ -1,0 +1,280 @@
+// LL106 activation-captured-in-module-state: a forward() or a hook appends a tensor that
+// carries autograd history to a container that outlives the batch (`self.<attr>`, a
+// module-level list, a closure variable): every batch's graph stays reachable from the
+// model through that container.
+#include <set>
+
+#include "checks/common.hpp"
+
+namespace ll {
+namespace {
+
+bool is_hook_registration(std::string_view a) {
+  return a == "register_forward_hook" || a == "register_full_backward_hook" || a == "register_backward_hook" ||
+         a == "register_hook" || a == "register_forward_pre_hook";
+}
+
+// Does the expression drop autograd history (detach, item, tolist, numpy, float, shapes)?
+bool detached(const Facts& f, Id v) {
+  bool yes = false;
+  for_each_expr(f.m, v, [&](Id x) {
+    const Expr& e = f.e(x);
+    if (e.kind == ExprKind::Call) {
+      std::string a = f.callee_attr(x);
+      if (a == "detach" || a == "item" || a == "tolist" || a == "numpy" || a == "detach_" || a == "size" ||
+          a == "dim" || a == "numel")
+        yes = true;
+      Id callee = e.kids[0];
+      if (f.e(callee).kind == ExprKind::Name &&
+          (f.e(callee).text == "float" || f.e(callee).text == "int" || f.e(callee).text == "len" ||
+           f.e(callee).text == "str" || f.e(callee).text == "bool" || f.e(callee).text == "type" ||
+           f.e(callee).text == "id" || f.e(callee).text == "tuple" || f.e(callee).text == "isinstance"))
+        yes = true;
+    }
+    if (e.kind == ExprKind::Attribute && (e.text == "data" || e.text == "shape" || e.text == "dtype" ||
+                                          e.text == "device" || e.text == "__class__" || e.text == "__name__"))
+      yes = true;
+    if (e.kind == ExprKind::Literal || e.kind == ExprKind::FString) yes = yes || x == v;
+    return !yes;
+  });
+  return yes;
+}
+
+// The parameters (and names assigned from them, transitively) of a function: the tensors a
+// forward or a hook receives and what it computes from them.
+bool from_inputs(const Facts& f, Id func, Id v, const std::vector<std::string>& params, int depth = 0) {
+  if (v == kNone || depth > 5) return false;
+  bool hit = false;
+  for_each_expr(f.m, v, [&](Id x) {
+    const Expr& e = f.e(x);
+    if (e.kind == ExprKind::Call) {
+      // A model or layer call inside forward: `self.block(x)`.
+      Id callee = e.kids[0];
+      std::string d = f.dotted(callee);
+      if (d.rfind("self.", 0) == 0 && func != kNone && f.func_is_method_of_module(func)) hit = true;
+    }
+    if (e.kind == ExprKind::Name) {
+      for (const auto& p : params)
+        if (p == e.text && p != "self" && p != "module" && p != "m" && p != "name") hit = true;
+      if (!hit && depth < 5)
+        for (const StmtSite& ss : f.stmt_sites) {
+          if (ss.func != func) continue;
+          const Stmt& st = f.m.s(ss.stmt);
+          if ((st.kind != StmtKind::Assign && st.kind != StmtKind::AugAssign && st.kind != StmtKind::AnnAssign) ||
+              st.value == kNone || st.value == v)
+            continue;
+          bool binds = false;
+          for (Id t : st.targets)
+            if (t != kNone)
+              for_each_expr(f.m, t, [&](Id y) {
+                if (f.e(y).kind == ExprKind::Name && f.e(y).text == e.text) binds = true;
+                return !binds && (f.e(y).kind == ExprKind::Sequence || f.e(y).kind == ExprKind::Starred);
+              });
+          if (binds && from_inputs(f, func, st.value, params, depth + 1)) { hit = true; break; }
+        }
+    }
+    return !hit;
+  });
+  return hit;
+}
+
+struct Store {
+  Id call;            // the append/extend call
+  std::string target; // dotted container
+  Id value;
+};
+
+std::vector<Store> stores_in(const Facts& f, Id func) {
+  std::vector<Store> out;
+  for (const CallSite& c : f.calls) {
+    if (c.func != func || c.in_lambda) continue;
+    std::string a = f.callee_attr(c.call);
+    if (a != "append" && a != "extend" && a != "insert") continue;
+    Id recv = f.callee_receiver(c.call);
+    Id v = f.arg(c.call, a == "insert" ? 1 : 0);
+    if (recv == kNone || v == kNone) continue;
+    // `self.store[name].append(o)` -> container `self.store`
+    Id base = recv;
+    for (int hops = 0; hops < 8; ++hops) {
+      if (f.e(base).kind == ExprKind::Subscript) base = f.e(base).kids[0];
+      else if (f.e(base).kind == ExprKind::Call &&
+               (f.callee_attr(base) == "setdefault" || f.callee_attr(base) == "get") && f.callee_receiver(base) != kNone)
+        base = f.callee_receiver(base);
+      else break;
+    }
+    std::string d = f.dotted(base);
+    if (d.empty()) continue;
+    out.push_back({c.call, d, v});
+  }
+  return out;
+}
+
+// Is the container emptied somewhere other than where it is created (`x.clear()`,
+// `x = []` outside __init__, `del x[:]`)?
+bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls) {
+  for (const CallSite& c : f.calls) {
+    std::string a = f.callee_attr(c.call);
+    if ((a == "clear" || a == "pop" || a == "popleft") && f.dotted(f.callee_receiver(c.call)) == d) return true;
+  }
+  for (const StmtSite& s : f.stmt_sites) {
+    const Stmt& st = f.m.s(s.stmt);
+    if (st.kind == StmtKind::Delete) {
+      for (Id t : st.targets) {
+        Id b = t;
+        while (f.e(b).kind == ExprKind::Subscript) b = f.e(b).kids[0];
+        if (f.dotted(b) == d) return true;
+      }
+    }
+    if (st.kind != StmtKind::Assign && st.kind != StmtKind::AnnAssign) continue;
+    if (s.func == kNone && d.rfind("self.", 0) != 0) continue;  // the module-level creation
+    if (s.func != kNone && f.m.funcs[s.func].name == "__init__" && f.class_of(s.func) == owner_cls) continue;
+    for (Id t : st.targets)
+      if (t != kNone && f.dotted(t) == d) return true;
+  }
+  return false;
+}
+
+// Is `d` a container that outlives a call of `func`: an attribute of self, a module-level
+// name, or a name of an enclosing function (a closure cell)?
+bool long_lived(const Facts& f, Id func, const std::string& d) {
+  if (d.rfind("self.", 0) == 0) return true;
+  std::string root = d.substr(0, d.find('.'));
+  if (func == kNone) return false;
+  for (const auto& p : f.m.funcs[func].params)
+    if (p == root) return false;  // a container handed in by the caller
+  // Bound locally? Then it dies with the call.
+  for (const StmtSite& s : f.stmt_sites) {
+    if (s.func != func) continue;
+    const Stmt& st = f.m.s(s.stmt);
+    if (st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign || st.kind == StmtKind::For)
+      for (Id t : st.targets) {
+        bool hit = false;
+        if (t != kNone)
+          for_each_expr(f.m, t, [&](Id x) {
+            if (f.e(x).kind == ExprKind::Name && f.e(x).text == root) hit = true;
+            return !hit;
+          });
+        if (hit) return false;
+      }
+  }
+  return !f.bindings(func, root).empty();
+}
+
+// Does the function that registered a hook remove it again (`handle.remove()`)? Then what
+// the hook stores lives only as long as that call.
+bool hook_removed(const Facts& f, const CallSite* reg) {
+  if (!reg) return false;
+  return f.reaches(reg->func, [&](const CallSite& x) {
+    return f.callee_attr(x.call) == "remove" && f.e(x.call).kids.size() == 1;
+  });
+}
+
+}  // namespace
+
+void check_LL106(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  if (f.m.lang != Lang::Python) return;
+  // Functions that run once per batch with the model's tensors: forward() of a module
+  // class, and hooks registered on modules or tensors.
+  struct Site { Id func; std::string role; const CallSite* reg; };
+  std::vector<Site> sites;
+  std::set<Id> seen;
+  bool grad_forward_in_file = f.file_trains();
+  for (const CallSite& c : f.calls)
+    if (!grad_forward_in_file && !f.grad_off(c) && f.is_model_call(c) && c.loop >= 0) grad_forward_in_file = true;
+  for (Id fn = 0; fn < f.m.funcs.size(); ++fn)
+    if (f.m.funcs[fn].name == "forward" && f.func_is_method_of_module(fn) && seen.insert(fn).second)
+      sites.push_back({fn, "forward", nullptr});
+  std::vector<std::pair<Id, const CallSite*>> lambda_hooks;
+  if (grad_forward_in_file)
+    for (const CallSite& c : f.calls) {
+      if (!is_hook_registration(f.callee_attr(c.call))) continue;
+      Id hook = f.arg(c.call, 0, "hook");
+      if (hook == kNone) continue;
+      const Expr& h = f.e(hook);
+      if (h.kind == ExprKind::Lambda) {
+        lambda_hooks.push_back({hook, &c});
+        continue;
+      }
+      std::string name;
+      Id cls = kNone;
+      if (h.kind == ExprKind::Name) name = h.text;
+      if (h.kind == ExprKind::Attribute && f.dotted(h.kids[0]) == "self") { name = h.text; cls = f.class_of(c.func); }
+      if (name.empty()) continue;
+      for (Id fn = 0; fn < f.m.funcs.size(); ++fn)
+        if (f.m.funcs[fn].name == name && (cls == kNone ? f.m.funcs[fn].cls == kNone : f.m.funcs[fn].cls == cls) &&
+            seen.insert(fn).second)
+          sites.push_back({fn, "hook", &c});
+    }
+
+  for (const Site& s : sites) {
+    const Function& fn = f.m.funcs[s.func];
+    if (f.func_entry_off(s.func) || hook_removed(f, s.reg)) continue;
+    for (const Store& st : stores_in(f, s.func)) {
+      const CallSite& c = f.calls[f.call_index.at(st.call)];
+      if (f.grad_off(c)) continue;
+      if (!long_lived(f, s.func, st.target)) continue;
+      if (detached(f, st.value)) continue;
+      if (!from_inputs(f, s.func, st.value, fn.params)) continue;
+      if (cleared_somewhere(f, st.target, f.class_of(s.func))) continue;
+      std::string v = ctx.text(st.value);
+      std::string where = s.role == "forward" ? "`forward`" : "hook `" + fn.name + "`";
+      std::string message = "`" + ctx.text(f.e(st.call).kids[0]) + "(" + v + ")` in " + where +
+                            " keeps every batch's `" + v + "`, and the autograd graph behind it, reachable from `" +
+                            st.target +
+                            "`: the list grows every batch and each graph's saved activations stay alive until "
+                            "backward() frees them (forever in passes without backward()); store `" + v +
+                            ".detach()`, or clear it every iteration";
+      Finding* fd = ctx.report("LL106", f.e(st.call).range, message);
+      if (!fd) continue;
+      ExprKind k = f.e(st.value).kind;
+      if (k == ExprKind::Name || k == ExprKind::Attribute || k == ExprKind::Subscript || k == ExprKind::Call) {
+        Fix fix;
+        fix.title = "Store `" + v + ".detach()`";
+        fix.safe = false;
+        fix.edits.push_back({f.e(st.value).range.end, f.e(st.value).range.end, ".detach()"});
+        fd->fixes.push_back(std::move(fix));
+      }
+    }
+  }
+  // Lambda hooks: `layer.register_forward_hook(lambda m, i, o: feats.append(o))`.
+  for (const auto& [lam, reg] : lambda_hooks) {
+    const Expr& l = f.e(lam);
+    if (l.kids.empty() || hook_removed(f, reg)) continue;
+    Id body = l.kids[0];
+    if (f.e(body).kind != ExprKind::Call) continue;
+    std::string a = f.callee_attr(body);
+    if (a != "append" && a != "extend") continue;
+    Id recv = f.callee_receiver(body);
+    Id v = f.arg(body, 0);
+    if (recv == kNone || v == kNone || detached(f, v) || f.e(v).kind == ExprKind::Lambda) continue;
+    std::string d = f.dotted(recv);
+    if (d.empty() || cleared_somewhere(f, d, kNone)) continue;
+    // The appended value must be one of the lambda's own arguments (the module's output,
+    // inputs or gradients), or computed from them.
+    bool outside_name = false;
+    for_each_expr(f.m, v, [&](Id x) {
+      if (f.e(x).kind == ExprKind::Name && !f.bindings(reg->func, f.e(x).text).empty()) outside_name = true;
+      return !outside_name;
+    });
+    if (outside_name) continue;
+    std::string vt = ctx.text(v);
+    std::string message = "`" + ctx.text(f.e(body).kids[0]) + "(" + vt + ")` in a hook keeps every batch's `" + vt +
+                          "`, and the autograd graph behind it, reachable from `" + d +
+                          "`: the list grows every batch and each graph's saved activations stay alive until "
+                          "backward() frees them (forever in passes without backward()); store `" + vt +
+                          ".detach()`, or clear it every iteration";
+    Finding* fd = ctx.report("LL106", f.e(body).range, message);
+    if (!fd) continue;
+    ExprKind k = f.e(v).kind;
+    if (k == ExprKind::Name || k == ExprKind::Attribute || k == ExprKind::Subscript || k == ExprKind::Call) {
+      Fix fix;
+      fix.title = "Store `" + vt + ".detach()`";
+      fix.safe = false;
+      fix.edits.push_back({f.e(v).range.end, f.e(v).range.end, ".detach()"});
+      fd->fixes.push_back(std::move(fix));
+    }
+  }
+}
+
+}  // namespace ll
