@@ -212,7 +212,12 @@ ArgPolicyResult apply_arg_policy(const std::vector<std::string>& in, const ArgPo
     if (a == "-x" || (starts(a, "-x") && a.size() > 2)) {
       std::string v = a == "-x" ? (has_next ? in[i + 1] : "") : a.substr(2);
       if (a == "-x" && has_next) ++i;
-      if (v == "c" || v == "c++" || v == "cuda" || v == "c-header" || v == "c++-header" || v == "hip")
+      // A header listed in the database is analysed as a source file of its language: a
+      // `*-header` language would make Clang refuse the LibTorch preamble (PCH) built for
+      // sources and parse all of LibTorch again (5-30 s per header).
+      if (v == "c-header") v = "c";
+      if (v == "c++-header") v = "c++";
+      if (v == "c" || v == "c++" || v == "cuda" || v == "hip")
         keep2("-x", v);
       else
         drop(a, "not a C, C++ or CUDA language");
@@ -244,6 +249,9 @@ ArgPolicyResult apply_arg_policy(const std::vector<std::string>& in, const ArgPo
     }
     if (starts(a, "--target=")) { out.args.push_back(a); continue; }
     if (starts(a, "-m") && harmless_m_flag(a)) { out.args.push_back(a); continue; }
+    // GCC's OpenMP: `-fopenmp` makes LibTorch's headers include <omp.h>, which is GCC's
+    // (Clang has none without libomp); the analysis needs no OpenMP, so it is left out.
+    if (a == "-fopenmp" || starts(a, "-fopenmp=")) { drop(a, "GCC's OpenMP headers are not Clang's"); continue; }
     if (starts(a, "-f") && harmless_f_flag(a)) { out.args.push_back(a); continue; }
     if (a == "-pthread" || a == "-ansi" || a == "-nostdinc" || a == "-nostdinc++" || a == "-nostdlibinc" ||
         a == "-nobuiltininc" || a == "-stdlib=libc++" || a == "-stdlib=libstdc++" || a == "-nocudainc" ||

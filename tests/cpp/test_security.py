@@ -229,6 +229,21 @@ def test_kept_flags_still_apply(d):
     check("compile-error" in kinds(res[0]), "-include of a file outside the tree was used: %s" % res[0])
 
 
+def test_gcc_openmp_flag_is_adapted(d):
+    """GCC databases carry -fopenmp; with it Clang defines _OPENMP and LibTorch's headers then
+    include <omp.h>, which is GCC's: every file failed over to the syntactic fallback and
+    re-parsed LibTorch without the preamble (22 s for two files on a warm cache)."""
+    tree = os.path.join(d, "tree")
+    write(os.path.join(tree, "a.cpp"), "#ifdef _OPENMP\n#include <omp_from_gcc_only.h>\n#endif\n"
+          "int main() { return 0; }\n")
+    db(tree, ["-std=gnu++17", "-fopenmp", "-c", "a.cpp", "-o", "a.o"])
+    p, res = lcpp(["a.cpp", "--stats", "--verbose"], tree)
+    check([x for x in res[0]["diagnostics"] if x["kind"] != "compile-flags-dropped"] == [],
+          "-fopenmp was passed to Clang: %s" % res[0]["diagnostics"])
+    check(res[0]["stats"]["semantic"], res[0])
+    check(any("-fopenmp" in x["message"] for x in res[0]["diagnostics"]), "-v does not name -fopenmp: %s" % res)
+
+
 def test_garbage_database_is_reported(d):
     """A compile database that is not JSON, or the wrong shape, gives a diagnostic."""
     tree = os.path.join(d, "tree")
