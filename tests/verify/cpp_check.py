@@ -7,7 +7,8 @@ For each rule with ``<ID>/leaky.cpp`` and ``<ID>/fixed.cpp``:
    finding, no diagnostic) for ``fixed.cpp``; both must be analysed with type information
    (a finding from the syntactic fallback, or a file leaklint could not compile, fails);
 2. measure: runs the built programs ``<bin-dir>/<ID>_leaky`` and ``<ID>_fixed`` (ordinary
-   build targets; nothing is built here) with ``--device D --json OUT``;
+   build targets; nothing is built here) with ``--device cpu --json OUT`` (the GPU-only
+   scenarios with ``--device D``: the C++ meters read host memory);
 3. verdict: the rule's verdict function from ``verdicts.py``, the same that judges the
    Python pair, must say CONFIRMED; GPU-only rules on a CPU run must report ``skipped``
    from both programs (the lint half still runs);
@@ -153,14 +154,16 @@ def check_rule(rule_id, args, lint_results):
         if not os.access(binary, os.X_OK):
             problems.append(f"{binary} is not built (build target {rule_id}_{variant})")
             return problems, lines
-        results[variant] = run_program(binary, variant, args.device, rule.timeout_s, args.keep)
+        # the C++ meters read host memory: only the GPU-only scenarios run on CUDA
+        device = args.device if rule.gpu_only else "cpu"
+        results[variant] = run_program(binary, variant, device, rule.timeout_s, args.keep)
     leaky, fixed = results["leaky"], results["fixed"]
     for res in (leaky, fixed):
         doc = res.doc or {}
         if res.doc is not None and (doc.get("rule"), doc.get("variant")) != (rule_id, res.variant):
             problems.append(f"{res.path} wrote rule/variant {doc.get('rule')}/{doc.get('variant')}")
 
-    device = (leaky.doc or {}).get("device", args.device)
+    device = (leaky.doc or {}).get("device", "cpu")
     if rule.gpu_only and device != "cuda":
         for res in (leaky, fixed):
             if not (res.doc or {}).get("skipped"):
@@ -194,7 +197,8 @@ def main(argv=None):
     parser.add_argument("--measure-only", action="store_true", help="skip the lint half")
     parser.add_argument("--bin-dir", required=True, help="directory with <ID>_leaky / <ID>_fixed")
     parser.add_argument("--rules", default="", help="comma-separated IDs (default: all with .cpp)")
-    parser.add_argument("--device", default="cpu", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="where the GPU-only scenarios run (the others run on the CPU)")
     parser.add_argument("--keep", help="keep each program's JSON in this directory")
     args = parser.parse_args(argv)
 

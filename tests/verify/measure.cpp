@@ -12,6 +12,7 @@
 #include <ctime>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -81,7 +82,8 @@ void dump_to(const Value& v, std::string& out, int indent, int depth) {
         out += v.n > 0 ? "Infinity" : "-Infinity";
       } else {
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%.17g", v.n);
+        std::snprintf(buf, sizeof buf, "%.15g", v.n);  // the shortest that reads back, as Python
+        if (std::strtod(buf, nullptr) != v.n) std::snprintf(buf, sizeof buf, "%.17g", v.n);
         out += buf;
         if (!std::strpbrk(buf, ".eE")) out += ".0";
       }
@@ -514,9 +516,9 @@ Run::Run(const std::string& rule, const std::string& variant, int default_iters,
       std::exit(0);
     }
   }
-  std::string name = device_name_;
-  if (name == "auto") name = torch::cuda::is_available() ? "cuda" : "cpu";
-  cuda = name == "cuda";
+  // The meters read host memory (this build links no CUDA allocator statistics), so the
+  // scenarios run on the CPU unless --device cuda asks for it (LL501 needs CUDA to fail).
+  cuda = device_name_ == "cuda";
   device = cuda ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
   torch::manual_seed(static_cast<uint64_t>(seed_));
   // One intra-op thread: on a shared machine, OpenMP workers waiting for a descheduled

@@ -156,6 +156,7 @@ class Run {
   Run(const std::string& rule, const std::string& variant, int iters, int argc, char** argv);
 
   int iters;
+  // --device cuda: CUDA (skipped where LibTorch sees none); cpu and auto: the CPU.
   torch::Device device{torch::kCPU};
   bool cuda = false;
   SavedTensorMeter meter;
