@@ -9,9 +9,10 @@
 namespace ll {
 namespace {
 
+// Forward hooks see the module's inputs and outputs, which carry history. Backward hooks and
+// tensor hooks see gradients, which carry none unless backward(create_graph=True) ran.
 bool is_hook_registration(std::string_view a) {
-  return a == "register_forward_hook" || a == "register_full_backward_hook" || a == "register_backward_hook" ||
-         a == "register_hook" || a == "register_forward_pre_hook";
+  return a == "register_forward_hook" || a == "register_forward_pre_hook";
 }
 
 // Does the expression drop autograd history (detach, item, tolist, numpy, float, shapes)?
