@@ -413,6 +413,8 @@ std::optional<Notebook> load_notebook(const std::string& text, std::string* erro
     nb.raw_exact.insert(nb.raw_exact.end(), std::strlen(kBoundary), false);
     nb.lines.push_back({cell_no, static_cast<uint32_t>(lines.size() + 1), ""});
   }
+  for (uint32_t v = 0; v < nb.raw.size(); ++v)
+    if (nb.raw_exact[v]) nb.exact.push_back(v);
   nb.python_line_starts.push_back(0);
   for (size_t i = 0; i < nb.python.size(); ++i)
     if (nb.python[i] == '\n') nb.python_line_starts.push_back(static_cast<uint32_t>(i + 1));
@@ -471,16 +473,13 @@ void map_range(const Notebook& nb, Range& g) {
 std::optional<NotebookPosition> notebook_position(const Notebook& nb, uint32_t line, uint32_t col) {
   if (line == 0 || line > nb.raw_line_starts.size() || nb.raw.empty()) return std::nullopt;
   const uint32_t off = nb.raw_line_starts[line - 1] + (col > 0 ? col - 1 : 0);
-  // The first virtual byte that came from this offset (or the closest one before it).
-  uint32_t best = UINT32_MAX, best_raw = 0;
-  for (uint32_t v = 0; v < nb.raw.size(); ++v) {
-    if (!nb.raw_exact[v] || nb.raw[v] > off) continue;
-    if (best == UINT32_MAX || nb.raw[v] > best_raw) {
-      best = v;
-      best_raw = nb.raw[v];
-    }
-  }
-  if (best == UINT32_MAX) return std::nullopt;
+  // The first virtual byte that came from this offset (or the closest one before it). The
+  // file's own bytes appear in `python` in file order, so their offsets are sorted.
+  auto it = std::upper_bound(nb.exact.begin(), nb.exact.end(), off,
+                             [&](uint32_t o, uint32_t v) { return o < nb.raw[v]; });
+  if (it == nb.exact.begin()) return std::nullopt;
+  uint32_t best = *std::prev(it);
+  while (best > 0 && nb.raw_exact[best - 1] && nb.raw[best - 1] == nb.raw[best]) --best;
   uint32_t vl, vc;
   line_col(nb.python_line_starts, best, &vl, &vc);
   if (vl == 0 || vl > nb.lines.size()) return std::nullopt;
@@ -495,7 +494,14 @@ std::optional<NotebookPosition> notebook_position(const Notebook& nb, uint32_t l
 }
 
 void map_notebook_result(const Notebook& nb, FileResult& r, const std::string& json_text) {
-  const std::string python = nb.python;
+  // Each fix as the edit of the .ipynb file that --fix would make with it alone: applied
+  // to its cell, written back into the cell's source, and reduced to the changed bytes
+  // (the notebook is parsed once for all of them).
+  std::vector<const Fix*> fixes;
+  for (const auto& f : r.findings)
+    for (const Fix& fx : f.fixes) fixes.push_back(&fx);
+  const std::vector<std::optional<Edit>> edits = notebook_fix_edits(json_text, nb, fixes);
+  size_t next = 0;
   for (auto& f : r.findings) {
     uint32_t l = f.range.line;
     if (l >= 1 && l <= nb.lines.size()) {
@@ -505,32 +511,14 @@ void map_notebook_result(const Notebook& nb, FileResult& r, const std::string& j
     }
     map_range(nb, f.range);
     for (auto& n : f.notes) map_range(nb, n.range);
-    // Each fix as the edit of the .ipynb file that --fix would make with it alone: applied
-    // to the virtual module, written back into the cells, and reduced to the changed bytes.
     std::vector<Fix> mapped;
     for (const Fix& fx : f.fixes) {
-      std::vector<Edit> edits = fx.edits;
-      std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
-      std::string fixed = python;
-      bool ok = true;
-      for (const Edit& e : edits) {
-        if (e.begin > e.end || e.end > fixed.size()) { ok = false; break; }
-        fixed.replace(e.begin, e.end - e.begin, e.text);
-      }
-      if (!ok) continue;
-      auto out = apply_notebook_edits(json_text, nb, fixed);
-      if (!out || *out == json_text) continue;  // spans cells, or cannot be written back
-      size_t pre = 0;
-      while (pre < out->size() && pre < json_text.size() && (*out)[pre] == json_text[pre]) ++pre;
-      size_t suf = 0;
-      while (suf < out->size() - pre && suf < json_text.size() - pre &&
-             (*out)[out->size() - 1 - suf] == json_text[json_text.size() - 1 - suf])
-        ++suf;
+      const std::optional<Edit>& e = edits[next++];
+      if (!e) continue;  // spans cells, or cannot be written back
       Fix m;
       m.title = fx.title;
       m.safe = fx.safe;
-      m.edits.push_back({static_cast<uint32_t>(pre), static_cast<uint32_t>(json_text.size() - suf),
-                         out->substr(pre, out->size() - suf - pre)});
+      m.edits.push_back(*e);
       mapped.push_back(std::move(m));
     }
     f.fixes = std::move(mapped);
@@ -563,13 +551,100 @@ std::vector<std::pair<int, std::string>> code_cell_sources(const std::string& js
   return out;
 }
 
+namespace {
+
+// The new bytes of a code cell's "source" value (the file's [span.begin, span.end)) holding
+// `new_cell`, the cell's virtual-module text after fixes: lowered lines come back as they
+// were written, and the value keeps the file's own formatting (string or list source,
+// indentation, separators, the escapes of unchanged lines, trailing "" elements).
+std::string encode_cell_source(const std::string& json_text, const OJson& cell, const SourceSpan& span,
+                               const std::string& new_cell) {
+  const OJson& src = cell.contains("source") ? cell["source"] : OJson();
+  std::vector<std::string> all_lines = source_lines(src), orig_lines;
+  for (const auto& l : all_lines)
+    if (!l.empty()) orig_lines.push_back(l);
+  size_t trailing_empty = 0;  // "" elements after the last line (kept as they were)
+  while (trailing_empty < all_lines.size() && all_lines[all_lines.size() - 1 - trailing_empty].empty())
+    ++trailing_empty;
+  std::vector<std::string> out, new_lines;
+  for (size_t q = 0; q < new_cell.size();) {
+    size_t nl = new_cell.find('\n', q);
+    if (nl == std::string::npos) { new_lines.push_back(new_cell.substr(q)); break; }
+    new_lines.push_back(new_cell.substr(q, nl - q + 1));
+    q = nl + 1;
+  }
+  // Restore the lines that were lowered (magics, shell escapes, cell magics) at their
+  // original positions: fixes insert lines only after them, never before the first
+  // line, in practice.
+  const std::vector<std::string> lowered = lower_cell(orig_lines);
+  for (size_t k = 0; k < new_lines.size(); ++k) {
+    if (k < orig_lines.size() && new_lines[k] == lowered[k] && lowered[k] != orig_lines[k] &&
+        lowered[k] != orig_lines[k] + "\n")
+      out.push_back(orig_lines[k]);
+    else out.push_back(new_lines[k]);
+  }
+  // Jupyter stores lines without the final newline on the last line.
+  if (!out.empty() && !orig_lines.empty() && orig_lines.back().back() != '\n' && !out.back().empty() &&
+      out.back().back() == '\n')
+    out.back().pop_back();
+  for (size_t k = 0; k < trailing_empty; ++k) out.push_back("");
+  auto encode = [](const std::string& v) { return OJson(v).dump(-1, ' ', false, OJson::error_handler_t::strict); };
+  if (!span.array) {
+    std::string joined;
+    for (const auto& l : out) joined += l;
+    return encode(joined);
+  }
+  const auto& el = span.elems;
+  // An unchanged line keeps its original bytes (its escapes), wherever it moved.
+  std::map<std::string, std::string> raw;
+  if (src.is_array() && src.size() == el.size())
+    for (size_t k = 0; k < el.size(); ++k)
+      if (src[k].is_string()) raw.emplace(src[k].get<std::string>(), json_text.substr(el[k].first, el[k].second - el[k].first));
+  std::string open_ws = el.empty() ? "[" : json_text.substr(span.begin, el[0].first - span.begin);
+  std::string close_ws = el.empty() ? "]" : json_text.substr(el.back().second, span.end - el.back().second);
+  std::string sep = el.size() >= 2 ? json_text.substr(el[0].second, el[1].first - el[0].second) : "," + open_ws.substr(1);
+  std::string value = open_ws;
+  for (size_t k = 0; k < out.size(); ++k) {
+    if (k) value += sep;
+    auto it = raw.find(out[k]);
+    value += it != raw.end() ? it->second : encode(out[k]);
+  }
+  value += out.empty() ? close_ws.substr(close_ws.find(']')) : close_ws;
+  return value;
+}
+
+// The JSON object and "source" span of each code cell, in code-cell order (null when missing).
+struct CodeCells {
+  OJson doc;
+  std::vector<const OJson*> cells;
+  std::vector<const SourceSpan*> spans;
+  std::vector<SourceSpan> all_spans;
+};
+
+bool code_cells(const std::string& json_text, CodeCells& out) {
+  out.doc = OJson::parse(json_text, nullptr, false);
+  if (out.doc.is_discarded() || !out.doc.is_object() || !out.doc.contains("cells")) return false;
+  out.all_spans = source_spans(json_text);
+  int cell_no = 0;
+  for (const auto& cell : out.doc["cells"]) {
+    ++cell_no;
+    if (!cell.is_object() || cell.value("cell_type", "") != "code") continue;
+    const SourceSpan* span = nullptr;
+    for (const auto& sp : out.all_spans)
+      if (sp.cell == cell_no - 1) span = &sp;
+    out.cells.push_back(&cell);
+    out.spans.push_back(span);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<std::string> apply_notebook_edits(const std::string& json_text, const Notebook& nb,
                                                 const std::string& fixed) {
-  OJson j = OJson::parse(json_text, nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
-  std::vector<std::string> old_cells, new_cells;
-  for (size_t c = 0; c < nb.code_cells.size(); ++c)
-    old_cells.push_back(nb.python.substr(nb.cell_start[c], nb.cell_end[c] - nb.cell_start[c]));
+  CodeCells cc;
+  if (!code_cells(json_text, cc) || cc.cells.size() != nb.code_cells.size()) return std::nullopt;
+  std::vector<std::string> new_cells;
   const std::string boundary = kBoundary;
   size_t p = 0;
   while (p < fixed.size()) {
@@ -579,88 +654,59 @@ std::optional<std::string> apply_notebook_edits(const std::string& json_text, co
     new_cells.push_back(fixed.substr(p, b - p));
     p = b + boundary.size();
   }
-  if (new_cells.size() != old_cells.size() || p != fixed.size()) return std::nullopt;
-  // Write back only cells whose code changed (magic lines of the original are restored),
-  // and only the bytes of their "source" values: the file's own formatting (indentation,
-  // string or list sources, key order, escapes) is kept everywhere else.
-  std::vector<SourceSpan> spans = source_spans(json_text);
+  if (new_cells.size() != nb.code_cells.size() || p != fixed.size()) return std::nullopt;
+  // Write back only cells whose code changed, and only the bytes of their "source" values:
+  // the file's own formatting (indentation, string or list sources, key order, escapes) is
+  // kept everywhere else.
   std::string result;
   size_t copied = 0;
-  size_t c = 0;
-  int cell_no = 0;
-  for (auto& cell : j["cells"]) {
-    ++cell_no;
-    if (!cell.is_object() || cell.value("cell_type", "") != "code") continue;
-    if (new_cells[c] != old_cells[c]) {
-      const OJson& src = cell.contains("source") ? cell["source"] : OJson();
-      std::vector<std::string> all_lines = source_lines(src), orig_lines;
-      for (const auto& l : all_lines)
-        if (!l.empty()) orig_lines.push_back(l);
-      size_t trailing_empty = 0;  // "" elements after the last line (kept as they were)
-      while (trailing_empty < all_lines.size() && all_lines[all_lines.size() - 1 - trailing_empty].empty())
-        ++trailing_empty;
-      std::vector<std::string> out;
-      size_t q = 0;
-      const std::string& nc = new_cells[c];
-      std::vector<std::string> new_lines;
-      while (q < nc.size()) {
-        size_t nl = nc.find('\n', q);
-        if (nl == std::string::npos) { new_lines.push_back(nc.substr(q)); break; }
-        new_lines.push_back(nc.substr(q, nl - q + 1));
-        q = nl + 1;
-      }
-      // Restore the lines that were lowered (magics, shell escapes, cell magics) at their
-      // original positions: fixes insert lines only after them, never before the first
-      // line, in practice.
-      const std::vector<std::string> lowered = lower_cell(orig_lines);
-      for (size_t k = 0; k < new_lines.size(); ++k) {
-        if (k < orig_lines.size() && new_lines[k] == lowered[k] && lowered[k] != orig_lines[k] &&
-            lowered[k] != orig_lines[k] + "\n")
-          out.push_back(orig_lines[k]);
-        else out.push_back(new_lines[k]);
-      }
-      // Jupyter stores lines without the final newline on the last line.
-      if (!out.empty() && !orig_lines.empty() && orig_lines.back().back() != '\n' && !out.back().empty() &&
-          out.back().back() == '\n')
-        out.back().pop_back();
-      for (size_t k = 0; k < trailing_empty; ++k) out.push_back("");
-      const SourceSpan* span = nullptr;
-      for (const auto& sp : spans)
-        if (sp.cell == cell_no - 1) span = &sp;
-      if (!span || span->begin < copied) return std::nullopt;
-      auto encode = [](const std::string& v) { return OJson(v).dump(-1, ' ', false, OJson::error_handler_t::strict); };
-      std::string value;
-      if (!span->array) {
-        std::string joined;
-        for (const auto& l : out) joined += l;
-        value = encode(joined);
-      } else {
-        const auto& el = span->elems;
-        // An unchanged line keeps its original bytes (its escapes), wherever it moved.
-        std::map<std::string, std::string> raw;
-        if (src.is_array() && src.size() == el.size())
-          for (size_t k = 0; k < el.size(); ++k)
-            if (src[k].is_string()) raw.emplace(src[k].get<std::string>(), json_text.substr(el[k].first, el[k].second - el[k].first));
-        std::string open_ws = el.empty() ? "[" : json_text.substr(span->begin, el[0].first - span->begin);
-        std::string close_ws = el.empty() ? "]" : json_text.substr(el.back().second, span->end - el.back().second);
-        std::string sep = el.size() >= 2 ? json_text.substr(el[0].second, el[1].first - el[0].second)
-                                         : "," + open_ws.substr(1);
-        value = open_ws;
-        for (size_t k = 0; k < out.size(); ++k) {
-          if (k) value += sep;
-          auto it = raw.find(out[k]);
-          value += it != raw.end() ? it->second : encode(out[k]);
-        }
-        value += out.empty() ? close_ws.substr(close_ws.find(']')) : close_ws;
-      }
-      result.append(json_text, copied, span->begin - copied);
-      result += value;
-      copied = span->end;
-    }
-    ++c;
+  for (size_t c = 0; c < new_cells.size(); ++c) {
+    if (new_cells[c] == std::string_view(nb.python).substr(nb.cell_start[c], nb.cell_end[c] - nb.cell_start[c]))
+      continue;
+    const SourceSpan* span = cc.spans[c];
+    if (!span || span->begin < copied) return std::nullopt;
+    result.append(json_text, copied, span->begin - copied);
+    result += encode_cell_source(json_text, *cc.cells[c], *span, new_cells[c]);
+    copied = span->end;
   }
   result.append(json_text, copied, std::string::npos);
   return result;
+}
+
+std::vector<std::optional<Edit>> notebook_fix_edits(const std::string& json_text, const Notebook& nb,
+                                                    const std::vector<const Fix*>& fixes) {
+  std::vector<std::optional<Edit>> out(fixes.size());
+  CodeCells cc;
+  if (!code_cells(json_text, cc) || cc.cells.size() != nb.code_cells.size()) return out;
+  for (size_t i = 0; i < fixes.size(); ++i) {
+    const Fix& fx = *fixes[i];
+    if (fx.edits.empty()) continue;
+    // The one cell all of the fix's edits lie in (a fix across cells is not mapped).
+    size_t c = 0;
+    while (c < nb.code_cells.size() && nb.cell_end[c] < fx.edits.front().begin) ++c;
+    if (c == nb.code_cells.size() || !cc.spans[c]) continue;
+    bool inside = true;
+    for (const Edit& e : fx.edits)
+      inside = inside && e.begin <= e.end && e.begin >= nb.cell_start[c] && e.end <= nb.cell_end[c];
+    if (!inside) continue;
+    std::string cell = nb.python.substr(nb.cell_start[c], nb.cell_end[c] - nb.cell_start[c]);
+    std::vector<Edit> edits = fx.edits;
+    std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) { return a.begin > b.begin; });
+    for (const Edit& e : edits) cell.replace(e.begin - nb.cell_start[c], e.end - e.begin, e.text);
+    const SourceSpan& span = *cc.spans[c];
+    const std::string before = json_text.substr(span.begin, span.end - span.begin);
+    const std::string after = encode_cell_source(json_text, *cc.cells[c], span, cell);
+    if (after == before) continue;
+    size_t pre = 0;
+    while (pre < before.size() && pre < after.size() && before[pre] == after[pre]) ++pre;
+    size_t suf = 0;
+    while (suf < before.size() - pre && suf < after.size() - pre &&
+           before[before.size() - 1 - suf] == after[after.size() - 1 - suf])
+      ++suf;
+    out[i] = Edit{static_cast<uint32_t>(span.begin + pre), static_cast<uint32_t>(span.begin + before.size() - suf),
+                  after.substr(pre, after.size() - suf - pre)};
+  }
+  return out;
 }
 
 }  // namespace ll

@@ -30,6 +30,7 @@ struct Notebook {
   // (false: a lowered magic line, an added line end, a cell boundary).
   std::vector<uint32_t> raw;
   std::vector<bool> raw_exact;
+  std::vector<uint32_t> exact;               // the bytes of `python` with raw_exact, in order
   std::vector<uint32_t> raw_line_starts;     // of the .ipynb text
   std::vector<uint32_t> python_line_starts;  // of `python`
 };
@@ -58,6 +59,11 @@ std::optional<NotebookPosition> notebook_position(const Notebook& nb, uint32_t l
 // new .ipynb text, or nullopt when the edits cannot be mapped.
 std::optional<std::string> apply_notebook_edits(const std::string& json_text, const Notebook& nb,
                                                 const std::string& fixed_python);
+
+// For each fix (edits of the virtual module), the one edit of the .ipynb text that applying
+// it alone makes; nullopt for a fix that spans cells or cannot be written back.
+std::vector<std::optional<Edit>> notebook_fix_edits(const std::string& json_text, const Notebook& nb,
+                                                    const std::vector<const Fix*>& fixes);
 
 // What a code cell's source lines become in the virtual module (see notebook.cpp): IPython
 // lines lowered, one output line per input line.
