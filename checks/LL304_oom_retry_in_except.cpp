@@ -63,18 +63,51 @@ std::string catches_oom(const Facts& f, const Stmt& tr, const Handler& h) {
   return "";
 }
 
+bool in_set(const std::string& s, std::initializer_list<const char*> set) {
+  for (const char* x : set)
+    if (s == x) return true;
+  return false;
+}
+
+// Does any statement of `body` (at any depth) call a callee spelled `callee`?
+bool called_in(const Facts& f, const std::vector<Id>& body, const std::string& callee) {
+  std::vector<Id> work(body.begin(), body.end());
+  for (size_t i = 0; i < work.size() && i < 4096; ++i) {
+    for (int ci : f.calls_in_stmt[work[i]]) {
+      if (f.dotted(f.e(f.calls[ci].call).kids[0]) == callee) return true;
+    }
+    const Stmt& s = f.m.s(work[i]);
+    for (Id b : s.body) work.push_back(b);
+    for (Id b : s.orelse) work.push_back(b);
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_LL304(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<int> done;
+  // Pass 0: calls that run the model again. Pass 1 (handlers without one): the exact call
+  // that failed, made again.
+  for (int pass = 0; pass < 2; ++pass)
   for (const CallSite& c : f.calls) {
     if (c.try_handler < 0 || done.count(c.try_handler)) continue;
     const HandlerSite& hs = f.handlers[c.try_handler];
     const Stmt& tr = f.m.s(hs.try_stmt);
     const Handler& h = tr.handlers[hs.index];
     std::string retry;
-    if (f.is_model_call(c)) retry = "forward";
+    if (pass == 1) {
+      // The same callee as a call in the try body (`out = self.pipe(x)` in both), whatever
+      // it runs; library and bookkeeping calls (torch ops, logging, gc) are not the work.
+      std::string callee = f.dotted(f.e(c.call).kids[0]);  // "" unless a name chain
+      const std::string q = f.callee_qual(c.call);
+      if (!callee.empty() && q.empty() && called_in(f, tr.body, callee) &&
+          !in_set(callee, {"print", "len", "str", "int", "float", "range", "isinstance", "super", "dict", "list"}) &&
+          !in_set(f.callee_attr(c.call), {"append", "info", "warning", "debug", "error", "write", "format"}))
+        retry = "`" + callee + "(...)`, the call that failed";
+    }
+    else if (f.is_model_call(c)) retry = "forward";
     else if (f.is_backward(c)) retry = "backward";
     else if (c.func != kNone && c.target_func == c.func) retry = "call of `" + f.m.funcs[c.func].name + "`";
     else if (c.target_func != kNone &&
