@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "checks/common.hpp"
+#include "checks/flow.hpp"
 
 namespace ll {
 namespace {
@@ -35,7 +36,9 @@ class History {
   CheckContext& ctx_;
   const Facts& f_;
   Id func_;
-  std::unordered_set<std::string> tainted_;
+  std::unordered_set<std::string> tainted_;   // source-order walk: the fallback outside the flow graphs
+  std::unordered_set<std::string> detached_;  // detach_()'d in place since their last binding (source order)
+  mutable std::map<std::pair<Id, std::string>, char> reach_memo_;  // 0 computing, 1 no, 2 yes
   const std::unordered_set<std::string>& accumulating_methods_;  // same-file methods that keep their argument
   bool quiet_ = false;
   bool returned_history_ = false;
@@ -61,12 +64,12 @@ class History {
     const Expr& e = f_.e(x);
     switch (e.kind) {
       case ExprKind::Name:
-        return tainted_.count(e.text) != 0;
+        return name_carries(e.text, x, depth);
       case ExprKind::Attribute: {
         if (in(e.text, {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim", "T"}))
           return e.text == "T" && carries(e.kids[0], off, depth + 1);
         std::string d = f_.dotted(x);
-        if (!d.empty() && tainted_.count(d)) return true;
+        if (!d.empty() && name_carries(d, x, depth)) return true;
         return carries(e.kids[0], off, depth + 1);
       }
       case ExprKind::Subscript:
@@ -85,6 +88,51 @@ class History {
         return !e.kids.empty() && carries(e.kids[0], off, depth + 1);
       case ExprKind::Call:
         return call_carries(x, off, depth);
+      default:
+        return false;
+    }
+  }
+
+  // Does the name, read at expression `at`, carry history? Flow-sensitive: it does when a
+  // binding of it that reaches this point does (branches join, loops carry values round).
+  bool name_carries(const std::string& d, Id at, int depth) const {
+    if (detached_.count(d)) return false;
+    Id st = f_.stmt_of(at);
+    if (st == kNone || depth > 48) return tainted_.count(d) != 0;
+    return reaching_carries(d, st, depth);
+  }
+
+  bool reaching_carries(const std::string& d, Id st, int depth) const {
+    auto key = std::make_pair(st, d);
+    auto it = reach_memo_.find(key);
+    if (it != reach_memo_.end()) return it->second == 2;  // in progress (a loop): no
+    reach_memo_[key] = 0;
+    bool outside = false, r = false;
+    for (const Def& df : f_.flow().reaching(st, d, &outside)) {
+      r = def_carries(d, df, depth);
+      if (r) break;
+    }
+    reach_memo_[key] = r ? 2 : 1;
+    return r;
+  }
+
+  bool def_carries(const std::string& d, const Def& df, int depth) const {
+    if (df.value == kNone) return false;
+    bool off = grad_off_at(df.stmt);
+    switch (df.kind) {
+      case DefKind::Assign: case DefKind::Declared: case DefKind::WithAlias:
+        return carries(df.value, off, depth + 1);
+      case DefKind::Unpacked: {
+        // `loss, sample_size, logs = criterion(model, sample)`: only the loss carries history
+        // when a loss function's tuple is unpacked (a model's outputs all do).
+        if (!carries(df.value, off, depth + 1)) return false;
+        if (f_.e(df.value).kind != ExprKind::Call) return true;
+        auto ci = f_.call_index.find(df.value);
+        if (ci != f_.call_index.end() && f_.is_model_call(f_.calls[ci->second])) return true;
+        return is_loss_name(f_.last_component(d));
+      }
+      case DefKind::Augmented:
+        return carries(df.value, off, depth + 1) || reaching_carries(d, df.stmt, depth + 1);
       default:
         return false;
     }
@@ -362,6 +410,7 @@ class History {
           for (size_t k = 0; k < f_.e(t).kids.size(); ++k) {
             std::string d = f_.dotted(f_.e(t).kids[k]);
             if (d.empty()) continue;
+            detached_.erase(d);
             bool ck = v.kind == ExprKind::Sequence && k < v.kids.size() ? carries(v.kids[k], off)
                       : loss_tuple ? is_loss_name(f_.last_component(d)) : c;
             if (ck) tainted_.insert(d); else tainted_.erase(d);
@@ -369,6 +418,7 @@ class History {
         } else {
           std::string d = f_.dotted(t);
           if (d.empty()) continue;
+          detached_.erase(d);
           if (c) tainted_.insert(d); else tainted_.erase(d);
         }
       }
@@ -376,7 +426,10 @@ class History {
                (f_.callee_attr(s.value) == "detach_" || f_.callee_attr(s.value) == "requires_grad_")) {
       // loss.detach_() drops the history in place.
       std::string d = f_.dotted(f_.callee_receiver(s.value));
-      if (!d.empty()) tainted_.erase(d);
+      if (!d.empty()) {
+        tainted_.erase(d);
+        detached_.insert(d);
+      }
     } else if (s.kind == StmtKind::AugAssign && !s.targets.empty()) {
       std::string d = f_.dotted(s.targets[0]);
       if (!d.empty() && carries(s.value, off)) tainted_.insert(d);
