@@ -28,6 +28,31 @@ bool mentions(const Facts& f, Id x, const std::string& d) {
   return hit;
 }
 
+// What retain_graph does in a LibTorch training loop depends on the optimizer (measured with
+// LibTorch 1.13): torch::optim::SGD updates the weights through .data(), which autograd's
+// in-place check does not see, so the loop runs and grows; Adam, AdamW, RMSprop and Adagrad
+// bump the weights' version and the next backward() fails, as in Python.
+std::string cpp_retain_effect(const Facts& f, int loop) {
+  std::string kind;
+  for (int ci : f.loops[loop].calls) {
+    Id opt = f.optimizer_of_step(f.calls[ci]);
+    if (opt == kNone) continue;
+    std::string d = f.dotted(opt);
+    for (Id v : f.bindings_at(f.calls[ci].func, d, opt)) {
+      std::string q = f.e(v).kind == ExprKind::Call ? f.callee_qual(v) : "";
+      if (q.rfind("torch.optim.", 0) == 0) kind = q.substr(12);
+    }
+  }
+  const std::string grow = "memory and backward time grow every iteration";
+  if (kind == "SGD")
+    return "with it, " + grow + " (torch::optim::SGD updates the weights through .data(), which autograd's in-place "
+           "check does not see)";
+  if (!kind.empty())
+    return "with it, backward() fails on the weights that torch::optim::" + kind + "'s step() modified in place";
+  return "with it, under torch::optim::SGD (which updates the weights through .data()) " + grow +
+         ", and under the other optimizers backward() fails on the weights step() modified in place";
+}
+
 }  // namespace
 
 void check_LL103(CheckContext& ctx) {
@@ -134,10 +159,9 @@ void check_LL103(CheckContext& ctx) {
             trains && f.m.lang == Lang::Cpp
                 ? "`" + name + "` comes from the previous iteration's forward and is fed back into the model "
                   "without `.detach()`: each iteration's graph is chained to every earlier one, so without "
-                  "retain_graph the second iteration's backward() fails on the earlier steps' freed buffers, "
-                  "and with it memory and backward time grow every iteration (LibTorch's optimizers update the "
-                  "weights through .data(), so no in-place check stops the chain); detach it each iteration (`" +
-                      name + " = " + name + ".detach()`, truncated BPTT)"
+                  "retain_graph the second iteration's backward() fails on the earlier steps' freed buffers; " +
+                      cpp_retain_effect(f, li) + "; detach it each iteration (`" + name + " = " + name +
+                      ".detach()`, truncated BPTT)"
             : trains ? "`" + name + "` comes from the previous iteration's forward and is fed back into the model "
                      "without `.detach()`: each iteration's graph is chained to every earlier one, so the second "
                      "iteration's backward() fails (without retain_graph=True the earlier steps' buffers are "

@@ -285,7 +285,7 @@ class ClaimsThatWereWrong(unittest.TestCase):
         self.assertEqual(judge(rule, "cpu", mutate=later), verdicts.NOT_CONFIRMED)
 
     def test_ll103_cpp_claim_is_growth_with_retain_graph(self):
-        # LibTorch's optimizers update weights through .data(): with retain_graph the usual
+        # LibTorch's SGD updates weights through .data(): with retain_graph the usual
         # loop runs and grows instead of failing in chunk 2 (measured by the C++ pair)
         rule = verdicts.BY_ID["LL103"]
 

@@ -298,7 +298,7 @@ def eval_ll103(leaky, fixed, device):
     d2 = len(series(leaky, "step", "step_each_chunk_retain_graph"))
     f_done = len(series(fixed, "step", "step_each_chunk"))
     r_growth = slope(series(leaky, "saved_mib", "step_each_chunk_retain_graph"))
-    # LibTorch (C++): its optimizers update the weights through .data(), whose version
+    # LibTorch (C++) with torch::optim::SGD (the pair uses it): SGD updates the weights through .data(), whose version
     # counter autograd does not check, so with retain_graph the usual loop does not fail
     # in chunk 2 as in Python: it runs, and the retained graph grows by a chunk per step
     cpp = getattr(leaky, "lang", "python") == "cpp"
