@@ -51,8 +51,38 @@ void check_LL402(CheckContext& ctx) {
       prefetch = lit && lit->lit == LitKind::Int ? std::stol(lit->text) : -1;
     }
     std::string pin = pinned ? ", and pin_memory=True holds the same batches again in page-locked memory" : "";
+    // LibTorch's DataLoader runs its workers as threads of the process, each with its own
+    // copy of the dataset, and keeps up to max_jobs batches in flight (default 2 x workers);
+    // it has no prefetch_factor.
+    const bool cpp = f.m.lang == Lang::Cpp;
+    long inflight = prefetch > 0 ? workers * prefetch : -1;
+    if (cpp) {
+      inflight = 2 * workers;
+      if (Id mj = f.arg(c.call, static_cast<size_t>(-1), "max_jobs"); mj != kNone) {
+        const Expr* lit = f.literal_of(mj, c.func);
+        inflight = lit && lit->lit == LitKind::Int ? std::stol(lit->text) : -1;
+      }
+    }
+    const std::string each = cpp ? "each worker is a thread with its own copy of the dataset object"
+                                 : "each worker is a separate process with its own copy of the dataset object";
     std::string msg;
-    if (nw != kNone && unbounded_cpu_count(f, c.func, nw)) {
+    if (cpp && nw != kNone && unbounded_cpu_count(f, c.func, nw)) {
+      msg = "`workers` follows the machine's CPU count with no bound: " + each +
+            " and up to max_jobs (default 2 x workers) batches in flight, so host RAM grows with the core count "
+            "(host memory, not GPU memory); cap it, e.g. `std::min<size_t>(" + std::to_string(f.cfg.max_workers) +
+            ", std::thread::hardware_concurrency())`";
+    } else if (cpp && workers > f.cfg.max_workers && !copy_on_access) {
+      msg = "`workers(" + std::to_string(workers) + ")` is above the budget of " + std::to_string(f.cfg.max_workers) +
+            " (max-workers): " + each + " and " +
+            (inflight > 0 ? std::to_string(inflight) : std::string("several")) +
+            " batches in flight (max_jobs) in host RAM (host memory, not GPU memory); lower workers";
+    } else if (cpp && workers > 0 && inflight > f.cfg.max_inflight_batches) {
+      msg = "DataLoader keeps up to max_jobs = " + std::to_string(inflight) +
+            " batches in flight in host RAM (plus each worker thread's copy of the dataset), above the budget of " +
+            std::to_string(f.cfg.max_inflight_batches) +
+            " (max-inflight-batches); this is host memory, not GPU memory — lower max_jobs or workers";
+    } else if (cpp) {
+    } else if (nw != kNone && unbounded_cpu_count(f, c.func, nw)) {
       msg = "`num_workers` follows the machine's CPU count with no bound: each worker is a separate process with "
             "its own copy of the dataset object and up to prefetch_factor batches in flight, so host RAM grows with "
             "the core count" + pin + " (host memory, not GPU memory); cap it, e.g. `min(" +

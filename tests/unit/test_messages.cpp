@@ -145,3 +145,24 @@ TEST(Messages, LL103InALibTorchTrainingLoopSaysRetainGraphLetsItGrow) {
     EXPECT_NE(g->message.find(effect), std::string::npos) << g->message;
   }
 }
+
+TEST(Messages, LL402InLibTorchSpeaksOfWorkerThreadsAndMaxJobs) {
+  // LibTorch's DataLoader workers are threads (each with its own copy of the dataset) and
+  // it keeps up to max_jobs batches in flight; it has no prefetch_factor.
+  const std::string src =
+      "import torch\n\n\ndef make(ds):\n"
+      "    return torch.utils.data.DataLoader(ds, batch_size=128, num_workers=10, max_jobs=40)\n";
+  Module m;
+  std::vector<Diagnostic> diags;
+  ASSERT_TRUE(python::lower(src, "t.py", m, diags));
+  m.lang = Lang::Cpp;
+  const std::vector<Finding> findings = run_checks(m, Config{}, "t.cpp", src);
+  const Finding* f = nullptr;
+  for (const auto& x : findings)
+    if (x.rule == "LL402") f = &x;
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("each worker is a thread"), std::string::npos) << f->message;
+  EXPECT_NE(f->message.find("40 batches in flight"), std::string::npos) << f->message;
+  EXPECT_EQ(f->message.find("separate process"), std::string::npos) << f->message;
+  EXPECT_EQ(f->message.find("prefetch"), std::string::npos) << f->message;
+}
