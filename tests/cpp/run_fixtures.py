@@ -44,14 +44,29 @@ def discover(root, only):
     return sorted(out)
 
 
-def expectations(path):
+# An expectation may pin the column and key words of the message, as in the Python
+# fixtures: `// expect: LL101@28 "forward of `model`" "NoGradGuard", LL102`.
+PIN_RE = re.compile(r'(LL\d{3})(?:@(\d+))?((?:\s*"[^"]+")*)')
+
+
+def pins_of(text):
+    """(rule, column or None, [key words]) of each expectation after `expect:`."""
+    out = []
+    for m in PIN_RE.finditer(text):
+        out.append((m.group(1), int(m.group(2)) if m.group(2) else None, re.findall(r'"([^"]+)"', m.group(3))))
+    return out
+
+
+def expectations(path, pins=None):
     expected, toml = set(), []
     with open(path, encoding="utf-8") as fh:
         for no, line in enumerate(fh, 1):
-            m = EXPECT_RE.search(line)
+            m = re.search(r"//\s*expect:(.*)$", line)
             if m:
-                for rid in ID_RE.findall(m.group(1)):
+                for rid, col, words in pins_of(m.group(1)):
                     expected.add((no, rid))
+                    if pins is not None and (col or words):
+                        pins[(no, rid)] = (col, words)
             if line.startswith(CONFIG_PREFIX):
                 toml.append(line[len(CONFIG_PREFIX):].strip())
     return expected, toml
@@ -158,8 +173,9 @@ def main():
     # One process per (rule folder, config); folders run in parallel.
     groups = {}
     meta = {}
+    pins = {}  # rel -> {(line, rule): (column or None, [key words])}
     for rel in rels:
-        expected, toml = expectations(os.path.join(root, rel))
+        expected, toml = expectations(os.path.join(root, rel), pins.setdefault(rel, {}))
         meta[rel] = expected
         rule_dir = rel.split(os.sep, 1)[0]
         groups.setdefault((rule_dir, "\n".join(toml)), []).append(rel)
@@ -213,6 +229,15 @@ def main():
                 problems.append("unexpected %s at line %d: %s" % (rule, line, msg))
             for line, rule in sorted(expected - got):
                 problems.append("expected %s at line %d but found none" % (rule, line))
+            # Pinned column and key words: checked on the semantic analysis (without headers
+            # the syntactic lowering may place and word a finding differently).
+            if not args.without_headers:
+                for (line, rule), (col, words) in sorted(pins.get(rel, {}).items()):
+                    cands = [f for f in res.get("findings", []) if f["line"] == line and f["rule"] == rule]
+                    if cands and not any((col is None or f["col"] == col) and all(w in f["message"] for w in words)
+                                         for f in cands):
+                        problems.append("%s at line %d does not match its pinned column %s and key words %s: %s"
+                                        % (rule, line, col, words, [(f["col"], f["message"]) for f in cands]))
         if problems:
             failures += 1
             print("FAIL", rel)
