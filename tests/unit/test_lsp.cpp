@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -481,6 +482,34 @@ TEST_F(LspSession, IncrementalChangesAndNonPythonDocuments) {
   auto cpp = diagnostics_for(msgs, cpp_uri);
   ASSERT_EQ(cpp.size(), 1u);
   EXPECT_EQ(cpp[0]["diagnostics"], Json::array());
+}
+
+TEST_F(LspSession, CppDocumentsGoToTheCppFrontendThroughACopyBesideTheFile) {
+  // A C++ buffer that holds a forward is analysed (here leaklint-cpp is made unavailable, so
+  // the analysis says it needs it, under the document's own name); no copy is left behind.
+  const char* old = std::getenv("LEAKLINT_CPP");
+  const std::string saved = old ? old : "";
+  ::setenv("LEAKLINT_CPP", (dir_ / "no-such-leaklint-cpp").c_str(), 1);
+  std::string cpp_uri = uri_from_path((dir_ / "eval.cpp").string());
+  auto before = std::distance(fs::directory_iterator(dir_), fs::directory_iterator());
+  auto msgs = run(request(1, "initialize", {{"capabilities", Json::object()}}) +
+                  notification("textDocument/didOpen",
+                               {{"textDocument",
+                                 {{"uri", cpp_uri},
+                                  {"languageId", "cpp"},
+                                  {"version", 1},
+                                  {"text", "#include <torch/torch.h>\nvoid f(torch::nn::Linear& m, torch::Tensor x) {\n"
+                                           "  m->forward(x);\n}\n"}}}}));
+  if (old) ::setenv("LEAKLINT_CPP", saved.c_str(), 1);
+  else ::unsetenv("LEAKLINT_CPP");
+  auto pubs = diagnostics_for(msgs, cpp_uri);
+  ASSERT_EQ(pubs.size(), 1u);
+  ASSERT_EQ(pubs[0]["diagnostics"].size(), 1u) << pubs[0].dump();
+  EXPECT_EQ(pubs[0]["diagnostics"][0]["code"], "unsupported");
+  const std::string message = pubs[0]["diagnostics"][0]["message"].get<std::string>();
+  EXPECT_NE(message.find("leaklint-cpp"), std::string::npos) << message;
+  EXPECT_EQ(message.find(".leaklint-"), std::string::npos) << message;  // the copy's name never shows
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), before);
 }
 
 }  // namespace
