@@ -193,8 +193,11 @@ volatile std::sig_atomic_t g_temp_live[kTempSlots];
 std::mutex g_temp_mu;
 
 extern "C" void remove_temps_and_die(int sig) {
+  // Files first, then the private directories that held them.
   for (int i = 0; i < kTempSlots; ++i)
     if (g_temp_live[i]) ::unlink(g_temp_names[i]);
+  for (int i = 0; i < kTempSlots; ++i)
+    if (g_temp_live[i]) ::rmdir(g_temp_names[i]);
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
@@ -324,7 +327,7 @@ FileResult analyze_cpp_buffer(const std::string& path, const std::string& text, 
       return r;
     }
     copy.dir = buf.data();
-    copy.dir_slot = track_temp_file(copy.dir);  // unlink() of a directory fails: harmless
+    copy.dir_slot = track_temp_file(copy.dir);
     if (!make_copy(copy.dir, stem, ext, text, copy, &err)) {
       r.diagnostics.push_back(fatal(path, "io-error", "cannot write a temporary copy of the buffer: " + err + "; not analysed"));
       return r;

@@ -157,6 +157,31 @@ class CppBuffers(unittest.TestCase):
         self.assertEqual(p.returncode, -signal.SIGTERM)
         self.assert_nothing_left()
 
+    def test_signal_removes_the_private_directory_too(self):
+        # A buffer whose directory cannot take the copy goes to a private directory under
+        # $TMPDIR: a signal removes the copy and that directory.
+        tmpdir = os.path.join(self.tmp, "tmpdir")
+        os.makedirs(tmpdir, exist_ok=True)
+        env = dict(os.environ, TMPDIR=tmpdir, XDG_CACHE_HOME=os.path.join(self.tmp, "cold-cache-2"))
+        p = subprocess.Popen([BIN, "--stdin-filename", os.path.join(self.tmp, "missing", "eval.cpp")], cwd=self.tmp,
+                             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdin.write(BUFFER.encode())
+        p.stdin.close()
+        seen = []
+        for _ in range(3000):
+            seen = [os.path.join(r, f) for r, _, fs in os.walk(tmpdir) for f in fs]
+            if seen or p.poll() is not None:
+                break
+            time.sleep(0.01)
+        self.assertTrue(seen, "no temporary copy was seen")
+        self.assertRegex(os.path.relpath(seen[0], tmpdir), r"^leaklint-buffer-[A-Za-z0-9]{6}/eval\.leaklint-[A-Za-z0-9]{6}\.cpp$")
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=60)
+        p.stdout.close()
+        p.stderr.close()
+        self.assertEqual(p.returncode, -signal.SIGTERM)
+        self.assertEqual(os.listdir(tmpdir), [])
+
     def test_lsp_publishes_findings_for_a_cpp_buffer(self):
         env = dict(os.environ, XDG_CACHE_HOME=self.cache)
         p = subprocess.Popen([BIN, "lsp", "--stdio"], cwd=self.proj, env=env, stdin=subprocess.PIPE,
