@@ -118,8 +118,11 @@ bool same_model(const std::string& a, const std::string& b) { return a.empty() |
 // A class of this file whose layers are all torch.nn layers that behave the same in
 // train() and eval(): switching its mode changes nothing.
 bool mode_free_class(const Facts& f, Id cls) {
-  static const char* kModal[] = {"Dropout", "AlphaDropout", "BatchNorm", "SyncBatchNorm", "InstanceNorm", "RNN",
-                                 "LSTM", "GRU", "Transformer", "MultiheadAttention", "RReLU"};
+  static const char* kModal[] = {"Dropout", "AlphaDropout", "BatchNorm", "SyncBatchNorm", "InstanceNorm",
+                                 "Transformer", "RReLU"};
+  // Recurrent layers and attention differ between modes only through their dropout
+  // argument (default 0).
+  static const char* kDropoutArg[] = {"RNN", "LSTM", "GRU", "MultiheadAttention"};
   for (const CallSite& c : f.calls) {
     if (c.func == kNone || f.class_of(c.func) != cls) continue;
     std::string q = f.callee_qual(c.call);
@@ -128,6 +131,13 @@ bool mode_free_class(const Facts& f, Id cls) {
       std::string_view last = f.last_component(q);
       for (const char* k : kModal)
         if (last.find(k) != std::string_view::npos) return false;
+      for (const char* k : kDropoutArg)
+        if (last == k) {
+          Id d = f.arg(c.call, static_cast<size_t>(-1), "dropout");
+          if (f.has_kwargs_splat(c.call)) return false;
+          if (d != kNone && !(f.e(d).kind == ExprKind::Literal && (f.e(d).text == "0" || f.e(d).text == "0.0")))
+            return false;
+        }
       if (q.find("dropout") != std::string::npos) return false;  // F.dropout(x, training=...)
       continue;
     }
@@ -151,8 +161,16 @@ bool model_is_mode_free(const Facts& f, Id func, const std::string& name) {
   if (name.empty()) return false;
   auto vals = f.bindings(func, name);
   if (vals.empty()) return false;
+  bool any = false;
   for (Id v : vals) {
+    // `model = model.cuda()`, `net = Net().to(device)`: the module it moves.
+    while (f.e(v).kind == ExprKind::Call && f.callee_receiver(v) != kNone &&
+           (f.callee_attr(v) == "cuda" || f.callee_attr(v) == "to" || f.callee_attr(v) == "cpu" ||
+            f.callee_attr(v) == "double" || f.callee_attr(v) == "float" || f.callee_attr(v) == "half"))
+      v = f.callee_receiver(v);
+    if (f.dotted(v) == name) continue;  // rebinding of itself
     if (f.e(v).kind != ExprKind::Call) return false;
+    any = true;
     Id callee = f.e(v).kids[0];
     Id cls = kNone;
     if (f.e(callee).kind == ExprKind::Name && f.qual(callee).empty())
@@ -160,7 +178,7 @@ bool model_is_mode_free(const Facts& f, Id func, const std::string& name) {
         if (f.m.classes[k].name == f.e(callee).text) cls = k;
     if (cls == kNone || !mode_free_class(f, cls)) return false;
   }
-  return true;
+  return any;
 }
 
 }  // namespace
