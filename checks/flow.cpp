@@ -1,5 +1,7 @@
 #include "checks/flow.hpp"
 
+#include <algorithm>
+
 #include "checks/facts.hpp"
 
 namespace ll {
@@ -10,6 +12,11 @@ constexpr int kEntry = 0, kExit = 1;
 // function", bits 1..63 the name's bindings. A name bound more often than that in one
 // function (generated code) falls back to "any binding may reach".
 constexpr size_t kMaxDefs = 63;
+// Work bound per graph: dense per-name dataflow and liveness walks may visit at most this
+// many nodes per node of the graph (plus a constant). Beyond it a name is answered
+// flow-insensitively (every binding may reach; "still used" for liveness), so a generated
+// function with thousands of names stays linear.
+constexpr size_t kWorkPerNode = 64, kWorkBase = 100000;
 
 bool has_prefix(const std::string& s, const std::string& p) {
   return s.size() > p.size() && s.compare(0, p.size(), p) == 0 && s[p.size()] == '.';
@@ -19,6 +26,10 @@ bool has_prefix(const std::string& s, const std::string& p) {
 
 struct Flow::NameFlow {
   std::vector<Def> defs;       // bit i + 1
+  std::vector<int> nodes;      // nodes that bind or unbind the name (or a prefix of it)
+  std::vector<uint64_t> gens;  // per nodes[i]: the bits it generates (0: unbinds; 1: unknown)
+  int single = -1;             // the only such node, when it binds the name itself
+  bool dense = false;          // `in` computed
   std::vector<uint64_t> in;    // per node
   bool overflow = false;
 };
@@ -34,6 +45,13 @@ struct Flow::Graph {
   std::vector<std::vector<std::pair<std::string, Def>>> binds;
   std::vector<std::vector<std::string>> unbinds;
   std::unordered_map<std::string, std::unique_ptr<NameFlow>> names;
+  // Built once per graph.
+  std::vector<std::vector<int>> pred;  // predecessors that run at all
+  std::unordered_map<std::string, std::vector<int>> affecting;  // name -> nodes binding/unbinding it
+  std::vector<int> rpo;                // node -> index in `order` (-1: unreachable)
+  std::vector<int> idom, dom_pre, dom_post;  // dominator tree, on the first question that needs it
+  size_t work = 0;                     // nodes visited by dense name flows and liveness walks
+  size_t budget() const { return kWorkPerNode * stmt.size() + kWorkBase; }
 };
 
 namespace {
@@ -213,8 +231,76 @@ struct Builder {
       }
     }
     g.order.assign(post.rbegin(), post.rend());
+    g.rpo.assign(g.stmt.size(), -1);
+    for (size_t i = 0; i < g.order.size(); ++i) g.rpo[g.order[i]] = static_cast<int>(i);
+    // Predecessors that run at all (a statement after `break` contributes nothing).
+    g.pred.assign(g.stmt.size(), {});
+    for (size_t i = 0; i < g.stmt.size(); ++i)
+      if (g.rpo[i] >= 0)
+        for (int t : g.succ[i]) g.pred[t].push_back(static_cast<int>(i));
+    for (size_t n = 0; n < g.stmt.size(); ++n) {
+      auto note = [&](const std::string& name) {
+        auto& v = g.affecting[name];
+        if (v.empty() || v.back() != static_cast<int>(n)) v.push_back(static_cast<int>(n));
+      };
+      for (const auto& [name, def] : g.binds[n]) note(name);
+      for (const auto& name : g.unbinds[n]) note(name);
+    }
   }
 };
+
+// Dominator tree (Cooper, Harvey, Kennedy: "A Simple, Fast Dominance Algorithm") with
+// pre/post numbers, so "does a dominate b" is two comparisons.
+void build_dominators(Flow::Graph& g) {
+  size_t n = g.stmt.size();
+  g.idom.assign(n, -1);
+  g.idom[kEntry] = kEntry;
+  auto intersect = [&](int a, int b) {
+    while (a != b) {
+      while (g.rpo[a] > g.rpo[b]) a = g.idom[a];
+      while (g.rpo[b] > g.rpo[a]) b = g.idom[b];
+    }
+    return a;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int v : g.order) {
+      if (v == kEntry) continue;
+      int nd = -1;
+      for (int p : g.pred[v])
+        if (g.idom[p] >= 0) nd = nd < 0 ? p : intersect(p, nd);
+      if (nd >= 0 && g.idom[v] != nd) {
+        g.idom[v] = nd;
+        changed = true;
+      }
+    }
+  }
+  std::vector<std::vector<int>> kids(n);
+  for (int v : g.order)
+    if (v != kEntry && g.idom[v] >= 0) kids[g.idom[v]].push_back(v);
+  g.dom_pre.assign(n, -1);
+  g.dom_post.assign(n, -1);
+  int clock = 0;
+  std::vector<std::pair<int, size_t>> stack{{kEntry, 0}};
+  g.dom_pre[kEntry] = clock++;
+  while (!stack.empty()) {
+    auto& [v, i] = stack.back();
+    if (i < kids[v].size()) {
+      int k = kids[v][i++];
+      g.dom_pre[k] = clock++;
+      stack.push_back({k, 0});
+    } else {
+      g.dom_post[v] = clock++;
+      stack.pop_back();
+    }
+  }
+}
+
+bool dominates(Flow::Graph& g, int a, int b) {
+  if (g.idom.empty()) build_dominators(g);
+  if (g.dom_pre[a] < 0 || g.dom_pre[b] < 0) return false;
+  return g.dom_pre[a] <= g.dom_pre[b] && g.dom_post[b] <= g.dom_post[a];
+}
 
 // Does the expression read `d` (the name itself, or an attribute / subscript / method of it)?
 bool mentions(const Facts& f, Id x, const std::string& d) {
@@ -316,6 +402,12 @@ size_t Flow::nodes_built() const {
   return n;
 }
 
+size_t Flow::work_done() const {
+  size_t n = 0;
+  for (const auto& [k, g] : graphs_) n += g->work;
+  return n;
+}
+
 const Flow::Graph* Flow::graph(Id func) const {
   auto it = graphs_.find(func);
   if (it != graphs_.end()) return it->second.get();
@@ -340,50 +432,69 @@ const Flow::NameFlow& Flow::name_flow(const Graph& g, const std::string& d) cons
   auto it = g.names.find(d);
   if (it != g.names.end()) return *it->second;
   auto nf = std::make_unique<NameFlow>();
-  size_t n = g.stmt.size();
-  // Per node: kill (bit set) and the bit it generates (0 = none).
-  std::vector<uint64_t> gen(n, 0);
-  std::vector<char> kill(n, 0);
-  for (size_t i = 0; i < n; ++i) {
+  // The nodes that bind or unbind `d` or one of its prefixes (`self.model` for `self.model.head`).
+  std::vector<int> nodes;
+  for (size_t p = 0; p <= d.size(); ++p) {
+    if (p < d.size() && d[p] != '.') continue;
+    auto a = g.affecting.find(d.substr(0, p));
+    if (a != g.affecting.end()) nodes.insert(nodes.end(), a->second.begin(), a->second.end());
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  for (int i : nodes) {
     const Def* def = nullptr;
     bool unknown = false;
-    if (!node_affects(g, static_cast<int>(i), d, &def, &unknown)) continue;
-    kill[i] = 1;
-    if (unknown) gen[i] = 1;
-    if (!def) continue;
-    if (nf->defs.size() >= kMaxDefs) {
-      nf->overflow = true;
+    if (!node_affects(g, i, d, &def, &unknown)) continue;
+    uint64_t gen = unknown ? 1 : 0;
+    if (def) {
       nf->defs.push_back(*def);
-      continue;
+      if (nf->defs.size() > kMaxDefs) nf->overflow = true;
+      else gen = uint64_t{1} << nf->defs.size();
     }
-    nf->defs.push_back(*def);
-    gen[i] = uint64_t{1} << nf->defs.size();
+    nf->nodes.push_back(i);
+    nf->gens.push_back(gen);
   }
-  nf->in.assign(n, 0);
-  if (!nf->overflow) {
-    // Predecessors that run at all (a statement after `break` contributes nothing).
-    std::vector<char> reachable(n, 0);
-    for (int v : g.order) reachable[v] = 1;
-    std::vector<std::vector<int>> pred(n);
-    for (size_t i = 0; i < n; ++i)
-      if (reachable[i])
-        for (int t : g.succ[i]) pred[t].push_back(static_cast<int>(i));
-    auto out = [&](int i) { return kill[i] ? gen[i] : nf->in[i]; };
-    nf->in[kEntry] = 1;  // bound outside
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (int v : g.order) {
-        if (v == kEntry) continue;
-        uint64_t in = 0;
-        for (int p : pred[v]) in |= out(p);
-        if (in != nf->in[v]) {
-          nf->in[v] = in;
-          changed = true;
-        }
+  if (nf->nodes.size() == 1 && nf->defs.size() == 1) nf->single = nf->nodes[0];
+  return *(const_cast<Graph&>(g).names[d] = std::move(nf));
+}
+
+// Reaching definitions of one name at every node, iterated to a fixpoint in reverse
+// postorder; within the graph's work budget, else the name is answered flow-insensitively.
+void Flow::make_dense(const Graph& cg, const NameFlow& cnf) const {
+  Graph& g = const_cast<Graph&>(cg);
+  NameFlow& nf = const_cast<NameFlow&>(cnf);
+  size_t n = g.stmt.size();
+  nf.dense = true;
+  if (nf.overflow || g.work + 3 * n > g.budget()) {
+    nf.overflow = true;
+    return;
+  }
+  std::vector<uint64_t> gen(n, 0);
+  std::vector<char> kill(n, 0);
+  for (size_t k = 0; k < nf.nodes.size(); ++k) {
+    kill[nf.nodes[k]] = 1;
+    gen[nf.nodes[k]] = nf.gens[k];
+  }
+  nf.in.assign(n, 0);
+  auto out = [&](int i) { return kill[i] ? gen[i] : nf.in[i]; };
+  nf.in[kEntry] = 1;  // bound outside
+  for (bool changed = true; changed;) {
+    changed = false;
+    g.work += g.order.size();
+    if (g.work > g.budget()) {
+      nf.overflow = true;
+      return;
+    }
+    for (int v : g.order) {
+      if (v == kEntry) continue;
+      uint64_t in = 0;
+      for (int p : g.pred[v]) in |= out(p);
+      if (in != nf.in[v]) {
+        nf.in[v] = in;
+        changed = true;
       }
     }
   }
-  return *(const_cast<Graph&>(g).names[d] = std::move(nf));
 }
 
 std::vector<Def> Flow::reaching(Id at, const std::string& d, bool* outside) const {
@@ -392,7 +503,15 @@ std::vector<Def> Flow::reaching(Id at, const std::string& d, bool* outside) cons
   const Graph* g = graph_of_stmt(at, &node);
   if (!g) return {};
   const NameFlow& nf = name_flow(*g, d);
-  if (nf.overflow) return nf.defs;
+  if (nf.nodes.empty()) return {};  // never bound here: from outside
+  // One binding that dominates the read (straight-line code, the common case): it is the
+  // only one that reaches, and no path from the entry avoids it.
+  if (nf.single >= 0 && nf.single != node && dominates(const_cast<Graph&>(*g), nf.single, node)) {
+    *outside = false;
+    return nf.defs;
+  }
+  if (!nf.dense) make_dense(*g, nf);
+  if (nf.overflow) return nf.defs;  // over budget: any binding may reach, and the outside too
   uint64_t bits = nf.in[node];
   *outside = (bits & 1) != 0;
   std::vector<Def> out;
@@ -412,11 +531,13 @@ bool Flow::read_after(Id from, const std::string& d, Id stop) const {
   }
   std::vector<char> seen(g->stmt.size(), 0);
   std::vector<int> work(g->succ[node].begin(), g->succ[node].end());
+  Graph& mg = const_cast<Graph&>(*g);
   while (!work.empty()) {
     int v = work.back();
     work.pop_back();
     if (seen[v] || v == stop_node) continue;
     seen[v] = 1;
+    if (++mg.work > mg.budget()) return true;  // over budget: assume it is still used
     if (node_reads(f_, *g, v, d)) return true;
     const Def* def = nullptr;
     bool unknown = false;

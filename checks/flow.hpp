@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -57,6 +58,8 @@ class Flow {
 
   // Number of graph nodes built so far (for tests and --stats).
   size_t nodes_built() const;
+  // Node visits spent on dense per-name dataflow and liveness walks (for the linearity test).
+  size_t work_done() const;
 
   struct Graph;     // defined in flow.cpp
   struct NameFlow;
@@ -65,6 +68,7 @@ class Flow {
   const Graph* graph_of_stmt(Id stmt, int* node) const;
   const Graph* graph(Id func) const;  // func == kNone: module level
   const NameFlow& name_flow(const Graph& g, const std::string& dotted) const;
+  void make_dense(const Graph& g, const NameFlow& nf) const;
 
   const Facts& f_;
   mutable std::unordered_map<Id, std::unique_ptr<Graph>> graphs_;  // key: func, kNone = module

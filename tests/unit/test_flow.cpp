@@ -230,3 +230,35 @@ TEST(Flow, StatementsWithABodyRunItInline) {
   EXPECT_EQ(defs[0].stmt, assign);
   EXPECT_FALSE(outside);
 }
+
+TEST(Flow, WorkStaysLinearWithManyNamesInOneFunction) {
+  // Every name bound on two branches needs a dense dataflow of its own: without a bound that
+  // is names x statements. The graph's work budget keeps it linear (over budget a name is
+  // answered flow-insensitively).
+  auto work_for = [](int n) {
+    std::string src = "import torch\ndef f(x, c):\n";
+    for (int i = 0; i < n; ++i) {
+      std::string m = "m" + std::to_string(i);
+      src += "    if c:\n        " + m + " = torch.jit.load('p')\n    else:\n        " + m +
+             " = torch.jit.load('q')\n    y = " + m + "(x)\n";
+    }
+    Fixture t(src);
+    for (const CallSite& c : t.f->calls) t.f->is_loaded_model(c.func, t.m.exprs[c.call].kids[0]);
+    return t.f->flow().work_done();
+  };
+  size_t a = work_for(1000), b = work_for(2000);
+  EXPECT_GT(a, 0u);
+  EXPECT_LE(b, a * 5 / 2) << a << " -> " << b;
+}
+
+TEST(Flow, OneDominatingBindingNeedsNoDataflow) {
+  std::string src = "import torch\ndef f(x):\n";
+  for (int i = 0; i < 500; ++i)
+    src += "    m" + std::to_string(i) + " = torch.jit.load('p')\n    y = m" + std::to_string(i) + "(x)\n";
+  Fixture t(src);
+  for (const CallSite& c : t.f->calls)
+    if (t.m.exprs[t.m.exprs[c.call].kids[0]].kind == ExprKind::Name &&
+        t.m.exprs[t.m.exprs[c.call].kids[0]].text[0] == 'm')
+      EXPECT_TRUE(t.f->is_loaded_model(c.func, t.m.exprs[c.call].kids[0]));
+  EXPECT_EQ(t.f->flow().work_done(), 0u);
+}
