@@ -6,23 +6,27 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (c.loop < 0) return "";
   auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
   if (f.loop_trains(c.loop)) return "";
+  // The most concrete evidence first: the model was put in eval mode, then the data the
+  // loop reads, then only the function's name.
+  Id callee = f.e(c.call).kids[0];
+  if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward")
+    callee = f.e(callee).kids[0];
+  std::string d = f.dotted(callee);
+  std::string eval_source;
+  for (int l = c.loop; l >= 0 && eval_source.empty(); l = f.loops[l].parent)
+    if (f.is_eval_source(f.loops[l].iter)) {
+      std::string src = f.dotted(f.loops[l].iter);
+      eval_source = src.empty() ? "in a loop over an evaluation set" : "in a loop over `" + src + "`";
+    }
+  if (!d.empty() && f.eval_called_before(c.func, d, f.e(c.call).range.begin))
+    return "after `" + d + ".eval()`" + (eval_source.empty() ? "" : ", " + eval_source);
+  if (!eval_source.empty()) return eval_source;
   if (c.func != kNone) {
     const std::string& name = f.m.funcs[c.func].name;
     if (f.is_eval_function_name(name) && !(f.is_test_file && f.reaches(c.func, trains)) &&
         !f.called_from_training(c.func))
       return "in evaluation function `" + name + "`";
   }
-  for (int l = c.loop; l >= 0; l = f.loops[l].parent)
-    if (f.is_eval_source(f.loops[l].iter)) {
-      std::string d = f.dotted(f.loops[l].iter);
-      return "in a loop over `" + (d.empty() ? std::string("an evaluation set") : d) + "`";
-    }
-  Id callee = f.e(c.call).kids[0];
-  if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward")
-    callee = f.e(callee).kids[0];
-  std::string d = f.dotted(callee);
-  if (!d.empty() && f.eval_called_before(c.func, d, f.e(c.call).range.begin))
-    return "after `" + d + ".eval()`";
   return "";
 }
 

@@ -166,3 +166,18 @@ TEST(Messages, LL402InLibTorchSpeaksOfWorkerThreadsAndMaxJobs) {
   EXPECT_EQ(f->message.find("separate process"), std::string::npos) << f->message;
   EXPECT_EQ(f->message.find("prefetch"), std::string::npos) << f->message;
 }
+
+TEST(Messages, LL101NamesTheEvidenceItActedOn) {
+  // `.eval()` plus a test loader: the message says so, not "evaluation function `test`".
+  const std::string src =
+      "import torch\n\n\ndef test(model, test_loader):\n    model.eval()\n    correct = 0\n"
+      "    for x, y in test_loader:\n        correct += (model(x).argmax(1) == y).sum().item()\n"
+      "    return correct\n";
+  const FileResult r = analyze_text("t.py", src, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("after `model.eval()`, in a loop over `test_loader`"), std::string::npos) << f->message;
+  EXPECT_EQ(f->message.find("evaluation function"), std::string::npos) << f->message;
+  // A description is not an identifier: no backticks around it.
+  EXPECT_EQ(f->message.find("`an evaluation set`"), std::string::npos) << f->message;
+}
