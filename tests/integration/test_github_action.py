@@ -180,7 +180,9 @@ class ActionRun(unittest.TestCase):
 
     def test_many_findings_keep_errors_first_and_say_how_many(self):
         for i in range(12):
-            self.write(f"src/acc{i}.py", "import torch\n\ntotal = 0\nfor x in loader:\n    total += model(x)\n")
+            # On the GPU: an error at full severity (a CPU-only program's would be lowered).
+            self.write(f"src/acc{i}.py", "import torch\n\nmodel = torch.nn.Linear(2, 2).cuda()\ntotal = 0\n"
+                                         "for x in loader:\n    total += model(x.cuda())\n")
             self.write(f"src/eval{i}.py", LEAKY)
         results, summary, _ = run_action(self.ws, {"binary": BIN})
         lines = [l for l in results[1][1].stdout.splitlines() if l.startswith("::")]
