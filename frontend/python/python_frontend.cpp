@@ -41,7 +41,8 @@ enum class K : uint8_t {
 
 struct Grammar {
   const TSLanguage* lang = nullptr;
-  std::vector<K> kinds;  // by symbol id
+  std::vector<K> kinds;       // by symbol id, named and anonymous (`async`)
+  std::vector<uint8_t> named; // by symbol id: a named node (ts_node_is_named without a call)
   TSFieldId f_name{}, f_body{}, f_left{}, f_right{}, f_value{}, f_function{}, f_arguments{},
       f_object{}, f_attribute{}, f_condition{}, f_consequence{}, f_alternative{},
       f_operator{}, f_parameters{}, f_superclasses{}, f_module_name{}, f_alias{},
@@ -102,10 +103,17 @@ const Grammar& grammar() {
     };
     uint32_t n = ts_language_symbol_count(g.lang);
     g.kinds.assign(n, K::Unknown);
+    g.named.assign(n, 0);
     for (uint32_t i = 0; i < n; ++i) {
       auto sym = static_cast<TSSymbol>(i);
-      if (ts_language_symbol_type(g.lang, sym) != TSSymbolTypeRegular) continue;
       const char* nm = ts_language_symbol_name(g.lang, sym);
+      if (ts_language_symbol_type(g.lang, sym) != TSSymbolTypeRegular) {
+        // Anonymous tokens we care about: `async`.
+        if (ts_language_symbol_type(g.lang, sym) == TSSymbolTypeAnonymous && std::strcmp(nm, "async") == 0)
+          g.kinds[i] = K::Async;
+        continue;
+      }
+      g.named[i] = 1;
       auto it = names.find(nm);
       if (it != names.end()) g.kinds[i] = it->second;
     }
@@ -124,19 +132,22 @@ const Grammar& grammar() {
   return g;
 }
 
-// The ERROR symbol is 65535 in tree-sitter; map it explicitly.
-K kind_of(TSNode n) {
+// kind_of and is_named run for nearly every node the lowering visits: one table lookup by
+// symbol each. The ERROR symbol is 65535 in tree-sitter (named); map it explicitly.
+inline K kind_of(TSNode n) {
   if (ts_node_is_null(n)) return K::Unknown;
   TSSymbol s = ts_node_symbol(n);
   if (s == static_cast<TSSymbol>(-1)) return K::Error;
-  const auto& g = grammar();
-  if (!ts_node_is_named(n)) {
-    // Anonymous tokens we care about: `async`.
-    const char* t = ts_node_type(n);
-    if (std::strcmp(t, "async") == 0) return K::Async;
-    return K::Unknown;
-  }
+  const Grammar& g = grammar();
   return s < g.kinds.size() ? g.kinds[s] : K::Unknown;
+}
+
+inline bool is_named(TSNode n) {
+  if (ts_node_is_null(n)) return false;
+  TSSymbol s = ts_node_symbol(n);
+  if (s == static_cast<TSSymbol>(-1)) return true;
+  const Grammar& g = grammar();
+  return s < g.named.size() ? g.named[s] != 0 : ts_node_is_named(n);
 }
 
 struct Child {
@@ -164,14 +175,14 @@ class Kids {
 
  private:
   static constexpr size_t kInline = 8;
-  std::array<Child, kInline> inline_{};
+  std::array<Child, kInline> inline_;  // not zero-filled: only [0, n_) is read
   std::vector<Child> heap_;
   size_t n_ = 0;
 };
 
 // All children (named and anonymous) with their field ids, in O(n) via one cursor per
 // thread, re-pointed at each node (no allocation per call).
-Kids children_of(TSNode n) {
+void children_of(TSNode n, Kids& out) {
   struct Cursor {
     TSTreeCursor c{};
     bool live = false;
@@ -179,6 +190,7 @@ Kids children_of(TSNode n) {
       if (live) ts_tree_cursor_delete(&c);
     }
   };
+  if (n.id == nullptr || ts_node_child_count(n) == 0) return;  // a leaf: no cursor work
   thread_local Cursor cur;
   if (cur.live) {
     ts_tree_cursor_reset(&cur.c, n);
@@ -186,14 +198,47 @@ Kids children_of(TSNode n) {
     cur.c = ts_tree_cursor_new(n);
     cur.live = true;
   }
-  Kids out;
   if (ts_tree_cursor_goto_first_child(&cur.c)) {
     do {
       out.push_back({ts_tree_cursor_current_node(&cur.c), ts_tree_cursor_current_field_id(&cur.c)});
     } while (ts_tree_cursor_goto_next_sibling(&cur.c));
   }
+}
+
+Kids children_of(TSNode n) {
+  Kids out;
+  children_of(n, out);
   return out;
 }
+
+// The named children only (field ids left 0), in order. A node with few children (nearly
+// all) is read by index, which skips punctuation without stepping a cursor over it; a
+// larger one (a long block, an ERROR run) goes through the cursor, so the cost stays
+// linear in the number of children.
+void named_children_of(TSNode n, Kids& out) {
+  if (n.id == nullptr) return;
+  uint32_t c = ts_node_child_count(n);
+  if (c == 0) return;
+  if (c <= 12) {
+    uint32_t k = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < k; ++i) out.push_back({ts_node_named_child(n, i), 0});
+    return;
+  }
+  Kids all;
+  children_of(n, all);
+  for (const auto& ch : all)
+    if (is_named(ch.node)) out.push_back({ch.node, 0});
+}
+
+Kids named_children_of(TSNode n) {
+  Kids out;
+  named_children_of(n, out);
+  return out;
+}
+
+// One child by field: tree-sitter looks it up in the production's field map and stops at
+// the first match, instead of listing every child with its field id.
+inline TSNode fchild(TSNode n, TSFieldId f) { return n.id ? ts_node_child_by_field_id(n, f) : TSNode{}; }
 
 TSNode field(const Kids& kids, TSFieldId f) {
   for (const auto& k : kids)
@@ -207,6 +252,11 @@ class Lowerer {
       : src_(src), m_(m), diags_(diags), g_(grammar()) {}
 
   void run(TSNode root) {
+    // About one expression per 16 bytes of source and one statement per 64 (measured on
+    // public PyTorch code): reserving that up front spares re-moving every node as the
+    // arenas grow. Pages of an overestimate are never touched.
+    m_.exprs.reserve(m_.exprs.size() + src_.size() / 16 + 16);
+    m_.stmts.reserve(m_.stmts.size() + src_.size() / 64 + 16);
     m_.body = lower_block_children(root, 0);
     resolve_qnames();
   }
@@ -247,12 +297,12 @@ class Lowerer {
     diags_.push_back(std::move(d));
   }
 
-  Id add_expr(Expr e) {
+  Id add_expr(Expr&& e) {
     budget::tick();
     m_.exprs.push_back(std::move(e));
     return static_cast<Id>(m_.exprs.size() - 1);
   }
-  Id add_stmt(Stmt s) {
+  Id add_stmt(Stmt&& s) {
     budget::tick();
     m_.stmts.push_back(std::move(s));
     return static_cast<Id>(m_.stmts.size() - 1);
@@ -270,7 +320,24 @@ class Lowerer {
     if (ts_node_is_null(n)) return kNone;
     if (depth > kMaxDepth) { too_deep(n); return opaque(n); }
     K k = kind_of(n);
-    auto kids = children_of(n);
+    // Names, literals, attributes and calls (most expressions) read their parts by field
+    // (ts_node_child_by_field_id) or by text: listing every child with a cursor costs
+    // several hundred instructions per child, punctuation included.
+    // Most other kinds use only their named children.
+    Kids kids;
+    switch (k) {
+      case K::Identifier: case K::Attribute: case K::Call: case K::Integer: case K::Float:
+      case K::True: case K::False: case K::None: case K::Ellipsis: case K::ConcatenatedString:
+      case K::BinaryOperator: case K::BooleanOperator: case K::UnaryOperator: case K::NotOperator:
+      case K::Lambda: case K::NamedExpression:
+        break;
+      case K::Subscript: case K::ComparisonOperator:
+        children_of(n, kids);  // field ids or operator tokens
+        break;
+      default:
+        named_children_of(n, kids);
+        break;
+    }
     Expr e;
     e.range = range_of(n);
     switch (k) {
@@ -279,30 +346,29 @@ class Lowerer {
         e.text = text_of(n);
         return add_expr(std::move(e));
       case K::Attribute: {
-        Id obj = expr(field(kids, g_.f_object), depth + 1);
+        Id obj = expr(fchild(n, g_.f_object), depth + 1);
         e.kind = ExprKind::Attribute;
-        e.text = text_of(field(kids, g_.f_attribute));
+        e.text = text_of(fchild(n, g_.f_attribute));
         if (obj != kNone) e.kids.push_back(obj);
         return add_expr(std::move(e));
       }
       case K::Call: {
-        Id fn = expr(field(kids, g_.f_function), depth + 1);
+        Id fn = expr(fchild(n, g_.f_function), depth + 1);
         e.kind = ExprKind::Call;
         e.kids.push_back(fn == kNone ? opaque(n) : fn);
-        TSNode args = field(kids, g_.f_arguments);
+        TSNode args = fchild(n, g_.f_arguments);
         if (kind_of(args) == K::GeneratorExpression) {
           e.kids.push_back(expr(args, depth + 1));
         } else if (!ts_node_is_null(args)) {
           std::vector<Id> pos;
           std::vector<std::pair<std::string, Id>> kws;
-          for (const auto& a : children_of(args)) {
-            if (!ts_node_is_named(a.node)) continue;
+          for (const auto& a : named_children_of(args)) {
+            if (!is_named(a.node)) continue;
             K ak = kind_of(a.node);
             if (ak == K::Comment) continue;
             if (ak == K::KeywordArgument) {
-              auto ak2 = children_of(a.node);
-              std::string name = text_of(field(ak2, g_.f_name));
-              Id v = expr(field(ak2, g_.f_value), depth + 1);
+              std::string name = text_of(fchild(a.node, g_.f_name));
+              Id v = expr(fchild(a.node, g_.f_value), depth + 1);
               kws.emplace_back(std::move(name), v == kNone ? opaque(a.node) : v);
             } else if (ak == K::DictionarySplat) {
               kws.emplace_back("**", expr(a.node, depth + 1));
@@ -320,7 +386,7 @@ class Lowerer {
       }
       case K::Subscript: {
         e.kind = ExprKind::Subscript;
-        Id v = expr(field(kids, g_.f_value), depth + 1);
+        Id v = expr(fchild(n, g_.f_value), depth + 1);
         e.kids.push_back(v == kNone ? opaque(n) : v);
         for (const auto& c : kids)
           if (c.field == g_.f_subscript) e.kids.push_back(expr(c.node, depth + 1));
@@ -345,7 +411,7 @@ class Lowerer {
             TSNode inner = field(ik, g_.f_value);
             if (ts_node_is_null(inner))
               for (const auto& x : ik)
-                if (ts_node_is_named(x.node)) { inner = x.node; break; }
+                if (is_named(x.node)) { inner = x.node; break; }
             if (!ts_node_is_null(inner)) e.kids.push_back(expr(inner, depth + 1));
           } else if (ck == K::StringContent) {
             content += text_of(c.node);
@@ -367,23 +433,23 @@ class Lowerer {
         return add_expr(std::move(e));
       case K::BinaryOperator: case K::BooleanOperator: {
         e.kind = k == K::BinaryOperator ? ExprKind::BinOp : ExprKind::BoolOp;
-        e.text = text_of(field(kids, g_.f_operator));
-        e.kids.push_back(expr(field(kids, g_.f_left), depth + 1));
-        e.kids.push_back(expr(field(kids, g_.f_right), depth + 1));
+        e.text = text_of(fchild(n, g_.f_operator));
+        e.kids.push_back(expr(fchild(n, g_.f_left), depth + 1));
+        e.kids.push_back(expr(fchild(n, g_.f_right), depth + 1));
         for (Id& x : e.kids) if (x == kNone) x = opaque(n);
         return add_expr(std::move(e));
       }
       case K::UnaryOperator: case K::NotOperator: {
         e.kind = ExprKind::UnaryOp;
-        e.text = k == K::NotOperator ? "not" : text_of(field(kids, g_.f_operator));
-        Id a = expr(field(kids, g_.f_argument), depth + 1);
+        e.text = k == K::NotOperator ? "not" : text_of(fchild(n, g_.f_operator));
+        Id a = expr(fchild(n, g_.f_argument), depth + 1);
         e.kids.push_back(a == kNone ? opaque(n) : a);
         return add_expr(std::move(e));
       }
       case K::ComparisonOperator: {
         e.kind = ExprKind::Compare;
         for (const auto& c : kids) {
-          if (ts_node_is_named(c.node)) {
+          if (is_named(c.node)) {
             if (kind_of(c.node) != K::Comment) e.kids.push_back(expr(c.node, depth + 1));
           } else if (e.text.empty()) {
             e.text = ts_node_type(c.node);
@@ -393,7 +459,7 @@ class Lowerer {
       }
       case K::ParenthesizedExpression: {
         for (const auto& c : kids)
-          if (ts_node_is_named(c.node) && kind_of(c.node) != K::Comment) return expr(c.node, depth + 1);
+          if (is_named(c.node) && kind_of(c.node) != K::Comment) return expr(c.node, depth + 1);
         return opaque(n);
       }
       case K::Tuple: case K::List: case K::Set: case K::ExpressionList:
@@ -402,11 +468,10 @@ class Lowerer {
         e.text = k == K::List || k == K::ListPattern ? "list" : k == K::Set ? "set"
                : k == K::Dictionary ? "dict" : "tuple";
         for (const auto& c : kids) {
-          if (!ts_node_is_named(c.node) || kind_of(c.node) == K::Comment) continue;
+          if (!is_named(c.node) || kind_of(c.node) == K::Comment) continue;
           if (kind_of(c.node) == K::Pair) {
-            auto pk = children_of(c.node);
-            e.kids.push_back(expr(field(pk, g_.f_key), depth + 1));
-            e.kids.push_back(expr(field(pk, g_.f_value), depth + 1));
+            e.kids.push_back(expr(fchild(c.node, g_.f_key), depth + 1));
+            e.kids.push_back(expr(fchild(c.node, g_.f_value), depth + 1));
           } else {
             e.kids.push_back(expr(c.node, depth + 1));
           }
@@ -424,17 +489,16 @@ class Lowerer {
         for (const auto& c : kids) {
           K ck = kind_of(c.node);
           if (ck == K::ForInClause) {
-            auto fk = children_of(c.node);
             CompFor cf;
-            cf.iter = expr(field(fk, g_.f_right), depth + 1);
-            cf.target = expr(field(fk, g_.f_left), depth + 1);
+            cf.iter = expr(fchild(c.node, g_.f_right), depth + 1);
+            cf.target = expr(fchild(c.node, g_.f_left), depth + 1);
             e.fors.push_back(cf);
           } else if (ck == K::IfClause) {
             for (const auto& x : children_of(c.node))
-              if (ts_node_is_named(x.node)) conds.push_back(expr(x.node, depth + 1));
+              if (is_named(x.node)) conds.push_back(expr(x.node, depth + 1));
           }
         }
-        TSNode body = field(kids, g_.f_body);
+        TSNode body = fchild(n, g_.f_body);
         Id el;
         if (kind_of(body) == K::Pair) {
           auto pk = children_of(body);
@@ -455,14 +519,14 @@ class Lowerer {
       }
       case K::Lambda: {
         e.kind = ExprKind::Lambda;
-        Id b = expr(field(kids, g_.f_body), depth + 1);
+        Id b = expr(fchild(n, g_.f_body), depth + 1);
         e.kids.push_back(b == kNone ? opaque(n) : b);
         return add_expr(std::move(e));
       }
       case K::ConditionalExpression: {
         e.kind = ExprKind::Conditional;
         for (const auto& c : kids)
-          if (ts_node_is_named(c.node) && kind_of(c.node) != K::Comment)
+          if (is_named(c.node) && kind_of(c.node) != K::Comment)
             e.kids.push_back(expr(c.node, depth + 1));
         return add_expr(std::move(e));
       }
@@ -471,19 +535,19 @@ class Lowerer {
         e.kind = ExprKind::Starred;
         e.text = (k == K::DictionarySplat || k == K::DictionarySplatPattern) ? "**" : "*";
         for (const auto& c : kids)
-          if (ts_node_is_named(c.node)) { e.kids.push_back(expr(c.node, depth + 1)); break; }
+          if (is_named(c.node)) { e.kids.push_back(expr(c.node, depth + 1)); break; }
         return add_expr(std::move(e));
       }
       case K::NamedExpression: {
         // `(x := value)`: the value, remembered as an assignment by the statement walker.
-        Id v = expr(field(kids, g_.f_value), depth + 1);
+        Id v = expr(fchild(n, g_.f_value), depth + 1);
         return v == kNone ? opaque(n) : v;
       }
       default: {
         e.kind = ExprKind::Other;
         e.text = k == K::Await ? "await" : "";
         for (const auto& c : kids)
-          if (ts_node_is_named(c.node) && kind_of(c.node) != K::Comment)
+          if (is_named(c.node) && kind_of(c.node) != K::Comment)
             e.kids.push_back(expr(c.node, depth + 1));
         return add_expr(std::move(e));
       }
@@ -493,10 +557,7 @@ class Lowerer {
   // ---------------------------------------------------------------- statements
   std::vector<Id> lower_block_children(TSNode block, int depth) {
     std::vector<Id> out;
-    for (const auto& c : children_of(block)) {
-      if (!ts_node_is_named(c.node)) continue;
-      stmt(c.node, depth, out);
-    }
+    for (const auto& c : named_children_of(block)) stmt(c.node, depth, out);
     return out;
   }
 
@@ -513,7 +574,21 @@ class Lowerer {
   void stmt(TSNode n, int depth, std::vector<Id>& out) {
     if (depth > kMaxDepth) { too_deep(n); return; }
     K k = kind_of(n);
-    auto kids = children_of(n);
+    Kids kids;
+    switch (k) {
+      case K::Comment: return;
+      case K::PassStatement: case K::BreakStatement: case K::ContinueStatement:
+      case K::FutureImportStatement: case K::FunctionDefinition: case K::ClassDefinition:
+        break;  // no children read here (definitions read their own)
+      case K::ImportStatement: case K::ImportFromStatement: case K::IfStatement:
+      case K::ForStatement: case K::WhileStatement: case K::WithStatement: case K::TryStatement:
+      case K::MatchStatement: case K::DecoratedDefinition:
+        children_of(n, kids);  // field ids or anonymous tokens (`async`)
+        break;
+      default:
+        named_children_of(n, kids);
+        break;
+    }
     Stmt s;
     s.range = range_of(n);
     switch (k) {
@@ -522,22 +597,21 @@ class Lowerer {
       case K::Error: case K::Block: case K::Module:
         // Error recovery: keep whatever statements the parser recognised inside.
         for (const auto& c : kids)
-          if (ts_node_is_named(c.node)) stmt(c.node, depth + 1, out);
+          if (is_named(c.node)) stmt(c.node, depth + 1, out);
         return;
       case K::ExpressionStatement: {
         TSNode inner{};
         for (const auto& c : kids)
-          if (ts_node_is_named(c.node) && kind_of(c.node) != K::Comment) { inner = c.node; break; }
+          if (is_named(c.node) && kind_of(c.node) != K::Comment) { inner = c.node; break; }
         if (ts_node_is_null(inner)) return;
         K ik = kind_of(inner);
         if (ik == K::Assignment) {
           // a = b = value: nested assignments on the right.
           TSNode cur = inner;
           while (kind_of(cur) == K::Assignment) {
-            auto ak = children_of(cur);
-            TSNode right = field(ak, g_.f_right);
-            TSNode type = field(ak, g_.f_type);
-            s.targets.push_back(expr(field(ak, g_.f_left), depth + 1));
+            TSNode right = fchild(cur, g_.f_right);
+            TSNode type = fchild(cur, g_.f_type);
+            s.targets.push_back(expr(fchild(cur, g_.f_left), depth + 1));
             if (!ts_node_is_null(type) && ts_node_is_null(right)) {
               s.kind = StmtKind::AnnAssign;
               cur = TSNode{};
@@ -549,11 +623,10 @@ class Lowerer {
           if (s.kind != StmtKind::AnnAssign) s.kind = StmtKind::Assign;
           if (!ts_node_is_null(cur)) s.value = expr(cur, depth + 1);
         } else if (ik == K::AugmentedAssignment) {
-          auto ak = children_of(inner);
           s.kind = StmtKind::AugAssign;
-          s.targets.push_back(expr(field(ak, g_.f_left), depth + 1));
-          s.text = text_of(field(ak, g_.f_operator));
-          s.value = expr(field(ak, g_.f_right), depth + 1);
+          s.targets.push_back(expr(fchild(inner, g_.f_left), depth + 1));
+          s.text = text_of(fchild(inner, g_.f_operator));
+          s.value = expr(fchild(inner, g_.f_right), depth + 1);
         } else {
           s.kind = StmtKind::Expr;
           s.value = expr(inner, depth + 1);
@@ -563,16 +636,16 @@ class Lowerer {
       case K::ReturnStatement: case K::RaiseStatement: {
         s.kind = k == K::ReturnStatement ? StmtKind::Return : StmtKind::Raise;
         for (const auto& c : kids)
-          if (ts_node_is_named(c.node) && kind_of(c.node) != K::Comment) { s.value = expr(c.node, depth + 1); break; }
+          if (is_named(c.node) && kind_of(c.node) != K::Comment) { s.value = expr(c.node, depth + 1); break; }
         break;
       }
       case K::DeleteStatement: {
         s.kind = StmtKind::Delete;
         for (const auto& c : kids) {
-          if (!ts_node_is_named(c.node)) continue;
+          if (!is_named(c.node)) continue;
           if (kind_of(c.node) == K::ExpressionList) {
             for (const auto& x : children_of(c.node))
-              if (ts_node_is_named(x.node)) s.targets.push_back(expr(x.node, depth + 1));
+              if (is_named(x.node)) s.targets.push_back(expr(x.node, depth + 1));
           } else {
             s.targets.push_back(expr(c.node, depth + 1));
           }
@@ -674,12 +747,12 @@ class Lowerer {
               auto pk = children_of(v);
               TSNode ctx{}, alias = field(pk, g_.f_alias);
               for (const auto& x : pk)
-                if (ts_node_is_named(x.node) && x.field != g_.f_alias) { ctx = x.node; break; }
+                if (is_named(x.node) && x.field != g_.f_alias) { ctx = x.node; break; }
               s.items.push_back(expr(ctx, depth + 1));
               TSNode target{};
               if (!ts_node_is_null(alias))
                 for (const auto& x : children_of(alias))
-                  if (ts_node_is_named(x.node)) { target = x.node; break; }
+                  if (is_named(x.node)) { target = x.node; break; }
               s.targets.push_back(ts_node_is_null(target) ? kNone : expr(target, depth + 1));
             } else {
               s.items.push_back(expr(v, depth + 1));
@@ -701,14 +774,14 @@ class Lowerer {
             auto hk = children_of(c.node);
             TSNode val = field(hk, g_.f_value), alias = field(hk, g_.f_alias);
             for (const auto& x : hk) {
-              if (!ts_node_is_named(x.node)) continue;
+              if (!is_named(x.node)) continue;
               K xk = kind_of(x.node);
               if (xk == K::Block) {
                 h.body = lower_block_children(x.node, depth + 1);
               } else if (xk == K::AsPattern) {  // older shape: `except E as e`
                 auto pk = children_of(x.node);
                 for (const auto& y : pk)
-                  if (ts_node_is_named(y.node) && y.field != g_.f_alias) { h.type = expr(y.node, depth + 1); break; }
+                  if (is_named(y.node) && y.field != g_.f_alias) { h.type = expr(y.node, depth + 1); break; }
                 TSNode al = field(pk, g_.f_alias);
                 if (!ts_node_is_null(al)) h.name = text_of(al);
               } else if (xk != K::Comment && h.type == kNone && ts_node_is_null(val)) {
@@ -718,7 +791,7 @@ class Lowerer {
             if (kind_of(val) == K::AsPattern) {
               auto pk = children_of(val);
               for (const auto& y : pk)
-                if (ts_node_is_named(y.node) && y.field != g_.f_alias) { h.type = expr(y.node, depth + 1); break; }
+                if (is_named(y.node) && y.field != g_.f_alias) { h.type = expr(y.node, depth + 1); break; }
               TSNode al = field(pk, g_.f_alias);
               if (!ts_node_is_null(al)) h.name = text_of(al);
             } else if (!ts_node_is_null(val)) {
@@ -754,7 +827,7 @@ class Lowerer {
         for (const auto& c : kids)
           if (kind_of(c.node) == K::Decorator)
             for (const auto& x : children_of(c.node))
-              if (ts_node_is_named(x.node) && kind_of(x.node) != K::Comment) {
+              if (is_named(x.node) && kind_of(x.node) != K::Comment) {
                 decos.push_back(expr(x.node, depth + 1));
                 break;
               }
@@ -775,7 +848,7 @@ class Lowerer {
       default: {
         s.kind = StmtKind::Other;
         for (const auto& c : kids) {
-          if (!ts_node_is_named(c.node) || kind_of(c.node) == K::Comment) continue;
+          if (!is_named(c.node) || kind_of(c.node) == K::Comment) continue;
           if (kind_of(c.node) == K::Block) {
             auto b = lower_block_children(c.node, depth + 1);
             s.body.insert(s.body.end(), b.begin(), b.end());
@@ -790,23 +863,21 @@ class Lowerer {
   }
 
   Id function(TSNode def, TSNode outer, std::vector<Id> decos, int depth) {
-    auto kids = children_of(def);
     Function f;
-    f.name = text_of(field(kids, g_.f_name));
+    f.name = text_of(fchild(def, g_.f_name));
     f.cls = cur_class_;
     f.parent = cur_func_;
     f.decorators = std::move(decos);
     f.range = range_of(outer);
     f.header = range_of(def);
-    TSNode params = field(kids, g_.f_parameters);
+    TSNode params = fchild(def, g_.f_parameters);
     if (!ts_node_is_null(params)) {
-      for (const auto& p : children_of(params)) {
-        if (!ts_node_is_named(p.node)) continue;
+      for (const auto& p : named_children_of(params)) {
         K pk = kind_of(p.node);
         if (pk == K::Identifier) {
           f.params.push_back(text_of(p.node));
         } else if (pk == K::DefaultParameter || pk == K::TypedDefaultParameter) {
-          f.params.push_back(text_of(field(children_of(p.node), g_.f_name)));
+          f.params.push_back(text_of(fchild(p.node, g_.f_name)));
         } else if (pk == K::TypedParameter) {
           for (const auto& x : children_of(p.node))
             if (kind_of(x.node) == K::Identifier) { f.params.push_back(text_of(x.node)); break; }
@@ -819,8 +890,12 @@ class Lowerer {
     s.kind = StmtKind::FunctionDef;
     s.range = range_of(outer);
     s.func = fid;
-    for (const auto& c : kids)
-      if (kind_of(c.node) == K::Async) s.is_async = true;
+    // `async` comes before the name: look at the tokens up to the first named child.
+    for (uint32_t i = 0, nc = ts_node_child_count(def); i < nc; ++i) {
+      TSNode c = ts_node_child(def, i);
+      if (kind_of(c) == K::Async) s.is_async = true;
+      if (is_named(c) && kind_of(c) != K::Comment) break;
+    }
     Id sid = add_stmt(std::move(s));
     m_.funcs[fid].stmt = sid;
     if (cur_class_ != kNone && cur_func_ == kNone) m_.classes[cur_class_].methods.push_back(fid);
@@ -828,7 +903,7 @@ class Lowerer {
     Id saved_func = cur_func_, saved_class = cur_class_;
     cur_func_ = fid;
     cur_class_ = kNone;
-    TSNode body = field(kids, g_.f_body);
+    TSNode body = fchild(def, g_.f_body);
     std::vector<Id> b;
     if (!ts_node_is_null(body)) {
       b = lower_block_children(body, depth + 1);
@@ -848,7 +923,7 @@ class Lowerer {
     TSNode sup = field(kids, g_.f_superclasses);
     if (!ts_node_is_null(sup))
       for (const auto& x : children_of(sup))
-        if (ts_node_is_named(x.node) && kind_of(x.node) != K::KeywordArgument &&
+        if (is_named(x.node) && kind_of(x.node) != K::KeywordArgument &&
             kind_of(x.node) != K::Comment)
           c.bases.push_back(expr(x.node, depth + 1));
     Id cid = static_cast<Id>(m_.classes.size());
