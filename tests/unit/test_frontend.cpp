@@ -89,6 +89,58 @@ TEST(PythonFrontend, LowersStructure) {
   EXPECT_EQ(m.e(tr.handlers[0].type).text, "RuntimeError");
 }
 
+// The lowering reads parts by field and named children by index for small nodes, and
+// falls back to a cursor for nodes with more than 12 children: both paths, comments and
+// punctuation between the parts, and `async` before a definition's name.
+TEST(PythonFrontend, ChildrenByFieldAndIndexMatchTheSource) {
+  std::string args;
+  for (int i = 0; i < 20; ++i) args += "a" + std::to_string(i) + ", # c\n  ";
+  Module m = lower_src(
+      "async def fetch(x, y=1, *rest, z: int = 2, w: str, **kw):\n"
+      "    async for v in src:\n"
+      "        pass\n"
+      "def plain(a):\n"
+      "    return a\n"
+      "@deco\n"
+      "async def decorated():\n"
+      "    pass\n"
+      "f(" + args + "key=(b # c\n  .c), **extra)\n"
+      "t = (x, # c\n  y)\n"
+      "r = obj . attr [ 1 , 2 ]\n"
+      "a = b = c\n");
+  ASSERT_EQ(m.funcs.size(), 3u);
+  EXPECT_EQ(m.funcs[0].name, "fetch");
+  EXPECT_EQ(m.funcs[0].params, (std::vector<std::string>{"x", "y", "z", "w"}));
+  EXPECT_TRUE(m.s(m.funcs[0].stmt).is_async);
+  EXPECT_TRUE(m.s(m.funcs[0].body[0]).is_async);  // async for
+  EXPECT_FALSE(m.s(m.funcs[1].stmt).is_async);
+  EXPECT_TRUE(m.s(m.funcs[2].stmt).is_async);
+  ASSERT_EQ(m.funcs[2].decorators.size(), 1u);
+  const Expr* call = nullptr;
+  for (const auto& e : m.exprs)
+    if (e.kind == ExprKind::Call && m.e(e.kids[0]).text == "f") call = &e;
+  ASSERT_NE(call, nullptr);
+  ASSERT_EQ(call->kids.size(), 23u);  // callee, 20 positional, key=, **extra
+  EXPECT_EQ(m.e(call->kids[1]).text, "a0");
+  EXPECT_EQ(m.e(call->kids[20]).text, "a19");
+  EXPECT_EQ(call->kw, (std::vector<std::string>{"key", "**"}));
+  const Expr& key = m.e(call->kids[21]);
+  EXPECT_EQ(key.kind, ExprKind::Attribute);
+  EXPECT_EQ(key.text, "c");
+  EXPECT_EQ(m.e(key.kids[0]).text, "b");
+  ASSERT_GE(m.body.size(), 7u);
+  const Stmt& t = m.s(m.body[4]);
+  ASSERT_EQ(t.kind, StmtKind::Assign);
+  EXPECT_EQ(m.e(t.value).kids.size(), 2u);  // the comment is not an element
+  const Expr& sub = m.e(m.s(m.body[5]).value);
+  EXPECT_EQ(sub.kind, ExprKind::Subscript);
+  EXPECT_EQ(sub.kids.size(), 3u);  // value, 1, 2
+  EXPECT_EQ(m.e(sub.kids[0]).text, "attr");
+  const Stmt& chain = m.s(m.body[6]);
+  EXPECT_EQ(chain.targets.size(), 2u);
+  EXPECT_EQ(m.e(chain.value).text, "c");
+}
+
 TEST(PythonFrontend, SyntaxErrorIsReportedAndRestIsLowered) {
   std::vector<Diagnostic> d;
   Module m = lower_src("def f(:\n    pass\n\ndef g():\n    return 1\n", &d);
