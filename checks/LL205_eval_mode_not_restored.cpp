@@ -53,7 +53,11 @@ class Events {
         out.push_back({k, map_name(model_name(f_, recv), rename), here, ci});
         continue;
       }
-      if (!f_.grad_off(c) && f_.is_model_call(c) && trains_here(c, loop_func)) {
+      // A forward: a model call, or (C++) a call that resolves to a same-file `forward` method.
+      const bool forward = f_.is_model_call(c) ||
+                           (c.target_func != kNone && f_.m.funcs[c.target_func].name == "forward" &&
+                            f_.func_is_method_of_module(c.target_func));
+      if (!f_.grad_off(c) && forward && trains_here(c, loop_func)) {
         Id callee = f_.e(c.call).kids[0];
         out.push_back({'F', map_name(model_name(f_, callee), rename), here, ci});
         continue;
@@ -73,6 +77,9 @@ class Events {
  private:
   bool is_model(const CallSite& c, Id recv) const {
     const Expr& r = f_.e(recv);
+    // C++: only modules (torch::nn holders, jit modules) have eval()/train(); the facts do
+    // not yet see a same-file `TORCH_MODULE(Net)` holder parameter (`Net& model`) as a model.
+    if (f_.m.lang == Lang::Cpp) return !f_.dotted(recv).empty();
     if (r.kind == ExprKind::Name && r.text == "self") return f_.func_is_method_of_module(c.func);
     return f_.is_model_value(c.func, recv);
   }
@@ -173,10 +180,16 @@ bool model_is_mode_free(const Facts& f, Id func, const std::string& name) {
     any = true;
     Id callee = f.e(v).kids[0];
     Id cls = kNone;
-    if (f.e(callee).kind == ExprKind::Name && f.qual(callee).empty())
+    if (f.e(callee).kind == ExprKind::Name && f.qual(callee).empty()) {
+      // C++: `TORCH_MODULE(Net)` makes a holder `Net` of the class `NetImpl` that has the layers.
       for (Id k = 0; k < f.m.classes.size(); ++k)
-        if (f.m.classes[k].name == f.e(callee).text) cls = k;
-    if (cls == kNone || !mode_free_class(f, cls)) return false;
+        if (f.m.classes[k].name == f.e(callee).text + "Impl") cls = k;
+      if (cls == kNone)
+        for (Id k = 0; k < f.m.classes.size(); ++k)
+          if (f.m.classes[k].name == f.e(callee).text) cls = k;
+    }
+    // A class without methods here tells nothing about its layers.
+    if (cls == kNone || f.m.classes[cls].methods.empty() || !mode_free_class(f, cls)) return false;
   }
   return any;
 }
