@@ -214,12 +214,14 @@ Kids children_of(TSNode n) {
 // The named children only (field ids left 0), in order. A node with few children (nearly
 // all) is read by index, which skips punctuation without stepping a cursor over it; a
 // larger one (a long block, an ERROR run) goes through the cursor, so the cost stays
-// linear in the number of children.
+// linear in the number of children. (Index i costs at most i iterator steps of a few
+// dozen instructions; a cursor step costs ~600 with its node and field id, so up to 32
+// children the index is cheaper even on a flat node.)
 void named_children_of(TSNode n, Kids& out) {
   if (n.id == nullptr) return;
   uint32_t c = ts_node_child_count(n);
   if (c == 0) return;
-  if (c <= 12) {
+  if (c <= 32) {
     uint32_t k = ts_node_named_child_count(n);
     for (uint32_t i = 0; i < k; ++i) out.push_back({ts_node_named_child(n, i), 0});
     return;
@@ -567,6 +569,12 @@ class Lowerer {
     return lower_block_children(b, depth + 1);
   }
 
+  std::vector<Id> block_field(TSNode n, TSFieldId f, int depth) {
+    TSNode b = fchild(n, f);
+    if (ts_node_is_null(b)) return {};
+    return lower_block_children(b, depth + 1);
+  }
+
   void add_import(const std::string& local, const std::string& qualified) {
     if (!local.empty()) m_.aliases[local] = qualified;
   }
@@ -580,9 +588,11 @@ class Lowerer {
       case K::PassStatement: case K::BreakStatement: case K::ContinueStatement:
       case K::FutureImportStatement: case K::FunctionDefinition: case K::ClassDefinition:
         break;  // no children read here (definitions read their own)
+      case K::ForStatement: case K::WhileStatement:
+        break;  // parts read by field
       case K::ImportStatement: case K::ImportFromStatement: case K::IfStatement:
-      case K::ForStatement: case K::WhileStatement: case K::WithStatement: case K::TryStatement:
-      case K::MatchStatement: case K::DecoratedDefinition:
+      case K::WithStatement: case K::TryStatement: case K::MatchStatement:
+      case K::DecoratedDefinition:
         children_of(n, kids);  // field ids or anonymous tokens (`async`)
         break;
       default:
@@ -699,15 +709,14 @@ class Lowerer {
           if (c.field == g_.f_alternative) alts.push_back(c.node);
         std::vector<Id> tail;
         for (auto it = alts.rbegin(); it != alts.rend(); ++it) {
-          auto ak = children_of(*it);
           if (kind_of(*it) == K::ElseClause) {
-            tail = block_field(ak, g_.f_body, depth);
+            tail = block_field(*it, g_.f_body, depth);
           } else {
             Stmt e;
             e.kind = StmtKind::If;
             e.range = range_of(*it);
-            e.value = expr(field(ak, g_.f_condition), depth + 1);
-            e.body = block_field(ak, g_.f_consequence, depth);
+            e.value = expr(fchild(*it, g_.f_condition), depth + 1);
+            e.body = block_field(*it, g_.f_consequence, depth);
             e.orelse = std::move(tail);
             tail = {add_stmt(std::move(e))};
           }
@@ -717,21 +726,20 @@ class Lowerer {
       }
       case K::ForStatement: {
         s.kind = StmtKind::For;
-        for (const auto& c : kids)
-          if (kind_of(c.node) == K::Async) s.is_async = true;
-        s.value = expr(field(kids, g_.f_right), depth + 1);
-        s.targets.push_back(expr(field(kids, g_.f_left), depth + 1));
-        s.body = block_field(kids, g_.f_body, depth);
-        TSNode alt = field(kids, g_.f_alternative);
-        if (!ts_node_is_null(alt)) s.orelse = block_field(children_of(alt), g_.f_body, depth);
+        s.is_async = kind_of(ts_node_child(n, 0)) == K::Async;  // `async` can only come first
+        s.value = expr(fchild(n, g_.f_right), depth + 1);
+        s.targets.push_back(expr(fchild(n, g_.f_left), depth + 1));
+        s.body = block_field(n, g_.f_body, depth);
+        TSNode alt = fchild(n, g_.f_alternative);
+        if (!ts_node_is_null(alt)) s.orelse = block_field(alt, g_.f_body, depth);
         break;
       }
       case K::WhileStatement: {
         s.kind = StmtKind::While;
-        s.value = expr(field(kids, g_.f_condition), depth + 1);
-        s.body = block_field(kids, g_.f_body, depth);
-        TSNode alt = field(kids, g_.f_alternative);
-        if (!ts_node_is_null(alt)) s.orelse = block_field(children_of(alt), g_.f_body, depth);
+        s.value = expr(fchild(n, g_.f_condition), depth + 1);
+        s.body = block_field(n, g_.f_body, depth);
+        TSNode alt = fchild(n, g_.f_alternative);
+        if (!ts_node_is_null(alt)) s.orelse = block_field(alt, g_.f_body, depth);
         break;
       }
       case K::WithStatement: {
