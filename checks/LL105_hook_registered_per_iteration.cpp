@@ -167,7 +167,9 @@ void check_LL105(CheckContext& ctx) {
     std::string what = rd.empty() ? std::string("the object") : "`" + rd + "`";
     if (!module_hook && is_parameter_loop_target(f, c.func, rd)) what = "every parameter";
     std::string where = caller ? "in `" + f.m.funcs[c.func].name + "`, called once per batch," : "once per batch";
-    std::string handle_state = discarded ? "its handle is discarded" : "its handle is never `remove()`d";
+    const bool cpp = f.m.lang == Lang::Cpp;
+    std::string handle_state = discarded ? (cpp ? "the index it returns is dropped" : "its handle is discarded")
+                                         : (cpp ? "it is never `remove_hook()`ed" : "its handle is never `remove()`d");
     const char* pass = attr.find("forward") != std::string::npos ? "forward" : "backward";
     std::string message = "`" + attr + "` on " + what + " runs " + where + " and " + handle_state +
                           ": hooks pile up on " + what + " (every " + pass +
