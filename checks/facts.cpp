@@ -862,6 +862,10 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
     Id r = callee_receiver(v);
     return r != kNone && is_model_producer(func, r, depth + 1);
   }
+  // What a same-file function returns (`model = build(cfg)` with `return Net(cfg)`).
+  if (Id target = same_file_target(v, func); target != kNone)
+    for (Id r : returned_values(target))
+      if (is_model_producer(target, r, depth + 1)) return true;
   // A class of this file that derives from nn.Module.
   const Expr& callee = e(x.kids[0]);
   if (callee.kind == ExprKind::Name && q.empty())
@@ -1000,26 +1004,56 @@ bool Facts::func_is_method_of_module(Id func) const {
   return func != kNone && is_module_class(class_of(func));
 }
 
+const std::vector<Id>& Facts::returned_values(Id func) const {
+  static const std::vector<Id> none;
+  if (func == kNone) return none;
+  if (returns_.empty()) {
+    returns_.assign(m.funcs.size(), {});
+    for (const StmtSite& site : stmt_sites) {
+      const Stmt& s = m.s(site.stmt);
+      if (site.func != kNone && s.kind == StmtKind::Return && s.value != kNone) returns_[site.func].push_back(s.value);
+    }
+  }
+  return returns_[func];
+}
+
+Id Facts::same_file_target(Id call, Id func) const {
+  auto ci = call_index.find(call);
+  if (ci == call_index.end()) return kNone;
+  Id t = calls[ci->second].target_func;
+  return t == func ? kNone : t;  // recursion says nothing new
+}
+
+// Is the value a model obtained by loading weights: torch.load / jit.load / hub.load /
+// from_pretrained, through .to()/.eval()/..., through the bindings that reach it, and
+// through what a same-file function returns (`model = prepare_model(path)`).
+bool Facts::loaded_value(Id func, Id v, int depth) const {
+  if (v == kNone || depth > 6) return false;
+  if (e(v).kind != ExprKind::Call) {
+    std::string vd = dotted(v);
+    if (vd.empty()) return false;
+    for (Id w : bindings_at(func, vd, v))
+      if (loaded_value(func, w, depth + 1)) return true;
+    // Returned after load_state_dict(...) + eval() on the same name in that function.
+    return depth > 0 && func != kNone && load_state_dict_.count(std::to_string(func) + ":" + vd) != 0 &&
+           eval_called_before(func, vd, UINT32_MAX);
+  }
+  std::string q = callee_qual(v);
+  std::string a = callee_attr(v);
+  if (q == "torch.jit.load" || q == "torch.load" || q == "torch.hub.load" || a == "from_pretrained") return true;
+  if (in(a, {"to", "cuda", "eval", "half", "float", "cpu"})) return loaded_value(func, callee_receiver(v), depth + 1);
+  Id target = same_file_target(v, func);
+  if (target != kNone)
+    for (Id r : returned_values(target))
+      if (loaded_value(target, r, depth + 1)) return true;
+  return false;
+}
+
 bool Facts::is_loaded_model(Id func, Id x) const {
   std::string d = dotted(x);
   if (d.empty()) return false;
-  std::function<bool(Id, int)> loaded = [&](Id v, int depth) -> bool {
-    if (v == kNone || depth > 6) return false;
-    if (e(v).kind != ExprKind::Call) {
-      std::string vd = dotted(v);
-      if (vd.empty()) return false;
-      for (Id w : bindings_at(func, vd, v))
-        if (loaded(w, depth + 1)) return true;
-      return false;
-    }
-    std::string q = callee_qual(v);
-    std::string a = callee_attr(v);
-    if (q == "torch.jit.load" || q == "torch.load" || q == "torch.hub.load" || a == "from_pretrained") return true;
-    if (in(a, {"to", "cuda", "eval", "half", "float", "cpu"})) return loaded(callee_receiver(v), depth + 1);
-    return false;
-  };
   for (Id v : bindings_at(func, d, x))
-    if (loaded(v, 0)) return true;
+    if (loaded_value(func, v, 0)) return true;
   // load_state_dict(...) + eval() on the same name in this function or module.
   bool lsd = load_state_dict_.count(std::to_string(func) + ":" + d) != 0 ||
              load_state_dict_.count(std::to_string(kNone) + ":" + d) != 0;

@@ -132,6 +132,10 @@ class Facts {
   bool is_function_name(Id func, const std::string& name) const;
   bool not_a_torch_model(Id receiver) const;
   bool is_loaded_model(Id func, Id expr) const;      // obtained by loading weights
+  // Interprocedural summaries (same file): the values a function returns, and the function
+  // a call resolves to (kNone for unresolved calls and recursion).
+  const std::vector<Id>& returned_values(Id func) const;
+  Id same_file_target(Id call, Id func) const;
   bool is_optimizer(Id func, Id expr) const;
   // For `opt.step()` / `scaler.step(opt)`: the optimizer expression; kNone otherwise.
   Id optimizer_of_step(const CallSite& c) const;
@@ -187,7 +191,9 @@ class Facts {
   std::vector<Id> outer_bindings(Id func, const std::string& dotted) const;
 
   mutable std::unique_ptr<Flow> flow_;
-  mutable bool no_name_evidence_ = false;  // model_by_name(): evaluate without name heuristics
+  mutable bool no_name_evidence_ = false;
+  mutable std::vector<std::vector<Id>> returns_;   // returned_values(), built on first use
+  bool loaded_value(Id func, Id v, int depth) const;  // model_by_name(): evaluate without name heuristics
   std::vector<Id> expr_stmt_;                      // expr -> innermost statement
   std::vector<std::pair<Id, int>> guard_nodes_;    // (condition, parent) chains
   int guard_top_ = -1;
