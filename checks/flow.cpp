@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "checks/facts.hpp"
+#include "rules/budget.hpp"
 
 namespace ll {
 namespace {
@@ -65,6 +66,7 @@ struct Builder {
   };
 
   int add(Id stmt, int handler) {
+    budget::tick();
     int n = static_cast<int>(g.stmt.size());
     g.stmt.push_back(stmt);
     g.handler.push_back(handler);
@@ -441,6 +443,7 @@ const Flow::NameFlow& Flow::name_flow(const Graph& g, const std::string& d) cons
   }
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  budget::tick(1 + nodes.size());
   for (int i : nodes) {
     const Def* def = nullptr;
     bool unknown = false;
@@ -481,6 +484,7 @@ void Flow::make_dense(const Graph& cg, const NameFlow& cnf) const {
   for (bool changed = true; changed;) {
     changed = false;
     g.work += g.order.size();
+    budget::tick(g.order.size());
     if (g.work > g.budget()) {
       nf.overflow = true;
       return;
@@ -537,6 +541,7 @@ bool Flow::read_after(Id from, const std::string& d, Id stop) const {
     work.pop_back();
     if (seen[v] || v == stop_node) continue;
     seen[v] = 1;
+    budget::tick();
     if (++mg.work > mg.budget()) return true;  // over budget: assume it is still used
     if (node_reads(f_, *g, v, d)) return true;
     const Def* def = nullptr;

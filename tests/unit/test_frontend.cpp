@@ -231,6 +231,22 @@ std::string scaling_source(const std::string& shape, int n) {
     for (int i = 1; i < n; ++i) s += "elif a == " + std::to_string(i) + ":\n    model(x)\n";
   } else if (shape == "with") {
     for (int i = 0; i < n; ++i) s += "with torch.no_grad():\n    y = model(x)\n";
+  } else if (shape == "names") {
+    // One function whose every statement brings new names, each asked about (the flow
+    // core answers per name): one dataflow per name over the function would be quadratic.
+    s += "def g(x, c):\n";
+    for (int i = 0; i < n; ++i) {
+      std::string m = "m" + std::to_string(i);
+      s += "    " + m + " = torch.jit.load('p')\n    y = " + m + "(x)\n";
+    }
+  } else if (shape == "names-branches") {
+    // The same with every name bound on two branches: dense per-name dataflow, bounded.
+    s += "def g(x, c):\n";
+    for (int i = 0; i < n; ++i) {
+      std::string m = "m" + std::to_string(i);
+      s += "    if c:\n        " + m + " = torch.jit.load('p')\n    else:\n        " + m +
+           " = torch.jit.load('q')\n    y = " + m + "(x)\n";
+    }
   } else if (shape == "findings") {
     // Many findings in one file (one per line): reporting each must not scan the others.
     s += "total = 0\nfor x in loader:\n    loss = model(x).sum()\n    loss.backward()\n";
@@ -251,7 +267,8 @@ uint64_t analysis_work(const std::string& shape, int n) {
 }  // namespace
 
 TEST(Scaling, AnalysisWorkIsLinearInTheInput) {
-  for (const char* shape : {"loop", "eval-loop", "statements", "functions", "methods", "elif", "with", "findings"}) {
+  for (const char* shape : {"loop", "eval-loop", "statements", "functions", "methods", "elif", "with", "findings",
+                            "names", "names-branches"}) {
     const uint64_t small = analysis_work(shape, 1000);
     const uint64_t large = analysis_work(shape, 2000);
     ASSERT_GT(small, 1000u) << shape;
