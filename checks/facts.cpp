@@ -77,6 +77,7 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   func_calls_.assign(nf + 1, {});
   callers_.assign(nf, {});
   bind_.assign(nf + 1, {});
+  bound_names_.assign(nf + 1, {});
   class_bind_.assign(m.classes.size(), {});
   for (Id f = 0; f < nf; ++f)
     if (m.funcs[f].cls == kNone && m.funcs[f].parent == kNone) module_funcs_[m.funcs[f].name].push_back(f);
@@ -431,6 +432,24 @@ void Facts::collect_bindings() {
     auto [sid, func] = work[i];
     const Stmt& s = m.stmts[sid];
     auto slot = [&](Id f) -> auto& { return bind_[f == kNone ? module_slot : f]; };
+    // Every name the statement binds or unbinds, of any kind (for bindings_at's fast path).
+    {
+      auto& names = bound_names_[func == kNone ? module_slot : func];
+      auto note_target = [&](Id t) {
+        for_each_expr(m, t, [&](Id y) {
+          std::string d = dotted(y);
+          if (!d.empty()) names.insert(d);
+          return e(y).kind == ExprKind::Sequence || e(y).kind == ExprKind::Starred;
+        });
+      };
+      if (s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign || s.kind == StmtKind::AugAssign ||
+          s.kind == StmtKind::For || s.kind == StmtKind::With || s.kind == StmtKind::Delete)
+        for (Id t : s.targets) note_target(t);
+      if (s.kind == StmtKind::FunctionDef) names.insert(m.funcs[s.func].name);
+      if (s.kind == StmtKind::ClassDef) names.insert(m.classes[s.cls].name);
+      for (const auto& h : s.handlers)
+        if (!h.name.empty()) names.insert(h.name);
+    }
     if (s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign) {
       if (s.value != kNone)
         for (Id t : s.targets) {
@@ -718,6 +737,20 @@ std::vector<Id> Facts::bindings_at(Id func, const std::string& d, Id at) const {
   if (st == kNone || d.empty()) return bindings(func, d);
   auto si = stmt_index.find(st);
   if (si == stmt_index.end() || stmt_sites[si->second].func != func) return bindings(func, d);
+  // Fast path: neither the name nor a prefix of it is bound in the function at all (a
+  // parameter, `self.x`, a global): nothing local can reach, no graph is needed.
+  {
+    const auto& names = bound_names_[func == kNone ? m.funcs.size() : func];
+    bool bound = false;
+    for (size_t p = 0; p <= d.size() && !bound; ++p)
+      if (p == d.size() || d[p] == '.') bound = names.count(d.substr(0, p)) != 0;
+    if (!bound) {
+      if (d.find('.') == std::string::npos && func != kNone)
+        for (const auto& p : m.funcs[func].params)
+          if (p == d) return {};
+      return outer_bindings(func, d);
+    }
+  }
   bool outside = false;
   std::vector<Id> out;
   bool local = false;  // bound somewhere in the function: a local name (Python scoping)

@@ -193,6 +193,7 @@ class Facts {
   mutable std::unique_ptr<Flow> flow_;
   mutable bool no_name_evidence_ = false;
   mutable std::vector<std::vector<Id>> returns_;   // returned_values(), built on first use
+  std::vector<std::unordered_set<std::string>> bound_names_;  // per function slot: every name bound there
   bool loaded_value(Id func, Id v, int depth) const;  // model_by_name(): evaluate without name heuristics
   std::vector<Id> expr_stmt_;                      // expr -> innermost statement
   std::vector<std::pair<Id, int>> guard_nodes_;    // (condition, parent) chains
