@@ -7,7 +7,7 @@ with CUDA, is CONFIRMED by such results and fails when leaky and fixed are swapp
 ``gpu.sh``'s self-test feeds them to the harness through a fake interpreter.
 """
 
-ITERS = {"LL105": 100, "LL205": 40, "LL206": 20, "LL101": 16, "LL102": 40, "LL103": 24, "LL104": 8, "LL201": 60, "LL202": 40,
+ITERS = {"LL105": 100, "LL106": 40, "LL203": 50, "LL405": 1, "LL205": 40, "LL206": 20, "LL101": 16, "LL102": 40, "LL103": 24, "LL104": 8, "LL201": 60, "LL202": 40,
          "LL301": 4, "LL302": 3, "LL303": 40, "LL304": 6, "LL401": 2, "LL402": 20,
          "LL403": 100, "LL404": 20, "LL501": 2, "LL502": 2}
 
@@ -131,6 +131,27 @@ def _ll206(leaky, n, cuda):
                       "big_batch_update_norm": [float("nan")] * n}}, {}, {})
 
 
+def _ll106(leaky, n, cuda):
+    steps = list(range(n))
+    grow = [147456 * (i + 1) for i in steps] if leaky else [0] * n
+    nodes = [10 * (i + 1) for i in steps] if leaky else [0] * n
+    return ({"forward_only": {"step": steps, "saved_bytes": grow, "graph_nodes": nodes},
+             "train": {"step": steps, "saved_bytes": [0] * n, "graph_nodes": nodes}}, {}, {})
+
+
+def _ll203(leaky, n, cuda):
+    return ({}, {"world_size": 2, "steps": n, "max_abs_param_difference": 0.124 if leaky else 0.0,
+                 "identical": not leaky}, {})
+
+
+def _ll405(leaky, n, cuda):
+    per_rank = [256, 256] if leaky else [128, 128]
+    return ({"ranks": {"rank": [0, 1], "samples_seen": per_rank, "unique_seen": per_rank,
+                       "steps": [x // 16 for x in per_rank]}},
+            {"dataset_size": 256, "world_size": 2, "samples_processed_all_ranks": sum(per_rank),
+             "unique_samples_all_ranks": 256, "passes_per_epoch": 2.0 if leaky else 1.0}, {})
+
+
 def _ll301(leaky, n, cuda):
     model = 64.0
     peaks = [model * (2.14 if leaky else 1.15)] * n
@@ -225,7 +246,8 @@ def _ll502(leaky, n, cuda):
                 "pool_done": True, "pool_results": [0, 1]}, {}
 
 
-BUILDERS = {"LL101": _ll101, "LL102": _ll102, "LL103": _ll103, "LL104": _ll104, "LL105": _ll105,
+BUILDERS = {"LL101": _ll101, "LL102": _ll102, "LL103": _ll103, "LL104": _ll104, "LL105": _ll105, "LL106": _ll106,
+            "LL203": _ll203, "LL405": _ll405,
             "LL201": _ll201, "LL202": _ll202, "LL205": _ll205, "LL206": _ll206, "LL301": _ll301, "LL302": _ll302,
             "LL303": _ll303, "LL304": _ll304, "LL401": _ll401, "LL402": _ll402,
             "LL403": _ll403, "LL404": _ll404, "LL501": _ll501, "LL502": _ll502}

@@ -1082,6 +1082,86 @@ def eval_ll502(leaky, fixed, device):
 
 # --------------------------------------------------------------------------- table
 
+# --------------------------------------------------------------------------- LL106
+
+
+def eval_ll106(leaky, fixed, device):
+    metric = "saved activations / graph nodes reachable from the module"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    ls = series(leaky, "saved_bytes", "forward_only")
+    fs = series(fixed, "saved_bytes", "forward_only")
+    ln = series(leaky, "graph_nodes", "train")
+    fn = series(fixed, "graph_nodes", "train")
+    lt = series(leaky, "saved_bytes", "train")
+    per_batch = (last(ls) - ls[0]) / max(1, len(ls) - 1) if ls else 0.0
+    ok = per_batch > 0 and max(fs, default=1) == 0 and last(ln) > ln[0] > 0 and max(fn, default=1) == 0
+    return Outcome(
+        verdict(ok), metric,
+        f"+{per_batch / 1024:.0f} KiB/batch saved, {last(ln, 0)} nodes",
+        f"{max(fs, default=0)} bytes, {max(fn, default=0)} nodes",
+        "leaky: saved activations grow every batch without backward(), graph nodes grow with it; fixed: none",
+        numbers={"saved_bytes_per_batch_leaky": per_batch, "saved_bytes_fixed": max(fs, default=0),
+                 "graph_nodes_leaky": last(ln, 0), "graph_nodes_fixed": max(fn, default=0),
+                 "saved_bytes_after_backward_leaky": max(lt, default=0)},
+        details=[f"passes without backward(): saved activations reachable from the module grew "
+                 f"{per_batch / 1024:.0f} KiB per batch ({ls[0] / 1048576:.2f} -> {last(ls) / 1048576:.2f} MiB); fixed 0",
+                 f"training with backward(): graph nodes reachable from the module {ln[0]} -> {last(ln, 0)}, "
+                 f"fixed 0; saved bytes after backward() {max(lt, default=0)} (backward frees them)"],
+        claim_notes=["After backward() the graphs' saved buffers are freed (0 bytes measured); what stays "
+                     "reachable is the stored tensors and the graph nodes. The activation growth is in passes "
+                     "that never call backward()."],
+        panels=[Panel("saved activations, no backward()", "saved_bytes", "bytes", phase="forward_only"),
+                Panel("graph nodes held, training", "graph_nodes", "nodes", phase="train")])
+
+
+# --------------------------------------------------------------------------- LL203
+
+
+def eval_ll203(leaky, fixed, device):
+    metric = "largest parameter difference between two gloo ranks"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    ld = leaky.scalars.get("max_abs_param_difference", 0.0)
+    fd = fixed.scalars.get("max_abs_param_difference", 1.0)
+    ok = ld > 1e-3 and fd == 0.0 and fixed.scalars.get("identical") is True
+    return Outcome(
+        verdict(ok), metric, f"{ld:.3g} (diverged)", f"{fd:.3g} (identical)",
+        "leaky > 1e-3 after the run; fixed bit-identical",
+        numbers={"param_difference_leaky": ld, "param_difference_fixed": fd,
+                 "steps": leaky.scalars.get("steps")},
+        details=[f"{leaky.scalars.get('world_size')} ranks, {leaky.scalars.get('steps')} steps from identical "
+                 f"parameters: leaky differ by up to {ld:.3g}, fixed identical"],
+        bars=[("max |param difference|", ld, fd, "")])
+
+
+# --------------------------------------------------------------------------- LL405
+
+
+def eval_ll405(leaky, fixed, device):
+    metric = "samples each rank processes per epoch"
+    bad = precheck(leaky, fixed, metric)
+    if bad:
+        return bad
+    n = leaky.scalars.get("dataset_size", 0)
+    world = leaky.scalars.get("world_size", 0)
+    ls, fs = series(leaky, "samples_seen", "ranks"), series(fixed, "samples_seen", "ranks")
+    ok = (world >= 2 and ls == [n] * world and sum(fs) == n and fixed.scalars.get("unique_samples_all_ranks") == n
+          and max(fs, default=n) <= -(-n // world))
+    return Outcome(
+        verdict(ok), metric, " / ".join(map(str, ls)), " / ".join(map(str, fs)),
+        "leaky: every rank processes the whole dataset; fixed: the ranks split it, together one pass",
+        numbers={"samples_per_rank_leaky": ls, "samples_per_rank_fixed": fs, "dataset_size": n,
+                 "passes_per_epoch_leaky": leaky.scalars.get("passes_per_epoch"),
+                 "passes_per_epoch_fixed": fixed.scalars.get("passes_per_epoch")},
+        details=[f"{world} ranks, dataset of {n}: leaky {ls} samples per rank "
+                 f"({leaky.scalars.get('passes_per_epoch')} passes per epoch), fixed {fs} "
+                 f"({fixed.scalars.get('passes_per_epoch')} pass)"],
+        bars=[("samples per rank", max(ls, default=0), max(fs, default=0), "samples")])
+
+
 RULES = [
     Rule("LL101", "missing-no-grad",
          "activations of every forward pass are kept for a backward pass that never comes, "
@@ -1103,12 +1183,16 @@ RULES = [
          "every iteration adds one more hook that is never removed: each forward runs all "
          "hooks registered so far, and their closures keep what they captured alive",
          eval_ll105),
+    Rule("LL106", "activation-captured-in-module-state",
+         "each batch's graph stays reachable from the model through the stored tensor", eval_ll106),
     Rule("LL201", "zero-grad-missing",
          "gradients from every earlier iteration are summed into .grad, so each step() "
          "applies a growing sum; gradient buffers are fixed-size, memory does not grow",
          eval_ll201),
     Rule("LL202", "zero-grad-before-step",
          "step() applies zero (or None) gradients and the model never learns", eval_ll202),
+    Rule("LL203", "gradients-not-synchronized",
+         "each rank applies its own gradients and the replicas diverge", eval_ll203),
     Rule("LL205", "eval-mode-not-restored",
          "training continues in eval mode after validation: dropout is off and batch-norm "
          "uses and no longer updates its running statistics", eval_ll205),
@@ -1152,6 +1236,8 @@ RULES = [
          gpu_reason="needs CUDA: a CPU-only torch cannot initialise CUDA in the worker, so "
                     "neither the fork error nor a per-worker context can occur",
          timeout_s=300),
+    Rule("LL405", "distributed-without-sampler",
+         "every rank iterates the whole dataset", eval_ll405),
     Rule("LL501", "fork-with-cuda",
          "the child inherits a CUDA state it cannot use ('Cannot re-initialize CUDA in forked "
          "subprocess')", eval_ll501, gpu_only=True,
