@@ -194,6 +194,40 @@ bool model_is_mode_free(const Facts& f, Id func, const std::string& name) {
   return any;
 }
 
+// A frozen model: the file builds optimizers and none of them is given the model's
+// parameters (a feature extractor or a loaded TorchScript backbone under a trained head),
+// or its parameters are switched off with requires_grad_(False). Eval mode is its
+// intended state. With no optimizer built in the file nothing is known: not frozen.
+bool model_is_frozen(const Facts& f, const std::string& model) {
+  if (model.empty()) return false;
+  bool any_optimizer = false, trains_it = false;
+  auto mentions_model = [&](Id x) {
+    bool hit = false;
+    for_each_expr(f.m, x, [&](Id y) {
+      std::string d = f.dotted(y);
+      if (!d.empty() && (d == model || d.rfind(model + ".", 0) == 0)) hit = true;
+      return !hit;
+    });
+    return hit;
+  };
+  for (const CallSite& c : f.calls) {
+    std::string q = f.callee_qual(c.call);
+    if (f.callee_attr(c.call) == "requires_grad_") {
+      Id a = f.arg(c.call, 0, "requires_grad");
+      if (a != kNone && f.e(a).kind == ExprKind::Literal && f.e(a).lit == LitKind::False &&
+          f.dotted(f.callee_receiver(c.call)) == model)
+        return true;
+    }
+    if (q.rfind("torch.optim.", 0) != 0 || q.find("lr_scheduler") != std::string::npos ||
+        q.find("swa_utils") != std::string::npos)
+      continue;
+    any_optimizer = true;
+    const Expr& call = f.e(c.call);
+    for (size_t k = 1; k < call.kids.size(); ++k) trains_it = trains_it || mentions_model(call.kids[k]);
+  }
+  return any_optimizer && !trains_it;
+}
+
 }  // namespace
 
 void check_LL205(CheckContext& ctx) {
@@ -231,6 +265,7 @@ void check_LL205(CheckContext& ctx) {
       if (!forward) continue;
       std::string model = !ev[i].model.empty() ? ev[i].model : forward->model;
       if (model_is_mode_free(f, L.func, model)) continue;
+      if (model_is_frozen(f, model)) continue;
       if (!reported.insert(ev[i].site).second) continue;
       const CallSite& site = f.calls[ev[i].site];
       const CallSite& origin = f.calls[ev[i].origin];
