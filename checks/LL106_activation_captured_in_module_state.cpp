@@ -127,8 +127,12 @@ bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls) {
       }
     }
     if (st.kind != StmtKind::Assign && st.kind != StmtKind::AnnAssign) continue;
+    if (st.kind == StmtKind::AnnAssign && st.text == "declared-type") continue;  // C++: a declaration, not a reset
     if (s.func == kNone && d.rfind("self.", 0) != 0) continue;  // the module-level creation
-    if (s.func != kNone && f.m.funcs[s.func].name == "__init__" && f.class_of(s.func) == owner_cls) continue;
+    // The creation in the constructor (`__init__`; C++: the class's own constructor).
+    if (s.func != kNone && f.class_of(s.func) == owner_cls && owner_cls != kNone &&
+        (f.m.funcs[s.func].name == "__init__" || f.m.funcs[s.func].name == f.m.classes[owner_cls].name))
+      continue;
     for (Id t : st.targets)
       if (t != kNone && f.dotted(t) == d) return true;
   }
@@ -174,7 +178,7 @@ bool hook_removed(const Facts& f, const CallSite* reg) {
 
 void check_LL106(CheckContext& ctx) {
   const Facts& f = ctx.facts;
-  if (f.m.lang != Lang::Python) return;
+  // Python and C++ (a LibTorch module's forward storing into a member container).
   // Functions that run once per batch with the model's tensors: forward() of a module
   // class, and hooks registered on modules or tensors.
   struct Site { Id func; std::string role; const CallSite* reg; };
@@ -223,7 +227,7 @@ void check_LL106(CheckContext& ctx) {
       std::string message = "`" + ctx.text(f.e(st.call).kids[0]) + "(" + v + ")` in " + where +
                             " keeps every batch's `" + v + "`, and the autograd graph behind it, reachable from `" +
                             st.target +
-                            "`: the list grows every batch and each graph's saved activations stay alive until "
+                            "`: it grows every batch and each graph's saved activations stay alive until "
                             "backward() frees them (forever in passes without backward()); store `" + v +
                             ".detach()`, or clear it every iteration";
       Finding* fd = ctx.report("LL106", f.e(st.call).range, message);
@@ -262,7 +266,7 @@ void check_LL106(CheckContext& ctx) {
     std::string vt = ctx.text(v);
     std::string message = "`" + ctx.text(f.e(body).kids[0]) + "(" + vt + ")` in a hook keeps every batch's `" + vt +
                           "`, and the autograd graph behind it, reachable from `" + d +
-                          "`: the list grows every batch and each graph's saved activations stay alive until "
+                          "`: it grows every batch and each graph's saved activations stay alive until "
                           "backward() frees them (forever in passes without backward()); store `" + vt +
                           ".detach()`, or clear it every iteration";
     Finding* fd = ctx.report("LL106", f.e(body).range, message);

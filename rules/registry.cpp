@@ -34,7 +34,7 @@ const std::vector<RuleInfo>& all_rules() {
        "Grad-mode context manager used without calling it", "safe"},
       {"LL105", "hook-registered-per-iteration", Severity::Error, "Python, C++",
        "Hook registered once per batch and never removed", ""},
-      {"LL106", "activation-captured-in-module-state", Severity::Error, "Python",
+      {"LL106", "activation-captured-in-module-state", Severity::Error, "Python, C++",
        "Forward or hook keeps tensors with autograd history in long-lived state", "unsafe"},
       {"LL201", "zero-grad-missing", Severity::Error, "Python, C++",
        "Training loop never resets gradients between optimizer steps", ""},
