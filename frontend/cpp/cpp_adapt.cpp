@@ -153,7 +153,8 @@ std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const st
     // Members are lowered as `self.x` (the model's receiver spelling); C++ names them `x`.
     replace_all(fd.message, "`self.", "`");
     for (auto& n : fd.notes) replace_all(n.message, "`self.", "`");
-    fd.low_confidence = low_confidence;
+    // A weak finding of the impact policy (report_weak) stays weak on a compiled file too.
+    fd.low_confidence = fd.low_confidence || low_confidence;
     // Never a fix for a file that does not compile (or was not compiled): the lowering
     // guessed at what the code means, and the edit could not be checked by a compile.
     if (low_confidence) fd.fixes.clear();

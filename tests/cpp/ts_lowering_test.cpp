@@ -77,6 +77,35 @@ int main(int argc, char** argv) {
     return 0;
   }
 
+  // A weak finding of the impact policy (a CPU-only C++ program) keeps its low-confidence
+  // flag through the C++ adapter on a compiled file, whose own results are not low-confidence.
+  {
+    const std::string src = R"(#include <torch/script.h>
+int main() {
+  torch::jit::script::Module model = torch::jit::load("m.pt");
+  for (int i = 0; i < 3; ++i) model.forward({torch::ones({1})});
+  return 0;
+}
+)";
+    Lowered l = lower(src);
+    ll::Config cfg;
+    std::vector<ll::Finding> out = ll::cpp::run_cpp_checks(l.m, cfg, "t.cpp", src, /*low_confidence=*/false);
+    bool seen = false;
+    for (const auto& f : out)
+      if (f.rule == "LL101") {
+        seen = true;
+        if (f.severity != ll::Severity::Note || !f.low_confidence) {
+          ++failures;
+          std::cerr << "FAIL weak C++ finding: severity " << ll::severity_name(f.severity) << ", low_confidence "
+                    << f.low_confidence << ": " << f.message << "\n";
+        }
+      }
+    if (!seen) {
+      ++failures;
+      std::cerr << "FAIL weak C++ finding: no LL101 in\n" << l.dump;
+    }
+  }
+
   // `float` accumulators in a file that does not compile (an undeclared name, a missing
   // semicolon): numbers, never tensors carrying history.
   expect_rules("float accumulators", R"(#include <torch/torch.h>

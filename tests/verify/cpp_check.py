@@ -95,7 +95,9 @@ def check_lint(rule, findings, errors, variant):
     rel = f"{rule}/{variant}.cpp"
     if errors:
         problems.append(f"{rel}: leaklint reported {errors}")
-    low = [f["rule"] for f in findings if f.get("low_confidence")]
+    # Low confidence from the syntactic fallback fails; a finding the impact policy made weak
+    # (a CPU-only program: its message says why, docs/impact.md) was analysed with types.
+    low = [f["rule"] for f in findings if f.get("low_confidence") and "(low confidence: " not in f.get("message", "")]
     if low:
         problems.append(f"{rel}: analysed without type information (low-confidence {low})")
     rules = sorted({f["rule"] for f in findings})
