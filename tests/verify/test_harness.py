@@ -552,6 +552,19 @@ class ReportStaysTrue(unittest.TestCase):
         cur["rows"]["LL104/python"]["numbers"]["batches_fixed"] = 9    # within tolerance
         self.assertEqual(check_report.compare(cur, committed), [])
 
+    def test_kib_and_bytes_have_a_page_noise_tolerance(self):
+        import check_report
+        committed, cur = self.measured(), self.measured()
+        committed["rows"]["LL104/python"]["numbers"]["heap_growth_kib_leaky"] = 3.953
+        cur["rows"]["LL104/python"]["numbers"]["heap_growth_kib_leaky"] = 0.7188   # allocator noise
+        self.assertEqual(check_report.compare(cur, committed), [])
+        cur["rows"]["LL104/python"]["numbers"]["heap_growth_kib_leaky"] = 40.0     # a real change
+        self.assertTrue(check_report.compare(cur, committed))
+        committed["rows"]["LL104/python"]["numbers"]["saved_mib"] = 3.9
+        cur["rows"]["LL104/python"]["numbers"]["heap_growth_kib_leaky"] = 3.953
+        cur["rows"]["LL104/python"]["numbers"]["saved_mib"] = 0.7                  # MiB: 2.0 as before
+        self.assertTrue(check_report.compare(cur, committed))
+
     def test_plot_axes_show_noise_as_small_and_the_lines(self):
         import report
         panel = verdicts.Panel("t", "k", "MiB")
