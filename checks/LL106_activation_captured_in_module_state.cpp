@@ -258,8 +258,9 @@ void check_LL106(CheckContext& ctx) {
     // The appended value must be one of the lambda's own arguments (the module's output,
     // inputs or gradients), or computed from them.
     bool outside_name = false;
+    const Id reg_func = reg->func;  // a structured binding is not captured by lambdas before C++20
     for_each_expr(f.m, v, [&](Id x) {
-      if (f.e(x).kind == ExprKind::Name && !f.bindings(reg->func, f.e(x).text).empty()) outside_name = true;
+      if (f.e(x).kind == ExprKind::Name && !f.bindings(reg_func, f.e(x).text).empty()) outside_name = true;
       return !outside_name;
     });
     if (outside_name) continue;

@@ -256,9 +256,11 @@ TEST(Flow, OneDominatingBindingNeedsNoDataflow) {
   for (int i = 0; i < 500; ++i)
     src += "    m" + std::to_string(i) + " = torch.jit.load('p')\n    y = m" + std::to_string(i) + "(x)\n";
   Fixture t(src);
-  for (const CallSite& c : t.f->calls)
+  for (const CallSite& c : t.f->calls) {
     if (t.m.exprs[t.m.exprs[c.call].kids[0]].kind == ExprKind::Name &&
-        t.m.exprs[t.m.exprs[c.call].kids[0]].text[0] == 'm')
+        t.m.exprs[t.m.exprs[c.call].kids[0]].text[0] == 'm') {
       EXPECT_TRUE(t.f->is_loaded_model(c.func, t.m.exprs[c.call].kids[0]));
+    }
+  }
   EXPECT_EQ(t.f->flow().work_done(), 0u);
 }
