@@ -28,39 +28,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import verdicts  # noqa: E402
-
-
-@dataclass
-class Result:
-    """One program's run, shaped like the harness's scenario result (what verdicts read)."""
-
-    path: str
-    variant: str
-    lang: str = "cpp"                # a verdict may differ per language (LL103)
-    returncode: int = None
-    timed_out: bool = False
-    wall_s: float = 0.0
-    stdout: str = ""
-    stderr: str = ""
-    doc: dict = None
-
-    @property
-    def series(self):
-        return (self.doc or {}).get("series", {})
-
-    @property
-    def scalars(self):
-        return (self.doc or {}).get("scalars", {})
-
-    @property
-    def errors(self):
-        return (self.doc or {}).get("errors", {})
+from harness import ScenarioResult  # noqa: E402
 
 
 def rules_with_cpp():
@@ -114,7 +87,7 @@ def run_program(binary, variant, device, timeout_s, keep):
     json_path = os.path.join(out_dir, os.path.basename(binary) + ".json")
     if os.path.exists(json_path):
         os.unlink(json_path)
-    res = Result(path=binary, variant=variant)
+    res = ScenarioResult(path=binary, variant=variant, lang="cpp")
     start = time.perf_counter()
     try:
         proc = subprocess.run([binary, "--device", device, "--json", json_path],
