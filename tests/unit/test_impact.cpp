@@ -3,21 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "cli/engine.hpp"
+#include "tests/unit/only_finding.hpp"
 #include "rules/config.hpp"
 
 using namespace ll;
 
 namespace {
 
-const Finding* only(const FileResult& r, const std::string& rule) {
-  const Finding* found = nullptr;
-  for (const auto& f : r.findings)
-    if (f.rule == rule) {
-      EXPECT_EQ(found, nullptr) << "more than one " << rule;
-      found = &f;
-    }
-  return found;
-}
+using test::only;
 
 // A tutorial-style script: an evaluation loop at top level.
 std::string script(const std::string& device_line) {

@@ -3,6 +3,7 @@
 
 #include "checks/checks.hpp"
 #include "cli/engine.hpp"
+#include "tests/unit/only_finding.hpp"
 #include "frontend/python/python_frontend.hpp"
 #include "rules/config.hpp"
 #include "rules/finding.hpp"
@@ -11,15 +12,7 @@ using namespace ll;
 
 namespace {
 
-const Finding* only(const FileResult& r, const std::string& rule) {
-  const Finding* found = nullptr;
-  for (const auto& f : r.findings)
-    if (f.rule == rule) {
-      EXPECT_EQ(found, nullptr) << "more than one " << rule;
-      found = &f;
-    }
-  return found;
-}
+using test::only;
 
 }  // namespace
 
