@@ -10,12 +10,6 @@
 namespace ll {
 namespace {
 
-bool in(std::string_view s, std::initializer_list<std::string_view> set) {
-  for (auto x : set)
-    if (x == s) return true;
-  return false;
-}
-
 class History;
 bool returns_history(CheckContext& ctx, Id func);
 

@@ -63,12 +63,6 @@ std::string catches_oom(const Facts& f, const Stmt& tr, const Handler& h) {
   return "";
 }
 
-bool in_set(const std::string& s, std::initializer_list<const char*> set) {
-  for (const char* x : set)
-    if (s == x) return true;
-  return false;
-}
-
 // Does any statement of `body` (at any depth) call a callee spelled `callee`?
 bool called_in(const Facts& f, const std::vector<Id>& body, const std::string& callee) {
   std::vector<Id> work(body.begin(), body.end());
@@ -103,8 +97,8 @@ void check_LL304(CheckContext& ctx) {
       std::string callee = f.dotted(f.e(c.call).kids[0]);  // "" unless a name chain
       const std::string q = f.callee_qual(c.call);
       if (!callee.empty() && q.empty() && called_in(f, tr.body, callee) &&
-          !in_set(callee, {"print", "len", "str", "int", "float", "range", "isinstance", "super", "dict", "list"}) &&
-          !in_set(f.callee_attr(c.call), {"append", "info", "warning", "debug", "error", "write", "format"}))
+          !in(callee, {"print", "len", "str", "int", "float", "range", "isinstance", "super", "dict", "list"}) &&
+          !in(f.callee_attr(c.call), {"append", "info", "warning", "debug", "error", "write", "format"}))
         retry = "`" + callee + "(...)`, the call that failed";
     }
     else if (f.is_model_call(c)) retry = "forward";

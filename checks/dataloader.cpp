@@ -4,13 +4,6 @@ namespace ll {
 
 namespace {
 
-
-bool in(std::string_view s, std::initializer_list<std::string_view> set) {
-  for (auto x : set)
-    if (x == s) return true;
-  return false;
-}
-
 // Is the value a container of Python objects (not numpy/tensor/bytes/table)?
 std::string python_container(const Facts& f, Id v) {
   const Expr& e = f.e(v);

@@ -33,9 +33,6 @@ bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.
 bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
-bool in(std::string_view s, std::initializer_list<std::string_view> set) {
-  return std::find(set.begin(), set.end(), s) != set.end();
-}
 
 bool is_test_path(const std::string& path) {
   std::string_view p = path;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,6 +20,13 @@
 namespace ll {
 
 class Flow;
+
+// Is `s` one of `set`? (Name tables of the checks.)
+inline bool in(std::string_view s, std::initializer_list<std::string_view> set) {
+  for (auto x : set)
+    if (x == s) return true;
+  return false;
+}
 
 struct Loop {
   Id stmt = kNone;   // For/While statement, or
