@@ -133,7 +133,6 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
     if (calls[ci].stmt != kNone) calls_in_stmt[calls[ci].stmt].push_back(static_cast<int>(ci));
   for (const auto& c : calls)
     if (is_backward(c) || optimizer_of_step(c) != kNone) { file_trains_ = true; break; }
-  cpu_only_program_ = compute_cpu_only_program();
 }
 
 bool Facts::compute_cpu_only_program() const {

@@ -176,7 +176,12 @@ class Facts {
   // device or accelerator name, string or API, no distributed or Lightning-style trainer.
   // Memory claims there are about host RAM of a CPU run. Modules that only define
   // functions are never CPU-only programs: their callers may run them on a GPU.
-  bool cpu_only_program() const { return cpu_only_program_; }
+  // Computed on the first question (a scan of every expression): only files with a memory
+  // finding ask.
+  bool cpu_only_program() const {
+    if (cpu_only_program_ < 0) cpu_only_program_ = compute_cpu_only_program() ? 1 : 0;
+    return cpu_only_program_ == 1;
+  }
 
   static std::vector<std::string> name_tokens(std::string_view name);
   bool is_eval_function_name(std::string_view name) const;
@@ -216,7 +221,7 @@ class Facts {
   std::vector<std::unordered_map<std::string, std::vector<Id>>> class_bind_;  // self.x
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
   bool file_trains_ = false;
-  bool cpu_only_program_ = false;
+  mutable signed char cpu_only_program_ = -1;  // -1 not computed yet
   bool compute_cpu_only_program() const;
   Id guard_ = kNone;
   bool loop_memo(int which, int loop, const std::function<bool(const CallSite&)>& pred) const;
