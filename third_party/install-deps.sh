@@ -10,7 +10,7 @@ PKGS=(
   nodejs npm
   libtree-sitter-dev
   libclang-19-dev llvm-19-dev clang-19 libclang-rt-19-dev clang-tidy-19
-  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libssl-dev
+  libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libssl-dev libmimalloc-dev
   libgtest-dev libgmock-dev
   libtorch-dev python3-torch python3-numpy python3-matplotlib
   python3-jsonschema python3-yaml pre-commit python3-flake8 time
