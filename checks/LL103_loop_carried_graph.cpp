@@ -12,7 +12,7 @@ void names_in_target(const Facts& f, Id t, std::vector<std::string>& out) {
   for_each_expr(f.m, t, [&](Id x) {
     const Expr& e = f.e(x);
     if (e.kind == ExprKind::Sequence || e.kind == ExprKind::Starred) return true;
-    std::string d = f.dotted(x);
+    const std::string& d = f.dotted(x);
     if (!d.empty()) out.push_back(d);
     return false;
   });
@@ -37,7 +37,7 @@ std::string cpp_retain_effect(const Facts& f, int loop) {
   for (int ci : f.loops[loop].calls) {
     Id opt = f.optimizer_of_step(f.calls[ci]);
     if (opt == kNone) continue;
-    std::string d = f.dotted(opt);
+    const std::string& d = f.dotted(opt);
     for (Id v : f.bindings_at(f.calls[ci].func, d, opt)) {
       std::string q = f.e(v).kind == ExprKind::Call ? f.callee_qual(v) : "";
       if (q.rfind("torch.optim.", 0) == 0) kind = q.substr(12);
@@ -83,7 +83,7 @@ void check_LL103(CheckContext& ctx) {
     std::set<std::string> loop_targets;
     for (Id t : f.m.s(L.stmt).targets)
       for_each_expr(f.m, t, [&](Id y) {
-        std::string d = f.dotted(y);
+        const std::string& d = f.dotted(y);
         if (!d.empty()) loop_targets.insert(d);
         return true;
       });

@@ -57,7 +57,7 @@ bool is_parameter_loop_target(const Facts& f, Id func, const std::string& name) 
     bool params = false;
     for_each_expr(f.m, l.iter, [&](Id x) {
       if (f.e(x).kind == ExprKind::Call) {
-        std::string a = f.callee_attr(x);
+        const std::string& a = f.callee_attr(x);
         if (a == "parameters" || a == "named_parameters") params = true;
       }
       return !params;
@@ -104,12 +104,12 @@ void check_LL105(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   for (const CallSite& c : f.calls) {
     if (c.in_lambda) continue;
-    std::string attr = f.callee_attr(c.call);
+    const std::string& attr = f.callee_attr(c.call);
     const bool module_hook = is_module_hook(attr);
     if (!module_hook && attr != "register_hook") continue;
     Id recv = f.callee_receiver(c.call);
     if (recv == kNone) continue;
-    std::string rd = f.dotted(recv);
+    const std::string& rd = f.dotted(recv);
     // Not torch: `atexit.register`, `signal`... (their callee names differ anyway);
     // an imported module's function named register_hook (`pkg.register_hook(fn)`).
     if (!f.qual(recv).empty()) continue;

@@ -21,7 +21,7 @@ bool detached(const Facts& f, Id v) {
   for_each_expr(f.m, v, [&](Id x) {
     const Expr& e = f.e(x);
     if (e.kind == ExprKind::Call) {
-      std::string a = f.callee_attr(x);
+      const std::string& a = f.callee_attr(x);
       if (a == "detach" || a == "item" || a == "tolist" || a == "numpy" || a == "detach_" || a == "size" ||
           a == "dim" || a == "numel")
         yes = true;
@@ -51,7 +51,7 @@ bool from_inputs(const Facts& f, Id func, Id v, const std::vector<std::string>& 
     if (e.kind == ExprKind::Call) {
       // A model or layer call inside forward: `self.block(x)`.
       Id callee = e.kids[0];
-      std::string d = f.dotted(callee);
+      const std::string& d = f.dotted(callee);
       if (d.rfind("self.", 0) == 0 && func != kNone && f.func_is_method_of_module(func)) hit = true;
     }
     if (e.kind == ExprKind::Name) {
@@ -89,7 +89,7 @@ std::vector<Store> stores_in(const Facts& f, Id func) {
   std::vector<Store> out;
   for (const CallSite& c : f.calls) {
     if (c.func != func || c.in_lambda) continue;
-    std::string a = f.callee_attr(c.call);
+    const std::string& a = f.callee_attr(c.call);
     if (a != "append" && a != "extend" && a != "insert") continue;
     Id recv = f.callee_receiver(c.call);
     Id v = f.arg(c.call, a == "insert" ? 1 : 0);
@@ -103,7 +103,7 @@ std::vector<Store> stores_in(const Facts& f, Id func) {
         base = f.callee_receiver(base);
       else break;
     }
-    std::string d = f.dotted(base);
+    const std::string& d = f.dotted(base);
     if (d.empty()) continue;
     out.push_back({c.call, d, v});
   }
@@ -114,7 +114,7 @@ std::vector<Store> stores_in(const Facts& f, Id func) {
 // `x = []` outside __init__, `del x[:]`)?
 bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls) {
   for (const CallSite& c : f.calls) {
-    std::string a = f.callee_attr(c.call);
+    const std::string& a = f.callee_attr(c.call);
     if ((a == "clear" || a == "pop" || a == "popleft") && f.dotted(f.callee_receiver(c.call)) == d) return true;
   }
   for (const StmtSite& s : f.stmt_sites) {
@@ -248,12 +248,12 @@ void check_LL106(CheckContext& ctx) {
     if (l.kids.empty() || hook_removed(f, reg)) continue;
     Id body = l.kids[0];
     if (f.e(body).kind != ExprKind::Call) continue;
-    std::string a = f.callee_attr(body);
+    const std::string& a = f.callee_attr(body);
     if (a != "append" && a != "extend") continue;
     Id recv = f.callee_receiver(body);
     Id v = f.arg(body, 0);
     if (recv == kNone || v == kNone || detached(f, v) || f.e(v).kind == ExprKind::Lambda) continue;
-    std::string d = f.dotted(recv);
+    const std::string& d = f.dotted(recv);
     if (d.empty() || cleared_somewhere(f, d, kNone)) continue;
     // The appended value must be one of the lambda's own arguments (the module's output,
     // inputs or gradients), or computed from them.

@@ -24,11 +24,11 @@ bool framework_sync(const Facts& f) {
       return true;
   }
   for (const CallSite& c : f.calls) {
-    std::string q = f.callee_qual(c.call);
+    const std::string& q = f.callee_qual(c.call);
     if (q.find("DistributedDataParallel") != std::string::npos || q.find("FullyShardedDataParallel") != std::string::npos ||
         starts_with(q, "torch.distributed.rpc") || q.find("fully_shard") != std::string::npos)
       return true;
-    std::string a = f.callee_attr(c.call);
+    const std::string& a = f.callee_attr(c.call);
     std::string name = a.empty() ? f.dotted(f.e(c.call).kids[0]) : a;
     if (name == "DistributedDataParallel" || name == "DDP" || name == "FSDP" || name == "prepare" ||
         name == "initialize" || name == "setup_module" || name == "DistributedOptimizer")
@@ -38,8 +38,8 @@ bool framework_sync(const Facts& f) {
 }
 
 bool is_collective(const Facts& f, const CallSite& c) {
-  std::string q = f.callee_qual(c.call);
-  std::string a = f.callee_attr(c.call);
+  const std::string& q = f.callee_qual(c.call);
+  const std::string& a = f.callee_attr(c.call);
   std::string last = q.empty() ? a : std::string(f.last_component(q));
   if (!(starts_with(q, "torch.distributed.") || q.empty())) return false;
   return last == "all_reduce" || last == "all_reduce_coalesced" || last == "reduce" || last == "reduce_scatter" ||
@@ -78,7 +78,7 @@ bool syncs_gradients(const Facts& f, const CallSite& c) {
       if (f.loops[l].iter != kNone)
         for_each_expr(f.m, f.loops[l].iter, [&](Id x) {
           if (f.e(x).kind == ExprKind::Call) {
-            std::string a2 = f.callee_attr(x);
+            const std::string& a2 = f.callee_attr(x);
             if (a2 == "parameters" || a2 == "named_parameters") params = true;
           }
           return !params;
@@ -87,7 +87,7 @@ bool syncs_gradients(const Facts& f, const CallSite& c) {
     }
     return false;
   }
-  std::string a = f.callee_attr(c.call);
+  const std::string& a = f.callee_attr(c.call);
   std::string name = a.empty() ? f.dotted(f.e(c.call).kids[0]) : a;
   auto toks = Facts::name_tokens(f.last_component(name));
   bool grad = false, sync = false;
@@ -103,14 +103,14 @@ bool syncs_gradients(const Facts& f, const CallSite& c) {
 // The model whose parameters the optimizer steps, when it is built in this file (a class of
 // this file, a torch.nn layer, torchvision): nothing elsewhere could have wrapped it.
 std::string model_built_here(const Facts& f, Id func, Id opt) {
-  std::string od = f.dotted(opt);
+  const std::string& od = f.dotted(opt);
   if (od.empty()) return "";
   auto vals = f.bindings(func, od);
   if (vals.size() != 1 || f.e(vals[0]).kind != ExprKind::Call) return "";
   Id params = f.arg(vals[0], 0, "params");
   if (params == kNone || f.e(params).kind != ExprKind::Call || f.callee_attr(params) != "parameters") return "";
   Id model = f.callee_receiver(params);
-  std::string md = f.dotted(model);
+  const std::string& md = f.dotted(model);
   if (md.empty()) return "";
   auto mvals = f.bindings(func, md);
   if (mvals.empty()) return "";
@@ -122,7 +122,7 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
             f.callee_attr(cur) == "float"))
       cur = f.callee_receiver(cur);
     if (cur == kNone || f.e(cur).kind != ExprKind::Call) return "";
-    std::string q = f.callee_qual(cur);
+    const std::string& q = f.callee_qual(cur);
     Id callee = f.e(cur).kids[0];
     bool here = false;
     if (starts_with(q, "torch.nn.") || starts_with(q, "torchvision.models.")) here = true;

@@ -41,7 +41,7 @@ class Events {
       const CallSite& c = f_.calls[ci];
       if (c.in_lambda) continue;
       int here = top_level ? ci : top;
-      std::string attr = f_.callee_attr(c.call);
+      const std::string& attr = f_.callee_attr(c.call);
       Id recv = f_.callee_receiver(c.call);
       if ((attr == "eval" || attr == "train") && recv != kNone && f_.qual(recv).empty() && is_model(c, recv)) {
         char k = 'T';
@@ -132,8 +132,8 @@ bool mode_free_class(const Facts& f, Id cls) {
   static const char* kDropoutArg[] = {"RNN", "LSTM", "GRU", "MultiheadAttention"};
   for (const CallSite& c : f.calls) {
     if (c.func == kNone || f.class_of(c.func) != cls) continue;
-    std::string q = f.callee_qual(c.call);
-    std::string attr = f.callee_attr(c.call);
+    const std::string& q = f.callee_qual(c.call);
+    const std::string& attr = f.callee_attr(c.call);
     if (q.rfind("torch.nn.", 0) == 0) {
       std::string_view last = f.last_component(q);
       for (const char* k : kModal)
@@ -204,14 +204,14 @@ bool model_is_frozen(const Facts& f, const std::string& model) {
   auto mentions_model = [&](Id x) {
     bool hit = false;
     for_each_expr(f.m, x, [&](Id y) {
-      std::string d = f.dotted(y);
+      const std::string& d = f.dotted(y);
       if (!d.empty() && (d == model || d.rfind(model + ".", 0) == 0)) hit = true;
       return !hit;
     });
     return hit;
   };
   for (const CallSite& c : f.calls) {
-    std::string q = f.callee_qual(c.call);
+    const std::string& q = f.callee_qual(c.call);
     if (f.callee_attr(c.call) == "requires_grad_") {
       Id a = f.arg(c.call, 0, "requires_grad");
       if (a != kNone && f.e(a).kind == ExprKind::Literal && f.e(a).lit == LitKind::False &&
@@ -275,7 +275,7 @@ void check_LL205(CheckContext& ctx) {
       if (ev[i].site == ev[i].origin) {
         what = "`" + ctx.text(f.e(site.call).kids[0]) + "()` puts `" + model + "` in eval mode";
       } else {
-        std::string callee = f.dotted(f.e(site.call).kids[0]);
+        const std::string& callee = f.dotted(f.e(site.call).kids[0]);
         what = "`" + (callee.empty() ? std::string("this call") : callee + "(...)") + "` puts `" + model +
                "` in eval mode (`" + ctx.text(f.e(origin.call).kids[0]) + "()` in `" +
                (origin.func != kNone ? f.m.funcs[origin.func].name : std::string("?")) + "`)";

@@ -51,7 +51,7 @@ bool scaled(const Facts& f, Id func, Id x, int depth, std::set<std::string>& see
     if (e.kind == ExprKind::BinOp && (e.text == "/" || e.text == "//")) { found = true; return false; }
     if (e.kind == ExprKind::BinOp && e.text == "*" && (mentions_accum(f, y))) { found = true; return false; }
     if (e.kind == ExprKind::Call) {
-      std::string a = f.callee_attr(y);
+      const std::string& a = f.callee_attr(y);
       if (a == "div" || a == "div_" || a == "true_divide" || a == "mul" || a == "mul_") { found = true; return false; }
       const CallSite* c = nullptr;
       auto it = f.call_index.find(y);
@@ -66,7 +66,7 @@ bool scaled(const Facts& f, Id func, Id x, int depth, std::set<std::string>& see
       }
     }
     if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
-      std::string d = f.dotted(y);
+      const std::string& d = f.dotted(y);
       if (!d.empty() && seen.insert(std::to_string(func) + ":" + d).second) {
         for (Id v : f.bindings(func, d))
           if (scaled(f, func, v, depth + 1, seen)) { found = true; return false; }
@@ -88,12 +88,12 @@ bool scaled(const Facts& f, Id func, Id x, int depth, std::set<std::string>& see
 // An optimizer known (from its construction) to divide by a running estimate of the
 // gradient's scale: its update does not depend on a constant factor on the gradients.
 bool scale_invariant_optimizer(const Facts& f, Id func, Id opt) {
-  std::string d = f.dotted(opt);
+  const std::string& d = f.dotted(opt);
   if (d.empty()) return false;
   auto vals = f.bindings(func, d);
   if (vals.empty()) return false;
   for (Id v : vals) {
-    std::string q = f.callee_qual(v);
+    const std::string& q = f.callee_qual(v);
     if (q.rfind("torch.optim.", 0) != 0 && q.rfind("transformers.", 0) != 0 && q.rfind("bitsandbytes.", 0) != 0)
       return false;
     std::string_view last = f.last_component(q);
@@ -122,7 +122,7 @@ void check_LL206(CheckContext& ctx) {
     // The frameworks that scale for the user.
     bool framework = false;
     for (const CallSite& x : f.calls) {
-      std::string a = f.callee_attr(x.call);
+      const std::string& a = f.callee_attr(x.call);
       if (a == "accumulate" || a == "no_sync_accumulate") framework = true;
     }
     if (framework) continue;
@@ -141,7 +141,7 @@ void check_LL206(CheckContext& ctx) {
     // The loss handed to backward().
     const Expr& bcall = f.e(backward->call);
     Id loss = kNone;
-    std::string battr = f.callee_attr(backward->call);
+    const std::string& battr = f.callee_attr(backward->call);
     if (battr == "backward" && bcall.kids.size() == 1) {
       loss = f.callee_receiver(backward->call);
       // scaler.scale(loss).backward()

@@ -12,7 +12,7 @@ bool device_test(const Facts& f, Id cond) {
   for_each_expr(f.m, cond, [&](Id x) {
     const Expr& e = f.e(x);
     if (e.kind == ExprKind::Call) {
-      std::string q = f.callee_qual(x);
+      const std::string& q = f.callee_qual(x);
       if (q == "torch.cuda.is_available" || q == "torch.cuda.is_initialized" || q == "torch.cuda.device_count") {
         device = true;
         return false;

@@ -94,8 +94,8 @@ void check_LL304(CheckContext& ctx) {
     if (pass == 1) {
       // The same callee as a call in the try body (`out = self.pipe(x)` in both), whatever
       // it runs; library and bookkeeping calls (torch ops, logging, gc) are not the work.
-      std::string callee = f.dotted(f.e(c.call).kids[0]);  // "" unless a name chain
-      const std::string q = f.callee_qual(c.call);
+      const std::string& callee = f.dotted(f.e(c.call).kids[0]);  // "" unless a name chain
+      const std::string& q = f.callee_qual(c.call);
       if (!callee.empty() && q.empty() && called_in(f, tr.body, callee) &&
           !in(callee, {"print", "len", "str", "int", "float", "range", "isinstance", "super", "dict", "list"}) &&
           !in(f.callee_attr(c.call), {"append", "info", "warning", "debug", "error", "write", "format"}))

@@ -13,7 +13,7 @@ bool unbounded_cpu_count(const Facts& f, Id func, Id x, int depth = 0) {
   for_each_expr(f.m, x, [&](Id y) {
     const Expr& e = f.e(y);
     if (e.kind == ExprKind::Call) {
-      std::string q = f.callee_qual(y);
+      const std::string& q = f.callee_qual(y);
       const Expr& callee = f.e(e.kids[0]);
       if (callee.kind == ExprKind::Name && q.empty() && callee.text == "min") { bounded = true; return false; }
       if (q == "os.cpu_count" || q == "multiprocessing.cpu_count" || q == "torch.multiprocessing.cpu_count" ||

@@ -11,7 +11,7 @@ namespace ll {
 namespace {
 
 bool is_distributed_wrap(const Facts& f, Id call) {
-  std::string q = f.callee_qual(call);
+  const std::string& q = f.callee_qual(call);
   return q == "torch.nn.parallel.DistributedDataParallel" ||
          q == "torch.nn.parallel.distributed.DistributedDataParallel" ||
          q == "torch.distributed.fsdp.FullyShardedDataParallel" ||
@@ -61,7 +61,7 @@ bool rank_aware_dataset(const Facts& f, Id func, Id ds, int depth = 0) {
             ex.range.end <= cls.range.end && text_says_rank(ex.text))
           return true;
     }
-  std::string q = f.callee_qual(ds);
+  const std::string& q = f.callee_qual(ds);
   if (q.find("IterableDataset") != std::string::npos || q.find("datapipes") != std::string::npos) return true;
   return false;
 }
@@ -78,8 +78,8 @@ bool under_rank_guard(const Facts& f, const CallSite& c) {
       const Expr& e = f.e(x);
       std::string_view t = e.kind == ExprKind::Call ? std::string_view() : std::string_view(e.text);
       if (e.kind == ExprKind::Call) {
-        std::string a = f.callee_attr(x);
-        std::string q = f.callee_qual(x);
+        const std::string& a = f.callee_attr(x);
+        const std::string& q = f.callee_qual(x);
         if (q == "torch.distributed.get_rank" || text_says_rank(a)) hit = true;
         for (const auto& tok : Facts::name_tokens(a.empty() ? f.dotted(e.kids[0]) : a))
           if (tok == "main" || tok == "master") hit = true;
@@ -139,7 +139,7 @@ void check_LL405(CheckContext& ctx) {
     // What the loader is bound to, and a training loop that iterates it.
     const Stmt& st = f.m.s(c.stmt);
     if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1) continue;
-    std::string name = f.dotted(st.targets[0]);
+    const std::string& name = f.dotted(st.targets[0]);
     if (name.empty()) continue;
     int loop = -1;
     const CallSite* via = nullptr;
@@ -168,7 +168,7 @@ void check_LL405(CheckContext& ctx) {
     // accelerate / Lightning Fabric shard a loader passed to prepare()/setup_dataloaders().
     bool prepared = false;
     for (const CallSite& x : f.calls) {
-      std::string a = f.callee_attr(x.call);
+      const std::string& a = f.callee_attr(x.call);
       if (a != "prepare" && a != "setup_dataloaders" && a != "prepare_data_loader") continue;
       for (size_t i = 1; i < f.e(x.call).kids.size(); ++i)
         if (f.dotted(f.e(x.call).kids[i]) == name) prepared = true;

@@ -37,7 +37,7 @@ void check_LL501(CheckContext& ctx) {
   // is reported where it is chosen, not again at every process.
   bool spawn_configured = false;
   for (const CallSite& c : f.calls) {
-    std::string q = f.callee_qual(c.call);
+    const std::string& q = f.callee_qual(c.call);
     if (ends_with(q, "multiprocessing.set_start_method")) {
       std::string m = literal_arg(f, c.call, 0, "method");
       if (m == "spawn" || m == "forkserver" || m == "fork") spawn_configured = true;
@@ -63,7 +63,7 @@ void check_LL501(CheckContext& ctx) {
       "`set_start_method('spawn')` (spawn needs picklable targets: a lambda or closure must become a top-level "
       "function)";
   for (const CallSite& c : f.calls) {
-    std::string q = f.callee_qual(c.call);
+    const std::string& q = f.callee_qual(c.call);
     // Explicit fork.
     std::string method;
     if (ends_with(q, "multiprocessing.set_start_method") || ends_with(q, "multiprocessing.get_context"))

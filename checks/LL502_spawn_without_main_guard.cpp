@@ -48,7 +48,7 @@ void check_LL502(CheckContext& ctx) {
   bool spawn_default = false;
   std::set<std::string> spawn_ctx;
   for (const CallSite& c : f.calls) {
-    std::string q = f.callee_qual(c.call);
+    const std::string& q = f.callee_qual(c.call);
     std::string m = literal_str(f, c.call, 0, "method");
     bool spawnish = m == "spawn" || m == "forkserver";
     if (q.size() >= 16 && q.compare(q.size() - 16, 16, "set_start_method") == 0 && spawnish && c.func == kNone &&
@@ -61,15 +61,15 @@ void check_LL502(CheckContext& ctx) {
     }
   }
   auto starts_spawned = [&](const CallSite& c) -> std::string {
-    std::string q = f.callee_qual(c.call);
+    const std::string& q = f.callee_qual(c.call);
     if (q == "torch.multiprocessing.spawn") return "`torch.multiprocessing.spawn` (always spawn)";
     if (q == "torch.multiprocessing.start_processes") {
       std::string m = literal_str(f, c.call, static_cast<size_t>(-1), "start_method");
       if (m.empty() || m == "spawn" || m == "forkserver") return "`start_processes` with " + (m.empty() ? std::string("spawn") : m);
     }
-    std::string a = f.callee_attr(c.call);
+    const std::string& a = f.callee_attr(c.call);
     if (a == "Process" || a == "Pool" || a == "ProcessPoolExecutor") {
-      std::string recv = f.dotted(f.callee_receiver(c.call));
+      const std::string& recv = f.dotted(f.callee_receiver(c.call));
       if (spawn_ctx.count(recv)) return "a spawn/forkserver context's `" + a + "`";
       // `get_context("spawn").Pool(...)` inline
       Id r = f.callee_receiver(c.call);

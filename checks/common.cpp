@@ -11,11 +11,11 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   Id callee = f.e(c.call).kids[0];
   if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward")
     callee = f.e(callee).kids[0];
-  std::string d = f.dotted(callee);
+  const std::string& d = f.dotted(callee);
   std::string eval_source;
   for (int l = c.loop; l >= 0 && eval_source.empty(); l = f.loops[l].parent)
     if (f.is_eval_source(f.loops[l].iter)) {
-      std::string src = f.dotted(f.loops[l].iter);
+      const std::string& src = f.dotted(f.loops[l].iter);
       eval_source = src.empty() ? "in a loop over an evaluation set" : "in a loop over `" + src + "`";
     }
   if (!d.empty() && f.eval_called_before(c.func, d, f.e(c.call).range.begin))
@@ -45,7 +45,7 @@ bool iterates_batches(const Facts& f, int loop) {
     if (found) return false;
     const Expr& e = f.e(x);
     if (e.kind == ExprKind::Call) {
-      std::string q = f.callee_qual(x);
+      const std::string& q = f.callee_qual(x);
       if (q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader") found = true;
       return !found;
     }

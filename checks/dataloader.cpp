@@ -9,8 +9,8 @@ std::string python_container(const Facts& f, Id v) {
   const Expr& e = f.e(v);
   if (e.kind == ExprKind::Comprehension && (e.text == "list" || e.text == "dict")) return "a " + e.text + " comprehension";
   if (e.kind != ExprKind::Call) return "";
-  std::string q = f.callee_qual(v);
-  std::string a = f.callee_attr(v);
+  const std::string& q = f.callee_qual(v);
+  const std::string& a = f.callee_attr(v);
   const Expr& callee = f.e(e.kids[0]);
   if (q == "json.load" || q == "json.loads" || q == "pickle.load" || q == "pickle.loads" || q == "yaml.safe_load" ||
       q == "yaml.load" || q == "ujson.load" || q == "orjson.loads")
@@ -49,7 +49,7 @@ bool reads_attr(const Facts& f, Id func, const std::string& d) {
 
 
 bool is_dataloader_call(const Facts& f, Id call) {
-  std::string q = f.callee_qual(call);
+  const std::string& q = f.callee_qual(call);
   return q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader";
 }
 
@@ -76,7 +76,7 @@ bool instance_of(const Facts& f, Id func, Id x, Id cls, int depth = 0) {
     const Expr& callee = f.e(e.kids[0]);
     return callee.kind == ExprKind::Name && callee.text == f.m.classes[cls].name;
   }
-  std::string d = f.dotted(x);
+  const std::string& d = f.dotted(x);
   if (d.empty()) return false;
   for (Id v : f.bindings(func, d))
     if (instance_of(f, func, v, cls, depth + 1)) return true;
@@ -85,12 +85,22 @@ bool instance_of(const Facts& f, Id func, Id x, Id cls, int depth = 0) {
 
 }  // namespace
 
+// The call sites that construct a DataLoader, found once per file: every Dataset class asks.
+const std::vector<int>& dataloader_sites(const Facts& f) {
+  std::vector<int>& memo = f.dataloader_sites_memo_;
+  if (memo.size() == 1 && memo[0] == -1) {
+    memo.clear();
+    for (size_t i = 0; i < f.calls.size(); ++i)
+      if (is_dataloader_call(f, f.calls[i].call)) memo.push_back(static_cast<int>(i));
+  }
+  return memo;
+}
+
 std::vector<int> loaders_of_class(const Facts& f, Id cls) {
   std::vector<int> out;
-  for (size_t i = 0; i < f.calls.size(); ++i) {
+  for (int i : dataloader_sites(f)) {
     const CallSite& c = f.calls[i];
-    if (!is_dataloader_call(f, c.call)) continue;
-    if (instance_of(f, c.func, f.arg(c.call, 0, "dataset"), cls)) out.push_back(static_cast<int>(i));
+    if (instance_of(f, c.func, f.arg(c.call, 0, "dataset"), cls)) out.push_back(i);
   }
   return out;
 }
@@ -116,14 +126,14 @@ bool is_cuda_device(const Facts& f, Id func, Id x) {
     const Expr& e = f.e(x);
     if (e.kind == ExprKind::Literal) return e.lit == LitKind::String && e.text.rfind("cuda", 0) == 0;
     if (e.kind == ExprKind::Call) {
-      std::string q = f.callee_qual(x);
+      const std::string& q = f.callee_qual(x);
       if (q == "torch.device") {
         Id a = f.arg(x, 0, "type");
         return a != kNone && f.e(a).kind == ExprKind::Literal && f.e(a).text.rfind("cuda", 0) == 0;
       }
       return false;
     }
-    std::string d = f.dotted(x);
+    const std::string& d = f.dotted(x);
     if (d.empty()) return false;
     auto vals = f.bindings(func, d);
     if (vals.empty()) return false;
@@ -133,8 +143,8 @@ bool is_cuda_device(const Facts& f, Id func, Id x) {
 }
 
 bool is_cuda_call(const Facts& f, const CallSite& c) {
-  std::string q = f.callee_qual(c.call);
-  std::string a = f.callee_attr(c.call);
+  const std::string& q = f.callee_qual(c.call);
+  const std::string& a = f.callee_attr(c.call);
   if (q.rfind("torch.cuda.", 0) == 0) {
     static const char* harmless[] = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized",
                                      "torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler"};
@@ -212,7 +222,7 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
     const Stmt& s = f.m.s(site.stmt);
     if (s.kind != StmtKind::Assign || s.value == kNone) continue;
     for (Id t : s.targets) {
-      std::string d = f.dotted(t);
+      const std::string& d = f.dotted(t);
       if (d.rfind("self.", 0) != 0 || !reads_attr(f, getitem, d)) continue;
       std::string what = python_container(f, s.value);
       const Expr& v = f.e(s.value);

@@ -114,7 +114,7 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   walk_body(m.body, kNone, -1, off, -1);
   for (const CallSite& c : calls)
     if (callee_attr(c.call) == "load_state_dict") {
-      std::string d = dotted(callee_receiver(c.call));
+      const std::string& d = dotted(callee_receiver(c.call));
       if (!d.empty()) load_state_dict_.insert(std::to_string(c.func) + ":" + d);
     }
   for (Id f = 0; f < nf; ++f) {
@@ -205,7 +205,7 @@ bool Facts::grad_item_effect(Id item, bool* disables) const {
     return false;
   }
   if (e(item).kind != ExprKind::Call) return false;
-  std::string q = callee_qual(item);
+  const std::string& q = callee_qual(item);
   if (q == "torch.no_grad" || q == "torch.autograd.no_grad" || q == "torch.autograd.grad_mode.no_grad") {
     *disables = true;
     return true;
@@ -362,7 +362,7 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
         if (a != kNone && grad_item_effect(a, &dis)) off = dis;
       }
       if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call) {
-        std::string q = callee_qual(s.value);
+        const std::string& q = callee_qual(s.value);
         if (q == "torch.set_grad_enabled" || q == "torch.autograd.set_grad_enabled") {
           Id a = arg(s.value, 0, "mode");
           if (a != kNone && e(a).kind == ExprKind::Literal) {
@@ -433,7 +433,7 @@ void Facts::collect_bindings() {
       auto& names = bound_names_[func == kNone ? module_slot : func];
       auto note_target = [&](Id t) {
         for_each_expr(m, t, [&](Id y) {
-          std::string d = dotted(y);
+          const std::string& d = dotted(y);
           if (!d.empty()) names.insert(d);
           return e(y).kind == ExprKind::Sequence || e(y).kind == ExprKind::Starred;
         });
@@ -449,7 +449,7 @@ void Facts::collect_bindings() {
     if (s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign) {
       if (s.value != kNone)
         for (Id t : s.targets) {
-          std::string d = dotted(t);
+          const std::string& d = dotted(t);
           if (!d.empty()) {
             slot(func)[d].push_back(s.value);
             if (starts_with(d, "self.") && func != kNone && m.funcs[func].cls != kNone)
@@ -457,7 +457,7 @@ void Facts::collect_bindings() {
           } else if (e(t).kind == ExprKind::Sequence && e(s.value).kind == ExprKind::Sequence &&
                      e(t).kids.size() == e(s.value).kids.size()) {
             for (size_t k = 0; k < e(t).kids.size(); ++k) {
-              std::string dk = dotted(e(t).kids[k]);
+              const std::string& dk = dotted(e(t).kids[k]);
               if (!dk.empty()) slot(func)[dk].push_back(e(s.value).kids[k]);
             }
           }
@@ -465,7 +465,7 @@ void Facts::collect_bindings() {
     } else if (s.kind == StmtKind::With) {
       for (size_t k = 0; k < s.items.size() && k < s.targets.size(); ++k) {
         if (s.targets[k] == kNone) continue;
-        std::string d = dotted(s.targets[k]);
+        const std::string& d = dotted(s.targets[k]);
         if (!d.empty()) slot(func)[d].push_back(s.items[k]);
       }
     }
@@ -599,7 +599,7 @@ FileSummary Facts::summarize() const {
     out.imported_calls.emplace_back(q, grad_off(c));
   }
   for (const CallSite& c : calls) {
-    std::string q = callee_qual(c.call);
+    const std::string& q = callee_qual(c.call);
     if (q != "torch.utils.data.DataLoader" && q != "torch.utils.data.dataloader.DataLoader") continue;
     Id nw = arg(c.call, 5, "num_workers");
     const Expr* lit = nw == kNone ? nullptr : literal_of(nw, c.func);
@@ -607,11 +607,11 @@ FileSummary Facts::summarize() const {
     Id ds = arg(c.call, 0, "dataset");
     for (int depth = 0; ds != kNone && depth < 4; ++depth) {
       if (e(ds).kind == ExprKind::Call) {
-        std::string dq = callee_qual(ds);
+        const std::string& dq = callee_qual(ds);
         if (!dq.empty()) out.dataset_uses.push_back(dq);
         break;
       }
-      std::string d = dotted(ds);
+      const std::string& d = dotted(ds);
       auto vals = d.empty() ? std::vector<Id>{} : bindings(c.func, d);
       ds = vals.empty() ? kNone : vals.front();
     }
@@ -631,8 +631,15 @@ std::string Facts::entry_off_reason(Id func) const {
   return "";
 }
 
-std::string Facts::dotted(Id id) const {
+const std::string& Facts::dotted(Id id) const {
+  static const std::string kEmpty;
   budget::tick();
+  if (id == kNone || id >= m.exprs.size()) return kEmpty;
+  if (dotted_memo_.empty()) dotted_memo_.assign(m.exprs.size(), 0);
+  uint32_t& memo = dotted_memo_[id];
+  if (memo == 1) return kEmpty;
+  if (memo >= 2) return dotted_strings_[memo - 2];
+  memo = 1;
   std::vector<std::string_view> parts;
   Id cur = id;
   for (int guard = 0; cur != kNone && guard < 64; ++guard) {
@@ -644,13 +651,15 @@ std::string Facts::dotted(Id id) const {
         if (!out.empty()) out += '.';
         out += *it;
       }
-      return out;
+      dotted_strings_.push_back(std::move(out));
+      memo = static_cast<uint32_t>(dotted_strings_.size() + 1);
+      return dotted_strings_.back();
     }
-    if (x.kind != ExprKind::Attribute || x.kids.empty()) return "";
+    if (x.kind != ExprKind::Attribute || x.kids.empty()) return kEmpty;
     parts.push_back(x.text);
     cur = x.kids[0];
   }
-  return "";
+  return kEmpty;
 }
 
 std::string_view Facts::last_component(std::string_view d) const {
@@ -658,14 +667,16 @@ std::string_view Facts::last_component(std::string_view d) const {
   return p == std::string_view::npos ? d : d.substr(p + 1);
 }
 
-std::string Facts::callee_qual(Id call) const {
-  if (call == kNone || e(call).kind != ExprKind::Call) return "";
+const std::string& Facts::callee_qual(Id call) const {
+  static const std::string kEmpty;
+  if (call == kNone || e(call).kind != ExprKind::Call) return kEmpty;
   return qual(e(call).kids[0]);
 }
-std::string Facts::callee_attr(Id call) const {
-  if (call == kNone || e(call).kind != ExprKind::Call) return "";
+const std::string& Facts::callee_attr(Id call) const {
+  static const std::string kEmpty;
+  if (call == kNone || e(call).kind != ExprKind::Call) return kEmpty;
   const Expr& c = e(e(call).kids[0]);
-  return c.kind == ExprKind::Attribute ? c.text : "";
+  return c.kind == ExprKind::Attribute ? c.text : kEmpty;
 }
 Id Facts::callee_receiver(Id call) const {
   if (call == kNone || e(call).kind != ExprKind::Call) return kNone;
@@ -810,7 +821,7 @@ bool Facts::is_module_class(Id cls) const {
           ends_with(q, "LightningModule") || ends_with(q, "PreTrainedModel") ||
           (starts_with(q, "torch.nn.") && !ends_with(q, "Loss")))
         return true;
-      std::string d = dotted(b);
+      const std::string& d = dotted(b);
       if (q.empty() && (d == "nn.Module" || d == "Module" || ends_with(d, "LightningModule"))) return true;
       if (e(b).kind == ExprKind::Name)
         for (Id k = 0; k < m.classes.size(); ++k)
@@ -871,8 +882,8 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
   const Expr& x = e(v);
   if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) return is_model_value_rec(func, v, depth + 1);
   if (x.kind != ExprKind::Call) return false;
-  std::string q = callee_qual(v);
-  std::string attr = callee_attr(v);
+  const std::string& q = callee_qual(v);
+  const std::string& attr = callee_attr(v);
   if (!q.empty()) {
     if (starts_with(q, "torch.nn.")) {
       std::string_view last = last_component(q);
@@ -914,10 +925,10 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
   if (ex.kind == ExprKind::Call) return is_model_producer(func, x, depth + 1);
   if (ex.kind == ExprKind::Subscript) {
     // self.models[i], models[name]
-    std::string d = dotted(ex.kids[0]);
+    const std::string& d = dotted(ex.kids[0]);
     return !no_name_evidence_ && !d.empty() && (ends_with(d, "models") || ends_with(d, "nets"));
   }
-  std::string d = dotted(x);
+  const std::string& d = dotted(x);
   if (d.empty()) return false;
   if (!ex.qname.empty()) return false;  // an imported function or class, not a model instance
   if (ex.kind == ExprKind::Name && is_function_name(func, ex.text)) return false;
@@ -931,12 +942,12 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
         ve.kind == ExprKind::Lambda)
       known_other = true;
     if (ve.kind == ExprKind::Call) {
-      std::string q = callee_qual(v);
+      const std::string& q = callee_qual(v);
       if (!q.empty() && !starts_with(q, "torch") && !starts_with(q, "transformers") && !starts_with(q, "timm"))
         known_other = true;
       if (starts_with(q, "torch.nn.") && ends_with(q, "Loss")) known_other = true;
       if (starts_with(q, "torch.optim") || starts_with(q, "torch.utils.data")) known_other = true;
-      std::string a = callee_attr(v);
+      const std::string& a = callee_attr(v);
       if ((a == "from_pretrained" || a == "from_config") && not_a_torch_model(callee_receiver(v))) known_other = true;
     }
   }
@@ -960,6 +971,15 @@ bool Facts::model_by_name(Id func, Id x) const {
 }
 
 bool Facts::is_model_call(const CallSite& c) const {
+  // Every rule asks about the forwards it meets: answered once per call expression.
+  if (c.call == kNone || c.call >= m.exprs.size()) return false;
+  if (model_call_memo_.empty()) model_call_memo_.assign(m.exprs.size(), -1);
+  signed char& memo = model_call_memo_[c.call];
+  if (memo < 0) memo = compute_is_model_call(c) ? 1 : 0;
+  return memo == 1;
+}
+
+bool Facts::compute_is_model_call(const CallSite& c) const {
   const Expr& call = e(c.call);
   Id callee = call.kids[0];
   const Expr& ce = e(callee);
@@ -989,7 +1009,7 @@ bool Facts::called_from_training(Id func) const {
     if (st.kind == StmtKind::Assign)
       for (Id t : st.targets)
         for_each_expr(m, t, [&](Id y) {
-          std::string d = dotted(y);
+          const std::string& d = dotted(y);
           if (!d.empty()) names.insert(d);
           return e(y).kind == ExprKind::Sequence;
         });
@@ -1015,7 +1035,7 @@ bool Facts::called_from_training(Id func) const {
         });
         if (!from) continue;
         for (Id t : a.targets) {
-          std::string d = dotted(t);
+          const std::string& d = dotted(t);
           bool hit = false;
           for_each_expr(m, b.call, [&](Id y) {
             if (!d.empty() && dotted(y) == d) hit = true;
@@ -1059,7 +1079,7 @@ Id Facts::same_file_target(Id call, Id func) const {
 bool Facts::loaded_value(Id func, Id v, int depth) const {
   if (v == kNone || depth > 6) return false;
   if (e(v).kind != ExprKind::Call) {
-    std::string vd = dotted(v);
+    const std::string& vd = dotted(v);
     if (vd.empty()) return false;
     for (Id w : bindings_at(func, vd, v))
       if (loaded_value(func, w, depth + 1)) return true;
@@ -1067,8 +1087,8 @@ bool Facts::loaded_value(Id func, Id v, int depth) const {
     return depth > 0 && func != kNone && load_state_dict_.count(std::to_string(func) + ":" + vd) != 0 &&
            eval_called_before(func, vd, UINT32_MAX);
   }
-  std::string q = callee_qual(v);
-  std::string a = callee_attr(v);
+  const std::string& q = callee_qual(v);
+  const std::string& a = callee_attr(v);
   if (q == "torch.jit.load" || q == "torch.load" || q == "torch.hub.load" || a == "from_pretrained") return true;
   if (in(a, {"to", "cuda", "eval", "half", "float", "cpu"})) return loaded_value(func, callee_receiver(v), depth + 1);
   Id target = same_file_target(v, func);
@@ -1079,7 +1099,7 @@ bool Facts::loaded_value(Id func, Id v, int depth) const {
 }
 
 bool Facts::is_loaded_model(Id func, Id x) const {
-  std::string d = dotted(x);
+  const std::string& d = dotted(x);
   if (d.empty()) return false;
   for (Id v : bindings_at(func, d, x))
     if (loaded_value(func, v, 0)) return true;
@@ -1100,11 +1120,11 @@ bool Facts::eval_called_before(Id func, const std::string& d, uint32_t before) c
 bool Facts::is_optimizer(Id func, Id x) const {
   if (x == kNone) return false;
   if (e(x).kind == ExprKind::Subscript) x = e(x).kids[0];
-  std::string d = dotted(x);
+  const std::string& d = dotted(x);
   if (d.empty()) return false;
   for (Id v : bindings_at(func, d, x)) {
     if (e(v).kind != ExprKind::Call) continue;
-    std::string q = callee_qual(v);
+    const std::string& q = callee_qual(v);
     if (starts_with(q, "torch.optim.") && q.find("lr_scheduler") == std::string::npos &&
         q.find("swa_utils") == std::string::npos)
       return true;
@@ -1128,7 +1148,7 @@ Id Facts::optimizer_of_step(const CallSite& c) const {
   // scaler.step(optimizer) with AMP's GradScaler
   Id a = arg(c.call, 0, "optimizer");
   if (a != kNone && is_optimizer(c.func, a)) {
-    std::string d = dotted(r);
+    const std::string& d = dotted(r);
     bool scaler = false;
     for (const auto& t : name_tokens(last_component(d)))
       if (t == "scaler") scaler = true;
@@ -1141,7 +1161,7 @@ Id Facts::optimizer_of_step(const CallSite& c) const {
 
 bool Facts::is_grad_reset(const CallSite& c, Id* optimizer) const {
   *optimizer = kNone;
-  std::string a = callee_attr(c.call);
+  const std::string& a = callee_attr(c.call);
   if (a == "zero_grad") {
     Id r = callee_receiver(c.call);
     if (r != kNone && is_optimizer(c.func, r)) *optimizer = r;
@@ -1157,21 +1177,21 @@ bool Facts::is_grad_reset(const CallSite& c, Id* optimizer) const {
 }
 
 bool Facts::is_backward(const CallSite& c) const {
-  std::string a = callee_attr(c.call);
+  const std::string& a = callee_attr(c.call);
   // mmengine's OptimWrapper.update_params(loss) runs backward() and step().
   if (a == "backward" || a == "manual_backward" || a == "update_params") return true;
-  std::string q = callee_qual(c.call);
+  const std::string& q = callee_qual(c.call);
   return q == "torch.autograd.backward";
 }
 
 bool Facts::is_backprop(const CallSite& c) const {
   if (is_backward(c)) return true;
-  std::string q = callee_qual(c.call);
+  const std::string& q = callee_qual(c.call);
   return q == "torch.autograd.grad";
 }
 
 bool Facts::is_torch_call(Id call, std::initializer_list<std::string_view> qnames) const {
-  std::string q = callee_qual(call);
+  const std::string& q = callee_qual(call);
   for (auto n : qnames)
     if (q == n) return true;
   return false;

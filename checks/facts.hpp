@@ -3,6 +3,7 @@
 // optimizers, the file's call graph and interprocedural grad mode.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -112,11 +113,13 @@ class Facts {
 
   // ---- names and values
   const Expr& e(Id id) const { return m.exprs[id]; }
-  std::string dotted(Id expr) const;                 // "self.model", "" if not a name chain
+  // "self.model", "" if not a name chain. Computed once per expression; the reference stays
+  // valid as long as the Facts.
+  const std::string& dotted(Id expr) const;
   std::string_view last_component(std::string_view dotted) const;
   const std::string& qual(Id expr) const { return m.exprs[expr].qname; }
-  std::string callee_qual(Id call) const;            // qualified name of a call's callee
-  std::string callee_attr(Id call) const;            // method name for `x.m(...)`, else ""
+  const std::string& callee_qual(Id call) const;     // qualified name of a call's callee
+  const std::string& callee_attr(Id call) const;     // method name for `x.m(...)`, else ""
   Id callee_receiver(Id call) const;                 // `x` of `x.m(...)`, else kNone
   Id arg(Id call, size_t pos, std::string_view kw = {}) const;  // kNone if absent
   bool has_kwargs_splat(Id call) const;
@@ -187,6 +190,10 @@ class Facts {
   bool is_eval_function_name(std::string_view name) const;
   bool is_eval_source(Id iter_expr) const;
 
+  // Memo of checks/dataloader.cpp's dataloader_sites(): the call sites (indices into calls)
+  // that construct a DataLoader; -1 in [0] until computed.
+  mutable std::vector<int> dataloader_sites_memo_{-1};
+
  private:
   void walk_body(const std::vector<Id>& body, Id func, int loop, bool& off, int handler);
   void walk_stmt(Id sid, Id func, int loop, bool& off, int handler);
@@ -204,6 +211,12 @@ class Facts {
   std::vector<Id> outer_bindings(Id func, const std::string& dotted) const;
 
   mutable std::unique_ptr<Flow> flow_;
+  mutable std::vector<signed char> model_call_memo_;  // is_model_call() per call expression
+  bool compute_is_model_call(const CallSite& c) const;
+  // dotted(): per expression 0 = not computed, 1 = "", k >= 2 = dotted_strings_[k - 2]
+  // (a deque, so references handed out stay valid as it grows).
+  mutable std::vector<uint32_t> dotted_memo_;
+  mutable std::deque<std::string> dotted_strings_;
   mutable bool no_name_evidence_ = false;
   mutable std::vector<std::vector<Id>> returns_;   // returned_values(), built on first use
   std::vector<std::unordered_set<std::string>> bound_names_;  // per function slot: every name bound there

@@ -158,7 +158,7 @@ struct Builder {
       target_binds(node, te.kids[0], value, kind == DefKind::Assign ? DefKind::Unpacked : kind, sid);
       return;
     }
-    std::string d = f.dotted(t);
+    const std::string& d = f.dotted(t);
     if (!d.empty()) g.binds[node].push_back({d, Def{sid, value, kind}});
   }
 
@@ -197,7 +197,7 @@ struct Builder {
         break;
       case StmtKind::Delete:
         for (Id t : s.targets) {
-          std::string d = f.dotted(t);
+          const std::string& d = f.dotted(t);
           if (!d.empty()) g.unbinds[node].push_back(d);
         }
         break;
@@ -311,7 +311,7 @@ bool mentions(const Facts& f, Id x, const std::string& d) {
     if (hit) return false;
     const Expr& e = f.e(y);
     if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
-      std::string yd = f.dotted(y);
+      const std::string& yd = f.dotted(y);
       if (!yd.empty() && (yd == d || has_prefix(yd, d))) hit = true;
     }
     return !hit;
@@ -328,7 +328,7 @@ bool target_reads(const Facts& f, Id t, const std::string& d) {
       if (target_reads(f, k, d)) return true;
     return false;
   }
-  std::string td = f.dotted(t);
+  const std::string& td = f.dotted(t);
   if (td == d) return false;
   if (!td.empty() && has_prefix(td, d)) return true;  // `x.a = v` uses the object x
   if (e.kind == ExprKind::Attribute || e.kind == ExprKind::Subscript)
