@@ -62,7 +62,7 @@ class History {
       case ExprKind::Attribute: {
         if (in(e.text, {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim", "T"}))
           return e.text == "T" && carries(e.kids[0], off, depth + 1);
-        std::string d = f_.dotted(x);
+        const std::string& d = f_.dotted(x);
         if (!d.empty() && name_carries(d, x, depth)) return true;
         return carries(e.kids[0], off, depth + 1);
       }
@@ -142,8 +142,8 @@ class History {
   bool call_carries(Id call, bool off, int depth) const {
     if (off) return false;
     const Expr& e = f_.e(call);
-    std::string attr = f_.callee_attr(call);
-    std::string q = f_.callee_qual(call);
+    const std::string& attr = f_.callee_attr(call);
+    const std::string& q = f_.callee_qual(call);
     const Expr& callee = f_.e(e.kids[0]);
     // History dropped.
     if (in(attr, {"item", "detach", "detach_", "tolist", "numpy", "argmax", "argmin", "eq", "ne", "lt", "gt",
@@ -188,10 +188,10 @@ class History {
                              : callee.kind == ExprKind::Attribute ? std::string_view(callee.text)
                                                                   : std::string_view();
     if (!cname.empty() && is_loss_name(cname)) return true;
-    std::string d = f_.dotted(e.kids[0]);
+    const std::string& d = f_.dotted(e.kids[0]);
     if (!d.empty())
       for (Id v : f_.bindings(func_, d)) {
-        std::string vq = f_.callee_qual(v);
+        const std::string& vq = f_.callee_qual(v);
         if (vq.rfind("torch.nn.", 0) == 0 && vq.size() > 4 && vq.compare(vq.size() - 4, 4, "Loss") == 0) return true;
       }
     // Python builtins that combine tensors.
@@ -242,7 +242,19 @@ class History {
 
   // Accumulators whose graph is wanted: back-propagated later, or (in a loop that does not
   // itself back-propagate) returned to a caller that will.
+  // Asked once per (accumulator, loop): many `total += x` lines of one accumulator in one
+  // loop share the answer, which walks the function.
   bool accumulator_wanted(const std::string& base, int loop) const {
+    auto key = std::make_pair(base, loop);
+    auto it = wanted_memo_.find(key);
+    if (it != wanted_memo_.end()) return it->second;
+    bool w = compute_accumulator_wanted(base, loop);
+    wanted_memo_.emplace(std::move(key), w);
+    return w;
+  }
+  mutable std::map<std::pair<std::string, int>, bool> wanted_memo_;
+
+  bool compute_accumulator_wanted(const std::string& base, int loop) const {
     auto mentions = [&](Id x) {
       bool hit = false;
       for_each_expr(f_.m, x, [&](Id y) {
@@ -251,13 +263,14 @@ class History {
       });
       return hit;
     };
-    // Names the accumulator flows into (`total = content + style_loss`), a few hops.
+    // Names the accumulator flows into, a few hops: `total = content + style_loss`, and
+    // `loss += subloss / n` (a per-crop sum added into the loss that is back-propagated).
     std::set<std::string> derived{base};
     for (int hop = 0; hop < 3; ++hop)
       for (const StmtSite& s : f_.stmt_sites) {
         if (s.func != func_) continue;
         const Stmt& st = f_.m.s(s.stmt);
-        if (st.kind != StmtKind::Assign || st.value == kNone) continue;
+        if ((st.kind != StmtKind::Assign && st.kind != StmtKind::AugAssign) || st.value == kNone) continue;
         bool uses = false;
         for_each_expr(f_.m, st.value, [&](Id y) {
           if (derived.count(f_.dotted(y))) uses = true;
@@ -266,7 +279,7 @@ class History {
         if (uses)
           for (Id t : st.targets)
             for_each_expr(f_.m, t, [&](Id y) {
-              std::string d = f_.dotted(y);
+              const std::string& d = f_.dotted(y);
               if (!d.empty()) derived.insert(d);
               return f_.e(y).kind == ExprKind::Sequence;
             });
@@ -351,7 +364,7 @@ class History {
       if (carries(s.value, off)) consider(sid, s.targets[0], s.value, "accumulates");
     } else if (s.kind == StmtKind::Assign && s.targets.size() == 1 && s.value != kNone &&
                f_.e(s.value).kind == ExprKind::BinOp) {
-      std::string t = f_.dotted(s.targets[0]);
+      const std::string& t = f_.dotted(s.targets[0]);
       const Expr& b = f_.e(s.value);
       if (!t.empty() && (b.text == "+" || b.text == "-" || b.text == "*")) {
         for (int side = 0; side < 2; ++side) {
@@ -364,7 +377,7 @@ class History {
       }
     } else if (s.kind == StmtKind::Expr && s.value != kNone && f_.e(s.value).kind == ExprKind::Call) {
       Id call = s.value;
-      std::string attr = f_.callee_attr(call);
+      const std::string& attr = f_.callee_attr(call);
       Id recv = f_.callee_receiver(call);
       if (recv == kNone) return;
       const Expr& ce = f_.e(call);
@@ -402,7 +415,7 @@ class History {
         if (f_.e(t).kind == ExprKind::Sequence) {
           const Expr& v = f_.e(s.value);
           for (size_t k = 0; k < f_.e(t).kids.size(); ++k) {
-            std::string d = f_.dotted(f_.e(t).kids[k]);
+            const std::string& d = f_.dotted(f_.e(t).kids[k]);
             if (d.empty()) continue;
             detached_.erase(d);
             bool ck = v.kind == ExprKind::Sequence && k < v.kids.size() ? carries(v.kids[k], off)
@@ -410,7 +423,7 @@ class History {
             if (ck) tainted_.insert(d); else tainted_.erase(d);
           }
         } else {
-          std::string d = f_.dotted(t);
+          const std::string& d = f_.dotted(t);
           if (d.empty()) continue;
           detached_.erase(d);
           if (c) tainted_.insert(d); else tainted_.erase(d);
@@ -419,13 +432,13 @@ class History {
     } else if (s.kind == StmtKind::Expr && s.value != kNone && f_.e(s.value).kind == ExprKind::Call &&
                (f_.callee_attr(s.value) == "detach_" || f_.callee_attr(s.value) == "requires_grad_")) {
       // loss.detach_() drops the history in place.
-      std::string d = f_.dotted(f_.callee_receiver(s.value));
+      const std::string& d = f_.dotted(f_.callee_receiver(s.value));
       if (!d.empty()) {
         tainted_.erase(d);
         detached_.insert(d);
       }
     } else if (s.kind == StmtKind::AugAssign && !s.targets.empty()) {
-      std::string d = f_.dotted(s.targets[0]);
+      const std::string& d = f_.dotted(s.targets[0]);
       if (!d.empty() && carries(s.value, off)) tainted_.insert(d);
     }
   }

@@ -1,5 +1,7 @@
 // LL201 zero-grad-missing: a training loop that steps an optimizer without ever resetting
 // its gradients per update.
+#include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -8,17 +10,63 @@
 namespace ll {
 namespace {
 
+// The modules whose parameters an optimizer holds, when its construction shows them all:
+// `Adam(chain(G.parameters(), D.parameters()))` -> {G, D}. Empty when anything else is in
+// its parameter argument (tensors, param-group dicts, a name bound elsewhere).
+std::set<std::string> param_modules(const Facts& f, Id func, const std::string& opt) {
+  std::set<std::string> out;
+  for (Id v : f.bindings(func, opt)) {
+    if (f.e(v).kind != ExprKind::Call || f.callee_qual(v).rfind("torch.optim.", 0) != 0) return {};
+    Id params = f.arg(v, 0, "params");
+    if (params == kNone) return {};
+    bool other = false;
+    std::function<void(Id, int)> walk = [&](Id x, int depth) {
+      const Expr& e = f.e(x);
+      if (other || depth > 8) {
+        other = true;
+        return;
+      }
+      if (e.kind == ExprKind::Call && f.callee_attr(x) == "parameters") {
+        const std::string& d = f.dotted(f.callee_receiver(x));
+        if (d.empty()) other = true;
+        else out.insert(d);
+      } else if (e.kind == ExprKind::Call && !e.kids.empty() && e.kw.empty() &&
+                 (in(f.callee_qual(x), {"itertools.chain", "list"}) ||
+                  (f.e(e.kids[0]).kind == ExprKind::Name && in(f.e(e.kids[0]).text, {"list", "chain"})))) {
+        for (size_t k = 1; k < e.kids.size(); ++k) walk(e.kids[k], depth + 1);
+      } else if ((e.kind == ExprKind::Sequence && e.text != "dict") || (e.kind == ExprKind::BinOp && e.text == "+")) {
+        for (Id k : e.kids) walk(k, depth + 1);
+      } else {
+        other = true;  // tensors, param-group dicts, names bound elsewhere
+      }
+    };
+    walk(params, 0);
+    if (other) return {};
+  }
+  return out;
+}
+
 // Is there a reset of `opt` (or of a model's gradients) among the call sites, nested
-// functions defined in the loop, or same-file functions they call?
-bool loop_resets(const Facts& f, int loop, const std::string& opt) {
+// functions defined in the loop, or same-file functions they call? Another optimizer's
+// zero_grad() resets `opt`'s gradients too when, between them, they hold the same modules:
+// `opt_info` over G and D is reset by `opt_G.zero_grad(); opt_D.zero_grad()`.
+bool loop_resets(const Facts& f, int loop, const std::string& opt, Id func) {
+  std::set<std::string> others;  // modules whose gradients other optimizers reset
   auto resets = [&](const CallSite& c) {
     Id o = kNone;
     if (!f.is_grad_reset(c, &o)) return false;
     if (o == kNone) return true;  // model.zero_grad(), p.grad.zero_()
-    std::string d = f.dotted(f.e(o).kind == ExprKind::Subscript ? f.e(o).kids[0] : o);
-    return d == opt || opt.empty();
+    const std::string& d = f.dotted(f.e(o).kind == ExprKind::Subscript ? f.e(o).kids[0] : o);
+    if (d == opt || opt.empty()) return true;
+    if (!d.empty())
+      for (const std::string& m : param_modules(f, c.func, d)) others.insert(m);
+    return false;
   };
   if (f.loop_reaches(loop, resets)) return true;
+  if (!others.empty()) {
+    std::set<std::string> mine = param_modules(f, func, opt);
+    if (!mine.empty() && std::includes(others.begin(), others.end(), mine.begin(), mine.end())) return true;
+  }
   // `p.grad = None` assignments in the loop.
   for (Id sid : f.loops[loop].stmts) {
     const Stmt& s = f.m.s(sid);
@@ -43,7 +91,7 @@ void check_LL201(CheckContext& ctx) {
   for (const CallSite& c : f.calls) {
     Id opt = f.optimizer_of_step(c);
     if (opt == kNone || c.in_lambda) continue;
-    std::string name = f.dotted(f.e(opt).kind == ExprKind::Subscript ? f.e(opt).kids[0] : opt);
+    const std::string& name = f.dotted(f.e(opt).kind == ExprKind::Subscript ? f.e(opt).kids[0] : opt);
     // The training loop: the innermost loop around the step that reaches backward().
     int loop = c.loop;
     while (loop >= 0 && !f.loop_reaches_backward(loop)) loop = f.loops[loop].parent;
@@ -52,7 +100,7 @@ void check_LL201(CheckContext& ctx) {
       auto [it, fresh] = in_loop.try_emplace({loop, name}, 0);
       // An optimizer constructed inside the loop starts fresh every iteration (per-step
       // guidance, per-configuration sweeps): nothing accumulates across updates it sees.
-      if (fresh) it->second = assigned_in_loop(f, loop, name) ? 0 : !loop_resets(f, loop, name) ? 2 : 1;
+      if (fresh) it->second = assigned_in_loop(f, loop, name) ? 0 : !loop_resets(f, loop, name, c.func) ? 2 : 1;
       if (it->second == 0) continue;
       fire = it->second == 2;
     } else if (c.func != kNone && f.reaches(c.func, backward)) {
@@ -63,7 +111,7 @@ void check_LL201(CheckContext& ctx) {
       });
       if (own_reset) continue;
       for (const CallSite& caller : f.calls)
-        if (caller.target_func == c.func && caller.loop >= 0 && !loop_resets(f, caller.loop, name)) fire = true;
+        if (caller.target_func == c.func && caller.loop >= 0 && !loop_resets(f, caller.loop, name, c.func)) fire = true;
     }
     if (!fire || !seen.insert({loop, name}).second) continue;
     Finding* fd = ctx.report(

@@ -36,6 +36,43 @@ std::string last(const std::string& q) {
   return p == std::string::npos ? q : q.substr(p + 1);
 }
 
+std::string package_of(const std::string& mod) {
+  size_t p = mod.rfind('.');
+  return p == std::string::npos ? "" : mod.substr(0, p);
+}
+
+// The files among `candidates` that define what `q` names, as imported by `importer`.
+// Python resolves a relative import against the importer's package, and a script's plain
+// `from dsets import X` finds its own directory first (sys.path[0]): so `dsets` beside the
+// importer wins over every other `*.dsets` of the project (several chapters of a book each
+// with their own dsets.py). Only when neither applies does the longest-suffix match decide.
+std::vector<size_t> defining_files(const std::string& q, size_t importer, const std::vector<size_t>& candidates,
+                                   const std::vector<FileSummary>& files) {
+  std::vector<size_t> out;
+  const std::string name = last(q);
+  std::string qmod = q.size() > name.size() ? q.substr(0, q.size() - name.size() - 1) : "";
+  const std::string pkg = package_of(files[importer].module);
+  size_t dots = 0;
+  while (dots < qmod.size() && qmod[dots] == '.') ++dots;
+  auto exactly = [&](const std::string& mod) {
+    for (size_t j : candidates)
+      if (j != importer && files[j].module == mod) out.push_back(j);
+  };
+  if (dots > 0) {
+    std::string base = pkg;
+    for (size_t up = 1; up < dots; ++up) base = package_of(base);
+    const std::string rest = qmod.substr(dots);
+    exactly(base.empty() ? rest : rest.empty() ? base : base + "." + rest);
+    if (!out.empty() || !base.empty()) return out;
+  } else if (!qmod.empty()) {
+    exactly(pkg.empty() ? qmod : pkg + "." + qmod);
+    if (!out.empty()) return out;
+  }
+  for (size_t j : candidates)
+    if (j != importer && names(q, files[j].module, name)) out.push_back(j);
+  return out;
+}
+
 }  // namespace
 
 std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
@@ -50,14 +87,12 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& q : files[i].dataset_uses) {
       auto it = class_def.find(last(q));
       if (it == class_def.end()) continue;
-      for (size_t j : it->second)
-        if (j != i && names(q, files[j].module, last(q))) views[j].classes_with_workers.insert(last(q));
+      for (size_t j : defining_files(q, i, it->second, files)) views[j].classes_with_workers.insert(last(q));
     }
     for (const auto& [q, off] : files[i].imported_calls) {
       auto it = func_def.find(last(q));
       if (it == func_def.end()) continue;
-      for (size_t j : it->second)
-        if (j != i && names(q, files[j].module, last(q))) views[j].external_calls[last(q)].push_back(off);
+      for (size_t j : defining_files(q, i, it->second, files)) views[j].external_calls[last(q)].push_back(off);
     }
   }
   // Relevance through project imports, to a fixed point: a file that imports no torch is
