@@ -27,7 +27,7 @@ bool releases(const Facts& f, const std::vector<Id>& stmts, const std::string& d
       for (Id t : s.targets)
         if (f.dotted(t) == d) return true;
     if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call) {
-      std::string a = f.callee_attr(s.value);
+      const std::string& a = f.callee_attr(s.value);
       if (f.dotted(f.callee_receiver(s.value)) == d &&
           (a == "cpu" || (a == "to" && f.arg(s.value, 0, "device") != kNone &&
                           f.e(f.arg(s.value, 0, "device")).text == "cpu")))
@@ -42,7 +42,7 @@ bool stored(const Facts& f, const std::vector<Id>& stmts, const std::string& d) 
   for (Id sid : stmts) {
     const Stmt& s = f.m.s(sid);
     if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call) {
-      std::string a = f.callee_attr(s.value);
+      const std::string& a = f.callee_attr(s.value);
       if (a == "append" || a == "add" || a == "insert" || a == "extend")
         for (size_t k = 1; k < f.e(s.value).kids.size(); ++k)
           if (f.dotted(f.e(s.value).kids[k]) == d) return true;
@@ -75,8 +75,8 @@ bool stays_on_cpu(const Facts& f, Id value, const std::vector<Id>& stmts, const 
 // Does the value create or load a model (or a pipeline holding models)?
 bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int depth = 0) {
   if (v == kNone || depth > 6 || f.e(v).kind != ExprKind::Call) return false;
-  std::string q = f.callee_qual(v);
-  std::string a = f.callee_attr(v);
+  const std::string& q = f.callee_qual(v);
+  const std::string& a = f.callee_attr(v);
   // Moving or switching mode keeps the same object: look through to what is moved.
   if (a == "to" || a == "cuda" || a == "eval" || a == "half" || a == "float" || a == "train" || a == "bfloat16")
     return loads_model(f, func, f.callee_receiver(v), target, depth + 1);
@@ -127,7 +127,7 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
 }
 
 void report(CheckContext& ctx, Id sid, const std::string& d) {
-  ctx.report("LL301", ctx.facts.m.s(sid).range,
+  report_memory_claim(ctx, "LL301", ctx.facts.m.s(sid).range,
              "`" + d + "` is rebound to a new model while the previous one is still referenced: the old model stays "
              "resident until the new one is fully built (peak = old + new), and its freed blocks stay in PyTorch's "
              "cache, invisible to other processes; `del " + d + "` (or set it to None), `gc.collect()` and "
@@ -143,7 +143,7 @@ void check_LL301(CheckContext& ctx) {
     if (s.kind != StmtKind::Assign || s.value == kNone || s.targets.size() != 1) continue;
     if (f.e(s.value).kind != ExprKind::Call) continue;
     Id t = s.targets[0];
-    std::string d = f.dotted(t);
+    const std::string& d = f.dotted(t);
     if (d.empty()) continue;
     // Wrapping or moving the same model (`model = model.cuda()`, `model = DDP(model)`) is no switch.
     if (mentions(f, s.value, d)) continue;

@@ -24,10 +24,14 @@ void check_LL403(CheckContext& ctx) {
                         "their reference counts, which copies the pages, so " + wk +
                         " with a private copy of it in host RAM (pytorch issue 13246); store it as a numpy array or "
                         "a serialized buffer instead";
-      // Impact: the copy matters in proportion to the container's size. One element per
-      // sample grows with the dataset; anything else may be a handful of entries.
+      // Impact: the copy matters in proportion to the container's size, which the code does
+      // not show: one element per sample grows with the dataset (a LUNA candidate list, 550k
+      // tuples) but a tutorial's 1 MB corpus costs a few MB; anything else may be a handful of
+      // entries. Both are weak (docs/impact.md, "Container size").
       if (site.per_sample)
-        ctx.report("LL403", f.m.s(site.stmt).range, std::move(msg));
+        ctx.report_weak("LL403", f.m.s(site.stmt).range, std::move(msg),
+                        "one element per sample, but the dataset's size is not visible here; the copies matter "
+                        "when it holds many thousands of Python objects");
       else
         ctx.report_weak("LL403", f.m.s(site.stmt).range, std::move(msg),
                         "`__len__` does not count it and `__getitem__` does not index it by the sample index, so its "

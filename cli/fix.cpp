@@ -46,6 +46,17 @@ std::string apply_edits(const std::string& text, std::vector<Edit> edits, int* a
 
 namespace {
 
+// What --fix may act on is what the report shows: low-confidence findings the file's
+// configuration hides (show-low-confidence) are left alone, their fixes too.
+FileResult shown(FileResult r, const Config& cfg) {
+  hide_low_confidence(r, cfg.show_low_confidence);
+  return r;
+}
+
+}  // namespace
+
+namespace {
+
 int syntax_errors(const FileResult& r) {
   int n = 0;
   for (const auto& d : r.diagnostics)
@@ -115,7 +126,7 @@ FixOutcome fix_text(const std::string& path, const std::string& original, const 
                     const Config& cfg, const EngineOptions& opts, bool unsafe) {
   int base_errors = syntax_errors(first);
   return fix_loop(original, first, unsafe, [&](const std::string& next, FileResult& relint, bool&, FixOutcome& out) {
-    relint = analyze_text(path, next, cfg, opts);
+    relint = shown(analyze_text(path, next, cfg, opts), cfg);
     if (syntax_errors(relint) <= base_errors) return true;
     out.errors.push_back("a fix would introduce a syntax error; rolled back (please report this)");
     return false;
@@ -137,7 +148,7 @@ FixOutcome fix_cpp_file(const std::string& path, const std::string& original, co
       return false;
     }
     out.written = true;
-    relint = analyze_file(path, cfg, opts);
+    relint = shown(analyze_file(path, cfg, opts), cfg);
     if (syntax_errors(relint) <= base_errors) return true;
     if (!file->replace(out.fixed, &err)) out.errors.push_back("could not restore the file: " + err);
     out.errors.push_back("a fix would introduce a compile error; rolled back (please report this)");
@@ -456,7 +467,7 @@ std::optional<std::string> fix_notebook(const std::string& path, const std::stri
   std::string err;
   auto nb = load_notebook(json, &err);
   if (!nb) return std::nullopt;
-  FileResult v = analyze_text(path, nb->python, cfg, opts);
+  FileResult v = shown(analyze_text(path, nb->python, cfg, opts), cfg);
   FixOutcome o = fix_text(path, nb->python, v, cfg, opts, unsafe);
   for (auto& e : o.errors) errors->push_back(e);
   if (o.fixed == o.original) return std::nullopt;
@@ -536,7 +547,7 @@ int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const 
     // analyse what the file holds now, under the lock, and fix what is left. C++ always:
     // its result's text is read after leaklint-cpp analysed the file, so matching text
     // does not prove that the findings' offsets belong to it.
-    fresh = cpp ? analyze_file(r.path, cfg, opts) : analyze_file(r.path, cfg, opts, &file.content());
+    fresh = shown(cpp ? analyze_file(r.path, cfg, opts) : analyze_file(r.path, cfg, opts, &file.content()), cfg);
     if (cpp && fresh.source != file.content()) {
       report({"the file changed while it was being fixed; not written (run leaklint --fix again)"}, true);
       return 0;

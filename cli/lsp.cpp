@@ -494,6 +494,7 @@ class Server {
         // that its includes and compile command resolve (an untitled buffer: elsewhere).
         else if (cpp) doc.result = analyze_cpp_buffer(path, doc.text, EngineOptions{}, !doc.path.empty());
         else doc.result = analyze_file(path, *cfg, EngineOptions{}, &doc.text);
+        if (doc.problem.empty()) hide_low_confidence(doc.result, cfg->show_low_confidence);
       } catch (const std::exception& e) {
         doc.result = FileResult{};
         doc.problem = std::string("internal error: ") + e.what();

@@ -92,6 +92,9 @@ int main(int argc, char** argv) {
   app.add_flag("--fix-read-only", fix_read_only, "Also fix files without write permission (skipped by default)");
   app.add_flag("--diff", diff, "Print the fixes as a unified diff instead of writing them");
   app.add_flag("--exit-zero", exit_zero, "Exit 0 even when there are findings");
+  bool show_low_confidence = false;
+  app.add_flag("--show-low-confidence", show_low_confidence,
+               "Also report low-confidence findings (hidden and counted by default; docs/impact.md)");
   app.add_flag("--list-rules", list, "List the rules and exit");
   app.add_flag("-q,--quiet", quiet, "Text format: print findings only, no summary");
   app.add_flag("--no-show-source", no_source, "Text format: do not show the source line");
@@ -181,7 +184,7 @@ int main(int argc, char** argv) {
       return 2;
     }
 
-  ConfigResolver configs(config_file, select, ignore);
+  ConfigResolver configs(config_file, select, ignore, show_low_confidence);
   if (auto err = configs.load_error()) {
     std::cerr << "leaklint: " << *err << "\n";
     return 2;
@@ -260,6 +263,17 @@ int main(int argc, char** argv) {
   }
   for (const auto& e : config_errors) std::cerr << "leaklint: error: " << e << "\n";
 
+  // Low-confidence findings are hidden unless the file's configuration shows them: before
+  // baselines, fixes and reports, so that what is written, fixed and shown is one set.
+  auto hide_weak = [&configs](std::vector<FileResult>& rs) {
+    for (auto& r : rs) {
+      std::string err;
+      auto cfg = configs.for_file(r.path, &err);
+      hide_low_confidence(r, cfg && cfg->show_low_confidence);
+    }
+  };
+  hide_weak(results);
+
   ReportOptions ro;
   ro.root = repo_root_for(paths.empty() ? std::string(".") : paths.front());
   if (!write_baseline_file.empty()) {
@@ -319,6 +333,7 @@ int main(int argc, char** argv) {
     }
   }
 
+  hide_weak(results);  // files analysed again while fixing
   ro.format = format;
   ro.version = LEAKLINT_VERSION;
   ro.show_source = !no_source && !quiet;

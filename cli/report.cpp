@@ -159,12 +159,14 @@ struct Counts {
   std::size_t files_with_findings = 0, files_not_analysed = 0;
   std::size_t files_partly_analysed = 0;  // syntax errors, too-deep code: the rest was analysed
   std::size_t run_errors = 0;
+  std::size_t hidden_low_confidence = 0;
 };
 
 Counts count(const std::vector<FileResult>& results) {
   Counts c;
   for (const FileResult& r : results) {
     bool any = false;
+    c.hidden_low_confidence += static_cast<std::size_t>(std::max(0, r.hidden_low_confidence));
     for (const Finding& f : r.findings) {
       if (f.suppressed) {
         ++c.suppressed;
@@ -228,14 +230,18 @@ std::string summary_line(const Counts& c, int fixed) {
     line = "Found " + plural(c.findings, "finding") + " (";
     for (std::size_t i = 0; i < parts.size(); ++i) line += (i > 0 ? ", " : "") + parts[i];
     line += ") in " + plural(c.files_with_findings, "file");
-  } else if (c.files_not_analysed > 0 || c.files_partly_analysed > 0 || c.run_errors > 0) {
-    line = "No findings";  // never "All checks passed!" on a run that fails
+  } else if (c.files_not_analysed > 0 || c.files_partly_analysed > 0 || c.run_errors > 0 ||
+             c.hidden_low_confidence > 0) {
+    line = "No findings";  // never "All checks passed!" on a run that fails or hides findings
   } else {
     line = "All checks passed!";
     if (fixed > 0) line += " (" + std::to_string(fixed) + " fixed)";
     return line;
   }
   if (fixed > 0) line += "; " + std::to_string(fixed) + " fixed";
+  if (c.hidden_low_confidence > 0)
+    line += "; " + plural(c.hidden_low_confidence, "low-confidence finding") +
+            " hidden (--show-low-confidence shows them)";
   if (c.run_errors > 0) line += "; the configuration is invalid";
   if (c.files_not_analysed > 0) {
     line += "; " + plural(c.files_not_analysed, "file") + " could not be analysed";
@@ -394,6 +400,7 @@ Json json_summary(const Counts& c, std::size_t files, int fixed) {
   // analysed, a different thing, so the counts live under their own name.
   s["by_severity"] = {{"error", c.errors}, {"warning", c.warnings}, {"note", c.notes}};
   s["suppressed"] = c.suppressed;
+  s["low_confidence_hidden"] = c.hidden_low_confidence;
   s["files"] = files;
   s["files_with_findings"] = c.files_with_findings;
   s["files_not_analysed"] = c.files_not_analysed;

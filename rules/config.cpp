@@ -231,6 +231,7 @@ constexpr std::string_view kKnownKeys[] = {
     "max-inflight-batches", "assume-dataloader-workers",
     "eval-function-names", "eval-loader-names",
     "model-names",     "torch-version",
+    "show-low-confidence",
 };
 
 // Levenshtein distance, capped: enough to suggest a key for a typo.
@@ -310,6 +311,12 @@ std::optional<std::string> apply_table(const toml::table& t, bool is_pyproject, 
       err = read_count(node, key, cfg.max_workers);
     } else if (key == "max-inflight-batches") {
       err = read_count(node, key, cfg.max_inflight_batches);
+    } else if (key == "show-low-confidence") {
+      if (const toml::value<bool>* b = node.as_boolean()) {
+        cfg.show_low_confidence = b->get();
+      } else {
+        err = "`show-low-confidence` must be a boolean, got " + std::string(type_name(node));
+      }
     } else if (key == "assume-dataloader-workers") {
       if (const toml::value<bool>* b = node.as_boolean()) {
         cfg.assume_dataloader_workers = b->get();
@@ -416,10 +423,11 @@ std::optional<std::string> parse_config(const std::string& toml_text, bool is_py
 }
 
 ConfigResolver::ConfigResolver(std::string explicit_file, std::vector<std::string> select,
-                               std::vector<std::string> ignore)
+                               std::vector<std::string> ignore, bool show_low_confidence)
     : explicit_file_(std::move(explicit_file)),
       cli_select_(std::move(select)),
-      cli_ignore_(std::move(ignore)) {
+      cli_ignore_(std::move(ignore)),
+      cli_show_low_confidence_(show_low_confidence) {
   for (const auto* list : {&cli_select_, &cli_ignore_}) {
     for (const std::string& s : *list) {
       if (!is_valid_selector(s)) {
@@ -450,6 +458,7 @@ ConfigResolver::ConfigResolver(std::string explicit_file, std::vector<std::strin
 
 void ConfigResolver::apply_overrides(Config& c) const {
   if (!cli_select_.empty()) c.select = cli_select_;
+  if (cli_show_low_confidence_) c.show_low_confidence = true;
   c.ignore.insert(c.ignore.end(), cli_ignore_.begin(), cli_ignore_.end());
 }
 

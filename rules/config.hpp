@@ -27,6 +27,8 @@ struct Config {
   std::vector<std::string> eval_loader_names;
   std::vector<std::string> model_names;
   int torch_major = 2, torch_minor = 0;
+  // Report low-confidence findings (docs/impact.md) instead of counting them as hidden.
+  bool show_low_confidence = false;
 
   // Is `rule` enabled for the file at `path` (absolute or relative to cwd)?
   bool enabled(const std::string& rule, const std::string& path) const;
@@ -43,8 +45,9 @@ std::optional<std::string> parse_config(const std::string& toml_text, bool is_py
 class ConfigResolver {
  public:
   // `explicit_file`: --config FILE (used for every file); `overrides` applied on top.
+  // `show_low_confidence`: --show-low-confidence, which turns the key on for every file.
   ConfigResolver(std::string explicit_file, std::vector<std::string> select,
-                 std::vector<std::string> ignore);
+                 std::vector<std::string> ignore, bool show_low_confidence = false);
   // Returns the config for a file; on a config error fills `error` (and returns defaults).
   std::shared_ptr<const Config> for_file(const std::string& path, std::string* error);
   std::optional<std::string> load_error() const { return explicit_error_; }
@@ -54,6 +57,7 @@ class ConfigResolver {
   void apply_overrides(Config& c) const;
   std::string explicit_file_;
   std::vector<std::string> cli_select_, cli_ignore_;
+  bool cli_show_low_confidence_ = false;
   std::optional<std::string> explicit_error_;
   std::shared_ptr<const Config> explicit_cfg_;
   std::mutex mu_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,21 @@ struct FileResult {
   std::vector<Diagnostic> diagnostics;
   std::string source;   // the file's text, for reporters that show the line (may be empty)
   bool transcoded = false;  // analysed through a declared non-UTF-8 coding (no fixes offered)
+  // Low-confidence findings removed because the file's configuration does not show them
+  // (show-low-confidence, --show-low-confidence); the summary counts them.
+  int hidden_low_confidence = 0;
 };
+
+// Removes the low-confidence findings of `r` unless `show` (the file's show-low-confidence)
+// and adds how many went to r.hidden_low_confidence.
+inline void hide_low_confidence(FileResult& r, bool show) {
+  if (show) return;
+  size_t before = r.findings.size();
+  r.findings.erase(std::remove_if(r.findings.begin(), r.findings.end(),
+                                  [](const Finding& f) { return f.low_confidence; }),
+                   r.findings.end());
+  r.hidden_low_confidence += static_cast<int>(before - r.findings.size());
+}
 
 // "file is 2.4 MiB, over the 1 MiB limit (--max-file-size); not analysed": one wording for
 // both frontends, in units that never read "0 KiB".

@@ -15,7 +15,7 @@ BIN = SRC = None
 
 
 def run(args, cwd=None, stdin=None, timeout=120):
-    p = subprocess.run([BIN, *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run([BIN, "--show-low-confidence", *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -97,14 +97,14 @@ class ExitCodes(Tmp):
         def coloured(env):
             full = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
             full.update(env)
-            p = subprocess.run([BIN, self.dir], capture_output=True, text=True, env=full, timeout=60)
+            p = subprocess.run([BIN, "--show-low-confidence", self.dir], capture_output=True, text=True, env=full, timeout=60)
             return "\x1b[" in p.stdout
         self.assertFalse(coloured({}))                      # a pipe: no colour
         self.assertTrue(coloured({"FORCE_COLOR": "1"}))
         self.assertFalse(coloured({"FORCE_COLOR": "1", "NO_COLOR": "1"}))
         self.assertTrue(coloured({"FORCE_COLOR": "1", "NO_COLOR": ""}))  # empty NO_COLOR is unset
         self.assertFalse(coloured({"FORCE_COLOR": ""}))
-        p = subprocess.run([BIN, "--color", "always", self.dir], capture_output=True, text=True, timeout=60,
+        p = subprocess.run([BIN, "--show-low-confidence", "--color", "always", self.dir], capture_output=True, text=True, timeout=60,
                            env={**os.environ, "TERM": "dumb", "NO_COLOR": "1"})
         self.assertIn("\x1b[", p.stdout)                    # an explicit --color wins
 
@@ -386,6 +386,21 @@ def main(model):
         # evaluate() is only called under no_grad (from train.py): no LL101.
         self.assertNotIn(("evaluation.py", "LL101"), got)
 
+    def test_a_same_named_dataset_in_another_package_is_not_the_one_loaded(self):
+        # Two chapters of a book, each with its own dsets.LunaDataset; only ch2 trains with
+        # workers. A relative import (`from .dsets`) and a script's plain import (`from
+        # dsets`, found beside the script first) both name ch2's class, never ch1's.
+        for ch in ("ch1", "ch2", "ch3"):
+            self.write(ch + "/__init__.py", "")
+            self.write(ch + "/dsets.py", self.DATA.replace("Records", "LunaDataset"))
+        self.write("ch2/training.py", self.TRAIN.replace("from pkg.data import Records", "from .dsets import LunaDataset")
+                   .replace("from pkg.evaluation import evaluate\n", "").replace("Records(", "LunaDataset("))
+        self.write("ch3/train.py", self.TRAIN.replace("from pkg.data import Records", "from dsets import LunaDataset")
+                   .replace("from pkg.evaluation import evaluate\n", "").replace("Records(", "LunaDataset("))
+        rc, out, err = run(["--no-cache", "--format", "json", self.dir])
+        got = {os.path.relpath(f["path"], self.dir) for f in json.loads(out)["findings"] if f["rule"] == "LL403"}
+        self.assertEqual(got, {os.path.join("ch2", "dsets.py"), os.path.join("ch3", "dsets.py")}, out)
+
     def test_without_the_caller_file_each_module_stands_alone(self):
         self.write("pkg/data.py", self.DATA)
         self.write("pkg/evaluation.py", self.EVAL)
@@ -438,7 +453,7 @@ class Relevance(Tmp):
         self.write("src/serve.cpp", "#include <torch/script.h>\nint main() {\n  auto m = torch::jit::load(\"m.pt\");\n"
                    "  for (int i = 0; i < 3; ++i) m.forward({torch::ones({1})});\n}\n")
         env = {**os.environ, "LEAKLINT_CPP": fake}
-        p = subprocess.run([BIN, "--no-cache", "-v", os.path.join(self.dir, "src")], capture_output=True, text=True,
+        p = subprocess.run([BIN, "--show-low-confidence", "--no-cache", "-v", os.path.join(self.dir, "src")], capture_output=True, text=True,
                            env=env, timeout=120)
         with open(log) if os.path.exists(log) else open(os.devnull) as f:
             analysed = f.read()
@@ -456,7 +471,7 @@ class Relevance(Tmp):
                    "  m.forward({torch::ones({1})});\n}\n")
         env = {k: v for k, v in os.environ.items() if k != "LEAKLINT_CPP"}
         env["PATH"] = "/usr/bin:/bin"
-        p = subprocess.run([os.path.join(alone, "leaklint"), "--no-cache", os.path.join(self.dir, "src")],
+        p = subprocess.run([os.path.join(alone, "leaklint"), "--show-low-confidence", "--no-cache", os.path.join(self.dir, "src")],
                            capture_output=True, text=True, env=env, timeout=120)
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("needs leaklint-cpp", p.stdout)
@@ -471,7 +486,7 @@ class StdinContract(Tmp):
             "        with torch.no_grad:\n            out.append(enc(b))\n    return out\n")
 
     def fix(self, name, text, *extra):
-        p = subprocess.run([BIN, "--fix", *extra, "--stdin-filename", os.path.join(self.dir, name)], input=text,
+        p = subprocess.run([BIN, "--show-low-confidence", "--fix", *extra, "--stdin-filename", os.path.join(self.dir, name)], input=text,
                            capture_output=True, text=True, cwd=self.dir, timeout=120)
         return p.returncode, p.stdout, p.stderr
 
@@ -536,7 +551,7 @@ class Cache(Tmp):
         for i in range(30):
             self.write(f"src/m{i}.py", LEAKY if i % 2 else CLEAN)
         src = os.path.join(self.dir, "src")
-        procs = [subprocess.Popen([BIN, "--cache-dir", cache, "--format", "json", src], stdout=subprocess.PIPE,
+        procs = [subprocess.Popen([BIN, "--show-low-confidence", "--cache-dir", cache, "--format", "json", src], stdout=subprocess.PIPE,
                                   text=True) for _ in range(4)]
         outs = {p.communicate(timeout=120)[0] for p in procs}
         self.assertEqual(len(outs), 1)
@@ -695,6 +710,47 @@ def untouched(model, val_loader):
         self.assertFalse(os.path.exists(marker), "git ran a command the scanned repository configured")
         if os.path.exists(marker):
             os.remove(marker)
+
+class LowConfidence(Tmp):
+    """Weak findings (docs/impact.md) are hidden and counted unless asked for."""
+
+    # A CPU-only script: its LL101 finding is weak (host RAM of a CPU run) and has a fix.
+    CPU_SCRIPT = ("import torch\n\nmodel = torch.nn.Linear(4, 2)\nmodel.eval()\n"
+                  "for x in [torch.randn(1, 4) for _ in range(3)]:\n    print(model(x))\n")
+
+    def default_run(self, *args):
+        p = subprocess.run([BIN, "--no-cache", *args], capture_output=True, text=True, timeout=60)
+        return p.returncode, p.stdout, p.stderr
+
+    def test_hidden_and_counted_by_default(self):
+        path = self.write("cpu.py", self.CPU_SCRIPT)
+        rc, out, err = self.default_run(path)
+        self.assertEqual(rc, 0, out + err)
+        self.assertNotIn("[LL101]", out)
+        self.assertIn("No findings; 1 low-confidence finding hidden (--show-low-confidence shows them).", out)
+        rc, out, err = self.default_run("--format", "json", path)
+        doc = json.loads(out)
+        self.assertEqual(doc["findings"], [])
+        self.assertEqual(doc["summary"]["low_confidence_hidden"], 1)
+
+    def test_the_flag_and_the_configuration_key_show_them(self):
+        path = self.write("cpu.py", self.CPU_SCRIPT)
+        rc, out, err = self.default_run("--show-low-confidence", path)
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("(low confidence: nothing in this program places a tensor on a GPU", out)
+        self.write(".leaklint.toml", "show-low-confidence = true\n")
+        rc, out, err = self.default_run("--format", "json", path)
+        doc = json.loads(out)
+        self.assertEqual([(f["rule"], f["low_confidence"]) for f in doc["findings"]], [("LL101", True)])
+        self.assertEqual(doc["summary"]["low_confidence_hidden"], 0)
+
+    def test_fix_leaves_hidden_findings_alone(self):
+        path = self.write("cpu.py", self.CPU_SCRIPT)
+        rc, out, err = self.default_run("--fix", "--unsafe-fixes", path)
+        self.assertEqual(open(path).read(), self.CPU_SCRIPT, out + err)
+        rc, out, err = self.default_run("--show-low-confidence", "--fix", "--unsafe-fixes", path)
+        self.assertIn("torch.no_grad()", open(path).read(), out + err)
+
 
 class Parallel(Tmp):
     def test_output_is_deterministic_across_job_counts(self):

@@ -79,7 +79,7 @@ class CppBuffers(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def leaklint(self, args, stdin, cwd=None):
-        p = subprocess.run([BIN, "--cache-dir", os.path.join(self.cache, "leaklint"), *args], input=stdin,
+        p = subprocess.run([BIN, "--show-low-confidence", "--cache-dir", os.path.join(self.cache, "leaklint"), *args], input=stdin,
                            capture_output=True, text=True, timeout=600, cwd=cwd or self.proj)
         return p.returncode, p.stdout, p.stderr
 
@@ -137,7 +137,7 @@ class CppBuffers(unittest.TestCase):
 
     def test_signal_removes_the_copy(self):
         env = dict(os.environ, XDG_CACHE_HOME=os.path.join(self.tmp, "cold-cache"))  # cold: slow enough to stop
-        p = subprocess.Popen([BIN, "--stdin-filename", "src/eval.cpp"], cwd=self.proj, env=env,
+        p = subprocess.Popen([BIN, "--show-low-confidence", "--stdin-filename", "src/eval.cpp"], cwd=self.proj, env=env,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         p.stdin.write(BUFFER.encode())
         p.stdin.close()
@@ -163,7 +163,7 @@ class CppBuffers(unittest.TestCase):
         tmpdir = os.path.join(self.tmp, "tmpdir")
         os.makedirs(tmpdir, exist_ok=True)
         env = dict(os.environ, TMPDIR=tmpdir, XDG_CACHE_HOME=os.path.join(self.tmp, "cold-cache-2"))
-        p = subprocess.Popen([BIN, "--stdin-filename", os.path.join(self.tmp, "missing", "eval.cpp")], cwd=self.tmp,
+        p = subprocess.Popen([BIN, "--show-low-confidence", "--stdin-filename", os.path.join(self.tmp, "missing", "eval.cpp")], cwd=self.tmp,
                              env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         p.stdin.write(BUFFER.encode())
         p.stdin.close()
@@ -264,12 +264,12 @@ class CppDiffBase(unittest.TestCase):
             with open(path, "w") as f:
                 f.write(GUARDED.replace("  torch::NoGradGuard no_grad;\n", ""))
             cache = ["--cache-dir", os.path.join(tmp, "cache")]
-            p = subprocess.run([BIN, *cache, "--format", "json", "."], cwd=tmp, capture_output=True, text=True,
+            p = subprocess.run([BIN, "--show-low-confidence", *cache, "--format", "json", "."], cwd=tmp, capture_output=True, text=True,
                                timeout=600)
             everything = sorted((f["rule"], f["line"]) for f in json.loads(p.stdout)["findings"])
             self.assertIn(("LL101", 6), everything, p.stdout + p.stderr)
             self.assertIn(("LL101", 13), everything, p.stdout + p.stderr)
-            p = subprocess.run([BIN, *cache, "--diff-base", "HEAD", "--format", "json", "."], cwd=tmp,
+            p = subprocess.run([BIN, "--show-low-confidence", *cache, "--diff-base", "HEAD", "--format", "json", "."], cwd=tmp,
                                capture_output=True, text=True, timeout=600)
             got = sorted((f["rule"], f["line"]) for f in json.loads(p.stdout)["findings"])
             self.assertEqual(got, [f for f in everything if f[1] < 10], p.stderr)  # evaluate's, not untouched's

@@ -21,7 +21,7 @@ def lint(args, env=None):
     e = dict(os.environ)
     if env:
         e.update(env)
-    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120, env=e)
+    return subprocess.run([BIN, "--show-low-confidence", *args], capture_output=True, text=True, timeout=120, env=e)
 
 
 class FixCases(unittest.TestCase):

@@ -24,7 +24,7 @@ FORMATS = ("text", "json", "sarif", "github")
 
 
 def run(args, cwd, timeout=TIMEOUT):
-    p = subprocess.run([BIN, "--no-cache", *args], cwd=cwd, capture_output=True, timeout=timeout)
+    p = subprocess.run([BIN, "--show-low-confidence", "--no-cache", *args], cwd=cwd, capture_output=True, timeout=timeout)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
@@ -128,7 +128,7 @@ class SpecialFiles(Tree):
         self.assertIn("FIFO", {e["path"]: e["message"] for e in doc["errors"]}.get("pipe.py", ""), out)
 
     def test_stdin_still_works(self):
-        p = subprocess.run([BIN, "--no-cache", "--stdin-filename", "s.py"], input=LEAKY.encode(),
+        p = subprocess.run([BIN, "--show-low-confidence", "--no-cache", "--stdin-filename", "s.py"], input=LEAKY.encode(),
                            capture_output=True, timeout=TIMEOUT)
         self.assertEqual(p.returncode, 1)
         self.assertIn(b"s.py:4:9", p.stdout)
@@ -156,7 +156,7 @@ class FileNames(Tree):
         name = os.fsencode(self.proj) + b"/bad\xff.py"
         with open(name, "wb") as f:
             f.write(LEAKY.encode())
-        p = subprocess.run([BIN, "--no-cache", "--no-show-source", "."], cwd=self.proj, capture_output=True,
+        p = subprocess.run([BIN, "--show-low-confidence", "--no-cache", "--no-show-source", "."], cwd=self.proj, capture_output=True,
                            timeout=TIMEOUT)
         self.assertIn(b"bad\\xff.py:4:9", p.stdout)
         self.assertNotIn(b"\xff", p.stdout)
@@ -185,7 +185,7 @@ class Scaling(Tree):
                "def f(x):\n    return x\nfor x in loader:\n" + "\n".join(body[i % 4] for i in range(n)) + "\n")
         path = os.path.join(self.proj, f"big{n}.py")
         self.write(path, src)
-        p = subprocess.run([BIN, "--no-cache", "--format", "json", "-j1", path], capture_output=True,
+        p = subprocess.run([BIN, "--show-low-confidence", "--no-cache", "--format", "json", "-j1", path], capture_output=True,
                            timeout=TIMEOUT * 10)  # only a hang fails here
         self.assertIn(p.returncode, (0, 1), p.stderr)
         doc = json.loads(p.stdout)

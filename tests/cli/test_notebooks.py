@@ -75,7 +75,7 @@ class Tmp(unittest.TestCase):
         return path
 
     def run_ll(self, *args):
-        p = subprocess.run([BIN, "--no-cache", *args], capture_output=True, text=True, timeout=120)
+        p = subprocess.run([BIN, "--show-low-confidence", "--no-cache", *args], capture_output=True, text=True, timeout=120)
         return p.returncode, p.stdout, p.stderr
 
 

@@ -185,14 +185,15 @@ else
 fi
 git rm -q -f src/leaky_eval.py
 
-# Notebooks are hooked too (types_or: jupyter): a leak in a code cell blocks.
+# Notebooks are hooked too (types_or: jupyter): a leak in a code cell blocks. (The notebook
+# runs its model on a GPU: a CPU-only one's finding is weak, hidden by default.)
 "$PY" - src/leaky.ipynb <<'EOF'
 import json, sys
 cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# eval\n"]},
          {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
           "source": ["import torch\n", "\n", "def evaluate(model, val_loader):\n", "    model.eval()\n",
                      "    outs = []\n", "    for x in val_loader:\n", "        outs.append(model(x))\n",
-                     "    return outs\n"]}]
+                     "    return outs\n", "\n", "print(evaluate(net.cuda(), loader))\n"]}]
 json.dump({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, open(sys.argv[1], "w"), indent=1)
 EOF
 git add src/leaky.ipynb

@@ -58,6 +58,47 @@ TEST(Impact, AModuleOfDefinitionsIsNeverACpuOnlyProgram) {
   EXPECT_EQ(f->severity, Severity::Warning);
 }
 
+TEST(Impact, APerSampleContainerOfUnknownSizeIsWeakToo) {
+  // One element per sample, but nothing shows how many samples: a tutorial's thousand
+  // annotations cost a few MB per worker, a 550k-entry candidate list gigabytes.
+  const std::string ds =
+      "import json\nimport torch.utils.data\n"
+      "class Lines(torch.utils.data.Dataset):\n"
+      "    def __init__(self, path):\n"
+      "        self.lines = json.load(open(path))\n"
+      "    def __len__(self):\n"
+      "        return len(self.lines)\n"
+      "    def __getitem__(self, i):\n"
+      "        return self.lines[i]\n"
+      "loader = torch.utils.data.DataLoader(Lines('x'), num_workers=4)\n";
+  const FileResult r = analyze_text("d.py", ds, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL403");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_EQ(f->severity, Severity::Note);
+  EXPECT_NE(f->message.find("dataset's size is not visible"), std::string::npos) << f->message;
+}
+
+TEST(Impact, AModelSwapInACpuOnlyProgramIsWeak) {
+  // k-fold cross-validation in a notebook: a fresh small model per fold, all on the CPU.
+  const std::string nb =
+      "import torch\n"
+      "def get_net():\n"
+      "    return torch.nn.Sequential(torch.nn.Linear(4, 1))\n"
+      "for k in range(5):\n"
+      "    net = get_net()\n"
+      "    train(net, k)\n";
+  const FileResult cpu = analyze_text("kfold.py", nb, Config{}, EngineOptions{});
+  const Finding* f = only(cpu, "LL301");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  const FileResult gpu =
+      analyze_text("kfold.py", "import torch\ndevice = 'cuda'\n" + nb.substr(nb.find('\n') + 1), Config{}, EngineOptions{});
+  const Finding* g = only(gpu, "LL301");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence);
+}
+
 TEST(Impact, ASmallContainerIsALowConfidenceNote) {
   const std::string ds =
       "import glob\nimport torch.utils.data\n"

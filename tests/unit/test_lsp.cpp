@@ -460,6 +460,26 @@ TEST_F(LspSession, ConfigurationErrorsAreShown) {
   EXPECT_NE(pubs[0]["diagnostics"][0]["message"].get<std::string>().find("configuration"), std::string::npos);
 }
 
+TEST_F(LspSession, LowConfidenceFindingsFollowTheConfiguration) {
+  // A CPU-only script: its LL101 finding is weak, hidden unless show-low-confidence is on.
+  const std::string cpu = "import torch\n\nmodel = torch.nn.Linear(4, 2)\nmodel.eval()\n"
+                          "for x in [torch.randn(1, 4) for _ in range(3)]:\n    print(model(x))\n";
+  auto open_once = [&] {
+    auto msgs = run(request(1, "initialize", {{"capabilities", Json::object()}}) +
+                    notification("textDocument/didOpen",
+                                 {{"textDocument", {{"uri", uri_}, {"languageId", "python"}, {"version", 1}, {"text", cpu}}}}));
+    return diagnostics_for(msgs, uri_);
+  };
+  auto hidden = open_once();
+  ASSERT_EQ(hidden.size(), 1u);
+  EXPECT_EQ(hidden[0]["diagnostics"], Json::array());
+  std::ofstream(dir_ / ".leaklint.toml") << "show-low-confidence = true\n";
+  auto shown = open_once();
+  ASSERT_EQ(shown.size(), 1u);
+  ASSERT_EQ(shown[0]["diagnostics"].size(), 1u);
+  EXPECT_EQ(shown[0]["diagnostics"][0]["code"], "LL101");
+}
+
 TEST_F(LspSession, IncrementalChangesAndNonPythonDocuments) {
   std::string cpp_uri = uri_from_path((dir_ / "x.cpp").string());
   std::string start = "import torch\n";

@@ -44,7 +44,8 @@ def rules_with_cpp():
 
 def lint(leaklint, paths):
     """{path: (findings, errors)} from one leaklint run in JSON."""
-    proc = subprocess.run([leaklint, "--format", "json", "--no-cache", *paths],
+    # --show-low-confidence: a result of the syntactic fallback must be seen to fail the check.
+    proc = subprocess.run([leaklint, "--format", "json", "--no-cache", "--show-low-confidence", *paths],
                           capture_output=True, text=True, timeout=900)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"leaklint exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")

@@ -174,7 +174,8 @@ def run_leaklint(binary, relpath, timeout=120):
     if not binary or not os.path.exists(binary):
         return LintResult("missing", message=f"leaklint not found at {binary}")
     try:
-        proc = subprocess.run([binary, "--format", "json", relpath], cwd=REPO,
+        # Every finding, weak ones included: the verdict needs the rule's own view.
+        proc = subprocess.run([binary, "--format", "json", "--show-low-confidence", relpath], cwd=REPO,
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return LintResult("error", message=f"leaklint timed out on {relpath}")
