@@ -834,6 +834,18 @@ bool Facts::is_module_class(Id cls) const {
 
 bool Facts::name_looks_like_model(std::string_view d) const {
   std::string_view last = last_component(d);
+  // Only the words below make a model name; most names hold none of them, and the answer is
+  // then "no" whatever the exclusions say (they only turn a "yes" into a "no").
+  if (cfg.model_names.empty()) {
+    bool candidate = false;
+    for (std::string_view w : {"model", "net", "encoder", "decoder", "generator", "backbone", "discriminator",
+                               "classifier", "module", "teacher", "student"})
+      if (last.find(w) != std::string_view::npos) {
+        candidate = true;
+        break;
+      }
+    if (!candidate) return false;
+  }
   // `build_model`, `get_model`, `load_model`: functions that make models, not models.
   auto toks = name_tokens(last);
   if (!toks.empty() && in(toks[0], {"build", "create", "get", "make", "load", "init", "setup", "prepare",
