@@ -39,12 +39,13 @@ bool has_extension(std::string_view path, std::initializer_list<std::string_view
   });
 }
 
-// Directories never worth descending into (version control, virtualenvs, caches, builds).
+// Directories never worth descending into (version control, virtualenvs, caches, builds,
+// Jupyter's autosave copies of notebooks, which would repeat every finding of the notebook).
 bool is_skipped_dir_name(std::string_view name) {
   static constexpr std::string_view kSkipped[] = {
       ".git",     ".hg",         "venv",     ".venv",      "build",       "node_modules",
       ".svn",     "__pycache__", ".tox",     ".nox",       ".mypy_cache", ".pytest_cache",
-      ".ruff_cache", "site-packages", ".eggs", ".direnv",
+      ".ruff_cache", "site-packages", ".eggs", ".direnv", ".ipynb_checkpoints",
   };
   return std::find(std::begin(kSkipped), std::end(kSkipped), name) != std::end(kSkipped);
 }

@@ -104,7 +104,8 @@ TEST_F(Discover, FindsSourcesAndSkipsToolDirectories) {
   touch("pkg/notes.txt");
   touch("pkg/c.pyc");
   for (const char* d : {".git", ".hg", ".svn", "venv", ".venv", "build", "node_modules",
-                        "__pycache__", ".tox", ".mypy_cache", "lib/site-packages", "pkg/build"}) {
+                        "__pycache__", ".tox", ".mypy_cache", "lib/site-packages", "pkg/build",
+                        "nb/.ipynb_checkpoints"}) {
     touch(std::string(d) + "/skip.py");
   }
   touch("myenv/pyvenv.cfg");
