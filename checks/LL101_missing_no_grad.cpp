@@ -53,14 +53,20 @@ void check_LL101(CheckContext& ctx) {
     std::string model = f.dotted(callee);
     if (model.empty()) model = "the model";
     else model = "`" + model + "`";
-    Finding* fd = report_memory_claim(
-        ctx, "LL101", f.e(c.call).range,
-        "forward of " + model + " runs with autograd enabled " + why +
-            ": activations of every forward pass are kept for a backward pass that never comes, raising "
-            "peak memory, and any output kept beyond the iteration keeps its whole graph; run it under "
-            "`torch.no_grad()` (or `torch.inference_mode()`)" +
-            (f.model_by_name(c.func, callee) ? " (" + model + " is taken for a model from its name only)"
-                                            : std::string()));
+    std::string msg = "forward of " + model + " runs with autograd enabled " + why +
+                      ": activations of every forward pass are kept for a backward pass that never comes, raising "
+                      "peak memory, and any output kept beyond the iteration keeps its whole graph; run it under "
+                      "`torch.no_grad()` (or `torch.inference_mode()`)" +
+                      (f.model_by_name(c.func, callee) ? " (" + model + " is taken for a model from its name only)"
+                                                      : std::string());
+    // Impact: one forward at the top level of a script or notebook (a demo cell, a one-image
+    // run) keeps one input's graph until its output is dropped, once; a function serving
+    // requests (or any loop) repeats it.
+    Finding* fd = serving && c.loop < 0 && c.func == kNone
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "a single forward at the top level of a script or notebook keeps one "
+                                        "input's graph, once")
+                      : report_memory_claim(ctx, "LL101", f.e(c.call).range, msg);
     if (!fd) continue;
 
     // Fix: decorate a whole-inference function, else wrap the outermost loop statement.

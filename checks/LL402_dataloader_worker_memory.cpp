@@ -66,12 +66,18 @@ void check_LL402(CheckContext& ctx) {
     const std::string each = cpp ? "each worker is a thread with its own copy of the dataset object"
                                  : "each worker is a separate process with its own copy of the dataset object";
     std::string msg;
+    // Impact: a worker count above the budget whose batches in flight stay within
+    // max-inflight-batches (num_workers=12 or 16 with the default prefetch) costs each
+    // worker's copy of the dataset object, small unless it holds many Python objects (which
+    // LL403 reports): weak. docs/rules/LL402-dataloader-worker-memory.md, Impact.
+    bool only_the_count = false;
     if (cpp && nw != kNone && unbounded_cpu_count(f, c.func, nw)) {
       msg = "`workers` follows the machine's CPU count with no bound: " + each +
             " and up to max_jobs (default 2 x workers) batches in flight, so host RAM grows with the core count "
             "(host memory, not GPU memory); cap it, e.g. `std::min<size_t>(" + std::to_string(f.cfg.max_workers) +
             ", std::thread::hardware_concurrency())`";
     } else if (cpp && workers > f.cfg.max_workers && !copy_on_access) {
+      only_the_count = inflight > 0 && inflight <= f.cfg.max_inflight_batches;
       msg = "`workers(" + std::to_string(workers) + ")` is above the budget of " + std::to_string(f.cfg.max_workers) +
             " (max-workers): " + each + " and " +
             (inflight > 0 ? std::to_string(inflight) : std::string("several")) +
@@ -89,6 +95,7 @@ void check_LL402(CheckContext& ctx) {
             std::to_string(f.cfg.max_workers) + ", os.cpu_count())`";
     } else if (workers > f.cfg.max_workers && !copy_on_access) {
       // (A dataset that LL403 flags already carries this loader's per-worker finding.)
+      only_the_count = inflight > 0 && inflight <= f.cfg.max_inflight_batches;
       msg = "`num_workers=" + std::to_string(workers) + "` is above the budget of " + std::to_string(f.cfg.max_workers) +
             " (max-workers): each worker is a separate process with its own copy of the dataset object and " +
             (prefetch > 0 ? std::to_string(workers * prefetch) : std::string("several")) +
@@ -100,7 +107,15 @@ void check_LL402(CheckContext& ctx) {
             " (max-inflight-batches)" + pin + "; this is host memory, not GPU memory — lower prefetch_factor or "
             "num_workers";
     }
-    if (!msg.empty()) ctx.report("LL402", f.e(c.call).range, msg);
+    if (msg.empty()) continue;
+    if (only_the_count)
+      ctx.report_weak("LL402", f.e(c.call).range, msg,
+                      "its " + std::to_string(inflight) + " batches in flight are within max-inflight-batches (" +
+                          std::to_string(f.cfg.max_inflight_batches) +
+                          "); what each extra worker adds is its copy of the dataset object, small unless it holds "
+                          "many Python objects");
+    else
+      ctx.report("LL402", f.e(c.call).range, msg);
   }
 }
 

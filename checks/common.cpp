@@ -1,11 +1,72 @@
 #include "checks/common.hpp"
 
+#include <set>
+
 namespace ll {
+
+namespace {
+
+// Does the forward's result leave its loop into a value that an enclosing loop
+// back-propagates? An attack or a multi-view step runs the model over views in an inner
+// loop, collects the outputs, and the step loop around it calls backward() (or
+// torch.autograd.grad) on a loss built from them: the inner loop never trains, but its
+// graph is the point. Follows the names the result is bound or appended to, a few hops.
+bool feeds_enclosing_training(const Facts& f, const CallSite& c) {
+  int train_loop = -1;
+  for (int l = f.loops[c.loop].parent; l >= 0 && train_loop < 0; l = f.loops[l].parent)
+    if (f.loop_trains(l)) train_loop = l;
+  if (train_loop < 0 || c.stmt == kNone) return false;
+  std::set<std::string> names;
+  auto mentions = [&](Id x) {
+    bool hit = false;
+    for_each_expr(f.m, x, [&](Id y) {
+      if (y == c.call || names.count(f.dotted(y))) hit = true;
+      return !hit;
+    });
+    return hit;
+  };
+  auto bind = [&](const Stmt& st) {
+    bool grew = false;
+    if ((st.kind == StmtKind::Assign || st.kind == StmtKind::AugAssign) && st.value != kNone && mentions(st.value))
+      for (Id t : st.targets)
+        for_each_expr(f.m, t, [&](Id y) {
+          const std::string& d = f.dotted(y);
+          if (!d.empty()) grew |= names.insert(d).second;
+          return f.e(y).kind == ExprKind::Sequence;
+        });
+    if (st.kind == StmtKind::Expr && st.value != kNone && f.e(st.value).kind == ExprKind::Call &&
+        in(f.callee_attr(st.value), {"append", "extend", "insert"}) && mentions(st.value)) {
+      const std::string& d = f.dotted(f.callee_receiver(st.value));
+      if (!d.empty()) grew |= names.insert(d).second;
+    }
+    return grew;
+  };
+  const std::vector<Id>& body = f.loops[train_loop].stmts;
+  bind(f.m.s(c.stmt));
+  for (int hop = 0; hop < 4; ++hop) {
+    bool grew = false;
+    for (Id sid : body) grew |= bind(f.m.s(sid));
+    if (!grew) break;
+  }
+  if (names.empty()) return false;
+  for (Id sid : body)
+    if (sid < f.calls_in_stmt.size())
+      for (int ci : f.calls_in_stmt[sid])
+        // In the training loop itself (not in a sibling training loop of an epoch), after
+        // the forward: a validation loop's `loss` is not the next batch's `loss.backward()`.
+        if (f.calls[ci].loop == train_loop && f.is_backprop(f.calls[ci]) &&
+            f.e(f.calls[ci].call).range.begin > f.e(c.call).range.begin && mentions(f.calls[ci].call))
+          return true;
+  return false;
+}
+
+}  // namespace
 
 std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (c.loop < 0) return "";
   auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
   if (f.loop_trains(c.loop)) return "";
+  if (feeds_enclosing_training(f, c)) return "";
   // The most concrete evidence first: the model was put in eval mode, then the data the
   // loop reads, then only the function's name.
   Id callee = f.e(c.call).kids[0];
@@ -44,6 +105,15 @@ bool iterates_batches(const Facts& f, int loop) {
   for_each_expr(f.m, iter, [&](Id x) {
     if (found) return false;
     const Expr& e = f.e(x);
+    // `range(batch.shape[0])`, `range(len(batch))`, `range(batch.size(0))`: the size of one
+    // batch counts the items of that batch; the loop walks them, not batches.
+    if (e.kind == ExprKind::Attribute && e.text == "shape") return false;
+    if (e.kind == ExprKind::Call) {
+      const Expr& callee = f.e(e.kids[0]);
+      if ((callee.kind == ExprKind::Name && callee.text == "len") ||
+          (callee.kind == ExprKind::Attribute && in(callee.text, {"size", "numel", "dim"})))
+        return false;
+    }
     if (e.kind == ExprKind::Call) {
       const std::string& q = f.callee_qual(x);
       if (q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader") found = true;

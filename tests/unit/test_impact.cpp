@@ -99,6 +99,47 @@ TEST(Impact, AModelSwapInACpuOnlyProgramIsWeak) {
   EXPECT_FALSE(g->low_confidence);
 }
 
+TEST(Impact, AWorkerCountWithinTheInflightBudgetIsWeak) {
+  // num_workers=16 with the default prefetch_factor=2: 32 batches in flight, within the
+  // budget; only the worker count is above max-workers. 24 workers: 48 in flight, full.
+  auto ll402 = [](int workers) {
+    const std::string src = "import torch\n\ndef make(ds):\n"
+                            "    return torch.utils.data.DataLoader(ds, batch_size=64, num_workers=" +
+                            std::to_string(workers) + ")\n";
+    const FileResult r = analyze_text("loader.py", src, Config{}, EngineOptions{});
+    return r;
+  };
+  const FileResult sixteen = ll402(16);
+  const Finding* weak = only(sixteen, "LL402");
+  ASSERT_NE(weak, nullptr);
+  EXPECT_TRUE(weak->low_confidence);
+  EXPECT_NE(weak->message.find("32 batches in flight are within max-inflight-batches"), std::string::npos)
+      << weak->message;
+  const FileResult many = ll402(24);
+  const Finding* full = only(many, "LL402");
+  ASSERT_NE(full, nullptr);
+  EXPECT_FALSE(full->low_confidence);
+  EXPECT_EQ(full->severity, Severity::Warning);
+}
+
+TEST(Impact, AOneShotForwardAtTheTopLevelIsWeakButAServingFunctionIsNot) {
+  // A demo: load a model on the GPU, run one image, print the class. Once, then exit.
+  const std::string top = "import torch\nmodel = torch.jit.load('m.pt').cuda()\n"
+                          "x = torch.load('img.pt').cuda()\nprint(model(x).argmax())\n";
+  const FileResult demo = analyze_text("demo.py", top, Config{}, EngineOptions{});
+  const Finding* weak = only(demo, "LL101");
+  ASSERT_NE(weak, nullptr);
+  EXPECT_TRUE(weak->low_confidence);
+  EXPECT_NE(weak->message.find("a single forward at the top level"), std::string::npos) << weak->message;
+  // The same forward in a function that serves requests runs once per request.
+  const std::string fn = "import torch\nmodel = torch.jit.load('m.pt').cuda()\n"
+                         "def predict(x):\n    return model(x.cuda()).argmax()\n";
+  const FileResult serve = analyze_text("serve.py", fn, Config{}, EngineOptions{});
+  const Finding* full = only(serve, "LL101");
+  ASSERT_NE(full, nullptr);
+  EXPECT_FALSE(full->low_confidence);
+}
+
 TEST(Impact, ASmallContainerIsALowConfidenceNote) {
   const std::string ds =
       "import glob\nimport torch.utils.data\n"
