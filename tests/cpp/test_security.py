@@ -88,7 +88,7 @@ def lcpp(args, cwd, env=None):
 
 
 def leaklint(args, cwd, env=None, fmt="json"):
-    p = run([ARGS.leaklint, "--no-cache", "--format", fmt] + args, cwd, env)
+    p = run([ARGS.leaklint, "--no-cache", "--show-low-confidence", "--format", fmt] + args, cwd, env)
     check(p.returncode in (0, 1), "leaklint exited %d: %s" % (p.returncode, p.stderr[-2000:]))
     return p
 
@@ -356,7 +356,7 @@ def test_macro_bomb_hits_memory_limit(d):
     write(os.path.join(tree, "good.cpp"), GOOD_TRAIN)
     write(os.path.join(tree, "good2.cpp"), GOOD_TRAIN)
     env = env_for({"LEAKLINT_CPP_MEMORY_MB": "600", "LEAKLINT_CPP_TIMEOUT": "500"})
-    p = run([ARGS.leaklint, "--no-cache", "--format", "json", "-j", "2", "."], tree, env=env)
+    p = run([ARGS.leaklint, "--no-cache", "--show-low-confidence", "--format", "json", "-j", "2", "."], tree, env=env)
     out = json.loads(p.stdout)
     errs = {(e["path"], e["kind"]) for e in out.get("errors", [])}
     check(("bomb.cpp", "resource-limit") in errs, "no resource-limit diagnostic: %s" % out.get("errors"))
@@ -400,7 +400,7 @@ def test_child_dies_with_killed_parent(d):
     tree = os.path.join(d, "tree")
     write(os.path.join(tree, "slow.cpp"), macro_bomb())
     env = env_for({"LEAKLINT_CPP_MEMORY_MB": "6000", "LEAKLINT_CPP_TIMEOUT": "600"})
-    parent = subprocess.Popen([ARGS.leaklint, "--no-cache", "--format", "json", "slow.cpp"], cwd=tree, env=env,
+    parent = subprocess.Popen([ARGS.leaklint, "--no-cache", "--show-low-confidence", "--format", "json", "slow.cpp"], cwd=tree, env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     kids = []
     try:
@@ -444,13 +444,13 @@ def test_relative_path_entries_not_used(d):
     for path in (".:" + system_path, ":" + system_path, system_path + ":", "tools:" + system_path,
                  "./tools:" + system_path):
         env = env_for({"PATH": path}, drop=("LEAKLINT_CPP",))
-        p = run([ll, "--no-cache", "--format", "json", "a.cpp"], tree, env=env)
+        p = run([ll, "--no-cache", "--show-low-confidence", "--format", "json", "a.cpp"], tree, env=env)
         check(not os.path.exists(sentinel), "PATH=%r: a leaklint-cpp from a relative PATH entry ran" % path)
         out = json.loads(p.stdout)
         check(any(e["kind"] == "unsupported" for e in out.get("errors", [])), "PATH=%r: %s" % (path, out))
     # An absolute PATH entry is still used.
     env = env_for({"PATH": os.path.dirname(ARGS.leaklint_cpp) + ":" + system_path}, drop=("LEAKLINT_CPP",))
-    p = run([ll, "--no-cache", "--format", "json", "a.cpp"], tree, env=env)
+    p = run([ll, "--no-cache", "--show-low-confidence", "--format", "json", "a.cpp"], tree, env=env)
     out = json.loads(p.stdout)
     check([f["rule"] for f in out["findings"]] == ["LL102"], "absolute PATH entry not used: %s" % out)
 
