@@ -266,32 +266,11 @@ class History {
     // Names the accumulator flows into, a few hops: `total = content + style_loss`, and
     // `loss += subloss / n` (a per-crop sum added into the loss that is back-propagated).
     std::set<std::string> derived{base};
-    for (int hop = 0; hop < 3; ++hop)
-      for (const StmtSite& s : f_.stmt_sites) {
-        if (s.func != func_) continue;
-        const Stmt& st = f_.m.s(s.stmt);
-        if ((st.kind != StmtKind::Assign && st.kind != StmtKind::AugAssign) || st.value == kNone) continue;
-        bool uses = false;
-        for_each_expr(f_.m, st.value, [&](Id y) {
-          if (derived.count(f_.dotted(y))) uses = true;
-          return !uses;
-        });
-        if (uses)
-          for (Id t : st.targets)
-            for_each_expr(f_.m, t, [&](Id y) {
-              const std::string& d = f_.dotted(y);
-              if (!d.empty()) derived.insert(d);
-              return f_.e(y).kind == ExprKind::Sequence;
-            });
-      }
-    auto mentions_derived = [&](Id x) {
-      bool hit = false;
-      for_each_expr(f_.m, x, [&](Id y) {
-        if (derived.count(f_.dotted(y))) hit = true;
-        return !hit;
-      });
-      return hit;
-    };
+    std::vector<Id> stmts;
+    for (const StmtSite& s : f_.stmt_sites)
+      if (s.func == func_) stmts.push_back(s.stmt);
+    follow_flow(f_, stmts, derived, 3, false);
+    auto mentions_derived = [&](Id x) { return mentions_any(f_, x, derived); };
     for (const CallSite& c : f_.calls)
       if (c.func == func_ && f_.is_backprop(c) && mentions_derived(c.call)) return true;
     if (f_.loop_reaches_backprop(loop)) return false;

@@ -17,37 +17,10 @@ bool feeds_enclosing_training(const Facts& f, const CallSite& c) {
     if (f.loop_trains(l)) train_loop = l;
   if (train_loop < 0 || c.stmt == kNone) return false;
   std::set<std::string> names;
-  auto mentions = [&](Id x) {
-    bool hit = false;
-    for_each_expr(f.m, x, [&](Id y) {
-      if (y == c.call || names.count(f.dotted(y))) hit = true;
-      return !hit;
-    });
-    return hit;
-  };
-  auto bind = [&](const Stmt& st) {
-    bool grew = false;
-    if ((st.kind == StmtKind::Assign || st.kind == StmtKind::AugAssign) && st.value != kNone && mentions(st.value))
-      for (Id t : st.targets)
-        for_each_expr(f.m, t, [&](Id y) {
-          const std::string& d = f.dotted(y);
-          if (!d.empty()) grew |= names.insert(d).second;
-          return f.e(y).kind == ExprKind::Sequence;
-        });
-    if (st.kind == StmtKind::Expr && st.value != kNone && f.e(st.value).kind == ExprKind::Call &&
-        in(f.callee_attr(st.value), {"append", "extend", "insert"}) && mentions(st.value)) {
-      const std::string& d = f.dotted(f.callee_receiver(st.value));
-      if (!d.empty()) grew |= names.insert(d).second;
-    }
-    return grew;
-  };
+  follow_flow(f, {c.stmt}, names, 1, true, c.call);
+  follow_flow(f, f.loops[train_loop].stmts, names, 4, true, c.call);
+  auto mentions = [&](Id x) { return mentions_any(f, x, names, c.call); };
   const std::vector<Id>& body = f.loops[train_loop].stmts;
-  bind(f.m.s(c.stmt));
-  for (int hop = 0; hop < 4; ++hop) {
-    bool grew = false;
-    for (Id sid : body) grew |= bind(f.m.s(sid));
-    if (!grew) break;
-  }
   if (names.empty()) return false;
   for (Id sid : body)
     if (sid < f.calls_in_stmt.size())
@@ -61,6 +34,41 @@ bool feeds_enclosing_training(const Facts& f, const CallSite& c) {
 }
 
 }  // namespace
+
+bool mentions_any(const Facts& f, Id x, const std::set<std::string>& names, Id seed) {
+  bool hit = false;
+  for_each_expr(f.m, x, [&](Id y) {
+    if ((seed != kNone && y == seed) || names.count(f.dotted(y))) hit = true;
+    return !hit;
+  });
+  return hit;
+}
+
+void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::string>& names, int hops,
+                 bool appends, Id seed) {
+  auto bind = [&](const Stmt& st) {
+    bool grew = false;
+    if ((st.kind == StmtKind::Assign || st.kind == StmtKind::AugAssign) && st.value != kNone &&
+        mentions_any(f, st.value, names, seed))
+      for (Id t : st.targets)
+        for_each_expr(f.m, t, [&](Id y) {
+          const std::string& d = f.dotted(y);
+          if (!d.empty()) grew |= names.insert(d).second;
+          return f.e(y).kind == ExprKind::Sequence;
+        });
+    if (appends && st.kind == StmtKind::Expr && st.value != kNone && f.e(st.value).kind == ExprKind::Call &&
+        in(f.callee_attr(st.value), {"append", "extend", "insert"}) && mentions_any(f, st.value, names, seed)) {
+      const std::string& d = f.dotted(f.callee_receiver(st.value));
+      if (!d.empty()) grew |= names.insert(d).second;
+    }
+    return grew;
+  };
+  for (int hop = 0; hop < hops; ++hop) {
+    bool grew = false;
+    for (Id sid : stmts) grew |= bind(f.m.s(sid));
+    if (!grew) break;
+  }
+}
 
 std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (c.loop < 0) return "";

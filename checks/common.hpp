@@ -1,6 +1,8 @@
 // Predicates shared by more than one check.
 #pragma once
 
+#include <set>
+
 #include <string>
 
 #include "checks/checks.hpp"
@@ -20,6 +22,15 @@ bool iterates_batches(const Facts& f, int loop);
 // program that never uses a GPU (Facts::cpu_only_program) the cost is host RAM of a CPU
 // run, so it is reported as weak (one severity step lower, low confidence, said why).
 Finding* report_memory_claim(CheckContext& ctx, std::string_view rule, const Range& where, std::string message);
+
+// What a value flows into, a few hops: grows `names` with the targets of the assignments
+// (plain or augmented) among `stmts` whose value mentions one of `names` (or the expression
+// `seed`), and, with `appends`, with the receivers of `.append/.extend/.insert` calls that
+// do. At most `hops` passes over `stmts`, fewer when one adds nothing.
+void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::string>& names, int hops,
+                 bool appends, Id seed = kNone);
+// Does expression `x` mention one of `names` (or contain the expression `seed`)?
+bool mentions_any(const Facts& f, Id x, const std::set<std::string>& names, Id seed = kNone);
 
 // Is `dotted` bound (assigned or a loop target) by any statement inside loop `loop`?
 bool assigned_in_loop(const Facts& f, int loop, const std::string& dotted);
