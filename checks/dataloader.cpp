@@ -87,13 +87,13 @@ bool instance_of(const Facts& f, Id func, Id x, Id cls, int depth = 0) {
 
 // The call sites that construct a DataLoader, found once per file: every Dataset class asks.
 const std::vector<int>& dataloader_sites(const Facts& f) {
-  std::vector<int>& memo = f.dataloader_sites_memo_;
-  if (memo.size() == 1 && memo[0] == -1) {
-    memo.clear();
+  std::optional<std::vector<int>>& memo = f.dataloader_sites_memo_;
+  if (!memo) {
+    memo.emplace();
     for (size_t i = 0; i < f.calls.size(); ++i)
-      if (is_dataloader_call(f, f.calls[i].call)) memo.push_back(static_cast<int>(i));
+      if (is_dataloader_call(f, f.calls[i].call)) memo->push_back(static_cast<int>(i));
   }
-  return memo;
+  return *memo;
 }
 
 std::vector<int> loaders_of_class(const Facts& f, Id cls) {

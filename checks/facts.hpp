@@ -7,6 +7,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -191,8 +192,8 @@ class Facts {
   bool is_eval_source(Id iter_expr) const;
 
   // Memo of checks/dataloader.cpp's dataloader_sites(): the call sites (indices into calls)
-  // that construct a DataLoader; -1 in [0] until computed.
-  mutable std::vector<int> dataloader_sites_memo_{-1};
+  // that construct a DataLoader.
+  mutable std::optional<std::vector<int>> dataloader_sites_memo_;
 
  private:
   void walk_body(const std::vector<Id>& body, Id func, int loop, bool& off, int handler);
