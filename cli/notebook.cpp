@@ -384,24 +384,42 @@ std::optional<Notebook> load_notebook(const std::string& text, std::string* erro
         kept.push_back(lines[k]);
         kept_index.push_back(k);
       }
+    // IPython removes a cell's leading indentation (the first line's, from every line that
+    // starts with it) before running it; kept, an indented cell would continue the previous
+    // cell's last block in the virtual module.
+    std::string indent;
+    if (!kept.empty()) {
+      const size_t body = kept[0].find_first_not_of(" \t");
+      // (A first line that is blank, or all indentation, is left alone.)
+      if (body != std::string::npos && kept[0][body] != '\n' && kept[0][body] != '\r') indent = kept[0].substr(0, body);
+    }
+    std::vector<size_t> skip(kept.size(), 0);
+    for (size_t n = 0; n < kept.size() && !indent.empty(); ++n)
+      if (kept[n].compare(0, indent.size(), indent) == 0) {
+        skip[n] = indent.size();
+        kept[n].erase(0, indent.size());
+      }
+    nb.cell_dedent.push_back(static_cast<uint32_t>(indent.size()));
     std::vector<std::string> lowered = lower_cell(kept);
     for (size_t n = 0; n < kept.size(); ++n) {
       const size_t k = kept_index[n];
+      const size_t sk = skip[n];
       const std::string& l = lowered[n];
       const std::vector<uint32_t>* lo = k < line_offs.size() && line_offs[k].size() == lines[k].size() ? &line_offs[k] : nullptr;
-      const uint32_t start = lo && !lo->empty() ? lo->front() : static_cast<uint32_t>(cell_end_raw);
-      const bool verbatim = l.compare(0, lines[k].size(), lines[k]) == 0;
+      const uint32_t start = lo && lo->size() > sk ? (*lo)[sk] : static_cast<uint32_t>(cell_end_raw);
+      const bool verbatim = l.compare(0, lines[k].size() - sk, lines[k], sk) == 0;
       for (size_t b = 0; b < l.size(); ++b) {
-        if (verbatim && lo && b < lo->size()) nb.raw.push_back((*lo)[b]);
+        if (verbatim && lo && b + sk < lo->size()) nb.raw.push_back((*lo)[b + sk]);
         else if (verbatim && lo && !lo->empty()) nb.raw.push_back(static_cast<uint32_t>(lo->back() + 1));  // added '\n'
         else nb.raw.push_back(start);
-        nb.raw_exact.push_back(verbatim && lo && b < lo->size());
+        nb.raw_exact.push_back(verbatim && lo && b + sk < lo->size());
       }
       nb.python += l;
       NotebookLine nl;
       nl.cell = cell_no;
       nl.line = static_cast<uint32_t>(k + 1);
       nl.text = lines[k];
+      nl.dedent = static_cast<uint32_t>(sk);
       while (!nl.text.empty() && (nl.text.back() == '\n' || nl.text.back() == '\r')) nl.text.pop_back();
       nb.lines.push_back(std::move(nl));
     }
@@ -487,7 +505,7 @@ std::optional<NotebookPosition> notebook_position(const Notebook& nb, uint32_t l
   NotebookPosition p;
   p.cell = nl.cell;
   p.line = nl.line;
-  p.col = vc;
+  p.col = vc + nl.dedent;
   p.virtual_line = vl;
   p.text = nl.text;
   return p;
@@ -507,7 +525,7 @@ void map_notebook_result(const Notebook& nb, FileResult& r, const std::string& j
     if (l >= 1 && l <= nb.lines.size()) {
       f.cell = nb.lines[l - 1].cell;
       f.cell_line = nb.lines[l - 1].line;
-      f.cell_col = f.range.col;
+      f.cell_col = f.range.col + nb.lines[l - 1].dedent;
     }
     map_range(nb, f.range);
     for (auto& n : f.notes) map_range(nb, n.range);
@@ -663,6 +681,7 @@ std::optional<std::string> apply_notebook_edits(const std::string& json_text, co
   for (size_t c = 0; c < new_cells.size(); ++c) {
     if (new_cells[c] == std::string_view(nb.python).substr(nb.cell_start[c], nb.cell_end[c] - nb.cell_start[c]))
       continue;
+    if (nb.cell_dedent[c] != 0) return std::nullopt;  // its lines were re-indented: not written back
     const SourceSpan* span = cc.spans[c];
     if (!span || span->begin < copied) return std::nullopt;
     result.append(json_text, copied, span->begin - copied);
@@ -684,7 +703,7 @@ std::vector<std::optional<Edit>> notebook_fix_edits(const std::string& json_text
     // The one cell all of the fix's edits lie in (a fix across cells is not mapped).
     size_t c = 0;
     while (c < nb.code_cells.size() && nb.cell_end[c] < fx.edits.front().begin) ++c;
-    if (c == nb.code_cells.size() || !cc.spans[c]) continue;
+    if (c == nb.code_cells.size() || !cc.spans[c] || nb.cell_dedent[c] != 0) continue;
     bool inside = true;
     for (const Edit& e : fx.edits)
       inside = inside && e.begin <= e.end && e.begin >= nb.cell_start[c] && e.end <= nb.cell_end[c];

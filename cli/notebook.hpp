@@ -17,6 +17,7 @@ struct NotebookLine {
   int cell = 0;            // 1-based index among all cells (as Jupyter shows execution order)
   uint32_t line = 0;       // 1-based line within the cell
   std::string text;        // the cell's source line, as written (no line terminator)
+  uint32_t dedent = 0;     // bytes of leading indentation not in the virtual module
 };
 
 struct Notebook {
@@ -25,6 +26,9 @@ struct Notebook {
   std::vector<int> code_cells;        // cell index of each code cell, in order
   std::vector<uint32_t> cell_start;   // byte offset of each code cell in `python`
   std::vector<uint32_t> cell_end;
+  // Per code cell: the leading indentation removed from its lines, as IPython does when a
+  // cell's first line is indented (0: none). Fixes are not offered in such a cell.
+  std::vector<uint32_t> cell_dedent;
   // Per byte of `python`: the offset in the .ipynb text of the character it came from (an
   // escape such as \" or \u00e9 counts whole), and whether it is that text's own byte
   // (false: a lowered magic line, an added line end, a cell boundary).

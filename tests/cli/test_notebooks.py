@@ -220,6 +220,53 @@ class Magics(Tmp):
         self.assertEqual(cells, expected)
 
 
+INDENTED = [
+    ["import torch\n", "for x in loader:\n", "    print(x.shape)\n"],
+    ["    class Tiny(torch.nn.Module):\n", "        def forward(self, x):\n", "            return x * 2\n", "\n",
+     "    model = Tiny().cuda()\n"],
+    ["    model.eval()\n", "    for x in val_loader:\n", "        out = model(x)\n", "        print(out.sum().item())"],
+]
+
+
+class IndentedCells(Tmp):
+    """IPython runs a cell whose first line is indented with that indentation removed; it
+    never continues the previous cell's block."""
+
+    def nb(self, cells):
+        return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                                      "source": c} for c in cells],
+                           "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+    def test_an_indented_cell_is_its_own_block(self):
+        path = self.write("indented.ipynb", self.nb(INDENTED))
+        rc, out, err = self.run_ll("--format", "json", path)
+        doc = json.loads(out)
+        self.assertEqual(doc["errors"], [], out)
+        # The model is built once, at the top level of cell 2 (not inside cell 1's loop), and
+        # the finding in cell 3 points at the cell's own text.
+        self.assertEqual([(f["rule"], f["notebook"]["cell"], f["notebook"]["line"], f["notebook"]["column"])
+                          for f in doc["findings"]], [("LL101", 3, 3, 15)])
+        with open(path) as fh:
+            raw_lines = fh.read().splitlines()
+        f = doc["findings"][0]
+        self.assertTrue(raw_lines[f["line"] - 1][f["column"] - 1:].startswith("model(x)"), raw_lines[f["line"] - 1])
+
+    def test_no_fix_rewrites_an_indented_cell(self):
+        text = self.nb(INDENTED)
+        path = self.write("indented.ipynb", text)
+        rc, out, err = self.run_ll("--format", "json", path)
+        self.assertEqual([f.get("fixes", []) for f in json.loads(out)["findings"]], [[]])
+        rc, out, err = self.run_ll("--fix", "--unsafe-fixes", path)
+        with open(path) as fh:
+            self.assertEqual(fh.read(), text)
+        # The same cell without its indentation gets the fix.
+        flat = [INDENTED[0], INDENTED[1], ["model.eval()\n", "for x in val_loader:\n", "    out = model(x)\n",
+                                           "    print(out.sum().item())"]]
+        path = self.write("flat.ipynb", self.nb(flat))
+        rc, out, err = self.run_ll("--format", "json", path)
+        self.assertEqual([len(f.get("fixes", [])) for f in json.loads(out)["findings"]], [1])
+
+
 if __name__ == "__main__":
     BIN = os.path.abspath(sys.argv[1])
     del sys.argv[1:2]
