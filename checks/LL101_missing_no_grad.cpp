@@ -7,16 +7,7 @@
 namespace ll {
 namespace {
 
-bool in_test(const Facts& f, Id func) {
-  if (f.is_test_file) return true;
-  for (Id fn = func; fn != kNone; fn = f.m.funcs[fn].parent) {
-    const Function& d = f.m.funcs[fn];
-    // pytest's `test_*`, unittest's and gtest-style `testFoo` / `TestFoo`.
-    if (d.name.rfind("test", 0) == 0 || d.name.rfind("Test", 0) == 0) return true;
-    if (d.cls != kNone && f.m.classes[d.cls].name.rfind("Test", 0) == 0) return true;
-  }
-  return false;
-}
+constexpr long kFewForwards = 4;
 
 }  // namespace
 
@@ -28,6 +19,9 @@ void check_LL101(CheckContext& ctx) {
     if (c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
     Id callee = f.e(c.call).kids[0];
     if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward") callee = f.e(callee).kids[0];
+    // A module whose parameters were all switched off records no graph from them: there are
+    // no activations to keep (its inputs come from data, or from forwards judged on their own).
+    if (f.frozen_at(c.func, f.dotted(callee), f.e(c.call).range.begin)) continue;
     std::string why = eval_loop_reason(f, c);
     bool serving = false;
     if (why.empty()) {
@@ -38,7 +32,7 @@ void check_LL101(CheckContext& ctx) {
       // Impact: a single forward in a test (a pytest function, a TestCase method, a test
       // file) is a one-shot check, not an inference program; its activations are freed
       // when the test returns.
-      if (c.loop < 0 && in_test(f, c.func)) continue;
+      if (c.loop < 0 && in_test_code(f, c.func, /*by_name=*/true)) continue;
       if (c.loop >= 0 && f.loop_reaches_backprop(c.loop)) continue;
       why = "in a program that never back-propagates, on a loaded model";
       serving = true;
@@ -62,10 +56,22 @@ void check_LL101(CheckContext& ctx) {
     // Impact: one forward at the top level of a script or notebook (a demo cell, a one-image
     // run) keeps one input's graph until its output is dropped, once; a function serving
     // requests (or any loop) repeats it.
-    Finding* fd = serving && c.loop < 0 && c.func == kNone
+    // A loop that runs a constant handful of times (a demo showing two images, a loop that
+    // breaks after its first batch) is the same as a few single forwards.
+    long trips = c.loop >= 0 ? 1 : 0;
+    for (int l = c.loop; l >= 0 && trips > 0; l = l == outer ? -1 : f.loops[l].parent)
+      trips *= constant_trips(f, l, kFewForwards);
+    const bool test = in_test_code(f, c.func);
+    Finding* fd = test ? ctx.report_weak("LL101", f.e(c.call).range, msg, kTestCodeReason)
+                  : serving && c.loop < 0 && c.func == kNone
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "a single forward at the top level of a script or notebook keeps one "
                                         "input's graph, once")
+                  : trips > 0 && trips <= kFewForwards
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        trips == 1 ? "the loop runs once, the same as a single forward"
+                                                  : "the loop runs " + std::to_string(trips) +
+                                                        " times, the same as that many single forwards")
                       : report_memory_claim(ctx, "LL101", f.e(c.call).range, msg);
     if (!fd) continue;
 

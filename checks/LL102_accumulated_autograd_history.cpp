@@ -11,7 +11,9 @@ namespace ll {
 namespace {
 
 class History;
-bool returns_history(CheckContext& ctx, Id func);
+// Does a `return` of `func` carry history? With `element` >= 0: element `element` of the
+// returned tuple (`return loss.item(), logits` unpacked by the caller).
+bool returns_history(CheckContext& ctx, Id func, int element = -1);
 
 class History {
  public:
@@ -20,8 +22,9 @@ class History {
 
   void run(const std::vector<Id>& body) { walk(body, 0); }
   // Analyse without reporting; true when a `return` value carries history.
-  bool returns(const std::vector<Id>& body) {
+  bool returns(const std::vector<Id>& body, int element) {
     quiet_ = true;
+    element_ = element;
     walk(body, 0);
     return returned_history_;
   }
@@ -35,6 +38,7 @@ class History {
   mutable std::map<std::pair<Id, std::string>, char> reach_memo_;  // 0 computing, 1 no, 2 yes
   const std::unordered_set<std::string>& accumulating_methods_;  // same-file methods that keep their argument
   bool quiet_ = false;
+  int element_ = -1;
   bool returned_history_ = false;
 
   bool grad_off_at(Id stmt) const {
@@ -120,9 +124,12 @@ class History {
         // `loss, sample_size, logs = criterion(model, sample)`: only the loss carries history
         // when a loss function's tuple is unpacked (a model's outputs all do).
         if (!carries(df.value, off, depth + 1)) return false;
-        if (f_.e(df.value).kind != ExprKind::Call) return true;
-        auto ci = f_.call_index.find(df.value);
+        Id call = unpacked_call(df.stmt, df.value);
+        if (call == kNone) return true;
+        auto ci = f_.call_index.find(call);
         if (ci != f_.call_index.end() && f_.is_model_call(f_.calls[ci->second])) return true;
+        if (int k = unpacked_element(df.stmt, d); k >= 0 && same_file_callee(call) != kNone)
+          return returns_history(ctx_, same_file_callee(call), k);
         return is_loss_name(f_.last_component(d));
       }
       case DefKind::Augmented:
@@ -130,6 +137,40 @@ class History {
       default:
         return false;
     }
+  }
+
+  // The same-file function a call runs (not this one), else kNone.
+  Id same_file_callee(Id call) const {
+    auto ci = f_.call_index.find(call);
+    if (ci == f_.call_index.end()) return kNone;
+    Id t = f_.calls[ci->second].target_func;
+    return t == func_ ? kNone : t;
+  }
+
+  // The call whose tuple statement `stmt` unpacks: `value` itself, or the call every
+  // reaching binding of the name `value` holds (`result = step(...)`, then
+  // `a, b = result`); else kNone.
+  Id unpacked_call(Id stmt, Id value) const {
+    if (f_.e(value).kind == ExprKind::Call) return value;
+    if (f_.e(value).kind != ExprKind::Name) return kNone;
+    bool outside = false;
+    Id call = kNone;
+    for (const Def& df : f_.flow().reaching(stmt, f_.e(value).text, &outside)) {
+      if (df.kind != DefKind::Assign || df.value == kNone || f_.e(df.value).kind != ExprKind::Call) return kNone;
+      if (call != kNone && same_file_callee(call) != same_file_callee(df.value)) return kNone;
+      call = df.value;
+    }
+    return outside ? kNone : call;
+  }
+
+  // Position of `d` in the tuple target of statement `stmt` (`a, d, c = ...`), else -1.
+  int unpacked_element(Id stmt, const std::string& d) const {
+    const Stmt& s = f_.m.s(stmt);
+    if (s.targets.size() != 1 || f_.e(s.targets[0]).kind != ExprKind::Sequence) return -1;
+    const auto& kids = f_.e(s.targets[0]).kids;
+    for (size_t k = 0; k < kids.size(); ++k)
+      if (f_.dotted(kids[k]) == d) return static_cast<int>(k);
+    return -1;
   }
 
   bool any_arg_carries(Id call, bool off, int depth) const {
@@ -171,7 +212,13 @@ class History {
     if (ci != f_.call_index.end()) {
       const CallSite& c = f_.calls[ci->second];
       if (f_.grad_off(c)) return false;
-      if (f_.is_model_call(c)) return true;
+      if (f_.is_model_call(c)) {
+        // A frozen module (all parameters switched off) keeps history only of its inputs.
+        Id m = e.kids[0];
+        if (f_.e(m).kind == ExprKind::Attribute && f_.e(m).text == "forward") m = f_.e(m).kids[0];
+        if (f_.frozen_at(c.func, f_.dotted(m), e.range.begin)) return any_arg_carries(call, off, depth);
+        return true;
+      }
     }
     if (q.rfind("torch.", 0) == 0) {
       if (in(q, {"torch.argmax", "torch.argmin", "torch.eq", "torch.ne", "torch.lt", "torch.gt", "torch.isnan",
@@ -209,23 +256,56 @@ class History {
     return *ctx.accumulating_methods;
   }
 
+  // Does `x` use the tensor `p` itself, not only a number read from it (`p.item()`,
+  // `p.size(0)`)?
+  static bool uses_tensor(const Facts& f_, Id x, const std::string& p) {
+    const Expr& e = f_.e(x);
+    if (e.kind == ExprKind::Name) return e.text == p;
+    if (e.kind == ExprKind::Call && in(f_.callee_attr(x), {"item", "size", "detach", "tolist", "numpy", "dim",
+                                                         "numel", "argmax", "eq", "ne"}))
+      return false;
+    for (Id k : e.kids)
+      if (k != kNone && uses_tensor(f_, k, p)) return true;
+    return false;
+  }
+
+  // Is the method that `recv.attr(...)` runs one that keeps its argument? When the
+  // receiver's class is known (`meter = AverageMeter()`), that class's method decides;
+  // else any same-file method of that name.
+  bool runs_accumulating_method(Id recv, const std::string& attr) const {
+    if (!accumulating_methods_.count(attr)) return false;
+    const std::string& d = f_.dotted(recv);
+    if (d.empty()) return true;
+    Id cls = kNone;
+    bool known = true;
+    for (Id v : f_.bindings_at(func_, d, recv)) {
+      const Expr& ve = f_.e(v);
+      Id k = ve.kind == ExprKind::Call && f_.e(ve.kids[0]).kind == ExprKind::Name && f_.qual(ve.kids[0]).empty()
+                 ? f_.class_at(f_.e(ve.kids[0]).text, ve.range.begin)
+                 : kNone;
+      if (k == kNone || (cls != kNone && k != cls)) known = false;
+      cls = k;
+    }
+    if (!known || cls == kNone) return true;
+    for (Id fn : f_.m.classes[cls].methods)
+      if (f_.m.funcs[fn].name == attr) return accumulating_methods_.count("#" + std::to_string(fn)) != 0;
+    return true;  // inherited: unknown
+  }
+
   static void find_accumulating_methods(const Facts& f_, std::unordered_set<std::string>& accumulating_methods_) {
-    // `def update(self, val, n=1): self.sum += val * n` / `self.values.append(val)`
-    for (const Function& fn : f_.m.funcs) {
+    // `def update(self, val, n=1): self.sum += val * n` / `self.values.append(val)`. The set
+    // holds their names and, as "#<function id>", the methods themselves.
+    for (Id fid = 0; fid < f_.m.funcs.size(); ++fid) {
+      const Function& fn = f_.m.funcs[fid];
       if (fn.cls == kNone || fn.params.size() < 2) continue;
+      // `@torch.no_grad()` on the method: whatever it keeps has no history.
+      if (f_.func_entry_off(fid)) continue;
       const std::string& p = fn.params[1];
       bool keeps = false;
       std::vector<Id> work(fn.body.begin(), fn.body.end());
       for (size_t i = 0; i < work.size() && !keeps; ++i) {
         const Stmt& s = f_.m.s(work[i]);
-        auto mentions = [&](Id x) {
-          bool hit = false;
-          for_each_expr(f_.m, x, [&](Id y) {
-            if (f_.e(y).kind == ExprKind::Name && f_.e(y).text == p) hit = true;
-            return !hit;
-          });
-          return hit;
-        };
+        auto mentions = [&](Id x) { return uses_tensor(f_, x, p); };
         if (s.kind == StmtKind::AugAssign && !s.targets.empty() && f_.dotted(s.targets[0]).rfind("self.", 0) == 0 &&
             mentions(s.value))
           keeps = true;
@@ -236,7 +316,10 @@ class History {
         for (Id b : s.body) work.push_back(b);
         for (Id b : s.orelse) work.push_back(b);
       }
-      if (keeps) accumulating_methods_.insert(fn.name);
+      if (keeps) {
+        accumulating_methods_.insert(fn.name);
+        accumulating_methods_.insert("#" + std::to_string(fid));
+      }
     }
   }
 
@@ -286,6 +369,46 @@ class History {
     return false;
   }
 
+  static constexpr long kFewIterations = 1000;
+
+  // Iterations of `loop` and of the enclosing loops inside the scope where `base` lives
+  // (the container is not re-created in them), when every one has a constant trip count;
+  // else 0 (unknown).
+  long bounded_trips(const std::string& base, int loop) const {
+    long total = 1;
+    for (int l = loop; l >= 0 && !assigned_in_loop(f_, l, base); l = f_.loops[l].parent) {
+      long n = constant_trips(f_, l, kFewIterations);
+      if (n == 0) return 0;
+      total *= n;
+      if (total > kFewIterations) return 0;
+    }
+    return total;
+  }
+
+  // `loss.backward()` (no retain_graph) runs on the value itself inside the loop.
+  bool backpropagated_in_loop(Id value, int loop) const {
+    const std::string& d = f_.dotted(value);
+    if (d.empty()) return false;
+    for (int ci : f_.loops[loop].calls) {
+      const CallSite& c = f_.calls[ci];
+      if (!f_.is_backward(c) || f_.arg(c.call, static_cast<size_t>(-1), "retain_graph") != kNone) continue;
+      Id r = f_.callee_attr(c.call) == "backward" ? f_.callee_receiver(c.call) : f_.arg(c.call, 0, "tensors");
+      if (r != kNone && f_.dotted(r) == d) return true;
+    }
+    return false;
+  }
+
+  // `outputs = []` at the top of each batch, filled by an inner loop over the ensemble's
+  // models (or a batch's items): it holds one batch's values and is dropped with it.
+  bool recreated_per_batch(const std::string& base, int loop) const {
+    for (int l = loop; l >= 0; l = f_.loops[l].parent) {
+      const bool batches = iterates_batches(f_, l) || f_.is_eval_source(f_.loops[l].iter);
+      if (assigned_in_loop(f_, l, base)) return l != loop && batches;
+      if (batches) return false;
+    }
+    return false;
+  }
+
   std::string base_of(Id target) const {
     Id t = target;
     while (t != kNone && f_.e(t).kind == ExprKind::Subscript) t = f_.e(t).kids[0];
@@ -303,6 +426,11 @@ class History {
         !f_.loop_reaches_backprop(loop))
       return;
     if (accumulator_wanted(base, loop)) return;
+    // Per-step states of a recurrent unroll (`h = cell(x[t], h); outs.append(h)`): the last
+    // state's graph already holds every earlier step, so the list keeps nothing more (a
+    // state carried across batches is LL103's).
+    if (carried_in_loop(f_, loop, f_.dotted(value))) return;
+    if (recreated_per_batch(base, loop)) return;
     std::string vtext = ctx_.text(value);
     bool container = verb != "accumulates";
     std::string shown = vtext.size() > 40 ? vtext.substr(0, 37) + "..." : vtext;
@@ -316,13 +444,22 @@ class History {
     std::string shown_fix = (simple ? shown : "(" + shown + ")") + suffix;
     std::string cure = container ? "store `" + shown_fix + "` (add `.cpu()` if it is only logged)"
                                  : "accumulate `" + shown_fix + "` instead";
-    Finding* fd = report_memory_claim(
-        ctx_, "LL102", f_.m.s(sid).range,
-        "`" + base + "` " + verb + " `" + shown +
-            "`, which carries autograd history: each iteration's graph stays reachable through `" + base +
-            "` (every saved activation until backward() runs on it, its autograd nodes after), so memory grows "
-            "every iteration until it is released; " +
-            cure);
+    std::string message = "`" + base + "` " + verb + " `" + shown +
+                          "`, which carries autograd history: each iteration's graph stays reachable through `" +
+                          base +
+                          "` (every saved activation until backward() runs on it, its autograd nodes after), so "
+                          "memory grows every iteration until it is released; " +
+                          cure;
+    // Impact: a value back-propagated in the iteration has had its saved tensors freed, so
+    // what stays is a scalar and its autograd nodes per iteration; in a loop whose trip count
+    // is a small constant (a toy regression's 50 steps) that is bytes.
+    long trips = bounded_trips(base, loop);
+    Finding* fd = trips > 0 && trips <= kFewIterations && backpropagated_in_loop(value, loop)
+                      ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                         "the loops around it run at most " + std::to_string(trips) +
+                                             " times and backward() already freed each graph's saved tensors, so "
+                                             "it keeps that many scalars and their autograd nodes")
+                      : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
     if (!fd) return;
     Fix fix;
     fix.title = container ? "Store a detached tensor" : "Accumulate a Python number with `.item()`";
@@ -336,7 +473,13 @@ class History {
     bool off = grad_off_at(sid);
     if (off) return;
     if (quiet_) {
-      if (s.kind == StmtKind::Return && s.value != kNone && carries(s.value, off)) returned_history_ = true;
+      if (s.kind == StmtKind::Return && s.value != kNone) {
+        Id v = s.value;
+        const Expr& ve = f_.e(v);
+        if (element_ >= 0 && ve.kind == ExprKind::Sequence && static_cast<size_t>(element_) < ve.kids.size())
+          v = ve.kids[element_];
+        if (carries(v, off)) returned_history_ = true;
+      }
       return;
     }
     if (s.kind == StmtKind::AugAssign && !s.targets.empty() && in(s.text, {"+=", "-=", "*=", "/="})) {
@@ -363,7 +506,7 @@ class History {
       Id val = kNone;
       if (in(attr, {"append", "extend", "add", "appendleft"}) && ce.kids.size() >= 2) val = ce.kids[1];
       else if (attr == "insert" && ce.kids.size() >= 3) val = ce.kids[2];
-      else if (accumulating_methods_.count(attr) && ce.kids.size() >= 2 && !f_.is_optimizer(func_, recv) &&
+      else if (runs_accumulating_method(recv, attr) && ce.kids.size() >= 2 && !f_.is_optimizer(func_, recv) &&
                !f_.is_model_value(func_, recv))
         val = ce.kids[1];
       if (val == kNone || !carries(val, off)) return;
@@ -386,8 +529,9 @@ class History {
       // `loss, sample_size, logs = criterion(model, sample)`: only the loss carries history
       // when a loss function's tuple is unpacked (a model's outputs all do).
       bool loss_tuple = false;
-      if (c && f_.e(s.value).kind == ExprKind::Call) {
-        auto ci = f_.call_index.find(s.value);
+      Id unpacked = c ? unpacked_call(sid, s.value) : kNone;
+      if (unpacked != kNone) {
+        auto ci = f_.call_index.find(unpacked);
         loss_tuple = !(ci != f_.call_index.end() && f_.is_model_call(f_.calls[ci->second]));
       }
       for (Id t : s.targets) {
@@ -397,8 +541,12 @@ class History {
             const std::string& d = f_.dotted(f_.e(t).kids[k]);
             if (d.empty()) continue;
             detached_.erase(d);
+            Id callee = unpacked != kNone ? same_file_callee(unpacked) : kNone;
             bool ck = v.kind == ExprKind::Sequence && k < v.kids.size() ? carries(v.kids[k], off)
-                      : loss_tuple ? is_loss_name(f_.last_component(d)) : c;
+                      : !c                                           ? false
+                      : callee != kNone && loss_tuple ? returns_history(ctx_, callee, static_cast<int>(k))
+                      : loss_tuple                    ? is_loss_name(f_.last_component(d))
+                                                      : c;
             if (ck) tainted_.insert(d); else tainted_.erase(d);
           }
         } else {
@@ -446,14 +594,17 @@ class History {
   }
 };
 
-bool returns_history(CheckContext& ctx, Id func) {
-  // Memoised per file; a recursive call in progress counts as "no history".
+bool returns_history(CheckContext& ctx, Id func, int element) {
+  // Memoised per file and element; a recursive call in progress counts as "no history".
+  if (element >= 31) element = -1;
   auto& memo = ctx.returns_history_memo;
-  auto it = memo.find(func);
+  const Id key = func * 32 + static_cast<Id>(element + 1);
+  auto it = memo.find(key);
   if (it != memo.end()) return it->second == 2;
-  memo[func] = 0;
-  bool r = ctx.facts.func_entry_off(func) ? false : History(ctx, func).returns(ctx.facts.m.funcs[func].body);
-  memo[func] = r ? 2 : 1;
+  memo[key] = 0;
+  bool r = ctx.facts.func_entry_off(func) ? false
+                                          : History(ctx, func).returns(ctx.facts.m.funcs[func].body, element);
+  memo[key] = r ? 2 : 1;
   return r;
 }
 

@@ -212,6 +212,17 @@ void check_LL106(CheckContext& ctx) {
           sites.push_back({fn, "hook", &c});
     }
 
+  // Impact: a hook in a program whose model never runs in a loop (a Grad-CAM script: one
+  // forward, one backward) stores one pass's tensors, once.
+  bool forward_in_loop = false;
+  for (const CallSite& c : f.calls)
+    if (c.loop >= 0 && (f.is_model_call(c) || f.loop_reaches_backward(c.loop))) forward_in_loop = true;
+  auto report = [&](bool hook, const Range& where, std::string message) {
+    if (hook && !forward_in_loop)
+      return ctx.report_weak("LL106", where, std::move(message),
+                             "no forward runs in a loop in this program, so the hook stores one pass's tensors, once");
+    return report_memory_claim(ctx, "LL106", where, std::move(message));
+  };
   for (const Site& s : sites) {
     const Function& fn = f.m.funcs[s.func];
     if (f.func_entry_off(s.func) || hook_removed(f, s.reg)) continue;
@@ -230,7 +241,7 @@ void check_LL106(CheckContext& ctx) {
                             "`: it grows every batch and each graph's saved activations stay alive until "
                             "backward() frees them (forever in passes without backward()); store `" + v +
                             ".detach()`, or clear it every iteration";
-      Finding* fd = ctx.report("LL106", f.e(st.call).range, message);
+      Finding* fd = report(s.role == "hook", f.e(st.call).range, message);
       if (!fd) continue;
       ExprKind k = f.e(st.value).kind;
       if (k == ExprKind::Name || k == ExprKind::Attribute || k == ExprKind::Subscript || k == ExprKind::Call) {
@@ -270,7 +281,7 @@ void check_LL106(CheckContext& ctx) {
                           "`: it grows every batch and each graph's saved activations stay alive until "
                           "backward() frees them (forever in passes without backward()); store `" + vt +
                           ".detach()`, or clear it every iteration";
-    Finding* fd = ctx.report("LL106", f.e(body).range, message);
+    Finding* fd = report(true, f.e(body).range, message);
     if (!fd) continue;
     ExprKind k = f.e(v).kind;
     if (k == ExprKind::Name || k == ExprKind::Attribute || k == ExprKind::Subscript || k == ExprKind::Call) {

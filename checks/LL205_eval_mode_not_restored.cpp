@@ -6,6 +6,7 @@
 #include <set>
 
 #include "checks/common.hpp"
+#include "checks/flow.hpp"
 
 namespace ll {
 namespace {
@@ -122,30 +123,55 @@ class Events {
 
 bool same_model(const std::string& a, const std::string& b) { return a.empty() || b.empty() || a == b; }
 
-// A class of this file whose layers are all torch.nn layers that behave the same in
-// train() and eval(): switching its mode changes nothing.
-bool mode_free_class(const Facts& f, Id cls) {
+// A torch.nn layer call (`nn.Dropout(0.1)`, `nn.LSTM(..., dropout=0.2)`): does it behave
+// differently in eval mode? Another library's layer, or a `torch.nn` call this does not
+// know, counts as modal.
+bool modal_layer(const Facts& f, Id call) {
   static const char* kModal[] = {"Dropout", "AlphaDropout", "BatchNorm", "SyncBatchNorm", "InstanceNorm",
                                  "Transformer", "RReLU"};
   // Recurrent layers and attention differ between modes only through their dropout
   // argument (default 0).
   static const char* kDropoutArg[] = {"RNN", "LSTM", "GRU", "MultiheadAttention"};
+  const std::string& q = f.callee_qual(call);
+  if (q.rfind("torch.nn.", 0) != 0) return true;
+  std::string_view last = f.last_component(q);
+  for (const char* k : kModal)
+    if (last.find(k) != std::string_view::npos) return true;
+  for (const char* k : kDropoutArg)
+    if (last == k) {
+      Id d = f.arg(call, static_cast<size_t>(-1), "dropout");
+      if (f.has_kwargs_splat(call)) return true;
+      if (d != kNone && !(f.e(d).kind == ExprKind::Literal && (f.e(d).text == "0" || f.e(d).text == "0.0")))
+        return true;
+    }
+  if (q.find("dropout") != std::string::npos) return true;  // F.dropout(x, training=...)
+  if (last == "Sequential" || last == "ModuleList") {
+    // Made of layers written out in the call: modal if any of them is. With none written
+    // there (`nn.Sequential()` filled by add_module, a C++ parameter), nothing is known.
+    const Expr& x = f.e(call);
+    if (f.has_kwargs_splat(call) || !x.kw.empty() || x.kids.size() < 2) return true;
+    for (size_t k = 1; k < x.kids.size(); ++k) {
+      Id a = x.kids[k];
+      if (f.e(a).kind == ExprKind::Sequence)  // nn.ModuleList([...])
+        for (Id y : f.e(a).kids) {
+          if (f.e(y).kind != ExprKind::Call || modal_layer(f, y)) return true;
+        }
+      else if (f.e(a).kind != ExprKind::Call || modal_layer(f, a))
+        return true;
+    }
+  }
+  return false;
+}
+
+// A class of this file whose layers are all torch.nn layers that behave the same in
+// train() and eval(): switching its mode changes nothing.
+bool mode_free_class(const Facts& f, Id cls) {
   for (const CallSite& c : f.calls) {
     if (c.func == kNone || f.class_of(c.func) != cls) continue;
     const std::string& q = f.callee_qual(c.call);
     const std::string& attr = f.callee_attr(c.call);
     if (q.rfind("torch.nn.", 0) == 0) {
-      std::string_view last = f.last_component(q);
-      for (const char* k : kModal)
-        if (last.find(k) != std::string_view::npos) return false;
-      for (const char* k : kDropoutArg)
-        if (last == k) {
-          Id d = f.arg(c.call, static_cast<size_t>(-1), "dropout");
-          if (f.has_kwargs_splat(c.call)) return false;
-          if (d != kNone && !(f.e(d).kind == ExprKind::Literal && (f.e(d).text == "0" || f.e(d).text == "0.0")))
-            return false;
-        }
-      if (q.find("dropout") != std::string::npos) return false;  // F.dropout(x, training=...)
+      if (modal_layer(f, c.call)) return false;
       continue;
     }
     if (!q.empty()) return false;  // another library's layer: unknown
@@ -164,32 +190,83 @@ bool mode_free_class(const Facts& f, Id cls) {
   return true;
 }
 
-bool model_is_mode_free(const Facts& f, Id func, const std::string& name) {
-  if (name.empty()) return false;
-  auto vals = f.bindings(func, name);
-  if (vals.empty()) return false;
-  bool any = false;
-  for (Id v : vals) {
-    // `model = model.cuda()`, `net = Net().to(device)`: the module it moves.
-    while (f.e(v).kind == ExprKind::Call && f.callee_receiver(v) != kNone &&
-           (f.callee_attr(v) == "cuda" || f.callee_attr(v) == "to" || f.callee_attr(v) == "cpu" ||
-            f.callee_attr(v) == "double" || f.callee_attr(v) == "float" || f.callee_attr(v) == "half"))
-      v = f.callee_receiver(v);
-    if (f.dotted(v) == name) continue;  // rebinding of itself
-    if (f.e(v).kind != ExprKind::Call) return false;
-    any = true;
-    Id callee = f.e(v).kids[0];
-    Id cls = kNone;
-    if (f.e(callee).kind == ExprKind::Name && f.qual(callee).empty()) {
-      // C++: `TORCH_MODULE(Net)` makes a holder `Net` of the class `NetImpl` that has the layers.
-      for (Id k = 0; k < f.m.classes.size(); ++k)
-        if (f.m.classes[k].name == f.e(callee).text + "Impl") cls = k;
-      if (cls == kNone)
-        for (Id k = 0; k < f.m.classes.size(); ++k)
-          if (f.m.classes[k].name == f.e(callee).text) cls = k;
-    }
+// Is the module that expression `v` builds one whose mode changes nothing? `k` >= 0: the
+// k-th element of the tuple it returns (`model, loss_fn, opt = get_model()`).
+bool mode_free_value(const Facts& f, Id func, Id v, int k, int depth) {
+  if (depth > 4) return false;
+  // `model = model.cuda()`, `net = Net().to(device)`: the module it moves.
+  while (f.e(v).kind == ExprKind::Call && f.callee_receiver(v) != kNone &&
+         in(f.callee_attr(v), {"cuda", "to", "cpu", "double", "float", "half"}))
+    v = f.callee_receiver(v);
+  if (f.e(v).kind != ExprKind::Call) return false;
+  // `model = nn.Sequential(nn.Conv2d(...), nn.ReLU(), ...)`: the layers are in the call.
+  if (f.callee_qual(v).rfind("torch.nn.", 0) == 0) return k < 0 && !modal_layer(f, v);
+  Id callee = f.e(v).kids[0];
+  if (f.e(callee).kind == ExprKind::Name && f.qual(callee).empty()) {
+    // C++: `TORCH_MODULE(Net)` makes a holder `Net` of the class `NetImpl` that has the
+    // layers. A notebook may define `Net` twice: the definition in effect here counts.
+    Id cls = f.class_at(f.e(callee).text + "Impl", f.e(callee).range.begin);
+    if (cls == kNone) cls = f.class_at(f.e(callee).text, f.e(callee).range.begin);
     // A class without methods here tells nothing about its layers.
-    if (cls == kNone || f.m.classes[cls].methods.empty() || !mode_free_class(f, cls)) return false;
+    if (cls != kNone) return k < 0 && !f.m.classes[cls].methods.empty() && mode_free_class(f, cls);
+  }
+  // A same-file builder (`def get_model(): model = nn.Sequential(...); return model, ...`).
+  Id target = f.same_file_target(v, func);
+  if (target == kNone) return false;
+  bool any = false;
+  for (Id r : f.returned_values(target)) {
+    if (k >= 0) {
+      if (f.e(r).kind != ExprKind::Sequence || static_cast<size_t>(k) >= f.e(r).kids.size()) return false;
+      r = f.e(r).kids[k];
+    }
+    if (f.e(r).kind == ExprKind::Name) {
+      auto vals = f.bindings(target, f.e(r).text);
+      if (vals.empty()) return false;
+      for (Id b : vals)
+        if (!mode_free_value(f, target, b, -1, depth + 1)) return false;
+    } else if (!mode_free_value(f, target, r, -1, depth + 1)) {
+      return false;
+    }
+    any = true;
+  }
+  return any;
+}
+
+// Every binding of `name` that reaches `at` (flow-sensitive: a notebook that rebinds
+// `model` in a later cell) is a module whose mode changes nothing.
+bool model_is_mode_free(const Facts& f, Id func, const std::string& name, Id at) {
+  if (name.empty()) return false;
+  // (value, element of the tuple it returns that `name` takes, or -1)
+  std::vector<std::pair<Id, int>> vals;
+  bool outside = false;
+  const Id st = f.stmt_of(at);
+  if (st != kNone)
+    for (const Def& df : f.flow().reaching(st, name, &outside)) {
+      if (df.value == kNone) return false;
+      if (df.kind == DefKind::Assign || df.kind == DefKind::Declared || df.kind == DefKind::WithAlias) {
+        vals.push_back({df.value, -1});
+      } else if (df.kind == DefKind::Unpacked) {
+        // `model, loss_fn, optimizer = get_model()`: which element is the model.
+        const auto& kids = f.e(f.m.s(df.stmt).targets.at(0)).kids;
+        int k = -1;
+        for (size_t i = 0; i < kids.size(); ++i)
+          if (f.dotted(kids[i]) == name) k = static_cast<int>(i);
+        if (k < 0) return false;
+        vals.push_back({df.value, k});
+      } else {
+        return false;
+      }
+    }
+  if (st == kNone || outside)
+    for (Id v : f.bindings_at(func, name, at)) vals.push_back({v, -1});
+  bool any = false;
+  for (auto [v, k] : vals) {
+    while (f.e(v).kind == ExprKind::Call && f.callee_receiver(v) != kNone &&
+           in(f.callee_attr(v), {"cuda", "to", "cpu", "double", "float", "half"}))
+      v = f.callee_receiver(v);
+    if (f.dotted(v) == name) continue;  // rebinding of itself (`model = model.cuda()`)
+    if (!mode_free_value(f, func, v, k, 0)) return false;
+    any = true;
   }
   return any;
 }
@@ -200,6 +277,7 @@ bool model_is_mode_free(const Facts& f, Id func, const std::string& name) {
 // intended state. With no optimizer built in the file nothing is known: not frozen.
 bool model_is_frozen(const Facts& f, const std::string& model) {
   if (model.empty()) return false;
+  if (f.frozen_anywhere(model)) return true;
   bool any_optimizer = false, trains_it = false;
   auto mentions_model = [&](Id x) {
     bool hit = false;
@@ -212,12 +290,6 @@ bool model_is_frozen(const Facts& f, const std::string& model) {
   };
   for (const CallSite& c : f.calls) {
     const std::string& q = f.callee_qual(c.call);
-    if (f.callee_attr(c.call) == "requires_grad_") {
-      Id a = f.arg(c.call, 0, "requires_grad");
-      if (a != kNone && f.e(a).kind == ExprKind::Literal && f.e(a).lit == LitKind::False &&
-          f.dotted(f.callee_receiver(c.call)) == model)
-        return true;
-    }
     if (q.rfind("torch.optim.", 0) != 0 || q.find("lr_scheduler") != std::string::npos ||
         q.find("swa_utils") != std::string::npos)
       continue;
@@ -264,7 +336,7 @@ void check_LL205(CheckContext& ctx) {
       }
       if (!forward) continue;
       std::string model = !ev[i].model.empty() ? ev[i].model : forward->model;
-      if (model_is_mode_free(f, L.func, model)) continue;
+      if (model_is_mode_free(f, L.func, model, f.calls[ev[i].site].call)) continue;
       if (model_is_frozen(f, model)) continue;
       if (!reported.insert(ev[i].site).second) continue;
       const CallSite& site = f.calls[ev[i].site];

@@ -126,12 +126,15 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
          t == "encoder" || t == "decoder" || t == "backbone";
 }
 
-void report(CheckContext& ctx, Id sid, const std::string& d) {
-  report_memory_claim(ctx, "LL301", ctx.facts.m.s(sid).range,
-             "`" + d + "` is rebound to a new model while the previous one is still referenced: the old model stays "
-             "resident until the new one is fully built (peak = old + new), and its freed blocks stay in PyTorch's "
-             "cache, invisible to other processes; `del " + d + "` (or set it to None), `gc.collect()` and "
-             "`torch.cuda.empty_cache()` before loading the next one");
+void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
+  std::string message =
+      "`" + d + "` is rebound to a new model while the previous one is still referenced: the old model stays "
+      "resident until the new one is fully built (peak = old + new), and its freed blocks stay in PyTorch's "
+      "cache, invisible to other processes; `del " + d + "` (or set it to None), `gc.collect()` and "
+      "`torch.cuda.empty_cache()` before loading the next one";
+  const Range& where = ctx.facts.m.s(sid).range;
+  if (in_test_code(ctx.facts, func)) ctx.report_weak("LL301", where, std::move(message), kTestCodeReason);
+  else report_memory_claim(ctx, "LL301", where, std::move(message));
 }
 
 }  // namespace
@@ -158,7 +161,7 @@ void check_LL301(CheckContext& ctx) {
       bool kept = releases(f, L.stmts, d, UINT32_MAX);
       for (int l = site.loop; l >= 0 && !kept; l = f.loops[l].parent) kept = stored(f, f.loops[l].stmts, d);
       if (kept) continue;
-      report(ctx, site.stmt, d);
+      report(ctx, site.stmt, site.func, d);
       continue;
     }
     // A method other than __init__ that replaces an existing self.<model>.
@@ -179,7 +182,7 @@ void check_LL301(CheckContext& ctx) {
         for (Id ot : os.targets)
           if (f.dotted(ot) == d && !(os.value != kNone && f.e(os.value).kind == ExprKind::Literal)) existing = true;
     }
-    if (existing) report(ctx, site.stmt, d);
+    if (existing) report(ctx, site.stmt, site.func, d);
   }
 }
 

@@ -93,7 +93,7 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (c.func != kNone) {
     const std::string& name = f.m.funcs[c.func].name;
     if (f.is_eval_function_name(name) && !(f.is_test_file && f.reaches(c.func, trains)) &&
-        !f.called_from_training(c.func))
+        !f.called_from_training(c.func) && !f.part_of_forward(c.func))
       return "in evaluation function `" + name + "`";
   }
   return "";
@@ -137,6 +137,77 @@ bool iterates_batches(const Facts& f, int loop) {
     return true;
   });
   return found;
+}
+
+namespace {
+
+bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::Literal) {
+    std::string digits;
+    for (char ch : e.text) {
+      if (ch == '_') continue;
+      if (ch < '0' || ch > '9') return false;
+      digits += ch;
+    }
+    if (digits.empty() || digits.size() > 9) return false;
+    *out = std::stol(digits);
+    return true;
+  }
+  if (e.kind != ExprKind::Name || depth > 0) return false;
+  auto vals = f.bindings(func, e.text);
+  return vals.size() == 1 && int_constant(f, func, vals[0], out, depth + 1);
+}
+
+}  // namespace
+
+long constant_trips(const Facts& f, int loop, long limit) {
+  if (loop < 0) return 0;
+  const Loop& L = f.loops[loop];
+  if (L.stmt != kNone)
+    for (Id sid : f.m.s(L.stmt).body)
+      if (f.m.s(sid).kind == StmtKind::Break) return 1;
+  Id iter = L.iter;
+  if (L.stmt == kNone || iter == kNone || f.e(iter).kind != ExprKind::Call) return 0;
+  const Expr& call = f.e(iter);
+  const Expr& callee = f.e(call.kids[0]);
+  if (!(callee.kind == ExprKind::Name && callee.text == "range" && callee.qname.empty())) return 0;
+  if (!call.kw.empty() || call.kids.size() < 2 || call.kids.size() > 4) return 0;
+  long v[3] = {0, 0, 1};
+  size_t n = call.kids.size() - 1;
+  for (size_t k = 0; k < n; ++k)
+    if (!int_constant(f, L.func, call.kids[1 + k], &v[k])) return 0;
+  long lo = n == 1 ? 0 : v[0], hi = n == 1 ? v[0] : v[1], step = n == 3 ? v[2] : 1;
+  if (step <= 0 || hi <= lo) return 0;
+  long count = (hi - lo + step - 1) / step;
+  return count <= limit ? count : 0;
+}
+
+bool in_test_code(const Facts& f, Id func, bool by_name) {
+  if (f.is_test_file) return true;
+  for (Id fn = func; fn != kNone; fn = f.m.funcs[fn].parent) {
+    const Function& d = f.m.funcs[fn];
+    // pytest's `test_*`, unittest's and gtest-style `testFoo` / `TestFoo`.
+    if (by_name && (d.name.rfind("test", 0) == 0 || d.name.rfind("Test", 0) == 0)) return true;
+    if (d.cls != kNone && f.m.classes[d.cls].name.rfind("Test", 0) == 0) return true;
+  }
+  return false;
+}
+
+bool carried_in_loop(const Facts& f, int loop, const std::string& d) {
+  if (loop < 0 || d.empty()) return false;
+  for (Id sid : f.loops[loop].stmts) {
+    const Stmt& s = f.m.s(sid);
+    if (s.kind != StmtKind::Assign || s.value == kNone) continue;
+    bool bound = false;
+    for (Id t : s.targets)
+      for_each_expr(f.m, t, [&](Id x) {
+        if (f.dotted(x) == d) bound = true;
+        return !bound && (f.e(x).kind == ExprKind::Sequence || f.e(x).kind == ExprKind::Starred);
+      });
+    if (bound && mentions_any(f, s.value, {d})) return true;
+  }
+  return false;
 }
 
 bool assigned_in_loop(const Facts& f, int loop, const std::string& d) {

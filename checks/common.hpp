@@ -32,8 +32,24 @@ void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::str
 // Does expression `x` mention one of `names` (or contain the expression `seed`)?
 bool mentions_any(const Facts& f, Id x, const std::set<std::string>& names, Id seed = kNone);
 
+// Test code: a test file (test_*.py, *_test.py, tests/...) or a method of a `Test*` class;
+// with `by_name`, also a function named like a test (`test_*`, `testFoo`, `TestFoo`, or
+// nested in one), which outside test files may be a tutorial's `test_model()` evaluation.
+// It runs once, on small inputs, to check behaviour (docs/impact.md).
+bool in_test_code(const Facts& f, Id func, bool by_name = false);
+inline constexpr const char* kTestCodeReason = "test code runs once, on small inputs";
+
 // Is `dotted` bound (assigned or a loop target) by any statement inside loop `loop`?
 bool assigned_in_loop(const Facts& f, int loop, const std::string& dotted);
+
+// How many times loop `loop` runs, when the code says so: `range(...)` of integer constants
+// (or of names bound once to one), or a body that ends in an unconditional `break` (1).
+// 0 when unknown or above `limit`.
+long constant_trips(const Facts& f, int loop, long limit);
+
+// Is `dotted` a recurrent state of loop `loop`: rebound inside it from an expression that
+// reads its previous value (`h = cell(x[t], h)`, `hx, cx = lstm(x[t], (hx, cx))`)?
+bool carried_in_loop(const Facts& f, int loop, const std::string& dotted);
 
 // How to spell a call of `qualified` (e.g. "torch.no_grad") with this module's imports:
 // "torch.no_grad", "t.no_grad", "no_grad"; "" when no import makes it reachable.

@@ -484,6 +484,7 @@ void Facts::collect_bindings() {
         return true;
       });
     }
+    note_freezes(s, func);
     if (s.kind == StmtKind::FunctionDef) add(m.funcs[s.func].body, s.func);
     else if (s.kind == StmtKind::ClassDef) add(s.body, func);
     else {
@@ -493,6 +494,29 @@ void Facts::collect_bindings() {
       for (const auto& h : s.handlers) add(h.body, func);
     }
   }
+}
+
+// Of same-named definitions (a notebook that redefines `train_batch` or `Net` in a later
+// cell), the one in effect at `pos` in source order: the last that starts before it, else
+// (a call to a function defined further down) the last one.
+template <class Range_of>
+static Id definition_at(const std::vector<Id>& defs, uint32_t pos, Range_of range_of) {
+  Id best = kNone;
+  for (Id d : defs)
+    if (range_of(d).begin < pos) best = d;
+  return best != kNone ? best : defs.back();
+}
+
+Id Facts::module_func_at(const std::string& name, uint32_t pos) const {
+  auto it = module_funcs_.find(name);
+  if (it == module_funcs_.end()) return kNone;
+  return definition_at(it->second, pos, [&](Id f) { return m.funcs[f].range; });
+}
+
+Id Facts::class_at(const std::string& name, uint32_t pos) const {
+  auto it = classes_by_name_.find(name);
+  if (it == classes_by_name_.end()) return kNone;
+  return definition_at(it->second, pos, [&](Id k) { return m.classes[k].range; });
 }
 
 void Facts::resolve_calls() {
@@ -513,15 +537,13 @@ void Facts::resolve_calls() {
         auto nested = nested_funcs_.find(std::to_string(c.func) + ":" + ce.text);
         if (nested != nested_funcs_.end()) target = nested->second;
       }
-      auto it = module_funcs_.find(ce.text);
-      if (target == kNone && it != module_funcs_.end()) target = it->second.back();
+      if (target == kNone) target = module_func_at(ce.text, ce.range.begin);
     } else if (ce.kind == ExprKind::Attribute && !ce.kids.empty()) {
       const Expr& obj = e(ce.kids[0]);
       Id cls = kNone;
       if (obj.kind == ExprKind::Name && (obj.text == "self" || obj.text == "cls")) cls = class_of(c.func);
       else if (obj.kind == ExprKind::Name) {
-        auto named = classes_by_name_.find(obj.text);
-        if (named != classes_by_name_.end()) cls = named->second.back();  // the last definition
+        cls = class_at(obj.text, obj.range.begin);
       }
       // Methods of the class or of its same-file bases.
       for (int hops = 0; cls != kNone && hops < 8 && target == kNone; ++hops) {
@@ -921,8 +943,7 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
   // A class of this file that derives from nn.Module.
   const Expr& callee = e(x.kids[0]);
   if (callee.kind == ExprKind::Name && q.empty())
-    for (Id k = 0; k < m.classes.size(); ++k)
-      if (m.classes[k].name == callee.text) return is_module_class(k);
+    if (Id k = class_at(callee.text, callee.range.begin); k != kNone) return is_module_class(k);
   // Builders by name: build_model(...), create_model(...), get_model(...)
   std::string_view cname = callee.kind == ExprKind::Name ? std::string_view(callee.text) : std::string_view(attr);
   if (!no_name_evidence_ &&
@@ -944,6 +965,14 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
   if (d.empty()) return false;
   if (!ex.qname.empty()) return false;  // an imported function or class, not a model instance
   if (ex.kind == ExprKind::Name && is_function_name(func, ex.text)) return false;
+  // A criterion is a module too (`criterion.eval()` in DETR-style code), but calling it
+  // computes a loss, not a forward whose activations matter.
+  {
+    auto toks = name_tokens(last_component(d));
+    if (!toks.empty() && (in(toks.back(), {"criterion", "criterions", "loss", "losses"}) ||
+                          std::find(toks.begin(), toks.end(), "criterion") != toks.end()))
+      return false;
+  }
   if (eval_called_before(func, d, UINT32_MAX)) return true;
   auto vals = bindings_at(func, d, x);
   bool known_other = false;
@@ -1006,6 +1035,22 @@ bool Facts::compute_is_model_call(const CallSite& c) const {
     if (ce.kind == ExprKind::Name && ce.text == "self") return func_is_method_of_module(c.func);
     return is_model_value(c.func, callee);
   }
+  return false;
+}
+
+bool Facts::part_of_forward(Id func) const {
+  // A helper method of a module that its own forward() calls (`preprocess_sample`,
+  // `sample_noise`): it runs inside the forward, in training as in evaluation.
+  if (func == kNone || !func_is_method_of_module(func)) return false;
+  std::vector<Id> work{func};
+  std::set<Id> seen{func};
+  for (size_t i = 0; i < work.size() && i < 16; ++i)
+    for (int ci : callers_[work[i]]) {
+      Id g = calls[ci].func;
+      if (g == kNone || m.funcs[g].cls != m.funcs[func].cls) continue;
+      if (m.funcs[g].name == "forward") return true;
+      if (seen.insert(g).second) work.push_back(g);
+    }
   return false;
 }
 
@@ -1119,6 +1164,77 @@ bool Facts::is_loaded_model(Id func, Id x) const {
   bool lsd = load_state_dict_.count(std::to_string(func) + ":" + d) != 0 ||
              load_state_dict_.count(std::to_string(kNone) + ":" + d) != 0;
   return lsd && eval_called_before(func, d, UINT32_MAX);
+}
+
+// The module a chain such as `G.eval().requires_grad_(False).to(dev)` switches off ("" when
+// the chain has no `requires_grad_(False)`), and whether it switches it back on instead.
+static std::string frozen_receiver(const Facts& f, Id x, bool* on) {
+  std::string out;
+  for_each_expr(f.m, x, [&](Id y) {
+    if (!out.empty() || f.e(y).kind != ExprKind::Call || f.callee_attr(y) != "requires_grad_") return out.empty();
+    Id a = f.arg(y, 0, "requires_grad");
+    *on = a == kNone || f.e(a).kind != ExprKind::Literal || f.e(a).lit != LitKind::False;
+    Id r = f.callee_receiver(y);
+    while (r != kNone && f.e(r).kind == ExprKind::Call &&
+           in(f.callee_attr(r), {"to", "cuda", "eval", "half", "float", "cpu", "double", "bfloat16"}))
+      r = f.callee_receiver(r);
+    if (r != kNone) out = f.dotted(r);
+    return false;
+  });
+  return out;
+}
+
+void Facts::note_freezes(const Stmt& s, Id func) {
+  auto& events = freezes_[func];
+  bool on = false;
+  if (s.kind == StmtKind::Expr && s.value != kNone) {
+    std::string d = frozen_receiver(*this, s.value, &on);
+    if (!d.empty()) events.push_back({d, s.range.begin, !on});
+  } else if ((s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign) && s.value != kNone) {
+    std::string d = frozen_receiver(*this, s.value, &on);
+    for (Id t : s.targets) {
+      const std::string& td = dotted(t);
+      if (td.empty()) continue;
+      // `ema = copy.deepcopy(G).eval().requires_grad_(False)`: the new name is frozen.
+      if (!d.empty()) events.push_back({td, s.range.begin, !on});
+      // `model.fc = nn.Linear(...)`: a new submodule whose parameters require grad.
+      size_t dot = td.rfind('.');
+      if (dot != std::string::npos && td.compare(dot, std::string::npos, ".requires_grad") != 0)
+        events.push_back({td.substr(0, dot), s.range.begin, false});
+    }
+  } else if (s.kind == StmtKind::For && !s.targets.empty() && s.value != kNone && e(s.value).kind == ExprKind::Call &&
+             callee_attr(s.value) == "parameters" && e(s.targets[0]).kind == ExprKind::Name) {
+    // for p in model.parameters(): p.requires_grad = False
+    const std::string& p = e(s.targets[0]).text;
+    for (Id b : s.body) {
+      const Stmt& st = m.s(b);
+      if (st.kind != StmtKind::Assign || st.targets.size() != 1 || st.value == kNone) continue;
+      if (dotted(st.targets[0]) != p + ".requires_grad" || e(st.value).kind != ExprKind::Literal) continue;
+      const std::string& d = dotted(callee_receiver(s.value));
+      if (!d.empty()) events.push_back({d, s.range.begin, e(st.value).lit == LitKind::False});
+    }
+  }
+}
+
+bool Facts::frozen_at(Id func, const std::string& d, uint32_t pos) const {
+  auto it = freezes_.find(func);
+  if (it == freezes_.end() || d.empty()) return false;
+  bool frozen = false;
+  uint32_t last = 0;
+  for (const Freeze& z : it->second)
+    if (z.pos < pos && z.pos >= last && (z.name == d || (!z.frozen && starts_with(z.name, d + ".")))) {
+      frozen = z.frozen && z.name == d;
+      last = z.pos;
+    }
+  return frozen;
+}
+
+bool Facts::frozen_anywhere(const std::string& d) const {
+  if (d.empty()) return false;
+  for (const auto& [func, events] : freezes_)
+    for (const Freeze& z : events)
+      if (z.frozen && z.name == d) return true;
+  return false;
 }
 
 bool Facts::eval_called_before(Id func, const std::string& d, uint32_t before) const {

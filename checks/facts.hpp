@@ -141,6 +141,9 @@ class Facts {
   bool func_is_method_of_module(Id func) const;
   // Is a same-file caller of `func` a function that back-propagates?
   bool called_from_training(Id func) const;
+  // A method of a module class that the class's forward() calls (directly or through its
+  // other methods).
+  bool part_of_forward(Id func) const;
   bool is_function_name(Id func, const std::string& name) const;
   bool not_a_torch_model(Id receiver) const;
   bool is_loaded_model(Id func, Id expr) const;      // obtained by loading weights
@@ -148,6 +151,10 @@ class Facts {
   // a call resolves to (kNone for unresolved calls and recursion).
   const std::vector<Id>& returned_values(Id func) const;
   Id same_file_target(Id call, Id func) const;
+  // The top-level function / class of this name in effect at byte `pos` (a notebook may
+  // define one twice): the last definition before `pos`, else the last one. kNone if none.
+  Id module_func_at(const std::string& name, uint32_t pos) const;
+  Id class_at(const std::string& name, uint32_t pos) const;
   bool is_optimizer(Id func, Id expr) const;
   // For `opt.step()` / `scaler.step(opt)`: the optimizer expression; kNone otherwise.
   Id optimizer_of_step(const CallSite& c) const;
@@ -173,6 +180,14 @@ class Facts {
 
   // Does the function (or the module when kNone) call .eval() on `dotted` before `before`?
   bool eval_called_before(Id func, const std::string& dotted, uint32_t before) const;
+  // The module `dotted` has all its parameters switched off before `pos` in `func`, in
+  // source order: `model.eval().requires_grad_(False)`, `m = copy.deepcopy(G).requires_grad_(False)`,
+  // `for p in model.parameters(): p.requires_grad = False`; undone by `requires_grad_(True)`
+  // or by assigning a new submodule (`model.fc = nn.Linear(...)`). Its forward records no
+  // graph from its parameters.
+  bool frozen_at(Id func, const std::string& dotted, uint32_t pos) const;
+  // Frozen that way somewhere in the file.
+  bool frozen_anywhere(const std::string& dotted) const;
 
   bool file_trains() const { return file_trains_; }  // any backward() or optimizer step
   // Impact policy: a program (a notebook, a script with top-level loops or a main guard, a
@@ -233,6 +248,13 @@ class Facts {
   // bindings: per function (index funcs.size() = module level) dotted -> values
   std::vector<std::unordered_map<std::string, std::vector<Id>>> bind_;
   std::vector<std::unordered_map<std::string, std::vector<Id>>> class_bind_;  // self.x
+  struct Freeze {
+    std::string name;
+    uint32_t pos;
+    bool frozen;  // false: parameters that require grad again (or a new submodule)
+  };
+  void note_freezes(const Stmt& s, Id func);
+  std::unordered_map<Id, std::vector<Freeze>> freezes_;  // func -> events in source order
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
   bool file_trains_ = false;
   mutable signed char cpu_only_program_ = -1;  // -1 not computed yet

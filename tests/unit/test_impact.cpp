@@ -158,3 +158,131 @@ TEST(Impact, ASmallContainerIsALowConfidenceNote) {
   EXPECT_TRUE(f->low_confidence);
   EXPECT_NE(f->message.find("low confidence:"), std::string::npos);
 }
+
+TEST(Impact, AFewBackpropagatedLossesKeptInAConstantLoopAreWeak) {
+  // 50 steps of a toy regression keep 50 scalars whose saved tensors backward() freed; the
+  // same append in a loop over batches, or of a loss never back-propagated, stays an error.
+  auto program = [](const std::string& loop, const std::string& backward) {
+    return "import torch\n"
+           "model = torch.nn.Linear(2, 1).cuda()\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+           "history = []\n"
+           "epochs = 50\n" +
+           loop +
+           "    loss = ((model(x) - y) ** 2).mean()\n" + backward +
+           "    opt.step()\n"
+           "    history.append(loss)\n";
+  };
+  const std::string backward = "    loss.backward()\n";
+  {
+    const FileResult r = analyze_text("toy.py", program("for _ in range(50):\n", backward), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+    EXPECT_NE(f->message.find("run at most 50 times"), std::string::npos) << f->message;
+  }
+  {
+    const FileResult r = analyze_text("toy.py", program("for _ in range(epochs):\n", backward), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+  }
+  for (const auto& [loop, bw] : std::vector<std::pair<std::string, std::string>>{
+           {"for x, y in loader:\n", backward},
+           {"for _ in range(100000):\n", backward},
+           {"for _ in range(50):\n", "    loss.backward(retain_graph=True)\n"},
+           {"for _ in range(50):\n", "    (loss * 2).backward()\n"}}) {
+    const FileResult r = analyze_text("toy.py", program(loop, bw), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << loop << bw;
+    EXPECT_FALSE(f->low_confidence) << loop << bw;
+    EXPECT_EQ(f->severity, Severity::Error) << loop << bw;
+  }
+}
+
+TEST(Impact, AnEvaluationLoopThatRunsAFewTimesIsWeak) {
+  // A loop that breaks after its first batch, or a constant two iterations, is a demo: a few
+  // single forwards. A loop over the whole loader keeps the full severity.
+  auto program = [](const std::string& loop, const std::string& tail) {
+    return "import torch\n"
+           "model = torch.load('ae.pt').cuda()\n"
+           "model.eval()\n" +
+           loop + "    out = model(x.cuda())\n" + tail;
+  };
+  struct Case { std::string loop, tail, reason; };
+  for (const Case& c : {Case{"for x, _ in test_loader:\n", "    break\n", "the loop runs once"},
+                        Case{"for i in range(2):\n    x = test_set[i][0]\n", "", "the loop runs 2 times"}}) {
+    const FileResult r = analyze_text("demo.py", program(c.loop, c.tail), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << c.loop;
+    EXPECT_TRUE(f->low_confidence) << c.loop;
+    EXPECT_NE(f->message.find(c.reason), std::string::npos) << f->message;
+  }
+  const FileResult r = analyze_text("demo.py", program("for x, _ in test_loader:\n", ""), Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence);
+}
+
+TEST(Impact, FindingsInTestCodeAreWeak) {
+  // A test file's loop of forwards and a TestCase's model swap check behaviour once; the same
+  // code in a training script keeps the full severity.
+  const std::string loop =
+      "import torch\n"
+      "class TestGenerate:\n"
+      "    def test_batch_sizes(self):\n"
+      "        model = torch.load('m.pt')\n"
+      "        model.eval()\n"
+      "        for bs in range(1, 50):\n"
+      "            model(torch.zeros(bs, 4).cuda())\n";
+  const std::string swap =
+      "import torch\n"
+      "def run(names):\n"
+      "    for name in names:\n"
+      "        model = torch.load(name).cuda()\n"
+      "        model(torch.zeros(1, 4).cuda()).sum().backward()\n";
+  for (const auto& [path, text, rule] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"pkg/gen.py", loop, "LL101"}, {"tests/test_swap.py", swap, "LL301"}}) {
+    const FileResult r = analyze_text(path, text, Config{}, EngineOptions{});
+    const Finding* f = only(r, rule);
+    ASSERT_NE(f, nullptr) << path;
+    EXPECT_TRUE(f->low_confidence) << path;
+    EXPECT_NE(f->message.find("test code runs once"), std::string::npos) << f->message;
+  }
+  const FileResult r = analyze_text("train.py", swap, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL301");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence);
+}
+
+TEST(Impact, AHookInAProgramWhoseModelRunsOnceIsWeak) {
+  // Grad-CAM: a forward hook keeps the layer's output; the script runs one forward and one
+  // backward. The same hook under a training loop keeps every batch's activations.
+  auto program = [](const std::string& run) {
+    return "import torch\n"
+           "import torchvision\n"
+           "feature_maps = []\n"
+           "def keep(module, inputs, output):\n"
+           "    feature_maps.append(output)\n"
+           "model = torchvision.models.resnet18().cuda()\n"
+           "model.layer4.register_forward_hook(keep)\n" +
+           run;
+  };
+  {
+    const FileResult r = analyze_text(
+        "cam.py", program("out = model(torch.randn(1, 3, 224, 224).cuda())\nout[0, 3].backward()\n"), Config{},
+        EngineOptions{});
+    const Finding* f = only(r, "LL106");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+  }
+  {
+    const FileResult r = analyze_text(
+        "train.py",
+        program("for x, y in loader:\n    loss = model(x.cuda()).sum()\n    loss.backward()\n"), Config{},
+        EngineOptions{});
+    const Finding* f = only(r, "LL106");
+    ASSERT_NE(f, nullptr);
+    EXPECT_FALSE(f->low_confidence);
+  }
+}
