@@ -80,6 +80,12 @@ void check_LL103(CheckContext& ctx) {
     bool retains = f.loop_reaches(li, retain);
     // Unrolling inside a module's forward, and loops over layers, are the model itself.
     if (f.func_is_method_of_module(L.func) && !trains) continue;
+    // A constant handful of iterations that back-propagates through everything so far with
+    // retain_graph and never steps an optimizer (a receptive-field demo stacking a layer):
+    // the graph is bounded and kept on purpose.
+    if (retains && constant_trips(f, li, 8) > 0 &&
+        !f.loop_reaches(li, [&](const CallSite& c) { return f.optimizer_of_step(c) != kNone; }))
+      continue;
     std::set<std::string> loop_targets;
     for (Id t : f.m.s(L.stmt).targets)
       for_each_expr(f.m, t, [&](Id y) {

@@ -1,5 +1,7 @@
 // LL301 model-switch-without-release: a name holding a model is rebound to a new model
 // (in a loop, or replacing self.<model> in a method) without releasing the old one first.
+#include <cctype>
+
 #include "checks/common.hpp"
 
 namespace ll {
@@ -55,10 +57,43 @@ bool stored(const Facts& f, const std::vector<Id>& stmts, const std::string& d) 
 }
 
 // Loaded with map_location="cpu" / device="cpu" and never moved to a GPU in the loop.
+// A module built by its constructor (a same-file nn.Module class, a torch.nn or
+// torchvision model) with no device among its arguments: its parameters are on the CPU.
+bool constructed_on_cpu(const Facts& f, Id value) {
+  if (f.e(value).kind != ExprKind::Call) return false;
+  const Expr& callee = f.e(f.e(value).kids[0]);
+  const std::string& q = f.callee_qual(value);
+  bool ctor = q.rfind("torch.nn.", 0) == 0 || q.rfind("torchvision.models.", 0) == 0;
+  if (!ctor && callee.kind == ExprKind::Name && q.empty()) {
+    Id k = f.class_at(callee.text, callee.range.begin);
+    ctor = k != kNone && f.is_module_class(k);
+  }
+  // A project's model class imported from another module (`from gpt import GPTModel`):
+  // instantiated by its capitalised class name, not a factory function.
+  if (!ctor && callee.kind == ExprKind::Name && !q.empty() && q.rfind("torch", 0) != 0 && !callee.text.empty() &&
+      std::isupper(static_cast<unsigned char>(callee.text[0])))
+    ctor = true;
+  if (!ctor) return false;
+  bool device = false;
+  for (size_t i = 1; i < f.e(value).kids.size() && !device; ++i)
+    for_each_expr(f.m, f.e(value).kids[i], [&](Id x) {
+      const Expr& e = f.e(x);
+      std::string_view text = e.kind == ExprKind::Literal || e.kind == ExprKind::Name || e.kind == ExprKind::Attribute
+                                  ? std::string_view(e.text)
+                                  : std::string_view();
+      for (const auto& t : Facts::name_tokens(text))
+        if (in(t, {"cuda", "device", "gpu"})) device = true;
+      return !device;
+    });
+  for (const std::string& k : f.e(value).kw) device = device || k == "device";
+  return !device;
+}
+
 bool stays_on_cpu(const Facts& f, Id value, const std::vector<Id>& stmts, const std::string& d) {
   Id where = f.arg(value, static_cast<size_t>(-1), "map_location");
   if (where == kNone) where = f.arg(value, static_cast<size_t>(-1), "device");
-  if (where == kNone || f.e(where).kind != ExprKind::Literal || f.e(where).text != "cpu") return false;
+  const bool cpu = where != kNone && f.e(where).kind == ExprKind::Literal && f.e(where).text == "cpu";
+  if (!cpu && !constructed_on_cpu(f, value)) return false;
   for (Id sid : stmts) {
     bool moved = false;
     for_each_expr(f.m, f.m.s(sid).value, [&](Id x) {

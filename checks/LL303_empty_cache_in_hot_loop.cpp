@@ -34,6 +34,23 @@ bool device_test(const Facts& f, Id cond) {
   return device && !other;
 }
 
+// Does each iteration build a model and release it (`model = build(cfg)` ... `del model`)?
+// Then the loop walks models (a batch-size probe, a sweep), and emptying the cache between
+// them is the phase boundary the rule recommends.
+bool releases_a_model_per_iteration(const Facts& f, const CallSite& c) {
+  for (Id sid : f.loops[c.loop].stmts) {
+    const Stmt& st = f.m.s(sid);
+    if (st.kind != StmtKind::Delete) continue;
+    for (Id t : st.targets) {
+      std::vector<Id> names{t};
+      if (f.e(t).kind == ExprKind::Sequence) names = f.e(t).kids;
+      for (Id n : names)
+        if (assigned_in_loop(f, c.loop, f.dotted(n)) && f.is_model_value(c.func, n)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_LL303(CheckContext& ctx) {
@@ -54,7 +71,7 @@ void check_LL303(CheckContext& ctx) {
     if (!hot)
       for (int ci : f.loops[c.loop].calls)
         if (f.calls[ci].loop == c.loop && f.is_backward(f.calls[ci])) hot = true;
-    if (!hot) continue;
+    if (!hot || (!iterates_batches(f, c.loop) && releases_a_model_per_iteration(f, c))) continue;
     ctx.report("LL303", f.e(c.call).range,
                "`empty_cache()` runs on every batch: it forces the caching allocator to give memory back to the "
                "driver and request it again on the next iteration, which costs time and does not lower peak "

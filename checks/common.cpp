@@ -48,8 +48,9 @@ void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::str
                  bool appends, Id seed) {
   auto bind = [&](const Stmt& st) {
     bool grew = false;
-    if ((st.kind == StmtKind::Assign || st.kind == StmtKind::AugAssign) && st.value != kNone &&
-        mentions_any(f, st.value, names, seed))
+    // `x = f(name)`, `x += name`, and `for x in name:` (a container's elements).
+    if ((st.kind == StmtKind::Assign || st.kind == StmtKind::AugAssign || st.kind == StmtKind::For) &&
+        st.value != kNone && mentions_any(f, st.value, names, seed))
       for (Id t : st.targets)
         for_each_expr(f.m, t, [&](Id y) {
           const std::string& d = f.dotted(y);

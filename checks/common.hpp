@@ -24,7 +24,8 @@ bool iterates_batches(const Facts& f, int loop);
 Finding* report_memory_claim(CheckContext& ctx, std::string_view rule, const Range& where, std::string message);
 
 // What a value flows into, a few hops: grows `names` with the targets of the assignments
-// (plain or augmented) among `stmts` whose value mentions one of `names` (or the expression
+// (plain or augmented) and `for` loops among `stmts` whose value (iterable) mentions one of
+// `names` (or the expression
 // `seed`), and, with `appends`, with the receivers of `.append/.extend/.insert` calls that
 // do. At most `hops` passes over `stmts`, fewer when one adds nothing.
 void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::string>& names, int hops,

@@ -164,8 +164,10 @@ bool Facts::compute_cpu_only_program() const {
           low.rfind("mps", 0) == 0 || low.rfind("xla", 0) == 0)
         return false;
     }
+    // An imported name counts by what it is (`import pyro.distributions as dist` is not
+    // torch.distributed; `torch.device` is a device), a local one by how it is spelled.
     if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute)
-      for (const auto& t : name_tokens(x.text))
+      for (const auto& t : name_tokens(x.qname.empty() ? x.text : x.qname))
         if (in(t, {"cuda", "gpu", "gpus", "device", "devices", "accelerator", "distributed", "ddp", "dist", "rank",
                    "mps", "xla", "tpu", "kcuda", "cudnn"}))
           return false;

@@ -286,3 +286,20 @@ TEST(Impact, AHookInAProgramWhoseModelRunsOnceIsWeak) {
     EXPECT_FALSE(f->low_confidence);
   }
 }
+
+TEST(Impact, AnImportedNameCountsByWhatItIsNotHowItIsSpelled) {
+  // `dist` from a probabilistic-programming library or from torch.distributions is no
+  // evidence of a GPU or of distributed training; `dist` from torch.distributed is.
+  for (const std::string imp : {"import pyro.distributions as dist\n", "import torch.distributions as dist\n"}) {
+    const FileResult r =
+        analyze_text("bnn.py", imp + script("prior = dist.Normal(0.0, 1.0)\n"), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << imp;
+    EXPECT_TRUE(f->low_confidence) << imp;
+  }
+  const FileResult r = analyze_text("ddp.py", "import torch.distributed as dist\n" + script("dist.barrier()\n"),
+                                    Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence);
+}
