@@ -139,6 +139,22 @@ class History {
     }
   }
 
+  // Is every argument of the call a literal or a local name bound in this function on
+  // every path to it (nothing from a parameter, attribute, global or another call)?
+  bool inputs_known(Id call) const {
+    const Expr& e = f_.e(call);
+    Id st = f_.stmt_of(call);
+    if (st == kNone || e.kids.size() < 2) return false;
+    for (size_t i = 1; i < e.kids.size(); ++i) {
+      const Expr& a = f_.e(e.kids[i]);
+      if (a.kind == ExprKind::Literal) continue;
+      if (a.kind != ExprKind::Name) return false;
+      bool outside = false;
+      if (f_.flow().reaching(st, a.text, &outside).empty() || outside) return false;
+    }
+    return true;
+  }
+
   // The same-file function a call runs (not this one), else kNone.
   Id same_file_callee(Id call) const {
     auto ci = f_.call_index.find(call);
@@ -234,13 +250,19 @@ class History {
     std::string_view cname = callee.kind == ExprKind::Name ? std::string_view(callee.text)
                              : callee.kind == ExprKind::Attribute ? std::string_view(callee.text)
                                                                   : std::string_view();
-    if (!cname.empty() && is_loss_name(cname)) return true;
+    // A criterion has no parameters of its own: its result carries history through its
+    // inputs. When every input is a local value known to carry none (a forward's output
+    // made under no_grad a few lines earlier), neither does the loss; inputs of unknown
+    // origin (parameters, attributes) keep the usual assumption.
+    bool criterion = !cname.empty() && is_loss_name(cname);
     const std::string& d = f_.dotted(e.kids[0]);
-    if (!d.empty())
+    if (!criterion && !d.empty())
       for (Id v : f_.bindings(func_, d)) {
         const std::string& vq = f_.callee_qual(v);
-        if (vq.rfind("torch.nn.", 0) == 0 && vq.size() > 4 && vq.compare(vq.size() - 4, 4, "Loss") == 0) return true;
+        if (vq.rfind("torch.nn.", 0) == 0 && vq.size() > 4 && vq.compare(vq.size() - 4, 4, "Loss") == 0)
+          criterion = true;
       }
+    if (criterion) return any_arg_carries(call, off, depth) || !inputs_known(call);
     // Python builtins that combine tensors.
     if (callee.kind == ExprKind::Name && q.empty() && in(callee.text, {"sum", "max", "min", "abs"}))
       return any_arg_carries(call, off, depth);

@@ -39,27 +39,44 @@ Id accumulation_count(const Facts& f, Id guard) {
   return kNone;
 }
 
-// Is the value divided (or multiplied by a reciprocal / a scale factor) on its way here?
-// Follows names through their bindings in the function (and one same-file callee's
-// returns), a few levels deep.
-bool scaled(const Facts& f, Id func, Id x, int depth, std::set<std::string>& seen) {
+// Does `x` stand for the accumulation count `n`: the same name or constant, or a name about
+// accumulation (`args.gradient_accumulation_steps`, `1 / accum_iter`)?
+bool is_count(const Facts& f, Id x, Id n) {
+  if (x == kNone) return false;
+  if (mentions_accum(f, x)) return true;
+  const Expr& a = f.e(x);
+  const Expr& b = f.e(n);
+  if (a.kind == ExprKind::Literal && b.kind == ExprKind::Literal) return a.text == b.text;
+  const std::string& d = f.dotted(x);
+  return !d.empty() && d == f.dotted(n);
+}
+
+// Is the value divided by the accumulation count `n` (or multiplied by its reciprocal) on
+// its way here? Follows names through the bindings that reach each use in the function (and
+// one same-file callee's returns), a few levels deep. A division by anything else (a mixup
+// weight computed upstream, an average over heads) is not the scaling this rule asks for.
+bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string>& seen) {
   if (x == kNone || depth > 5) return false;
   bool found = false;
   for_each_expr(f.m, x, [&](Id y) {
     if (found) return false;
     const Expr& e = f.e(y);
-    if (e.kind == ExprKind::BinOp && (e.text == "/" || e.text == "//")) { found = true; return false; }
+    if (e.kind == ExprKind::BinOp && (e.text == "/" || e.text == "//") && e.kids.size() == 2 && is_count(f, e.kids[1], n)) {
+      found = true;
+      return false;
+    }
     if (e.kind == ExprKind::BinOp && e.text == "*" && (mentions_accum(f, y))) { found = true; return false; }
     if (e.kind == ExprKind::Call) {
       const std::string& a = f.callee_attr(y);
-      if (a == "div" || a == "div_" || a == "true_divide" || a == "mul" || a == "mul_") { found = true; return false; }
+      if ((a == "div" || a == "div_" || a == "true_divide") && is_count(f, f.arg(y, 0), n)) { found = true; return false; }
+      if ((a == "mul" || a == "mul_") && mentions_accum(f, y)) { found = true; return false; }
       const CallSite* c = nullptr;
       auto it = f.call_index.find(y);
       if (it != f.call_index.end()) c = &f.calls[it->second];
       if (c && c->target_func != kNone && depth < 3) {
         for (const StmtSite& s : f.stmt_sites)
           if (s.func == c->target_func && f.m.s(s.stmt).kind == StmtKind::Return &&
-              scaled(f, c->target_func, f.m.s(s.stmt).value, depth + 1, seen)) {
+              scaled(f, c->target_func, f.m.s(s.stmt).value, n, depth + 1, seen)) {
             found = true;
             return false;
           }
@@ -67,14 +84,18 @@ bool scaled(const Facts& f, Id func, Id x, int depth, std::set<std::string>& see
     }
     if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
       const std::string& d = f.dotted(y);
-      if (!d.empty() && seen.insert(std::to_string(func) + ":" + d).second) {
-        for (Id v : f.bindings(func, d))
-          if (scaled(f, func, v, depth + 1, seen)) { found = true; return false; }
+      if (!d.empty() && seen.insert(std::to_string(func) + ":" + d + "@" + std::to_string(y)).second) {
+        // The bindings that reach this use (a division in another branch, or in the
+        // validation part of the function, scales nothing here).
+        for (Id v : f.bindings_at(func, d, y))
+          if (scaled(f, func, v, n, depth + 1, seen)) { found = true; return false; }
         // `loss /= N`, `loss *= 1 / N`
         for (const StmtSite& s : f.stmt_sites) {
           const Stmt& st = f.m.s(s.stmt);
           if (s.func == func && st.kind == StmtKind::AugAssign && !st.targets.empty() &&
-              f.dotted(st.targets[0]) == d && (st.text == "/=" || (st.text == "*=" && scaled(f, func, st.value, depth + 1, seen))))
+              f.dotted(st.targets[0]) == d &&
+              ((st.text == "/=" && is_count(f, st.value, n)) ||
+               (st.text == "*=" && scaled(f, func, st.value, n, depth + 1, seen))))
             { found = true; return false; }
         }
       }
@@ -104,6 +125,55 @@ bool scale_invariant_optimizer(const Facts& f, Id func, Id opt) {
   return true;
 }
 
+// One backward() of an accumulating loop: report it when the loss it is handed is not
+// scaled on its way there.
+void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSite& backward,
+                     std::set<int>& reported) {
+  const Facts& f = ctx.facts;
+  // The loss handed to backward().
+  const Expr& bcall = f.e(backward.call);
+  Id loss = kNone;
+  const std::string& battr = f.callee_attr(backward.call);
+  if (battr == "backward" && bcall.kids.size() == 1) {
+    loss = f.callee_receiver(backward.call);
+    // scaler.scale(loss).backward()
+    if (loss != kNone && f.e(loss).kind == ExprKind::Call && f.callee_attr(loss) == "scale") {
+      Id inner = f.arg(loss, 0);
+      if (inner != kNone) loss = inner;
+    }
+  } else if (f.callee_qual(backward.call) == "torch.autograd.backward") {
+    loss = f.arg(backward.call, 0, "tensors");
+  }
+  // engine.backward(loss), accelerator.backward(loss), manual_backward: they scale themselves.
+  if (loss == kNone) return;
+  std::set<std::string> seen;
+  if (scaled(f, backward.func, loss, n, 0, seen)) return;
+  if (!reported.insert(backward.call).second) return;
+
+  const std::string n_text = ctx.text(n);
+  const std::string loss_text = ctx.text(loss);
+  std::string step_text = ctx.text(step.call);
+  if (step_text.size() > 40 || step_text.find('\n') != std::string::npos)
+    step_text = ctx.text(f.e(step.call).kids[0]) + "(...)";
+  const bool simple = f.e(loss).kind == ExprKind::Name || f.e(loss).kind == ExprKind::Attribute ||
+                      f.e(loss).kind == ExprKind::Call || f.e(loss).kind == ExprKind::Subscript;
+  const std::string scaled_text = "(" + loss_text + " / " + n_text + ")";
+  std::string message =
+      "`" + step_text + "` runs once every `" + n_text + "` backward() calls, so `.grad` holds the sum of `" +
+      n_text + "` micro-batch gradients, but `" + loss_text + "` is not divided by `" + n_text +
+      "`: each update applies `" + n_text + "` times the mean gradient (with SGD, `" + n_text +
+      "` times the learning rate); back-propagate `" + scaled_text + "`";
+  Finding* fd = ctx.report("LL206", bcall.range, message);
+  if (!fd) return;
+  fd->notes.push_back({f.e(step.call).range, "step every " + n_text + " iterations"});
+  if (!simple) return;
+  Fix fix;
+  fix.title = "Divide the loss by `" + n_text + "` before backward()";
+  fix.safe = false;
+  fix.edits.push_back({f.e(loss).range.begin, f.e(loss).range.end, scaled_text});
+  fd->fixes.push_back(std::move(fix));
+}
+
 }  // namespace
 
 void check_LL206(CheckContext& ctx) {
@@ -129,57 +199,16 @@ void check_LL206(CheckContext& ctx) {
     const int loop = step.loop;
     // Gradients reset every iteration: nothing accumulates (a different problem).
     bool reset_each_iteration = false;
-    const CallSite* backward = nullptr;
+    std::vector<const CallSite*> backwards;  // every backward() of the loop: each branch answers for itself
     for (int ci : f.loops[loop].calls) {
       const CallSite& x = f.calls[ci];
       if (x.func != step.func || x.in_lambda) continue;
       Id o = kNone;
       if (x.loop == loop && x.guard == kNone && f.is_grad_reset(x, &o)) reset_each_iteration = true;
-      if (f.is_backward(x) && x.guard != step.guard && !backward) backward = &x;
+      if (f.is_backward(x) && x.guard != step.guard) backwards.push_back(&x);
     }
-    if (reset_each_iteration || !backward) continue;
-    // The loss handed to backward().
-    const Expr& bcall = f.e(backward->call);
-    Id loss = kNone;
-    const std::string& battr = f.callee_attr(backward->call);
-    if (battr == "backward" && bcall.kids.size() == 1) {
-      loss = f.callee_receiver(backward->call);
-      // scaler.scale(loss).backward()
-      if (loss != kNone && f.e(loss).kind == ExprKind::Call && f.callee_attr(loss) == "scale") {
-        Id inner = f.arg(loss, 0);
-        if (inner != kNone) loss = inner;
-      }
-    } else if (f.callee_qual(backward->call) == "torch.autograd.backward") {
-      loss = f.arg(backward->call, 0, "tensors");
-    }
-    // engine.backward(loss), accelerator.backward(loss), manual_backward: they scale themselves.
-    if (loss == kNone) continue;
-    std::set<std::string> seen;
-    if (scaled(f, backward->func, loss, 0, seen)) continue;
-    if (!reported.insert(backward->call).second) continue;
-
-    const std::string n_text = ctx.text(n);
-    const std::string loss_text = ctx.text(loss);
-    std::string step_text = ctx.text(step.call);
-    if (step_text.size() > 40 || step_text.find('\n') != std::string::npos)
-      step_text = ctx.text(f.e(step.call).kids[0]) + "(...)";
-    const bool simple = f.e(loss).kind == ExprKind::Name || f.e(loss).kind == ExprKind::Attribute ||
-                        f.e(loss).kind == ExprKind::Call || f.e(loss).kind == ExprKind::Subscript;
-    const std::string scaled_text = "(" + loss_text + " / " + n_text + ")";
-    std::string message =
-        "`" + step_text + "` runs once every `" + n_text + "` backward() calls, so `.grad` holds the sum of `" +
-        n_text + "` micro-batch gradients, but `" + loss_text + "` is not divided by `" + n_text +
-        "`: each update applies `" + n_text + "` times the mean gradient (with SGD, `" + n_text +
-        "` times the learning rate); back-propagate `" + scaled_text + "`";
-    Finding* fd = ctx.report("LL206", bcall.range, message);
-    if (!fd) continue;
-    fd->notes.push_back({f.e(step.call).range, "step every " + n_text + " iterations"});
-    if (!simple) continue;
-    Fix fix;
-    fix.title = "Divide the loss by `" + n_text + "` before backward()";
-    fix.safe = false;
-    fix.edits.push_back({f.e(loss).range.begin, f.e(loss).range.end, scaled_text});
-    fd->fixes.push_back(std::move(fix));
+    if (reset_each_iteration) continue;
+    for (const CallSite* backward : backwards) report_unscaled(ctx, step, n, *backward, reported);
   }
 }
 

@@ -56,14 +56,15 @@ bool stored(const Facts& f, const std::vector<Id>& stmts, const std::string& d) 
   return false;
 }
 
-// Loaded with map_location="cpu" / device="cpu" and never moved to a GPU in the loop.
 // A module built by its constructor (a same-file nn.Module class, a torch.nn or
-// torchvision model) with no device among its arguments: its parameters are on the CPU.
-bool constructed_on_cpu(const Facts& f, Id value) {
+// torchvision model), or loaded with `from_pretrained(...)` (which loads on the CPU unless
+// told otherwise), with no device among its arguments: its parameters are on the CPU.
+bool constructed_on_cpu(const Facts& f, Id func, Id value) {
   if (f.e(value).kind != ExprKind::Call) return false;
   const Expr& callee = f.e(f.e(value).kids[0]);
   const std::string& q = f.callee_qual(value);
-  bool ctor = q.rfind("torch.nn.", 0) == 0 || q.rfind("torchvision.models.", 0) == 0;
+  bool ctor = q.rfind("torch.nn.", 0) == 0 || q.rfind("torchvision.models.", 0) == 0 ||
+              f.callee_attr(value) == "from_pretrained";
   if (!ctor && callee.kind == ExprKind::Name && q.empty()) {
     Id k = f.class_at(callee.text, callee.range.begin);
     ctor = k != kNone && f.is_module_class(k);
@@ -85,21 +86,53 @@ bool constructed_on_cpu(const Facts& f, Id value) {
         if (in(t, {"cuda", "device", "gpu"})) device = true;
       return !device;
     });
-  for (const std::string& k : f.e(value).kw) device = device || k == "device";
+  for (const std::string& k : f.e(value).kw) device = device || in(k, {"device", "device_map"});
+  // Assembled from modules that exist already (`from_pretrained(name, unet=unet)`): those
+  // may be on a GPU.
+  for (size_t i = 1; i < f.e(value).kids.size() && !device; ++i) device = f.is_model_value(func, f.e(value).kids[i]);
   return !device;
 }
 
-bool stays_on_cpu(const Facts& f, Id value, const std::vector<Id>& stmts, const std::string& d) {
+// Does function `g` move its parameter `p` to a device (`p.to(...)`, `p.cuda()`)?
+bool moves_param(const Facts& f, Id g, const std::string& p) {
+  for (const CallSite& c : f.calls)
+    if (c.func == g && in(f.callee_attr(c.call), {"to", "cuda"})) {
+      const std::string& r = f.dotted(f.callee_receiver(c.call));
+      if (r == p || r.rfind(p + ".", 0) == 0) return true;
+    }
+  return false;
+}
+
+// Loaded with map_location="cpu" / device="cpu", or built on the CPU, and never moved to a
+// GPU in the loop: not by `.to()`/`.cuda()` there, nor by a function it is handed to (a
+// same-file function that does not move that parameter is fine; another one may).
+bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmts, const std::string& d) {
   Id where = f.arg(value, static_cast<size_t>(-1), "map_location");
   if (where == kNone) where = f.arg(value, static_cast<size_t>(-1), "device");
   const bool cpu = where != kNone && f.e(where).kind == ExprKind::Literal && f.e(where).text == "cpu";
-  if (!cpu && !constructed_on_cpu(f, value)) return false;
+  if (!cpu && !constructed_on_cpu(f, func, value)) return false;
   for (Id sid : stmts) {
     bool moved = false;
     for_each_expr(f.m, f.m.s(sid).value, [&](Id x) {
-      if (f.e(x).kind == ExprKind::Call && (f.callee_attr(x) == "cuda" || f.callee_attr(x) == "to") &&
-          f.dotted(f.callee_receiver(x)) == d)
+      if (f.e(x).kind != ExprKind::Call) return true;
+      if ((f.callee_attr(x) == "cuda" || f.callee_attr(x) == "to") && f.dotted(f.callee_receiver(x)) == d)
         moved = true;
+      const Expr& call = f.e(x);
+      for (size_t i = 1; i < call.kids.size() && !moved && !cpu; ++i) {
+        if (f.dotted(call.kids[i]) != d) continue;
+        const Expr& callee = f.e(call.kids[0]);
+        if (callee.kind == ExprKind::Name && callee.qname.empty() &&
+            in(callee.text, {"print", "len", "str", "repr", "isinstance", "type", "id", "sum", "list"}))
+          continue;
+        if (f.callee_qual(x) == "torch.save") continue;
+        Id g = f.same_file_target(x, func);
+        if (g == kNone) { moved = true; break; }
+        const Function& fn = f.m.funcs[g];
+        size_t first = fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self" ? 1 : 0;
+        size_t pi = first + (i - 1);
+        if (i - 1 >= call.kids.size() - 1 - call.kw.size() || pi >= fn.params.size() || moves_param(f, g, fn.params[pi]))
+          moved = true;
+      }
       return !moved;
     });
     if (moved) return false;
@@ -191,7 +224,7 @@ void check_LL301(CheckContext& ctx) {
     if (site.loop >= 0) {
       const Loop& L = f.loops[site.loop];
       if (L.stmt == kNone) continue;
-      if (stays_on_cpu(f, s.value, L.stmts, d)) continue;
+      if (stays_on_cpu(f, site.func, s.value, L.stmts, d)) continue;
       // Released in the iteration, or kept on purpose (an ensemble) in any enclosing loop.
       bool kept = releases(f, L.stmts, d, UINT32_MAX);
       for (int l = site.loop; l >= 0 && !kept; l = f.loops[l].parent) kept = stored(f, f.loops[l].stmts, d);

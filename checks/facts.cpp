@@ -168,7 +168,9 @@ bool Facts::compute_cpu_only_program() const {
     // torch.distributed; `torch.device` is a device), a local one by how it is spelled.
     if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute)
       for (const auto& t : name_tokens(x.qname.empty() ? x.text : x.qname))
-        if (in(t, {"cuda", "gpu", "gpus", "device", "devices", "accelerator", "distributed", "ddp", "dist", "rank",
+        // (`dist` alone is as often a distance or a distribution, `output_dist`; the module
+        // `torch.distributed as dist` is caught by its qualified name above.)
+        if (in(t, {"cuda", "gpu", "gpus", "device", "devices", "accelerator", "distributed", "ddp", "rank",
                    "mps", "xla", "tpu", "kcuda", "cudnn"}))
           return false;
   }

@@ -297,6 +297,14 @@ TEST(Impact, AnImportedNameCountsByWhatItIsNotHowItIsSpelled) {
     ASSERT_NE(f, nullptr) << imp;
     EXPECT_TRUE(f->low_confidence) << imp;
   }
+  {
+    // A local name spelled with `dist` (a distance, a distribution) is no evidence either.
+    const FileResult r = analyze_text("rnn.py", script("output_dist = torch.ones(3).div(0.8).exp()\n"), Config{},
+                                      EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+  }
   const FileResult r = analyze_text("ddp.py", "import torch.distributed as dist\n" + script("dist.barrier()\n"),
                                     Config{}, EngineOptions{});
   const Finding* f = only(r, "LL101");
