@@ -422,13 +422,34 @@ class History {
 
   // `outputs = []` at the top of each batch, filled by an inner loop over the ensemble's
   // models (or a batch's items): it holds one batch's values and is dropped with it.
+  // Also a container re-created in any enclosing loop and filled only by loops over a fixed
+  // collection of models (`for net, l in zip(nets, losses)`): one entry per model.
   bool recreated_per_batch(const std::string& base, int loop) const {
+    bool over_models = true;  // every loop from `loop` out to the re-creating one walks models
     for (int l = loop; l >= 0; l = f_.loops[l].parent) {
       const bool batches = iterates_batches(f_, l) || f_.is_eval_source(f_.loops[l].iter);
-      if (assigned_in_loop(f_, l, base)) return l != loop && batches;
+      if (assigned_in_loop(f_, l, base)) return l != loop && (batches || over_models);
       if (batches) return false;
+      over_models = over_models && iterates_models(l);
     }
     return false;
+  }
+
+  bool iterates_models(int l) const {
+    Id iter = f_.loops[l].iter;
+    if (iter == kNone) return false;
+    bool models = false;
+    for_each_expr(f_.m, iter, [&](Id x) {
+      const Expr& e = f_.e(x);
+      if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
+        auto toks = Facts::name_tokens(e.text);
+        if (!toks.empty() && in(toks.back(), {"models", "nets", "networks", "ensemble", "learners", "experts"}))
+          models = true;
+        return false;
+      }
+      return !models;
+    });
+    return models;
   }
 
   std::string base_of(Id target) const {

@@ -300,6 +300,25 @@ bool model_is_frozen(const Facts& f, const std::string& model) {
   return any_optimizer && !trains_it;
 }
 
+// A test for the loop's last iteration (`if i == len(batches) - 1:`, `if step + 1 == n_steps`
+// with an `- 1` or a `len(...)`): what it runs is followed by no further iteration of that
+// loop, so the enclosing loop answers for what comes next.
+bool last_iteration_test(const Facts& f, Id cond) {
+  if (cond == kNone) return false;
+  const Expr& c = f.e(cond);
+  if (c.kind != ExprKind::Compare || (c.text != "==" && c.text != ">=")) return false;
+  bool hit = false;
+  for_each_expr(f.m, cond, [&](Id x) {
+    const Expr& e = f.e(x);
+    if (e.kind == ExprKind::BinOp && e.text == "-" && e.kids.size() == 2 && f.e(e.kids[1]).kind == ExprKind::Literal &&
+        f.e(e.kids[1]).text == "1")
+      hit = true;
+    if (e.kind == ExprKind::Call && f.e(e.kids[0]).kind == ExprKind::Name && f.e(e.kids[0]).text == "len") hit = true;
+    return !hit;
+  });
+  return hit;
+}
+
 }  // namespace
 
 void check_LL205(CheckContext& ctx) {
@@ -318,6 +337,8 @@ void check_LL205(CheckContext& ctx) {
     const size_t n = ev.size();
     for (size_t i = 0; i < n; ++i) {
       if (ev[i].kind != 'E') continue;
+      // Eval mode set on the loop's last iteration only: judged by the enclosing loop.
+      if (f.calls[ev[i].site].loop == li && last_iteration_test(f, f.calls[ev[i].site].guard)) continue;
       // Going round the loop from the eval(): the next training forward of the same model,
       // unless train() or another eval() (judged on its own) comes first. A forward later in
       // the same pass (before the loop starts over) means eval mode is deliberate there

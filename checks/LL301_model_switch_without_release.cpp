@@ -124,7 +124,11 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmt
         if (callee.kind == ExprKind::Name && callee.qname.empty() &&
             in(callee.text, {"print", "len", "str", "repr", "isinstance", "type", "id", "sum", "list"}))
           continue;
-        if (f.callee_qual(x) == "torch.save") continue;
+        // Saving, or wrapping for data parallelism (the wrapper moves nothing: it expects the
+        // module on its device already).
+        if (in(f.callee_qual(x), {"torch.save", "torch.nn.DataParallel", "torch.nn.parallel.DataParallel",
+                                  "torch.nn.parallel.DistributedDataParallel"}))
+          continue;
         Id g = f.same_file_target(x, func);
         if (g == kNone) { moved = true; break; }
         const Function& fn = f.m.funcs[g];
@@ -207,6 +211,27 @@ void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
 
 }  // namespace
 
+// Is the assignment inside `if d is None:` (`if not d:`, `if d == None:`), in the body
+// and not the else branch? Then nothing is referenced when the new model is built
+// (lazy initialisation).
+bool under_none_test(const Facts& f, Id func, Id sid, const std::string& d) {
+  const Range& r = f.m.s(sid).range;
+  for (const StmtSite& o : f.stmt_sites) {
+    if (o.func != func) continue;
+    const Stmt& st = f.m.s(o.stmt);
+    if (st.kind != StmtKind::If || st.value == kNone || st.range.begin > r.begin || st.range.end < r.end) continue;
+    bool in_else = false;
+    for (Id e : st.orelse) in_else = in_else || (f.m.s(e).range.begin <= r.begin && f.m.s(e).range.end >= r.end);
+    if (in_else) continue;
+    const Expr& c = f.e(st.value);
+    if (c.kind == ExprKind::Compare && c.kids.size() == 2 && (c.text == "is" || c.text == "==") &&
+        f.dotted(c.kids[0]) == d && f.e(c.kids[1]).kind == ExprKind::Literal && f.e(c.kids[1]).lit == LitKind::None)
+      return true;
+    if (c.kind == ExprKind::UnaryOp && c.text == "not" && !c.kids.empty() && f.dotted(c.kids[0]) == d) return true;
+  }
+  return false;
+}
+
 void check_LL301(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   for (const StmtSite& site : f.stmt_sites) {
@@ -221,6 +246,7 @@ void check_LL301(CheckContext& ctx) {
     if (!loads_model(f, site.func, s.value, d)) continue;
     // A module's own methods build and replace its layers (`self.fc = nn.Identity()`).
     if (f.func_is_method_of_module(site.func)) continue;
+    if (under_none_test(f, site.func, site.stmt, d)) continue;
     if (site.loop >= 0) {
       const Loop& L = f.loops[site.loop];
       if (L.stmt == kNone) continue;

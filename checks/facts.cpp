@@ -153,15 +153,53 @@ bool Facts::compute_cpu_only_program() const {
     for (std::string_view p : {"lightning", "pytorch_lightning", "accelerate", "deepspeed", "torch.distributed",
                                "torch.cuda", "torch.nn.parallel", "horovod", "ignite", "fastai", "transformers"})
       if (q == p || starts_with(q, std::string(p) + ".")) return false;
-  for (const Expr& x : m.exprs) {
-    if (starts_with(x.qname, "torch.cuda") || starts_with(x.qname, "torch.distributed") ||
-        starts_with(x.qname, "torch.backends.mps"))
+  // A device chosen and never used (`args.device = "cuda" if torch.cuda.is_available() else
+  // "cpu"`, nothing reads args.device) places nothing: mentions inside an assignment whose
+  // targets are never read elsewhere are no evidence.
+  std::unordered_map<Id, bool> unused_assignment;  // statement -> its targets are never read
+  std::unordered_map<std::string, int> uses;        // dotted name (and each prefix) -> expressions
+  auto count_uses = [&](Id y, std::unordered_map<std::string, int>& into) {
+    const std::string& dy = dotted(y);
+    if (dy.empty() || (e(y).kind != ExprKind::Name && e(y).kind != ExprKind::Attribute)) return;
+    for (size_t p = 0; p <= dy.size(); ++p)
+      if (p == dy.size() || dy[p] == '.') ++into[dy.substr(0, p)];
+  };
+  auto ignorable = [&](Id xi) {
+    Id st = stmt_of(xi);
+    if (st == kNone) return false;
+    auto it = unused_assignment.find(st);
+    if (it != unused_assignment.end()) return it->second;
+    const Stmt& s = m.s(st);
+    bool unused = s.kind == StmtKind::Assign && !s.targets.empty();
+    if (unused && uses.empty())
+      for (Id y = 0; y < m.exprs.size(); ++y) count_uses(y, uses);
+    // Occurrences inside the statement itself (its targets, its value) do not count.
+    std::unordered_map<std::string, int> own;
+    if (unused) {
+      for (Id t : s.targets) for_each_expr(m, t, [&](Id y) { count_uses(y, own); return true; });
+      for_each_expr(m, s.value, [&](Id y) { count_uses(y, own); return true; });
+    }
+    for (Id t : s.targets) {
+      const std::string& d = dotted(t);
+      if (d.empty() || uses[d] > own[d]) unused = false;
+    }
+    unused_assignment[st] = unused;
+    return unused;
+  };
+  for (Id xi = 0; xi < m.exprs.size(); ++xi) {
+    const Expr& x = m.exprs[xi];
+    if (starts_with(x.qname, "torch.distributed") || starts_with(x.qname, "torch.backends.mps"))
       return false;
+    if (starts_with(x.qname, "torch.cuda")) {
+      if (ignorable(xi)) continue;
+      return false;
+    }
     if (x.kind == ExprKind::Literal && x.lit == LitKind::String) {
       std::string low;
       for (char ch : x.text.substr(0, 64)) low.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
-      if (low.find("cuda") != std::string::npos || low.find("gpu") != std::string::npos ||
-          low.rfind("mps", 0) == 0 || low.rfind("xla", 0) == 0)
+      if ((low.find("cuda") != std::string::npos || low.find("gpu") != std::string::npos ||
+           low.rfind("mps", 0) == 0 || low.rfind("xla", 0) == 0) &&
+          !ignorable(xi))
         return false;
     }
     // An imported name counts by what it is (`import pyro.distributions as dist` is not
@@ -171,7 +209,8 @@ bool Facts::compute_cpu_only_program() const {
         // (`dist` alone is as often a distance or a distribution, `output_dist`; the module
         // `torch.distributed as dist` is caught by its qualified name above.)
         if (in(t, {"cuda", "gpu", "gpus", "device", "devices", "accelerator", "distributed", "ddp", "rank",
-                   "mps", "xla", "tpu", "kcuda", "cudnn"}))
+                   "mps", "xla", "tpu", "kcuda", "cudnn"}) &&
+            !ignorable(xi))
           return false;
   }
   return true;
@@ -977,8 +1016,14 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
                           std::find(toks.begin(), toks.end(), "criterion") != toks.end()))
       return false;
   }
-  if (eval_called_before(func, d, UINT32_MAX)) return true;
   auto vals = bindings_at(func, d, x);
+  // A Hugging Face `pipeline(...)` on some path: calling it runs the model under no_grad
+  // and returns Python objects, so a call of this name is not (only) a forward.
+  for (Id v : vals)
+    if (e(v).kind == ExprKind::Call && starts_with(callee_qual(v), "transformers.") &&
+        in(last_component(callee_qual(v)), {"pipeline"}))
+      return false;
+  if (eval_called_before(func, d, UINT32_MAX)) return true;
   bool known_other = false;
   for (Id v : vals) {
     if (is_model_producer(func, v, depth + 1)) return true;

@@ -92,8 +92,10 @@ TEST(Impact, AModelSwapInACpuOnlyProgramIsWeak) {
   const Finding* f = only(cpu, "LL301");
   ASSERT_NE(f, nullptr);
   EXPECT_TRUE(f->low_confidence);
-  const FileResult gpu =
-      analyze_text("kfold.py", "import torch\ndevice = 'cuda'\n" + nb.substr(nb.find('\n') + 1), Config{}, EngineOptions{});
+  // (The device must be used: one chosen and never read places nothing.)
+  std::string gpu_nb = "import torch\ndevice = 'cuda'\n" + nb.substr(nb.find('\n') + 1);
+  gpu_nb.replace(gpu_nb.find("train(net, k)"), 13, "train(net, k, device)");
+  const FileResult gpu = analyze_text("kfold.py", gpu_nb, Config{}, EngineOptions{});
   const Finding* g = only(gpu, "LL301");
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->low_confidence);
@@ -307,6 +309,22 @@ TEST(Impact, AnImportedNameCountsByWhatItIsNotHowItIsSpelled) {
   }
   const FileResult r = analyze_text("ddp.py", "import torch.distributed as dist\n" + script("dist.barrier()\n"),
                                     Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence);
+}
+
+TEST(Impact, ADeviceChosenButNeverUsedPlacesNothing) {
+  // `args.device` is picked from torch.cuda.is_available() and never read: nothing is placed
+  // on a GPU. Reading it (`model.to(args.device)`) is evidence again.
+  const std::string chosen = "args.device = 'cuda' if torch.cuda.is_available() else 'cpu'\n";
+  {
+    const FileResult r = analyze_text("bn.py", script(chosen), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+  }
+  const FileResult r = analyze_text("bn.py", script(chosen + "model.to(args.device)\n"), Config{}, EngineOptions{});
   const Finding* f = only(r, "LL101");
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(f->low_confidence);
