@@ -2,6 +2,7 @@
 // carries autograd history to a container that outlives the batch (`self.<attr>`, a
 // module-level list, a closure variable): every batch's graph stays reachable from the
 // model through that container.
+#include <optional>
 #include <set>
 
 #include "checks/common.hpp"
@@ -214,11 +215,21 @@ void check_LL106(CheckContext& ctx) {
 
   // Impact: a hook in a program whose model never runs in a loop (a Grad-CAM script: one
   // forward, one backward) stores one pass's tensors, once.
-  bool forward_in_loop = false;
-  for (const CallSite& c : f.calls)
-    if (c.loop >= 0 && (f.is_model_call(c) || f.loop_reaches_backward(c.loop))) forward_in_loop = true;
+  // Asked only when a hook finding is reported.
+  std::optional<bool> forward_in_loop;
+  auto runs_in_a_loop = [&] {
+    if (!forward_in_loop) {
+      forward_in_loop = false;
+      for (const CallSite& c : f.calls)
+        if (c.loop >= 0 && (f.is_model_call(c) || f.loop_reaches_backward(c.loop))) {
+          forward_in_loop = true;
+          break;
+        }
+    }
+    return *forward_in_loop;
+  };
   auto report = [&](bool hook, const Range& where, std::string message) {
-    if (hook && !forward_in_loop)
+    if (hook && !runs_in_a_loop())
       return ctx.report_weak("LL106", where, std::move(message),
                              "no forward runs in a loop in this program, so the hook stores one pass's tensors, once");
     return report_memory_claim(ctx, "LL106", where, std::move(message));

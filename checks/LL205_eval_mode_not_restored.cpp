@@ -190,14 +190,19 @@ bool mode_free_class(const Facts& f, Id cls) {
   return true;
 }
 
+// `model.cuda()`, `Net().to(device)`, `net.double()`: the module that is moved or cast.
+Id moved_module(const Facts& f, Id v) {
+  while (f.e(v).kind == ExprKind::Call && f.callee_receiver(v) != kNone &&
+         in(f.callee_attr(v), {"cuda", "to", "cpu", "double", "float", "half"}))
+    v = f.callee_receiver(v);
+  return v;
+}
+
 // Is the module that expression `v` builds one whose mode changes nothing? `k` >= 0: the
 // k-th element of the tuple it returns (`model, loss_fn, opt = get_model()`).
 bool mode_free_value(const Facts& f, Id func, Id v, int k, int depth) {
   if (depth > 4) return false;
-  // `model = model.cuda()`, `net = Net().to(device)`: the module it moves.
-  while (f.e(v).kind == ExprKind::Call && f.callee_receiver(v) != kNone &&
-         in(f.callee_attr(v), {"cuda", "to", "cpu", "double", "float", "half"}))
-    v = f.callee_receiver(v);
+  v = moved_module(f, v);
   if (f.e(v).kind != ExprKind::Call) return false;
   // `model = nn.Sequential(nn.Conv2d(...), nn.ReLU(), ...)`: the layers are in the call.
   if (f.callee_qual(v).rfind("torch.nn.", 0) == 0) return k < 0 && !modal_layer(f, v);
@@ -260,11 +265,8 @@ bool model_is_mode_free(const Facts& f, Id func, const std::string& name, Id at)
   if (st == kNone || outside)
     for (Id v : f.bindings_at(func, name, at)) vals.push_back({v, -1});
   bool any = false;
-  for (auto [v, k] : vals) {
-    while (f.e(v).kind == ExprKind::Call && f.callee_receiver(v) != kNone &&
-           in(f.callee_attr(v), {"cuda", "to", "cpu", "double", "float", "half"}))
-      v = f.callee_receiver(v);
-    if (f.dotted(v) == name) continue;  // rebinding of itself (`model = model.cuda()`)
+  for (const auto& [v, k] : vals) {
+    if (f.dotted(moved_module(f, v)) == name) continue;  // rebinding of itself (`model = model.cuda()`)
     if (!mode_free_value(f, func, v, k, 0)) return false;
     any = true;
   }

@@ -209,8 +209,6 @@ void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
   else report_memory_claim(ctx, "LL301", where, std::move(message));
 }
 
-}  // namespace
-
 // Is the assignment inside `if d is None:` (`if not d:`, `if d == None:`), in the body
 // and not the else branch? Then nothing is referenced when the new model is built
 // (lazy initialisation).
@@ -231,6 +229,8 @@ bool under_none_test(const Facts& f, Id func, Id sid, const std::string& d) {
   }
   return false;
 }
+
+}  // namespace
 
 void check_LL301(CheckContext& ctx) {
   const Facts& f = ctx.facts;
