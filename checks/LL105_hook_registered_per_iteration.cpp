@@ -3,6 +3,7 @@
 // never removed. Each registration adds one more hook to a long-lived object: every pass
 // runs all of them, and each closure keeps what it captured.
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "checks/common.hpp"
@@ -98,6 +99,27 @@ std::string root_name(const std::string& dotted) {
   return dotted.substr(0, dotted.find('.'));
 }
 
+bool is_constructor(const Facts& f, Id func) {
+  return func != kNone && f.class_of(func) != kNone && f.m.funcs[func].name == "__init__";
+}
+
+// Is `root` (`self.conv`, or a local) a new object made by the constructor itself
+// (`nn.Conv2d(...)`, `nn.Sequential(...)`, `copy.deepcopy(model)`), rather than something its
+// caller handed in (`model`, `model.layer4`, `getattr(model, name)`, `model.to(device)`)?
+bool built_by_constructor(const Facts& f, Id ctor, const std::string& root) {
+  if (root.empty()) return false;
+  std::vector<Id> values = f.bindings(ctor, root);
+  if (values.empty()) return false;
+  for (Id v : values) {
+    if (f.e(v).kind != ExprKind::Call) return false;
+    const std::string& d = f.dotted(f.e(v).kids[0]);
+    std::string_view last = f.last_component(d);
+    if (last.empty()) return false;
+    if (!std::isupper(static_cast<unsigned char>(last[0])) && last != "deepcopy") return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void check_LL105(CheckContext& ctx) {
@@ -120,12 +142,18 @@ void check_LL105(CheckContext& ctx) {
     const CallSite* caller = nullptr;
     if (loop < 0) {
       if (c.func == kNone || c.loop >= 0) continue;  // a setup loop (over modules, parameters)
+      // A constructor runs where its class is instantiated: `cam = GradCAM(model, layer)`.
+      const Id ctor_of = is_constructor(f, c.func) ? f.class_of(c.func) : kNone;
       for (const CallSite& x : f.calls)
-        if (x.target_func == c.func && x.func != c.func && !x.in_lambda && batch_loop_of(f, x) >= 0) {
+        if ((x.target_func == c.func || (ctor_of != kNone && f.constructed_class(x.call) == ctor_of)) &&
+            x.func != c.func && !x.in_lambda && batch_loop_of(f, x) >= 0) {
           caller = &x;
           break;
         }
       if (!caller) continue;
+      // An object built per batch hooks its own new submodules (`self.conv = nn.Conv2d(...)`):
+      // they die with it. What it was handed (`model`, `self.model = model`) lives on.
+      if (ctor_of != kNone && built_by_constructor(f, c.func, root_name(rd))) continue;
     }
 
     // The handle: discarded, kept in a `with`, or stored/returned and removed somewhere.
@@ -166,7 +194,11 @@ void check_LL105(CheckContext& ctx) {
 
     std::string what = rd.empty() ? std::string("the object") : "`" + rd + "`";
     if (!module_hook && is_parameter_loop_target(f, c.func, rd)) what = "every parameter";
-    std::string where = caller ? "in `" + f.m.funcs[c.func].name + "`, called once per batch," : "once per batch";
+    std::string where = "once per batch";
+    if (caller && is_constructor(f, c.func))
+      where = "in the constructor of `" + f.m.classes[f.class_of(c.func)].name + "`, built once per batch,";
+    else if (caller)
+      where = "in `" + f.m.funcs[c.func].name + "`, called once per batch,";
     const bool cpp = f.m.lang == Lang::Cpp;
     std::string handle_state = discarded ? (cpp ? "the index it returns is dropped" : "its handle is discarded")
                                          : (cpp ? "it is never `remove_hook()`ed" : "its handle is never `remove()`d");
@@ -179,7 +211,9 @@ void check_LL105(CheckContext& ctx) {
                                                  : std::string("keep the handle and call `handle.remove()`")) +
                           " in the same iteration";
     Finding* fd = ctx.report("LL105", f.e(c.call).range, message);
-    if (fd && caller) fd->notes.push_back({f.e(caller->call).range, "called once per batch here"});
+    if (fd && caller)
+      fd->notes.push_back({f.e(caller->call).range, is_constructor(f, c.func) ? "built once per batch here"
+                                                                              : "called once per batch here"});
   }
 }
 

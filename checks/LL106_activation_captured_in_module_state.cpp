@@ -112,11 +112,18 @@ std::vector<Store> stores_in(const Facts& f, Id func) {
 }
 
 // Is the container emptied somewhere other than where it is created (`x.clear()`,
-// `x = []` outside __init__, `del x[:]`)?
-bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls) {
+// `x = []` outside __init__, `del x[:]`)? With `any_owner`, `d` is an attribute of a module
+// a hook receives (`module.feats`): the same attribute emptied through any name
+// (`model.layer4.feats = []`) counts.
+bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls, bool any_owner = false,
+                       Id creator = kNone) {
+  const std::string suffix = "." + std::string(f.last_component(d));
+  auto same = [&](const std::string& x) {
+    return x == d || (any_owner && x.size() > suffix.size() && x.compare(x.size() - suffix.size(), suffix.size(), suffix) == 0);
+  };
   for (const CallSite& c : f.calls) {
     const std::string& a = f.callee_attr(c.call);
-    if ((a == "clear" || a == "pop" || a == "popleft") && f.dotted(f.callee_receiver(c.call)) == d) return true;
+    if ((a == "clear" || a == "pop" || a == "popleft") && same(f.dotted(f.callee_receiver(c.call)))) return true;
   }
   for (const StmtSite& s : f.stmt_sites) {
     const Stmt& st = f.m.s(s.stmt);
@@ -124,27 +131,31 @@ bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls) {
       for (Id t : st.targets) {
         Id b = t;
         while (f.e(b).kind == ExprKind::Subscript) b = f.e(b).kids[0];
-        if (f.dotted(b) == d) return true;
+        if (same(f.dotted(b))) return true;
       }
     }
     if (st.kind != StmtKind::Assign && st.kind != StmtKind::AnnAssign) continue;
     if (st.kind == StmtKind::AnnAssign && st.text == "declared-type") continue;  // C++: a declaration, not a reset
     if (s.func == kNone && d.rfind("self.", 0) != 0) continue;  // the module-level creation
+    // The creation next to the registration (`model.layer4.feats = []` before the loop).
+    if (any_owner && s.func == creator && s.loop < 0) continue;
     // The creation in the constructor (`__init__`; C++: the class's own constructor).
     if (s.func != kNone && f.class_of(s.func) == owner_cls && owner_cls != kNone &&
         (f.m.funcs[s.func].name == "__init__" || f.m.funcs[s.func].name == f.m.classes[owner_cls].name))
       continue;
     for (Id t : st.targets)
-      if (t != kNone && f.dotted(t) == d) return true;
+      if (t != kNone && same(f.dotted(t))) return true;
   }
   return false;
 }
 
 // Is `d` a container that outlives a call of `func`: an attribute of self, a module-level
-// name, or a name of an enclosing function (a closure cell)?
-bool long_lived(const Facts& f, Id func, const std::string& d) {
+// name, a name of an enclosing function (a closure cell), or an attribute of the module a
+// hook is registered on (`hooked`, the hook's module parameter)?
+bool long_lived(const Facts& f, Id func, const std::string& d, const std::string& hooked = {}) {
   if (d.rfind("self.", 0) == 0) return true;
   std::string root = d.substr(0, d.find('.'));
+  if (!hooked.empty() && root == hooked && d.size() > root.size()) return true;
   if (func == kNone) return false;
   for (const auto& p : f.m.funcs[func].params)
     if (p == root) return false;  // a container handed in by the caller
@@ -202,6 +213,14 @@ void check_LL106(CheckContext& ctx) {
         lambda_hooks.push_back({hook, &c});
         continue;
       }
+      // A callable object (`save = SaveOutput(); layer.register_forward_hook(save)`) runs its
+      // class's __call__.
+      Id obj_cls = f.e(hook).kind == ExprKind::Call ? f.constructed_class(hook) : f.instance_class(c.func, hook);
+      if (obj_cls != kNone) {
+        Id call = f.method_in(obj_cls, "__call__");
+        if (call != kNone && seen.insert(call).second) sites.push_back({call, "hook", &c});
+        continue;
+      }
       std::string name;
       Id cls = kNone;
       if (h.kind == ExprKind::Name) name = h.text;
@@ -237,15 +256,23 @@ void check_LL106(CheckContext& ctx) {
   for (const Site& s : sites) {
     const Function& fn = f.m.funcs[s.func];
     if (f.func_entry_off(s.func) || hook_removed(f, s.reg)) continue;
+    // A hook's first argument (after self) is the module it is registered on.
+    std::string hooked;
+    if (s.role == "hook") {
+      size_t first = (!fn.params.empty() && fn.params[0] == "self") ? 1 : 0;
+      if (first < fn.params.size()) hooked = fn.params[first];
+    }
     for (const Store& st : stores_in(f, s.func)) {
       const CallSite& c = f.calls[f.call_index.at(st.call)];
       if (f.grad_off(c)) continue;
-      if (!long_lived(f, s.func, st.target)) continue;
+      if (!long_lived(f, s.func, st.target, hooked)) continue;
       if (detached(f, st.value)) continue;
       if (!from_inputs(f, s.func, st.value, fn.params)) continue;
-      if (cleared_somewhere(f, st.target, f.class_of(s.func))) continue;
+      const bool on_hooked = !hooked.empty() && st.target.rfind(hooked + ".", 0) == 0;
+      if (cleared_somewhere(f, st.target, f.class_of(s.func), on_hooked, s.reg ? s.reg->func : kNone)) continue;
       std::string v = ctx.text(st.value);
-      std::string where = s.role == "forward" ? "`forward`" : "hook `" + fn.name + "`";
+      std::string owner = fn.cls != kNone && fn.name == "__call__" ? f.m.classes[fn.cls].name + "." : "";
+      std::string where = s.role == "forward" ? "`forward`" : "hook `" + owner + fn.name + "`";
       std::string message = "`" + ctx.text(f.e(st.call).kids[0]) + "(" + v + ")` in " + where +
                             " keeps every batch's `" + v + "`, and the autograd graph behind it, reachable from `" +
                             st.target +

@@ -2,6 +2,7 @@
 // DistributedDataParallel / FSDP, a DataLoader that feeds a training loop has no
 // DistributedSampler (or other sampler) and its dataset does not shard by rank: every
 // rank trains on the whole dataset.
+#include <cstdint>
 #include <set>
 
 #include "checks/common.hpp"
@@ -115,72 +116,175 @@ int training_loop_over(const Facts& f, Id func, const std::string& name, Id cls 
   return -1;
 }
 
+// A wrap of this file, or a call of another project module's function that returns one.
+bool wraps_model(const Facts& f, Id call) {
+  if (is_distributed_wrap(f, call)) return true;
+  return f.project && f.project->distributed_wrappers.count(f.callee_qual(call)) > 0;
+}
+
+// A DataLoader call that hands every rank the whole dataset: no sampler or batch sampler, a
+// dataset that does not shard by rank, not built for one rank only, no `**kwargs` that may
+// carry a sampler.
+bool plain_loader(const Facts& f, const CallSite& c) {
+  if (c.in_lambda || !is_dataloader_call(f, c.call) || f.has_kwargs_splat(c.call)) return false;
+  Id sampler = f.arg(c.call, static_cast<size_t>(-1), "sampler");
+  Id batch_sampler = f.arg(c.call, static_cast<size_t>(-1), "batch_sampler");
+  // DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
+  if (sampler == kNone) sampler = f.arg(c.call, 3);
+  if (batch_sampler == kNone) batch_sampler = f.arg(c.call, 4);
+  auto given = [&](Id x) { return x != kNone && !(f.e(x).kind == ExprKind::Literal && f.e(x).lit == LitKind::None); };
+  if (given(sampler) || given(batch_sampler)) return false;
+  if (rank_aware_dataset(f, c.func, f.arg(c.call, 0, "dataset"))) return false;
+  return !under_rank_guard(f, c);
+}
+
+// A training loop that iterates `name` (bound in `func`): in `func` itself, in the class's
+// methods for `self.x`, or in a same-file function `name` is passed to (`*via`).
+int loop_fed_by(const Facts& f, Id func, const std::string& name, const CallSite** via) {
+  if (name.rfind("self.", 0) == 0 && f.class_of(func) != kNone) return training_loop_over(f, kNone, name, f.class_of(func));
+  int loop = training_loop_over(f, func, name);
+  if (loop >= 0) return loop;
+  for (const CallSite& x : f.calls) {
+    if (x.func != func || x.target_func == kNone) continue;
+    const Expr& call = f.e(x.call);
+    const Function& g = f.m.funcs[x.target_func];
+    size_t first = (g.cls != kNone && !g.params.empty() && g.params[0] == "self") ? 1 : 0;
+    size_t nkw = call.kw.size(), npos = call.kids.size() - 1 - nkw;
+    std::string param;
+    for (size_t i = 0; i < npos; ++i)
+      if (f.dotted(call.kids[1 + i]) == name && first + i < g.params.size()) param = g.params[first + i];
+    for (size_t i = 0; i < nkw; ++i)
+      if (f.dotted(call.kids[1 + npos + i]) == name) param = call.kw[i];
+    if (param.empty()) continue;
+    loop = training_loop_over(f, x.target_func, param);
+    if (loop >= 0) {
+      *via = &x;
+      return loop;
+    }
+  }
+  return -1;
+}
+
+// accelerate / Lightning Fabric shard a loader passed to prepare()/setup_dataloaders().
+bool prepared(const Facts& f, const std::string& name) {
+  for (const CallSite& x : f.calls) {
+    const std::string& a = f.callee_attr(x.call);
+    if (a != "prepare" && a != "setup_dataloaders" && a != "prepare_data_loader") continue;
+    for (size_t i = 1; i < f.e(x.call).kids.size(); ++i)
+      if (f.dotted(f.e(x.call).kids[i]) == name) return true;
+  }
+  return false;
+}
+
+std::string consequence(const CheckContext& ctx, Id ds) {
+  return ": every rank iterates the whole dataset, so each epoch is world-size passes over the data and costs "
+         "world-size times the work; pass `sampler=DistributedSampler(" +
+         (ds != kNone && ctx.text(ds).size() <= 40 ? ctx.text(ds) : std::string("dataset")) +
+         ")` (and call `sampler.set_epoch(epoch)` every epoch)";
+}
+
+// The values a function returns as element `element` of its tuple (-1: the whole value),
+// through names it binds.
+std::vector<Id> returned_element(const Facts& f, Id func, int element) {
+  std::vector<Id> out;
+  for (Id r : f.returned_values(func)) {
+    if (element >= 0) {
+      if (f.e(r).kind != ExprKind::Sequence || f.e(r).kids.size() <= static_cast<size_t>(element)) continue;
+      r = f.e(r).kids[element];
+    }
+    if (f.e(r).kind == ExprKind::Name) {
+      for (Id v : f.bindings(func, f.e(r).text)) out.push_back(v);
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+// A loader this file's function returns to a distributed training loop in another module.
+void check_returned_loaders(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  for (const auto& [name, uses] : f.project->feeds_distributed) {
+    Id g = f.module_func_at(name, UINT32_MAX);
+    if (g == kNone) continue;
+    for (const auto& [element, importer] : uses)
+      for (Id v : returned_element(f, g, element)) {
+        auto ci = f.call_index.find(v);
+        if (ci == f.call_index.end()) continue;
+        const CallSite& c = f.calls[ci->second];
+        if (c.func != g || !plain_loader(f, c)) continue;
+        std::string message = "the DataLoader `" + name + "` returns feeds the training loop of a distributed "
+                              "(DDP/FSDP) model in `" + importer +
+                              "` but has no DistributedSampler and its dataset does not shard by rank" +
+                              consequence(ctx, f.arg(c.call, 0, "dataset"));
+        ctx.report("LL405", f.e(c.call).range, message);
+      }
+  }
+}
+
 }  // namespace
+
+void summarize_LL405(const Facts& f, FileSummary& out) {
+  if (f.m.lang != Lang::Python) return;
+  bool wraps = false;
+  for (const CallSite& c : f.calls) wraps = wraps || is_distributed_wrap(f, c.call);
+  if (!wraps) return;
+  for (Id g = 0; g < f.m.funcs.size(); ++g) {
+    if (f.m.funcs[g].cls != kNone || f.m.funcs[g].parent != kNone) continue;
+    for (Id v : returned_element(f, g, -1)) {
+      while (f.e(v).kind == ExprKind::Call && in(f.callee_attr(v), {"to", "cuda"}) && f.callee_receiver(v) != kNone)
+        v = f.callee_receiver(v);
+      if (f.e(v).kind == ExprKind::Call && is_distributed_wrap(f, v)) {
+        out.wrapping_functions.push_back(f.m.funcs[g].name);
+        break;
+      }
+    }
+  }
+  // Imported loader builders whose result a training loop of this file iterates.
+  for (const CallSite& c : f.calls) {
+    const std::string& q = f.callee_qual(c.call);
+    if (q.empty() || q.rfind("torch", 0) == 0 || c.stmt == kNone) continue;
+    const Stmt& st = f.m.s(c.stmt);
+    if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1) continue;
+    const CallSite* via = nullptr;
+    Id t = st.targets[0];
+    if (f.e(t).kind == ExprKind::Sequence) {
+      for (size_t k = 0; k < f.e(t).kids.size(); ++k) {
+        const std::string& name = f.dotted(f.e(t).kids[k]);
+        if (!name.empty() && !prepared(f, name) && loop_fed_by(f, c.func, name, &via) >= 0)
+          out.distributed_feeds.emplace_back(q, static_cast<int>(k));
+      }
+    } else if (const std::string& name = f.dotted(t); !name.empty() && !prepared(f, name) &&
+                                                        loop_fed_by(f, c.func, name, &via) >= 0) {
+      out.distributed_feeds.emplace_back(q, -1);
+    }
+  }
+}
 
 void check_LL405(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   if (f.m.lang != Lang::Python) return;
+  if (f.project && !f.project->feeds_distributed.empty()) check_returned_loaders(ctx);
   const CallSite* wrap = nullptr;
   for (const CallSite& c : f.calls)
-    if (is_distributed_wrap(f, c.call)) { wrap = &c; break; }
+    if (wraps_model(f, c.call)) { wrap = &c; break; }
   if (!wrap) return;
   for (const CallSite& c : f.calls) {
-    if (c.in_lambda || !is_dataloader_call(f, c.call) || f.has_kwargs_splat(c.call)) continue;
-    Id sampler = f.arg(c.call, static_cast<size_t>(-1), "sampler");
-    Id batch_sampler = f.arg(c.call, static_cast<size_t>(-1), "batch_sampler");
-    // DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
-    if (sampler == kNone) sampler = f.arg(c.call, 3);
-    if (batch_sampler == kNone) batch_sampler = f.arg(c.call, 4);
-    auto given = [&](Id x) { return x != kNone && !(f.e(x).kind == ExprKind::Literal && f.e(x).lit == LitKind::None); };
-    if (given(sampler) || given(batch_sampler)) continue;
-    Id ds = f.arg(c.call, 0, "dataset");
-    if (rank_aware_dataset(f, c.func, ds)) continue;
-    if (under_rank_guard(f, c)) continue;
+    if (!plain_loader(f, c)) continue;
     // What the loader is bound to, and a training loop that iterates it.
     const Stmt& st = f.m.s(c.stmt);
     if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1) continue;
     const std::string& name = f.dotted(st.targets[0]);
     if (name.empty()) continue;
-    int loop = -1;
     const CallSite* via = nullptr;
-    if (name.rfind("self.", 0) == 0 && f.class_of(c.func) != kNone) {
-      loop = training_loop_over(f, kNone, name, f.class_of(c.func));
-    } else {
-      loop = training_loop_over(f, c.func, name);
-      if (loop < 0)
-        for (const CallSite& x : f.calls) {
-          if (x.func != c.func || x.target_func == kNone) continue;
-          const Expr& call = f.e(x.call);
-          const Function& g = f.m.funcs[x.target_func];
-          size_t first = (g.cls != kNone && !g.params.empty() && g.params[0] == "self") ? 1 : 0;
-          size_t nkw = call.kw.size(), npos = call.kids.size() - 1 - nkw;
-          std::string param;
-          for (size_t i = 0; i < npos; ++i)
-            if (f.dotted(call.kids[1 + i]) == name && first + i < g.params.size()) param = g.params[first + i];
-          for (size_t i = 0; i < nkw; ++i)
-            if (f.dotted(call.kids[1 + npos + i]) == name) param = call.kw[i];
-          if (param.empty()) continue;
-          loop = training_loop_over(f, x.target_func, param);
-          if (loop >= 0) { via = &x; break; }
-        }
-    }
-    if (loop < 0) continue;
-    // accelerate / Lightning Fabric shard a loader passed to prepare()/setup_dataloaders().
-    bool prepared = false;
-    for (const CallSite& x : f.calls) {
-      const std::string& a = f.callee_attr(x.call);
-      if (a != "prepare" && a != "setup_dataloaders" && a != "prepare_data_loader") continue;
-      for (size_t i = 1; i < f.e(x.call).kids.size(); ++i)
-        if (f.dotted(f.e(x.call).kids[i]) == name) prepared = true;
-    }
-    if (prepared) continue;
-    std::string wrapper(f.last_component(f.callee_qual(wrap->call)));
-    std::string message =
-        "`" + name + "` feeds the training loop of a " + wrapper +
-        " model but has no DistributedSampler and its dataset does not shard by rank: every rank iterates the whole "
-        "dataset, so each epoch is world-size passes over the data and costs world-size times the work; pass "
-        "`sampler=DistributedSampler(" + (ds != kNone && ctx.text(ds).size() <= 40 ? ctx.text(ds) : std::string("dataset")) +
-        ")` (and call `sampler.set_epoch(epoch)` every epoch)";
+    int loop = loop_fed_by(f, c.func, name, &via);
+    if (loop < 0 || prepared(f, name)) continue;
+    std::string wrapper = is_distributed_wrap(f, wrap->call)
+                              ? std::string(f.last_component(f.callee_qual(wrap->call)))
+                              : "distributed (DDP/FSDP, wrapped by `" + f.dotted(f.e(wrap->call).kids[0]) + "`)";
+    std::string message = "`" + name + "` feeds the training loop of a " + wrapper +
+                          " model but has no DistributedSampler and its dataset does not shard by rank" +
+                          consequence(ctx, f.arg(c.call, 0, "dataset"));
     Finding* fd = ctx.report("LL405", f.e(c.call).range, message);
     if (!fd) continue;
     fd->notes.push_back({f.e(wrap->call).range, "model wrapped here"});

@@ -53,6 +53,10 @@ struct CheckEntry {
 };
 const std::vector<CheckEntry>& all_checks();
 
+// LL405's contribution to the cross-file facts (checks/project.hpp): functions that return a
+// distributed wrap, imported loader builders that feed a distributed training loop.
+void summarize_LL405(const Facts& f, FileSummary& out);
+
 // Runs every enabled check over a lowered module; findings unsorted.
 std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,
                                 std::string_view source, const ProjectView* project = nullptr,

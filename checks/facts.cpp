@@ -562,18 +562,56 @@ Id Facts::class_at(const std::string& name, uint32_t pos) const {
   return definition_at(it->second, pos, [&](Id k) { return m.classes[k].range; });
 }
 
+Id Facts::method_in(Id cls, const std::string& name) const {
+  // Methods of the class or of its same-file bases.
+  for (int hops = 0; cls != kNone && hops < 8; ++hops) {
+    budget::tick();
+    auto it = methods_.find(std::to_string(cls) + ":" + name);
+    if (it != methods_.end()) return it->second;
+    Id next = kNone;
+    for (Id b : m.classes[cls].bases) {
+      if (e(b).kind != ExprKind::Name) continue;
+      auto named = classes_by_name_.find(e(b).text);
+      if (named == classes_by_name_.end()) continue;
+      for (Id k : named->second)
+        if (k != cls) next = k;  // the last definition of that name other than this class
+    }
+    cls = next;
+  }
+  return kNone;
+}
+
+Id Facts::constructed_class(Id call) const {
+  if (e(call).kind != ExprKind::Call) return kNone;
+  const Expr& callee = e(e(call).kids[0]);
+  if (callee.kind != ExprKind::Name || !callee.qname.empty()) return kNone;
+  return class_at(callee.text, callee.range.begin);
+}
+
+Id Facts::instance_class(Id func, Id obj) const {
+  const std::string& d = dotted(obj);
+  if (d.empty() || d == "self") return kNone;
+  Id cls = kNone;
+  for (Id v : bindings(func, d)) {
+    // `Extractor(model).to(device)` is still the Extractor.
+    while (e(v).kind == ExprKind::Call && in(callee_attr(v), {"to", "cuda", "cpu", "eval", "train"}) &&
+           callee_receiver(v) != kNone)
+      v = callee_receiver(v);
+    Id k = constructed_class(v);
+    if (k == kNone || (cls != kNone && k != cls)) return kNone;
+    cls = k;
+  }
+  return cls;
+}
+
 void Facts::resolve_calls() {
   for (size_t ci = 0; ci < calls.size(); ++ci) {
     CallSite& c = calls[ci];
     Id callee = e(c.call).kids[0];
     const Expr& ce = e(callee);
     Id target = kNone;
-    auto method = [&](Id cls, const std::string& name) {
-      auto it = methods_.find(std::to_string(cls) + ":" + name);
-      return it == methods_.end() ? kNone : it->second;
-    };
     if (ce.kind == ExprKind::Name && ce.text == "self" && class_of(c.func) != kNone) {
-      target = method(class_of(c.func), "__call__");
+      target = method_in(class_of(c.func), "__call__");
     } else if (ce.kind == ExprKind::Name && ce.qname.empty()) {
       // Nested function of the enclosing function first, then module level.
       if (c.func != kNone) {
@@ -581,27 +619,21 @@ void Facts::resolve_calls() {
         if (nested != nested_funcs_.end()) target = nested->second;
       }
       if (target == kNone) target = module_func_at(ce.text, ce.range.begin);
+      // A callable object: `save = SaveOutput(); save(x)` runs SaveOutput.__call__.
+      if (target == kNone && class_at(ce.text, ce.range.begin) == kNone)
+        if (Id k = instance_class(c.func, callee); k != kNone) target = method_in(k, "__call__");
     } else if (ce.kind == ExprKind::Attribute && !ce.kids.empty()) {
       const Expr& obj = e(ce.kids[0]);
       Id cls = kNone;
       if (obj.kind == ExprKind::Name && (obj.text == "self" || obj.text == "cls")) cls = class_of(c.func);
       else if (obj.kind == ExprKind::Name) {
         cls = class_at(obj.text, obj.range.begin);
+        // Not a class name: an instance of one (`cam = GradCAM(model); cam.generate(x)`).
+        if (cls == kNone || !bindings(c.func, obj.text).empty()) cls = instance_class(c.func, ce.kids[0]);
+      } else if (obj.kind == ExprKind::Attribute) {
+        cls = instance_class(c.func, ce.kids[0]);  // `self.extractor = Extractor(...)`
       }
-      // Methods of the class or of its same-file bases.
-      for (int hops = 0; cls != kNone && hops < 8 && target == kNone; ++hops) {
-        budget::tick();
-        target = method(cls, ce.text);
-        Id next = kNone;
-        for (Id b : m.classes[cls].bases) {
-          if (e(b).kind != ExprKind::Name) continue;
-          auto named = classes_by_name_.find(e(b).text);
-          if (named == classes_by_name_.end()) continue;
-          for (Id k : named->second)
-            if (k != cls) next = k;  // the last definition of that name other than this class
-        }
-        cls = next;
-      }
+      if (cls != kNone) target = method_in(cls, ce.text);
     }
     c.target_func = target;
     if (target != kNone) callers_[target].push_back(static_cast<int>(ci));
@@ -656,8 +688,29 @@ FileSummary Facts::summarize() const {
     out.functions.push_back(name);
     if (caller_off) out.caller_off.push_back(name);
   }
+  // Star imports, relative ones resolved against this file's package.
+  {
+    std::string package = module_of_path(path);
+    const bool init = ends_with(path, "/__init__.py") || path == "__init__.py";
+    if (!init) package = package.substr(0, package.rfind('.') == std::string::npos ? 0 : package.rfind('.'));
+    for (const std::string& s : m.star_imports) {
+      size_t dots = 0;
+      while (dots < s.size() && s[dots] == '.') ++dots;
+      if (dots == 0) { out.star_modules.push_back(s); continue; }
+      std::string base = package;
+      for (size_t up = 1; up < dots; ++up) base = base.substr(0, base.rfind('.') == std::string::npos ? 0 : base.rfind('.'));
+      const std::string rest = s.substr(dots);
+      out.star_modules.push_back(base.empty() ? rest : rest.empty() ? base : base + "." + rest);
+    }
+  }
   for (const CallSite& c : calls) {
-    const std::string& q = qual(e(c.call).kids[0]);
+    const Expr& callee = e(e(c.call).kids[0]);
+    // A name no binding of this file explains may come from a star import.
+    if (!out.star_modules.empty() && callee.kind == ExprKind::Name && callee.qname.empty() &&
+        c.target_func == kNone && class_at(callee.text, callee.range.begin) == kNone &&
+        bindings(c.func, callee.text).empty() && !nested_names_.count(callee.text))
+      for (const std::string& s : out.star_modules) out.imported_calls.emplace_back(s + "." + callee.text, grad_off(c));
+    const std::string& q = callee.qname;
     if (q.empty() || q.rfind("torch", 0) == 0) continue;
     // A DataLoader whose dataset is an imported class: record it when workers may run.
     if (q == "torch.utils.data.DataLoader") continue;

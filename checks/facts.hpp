@@ -155,6 +155,13 @@ class Facts {
   // define one twice): the last definition before `pos`, else the last one. kNone if none.
   Id module_func_at(const std::string& name, uint32_t pos) const;
   Id class_at(const std::string& name, uint32_t pos) const;
+  // The method `name` of a same-file class or of its same-file bases (kNone if none).
+  Id method_in(Id cls, const std::string& name) const;
+  // The same-file class a call constructs (`GradCAM(model)`), kNone otherwise.
+  Id constructed_class(Id call) const;
+  // The same-file class whose instance the name `obj` holds in `func`: every binding of it
+  // is a construction of that class (`cam = GradCAM(model)`). kNone when unknown or mixed.
+  Id instance_class(Id func, Id obj) const;
   bool is_optimizer(Id func, Id expr) const;
   // For `opt.step()` / `scaler.step(opt)`: the optimizer expression; kNone otherwise.
   Id optimizer_of_step(const CallSite& c) const;

@@ -73,15 +73,64 @@ std::vector<size_t> defining_files(const std::string& q, size_t importer, const 
   return out;
 }
 
+// Does file module `mod` end with the dotted module name `q`?
+bool module_is(const std::string& mod, const std::string& q) {
+  if (q.empty()) return false;
+  const std::string m = "." + mod, s = "." + q;
+  return m.size() >= s.size() && m.compare(m.size() - s.size(), s.size(), s) == 0;
+}
+
+// The files that define `q`'s name through star re-exports: the module `q` names
+// (`src` of `src.evaluate`, a package's __init__) star-imports the defining module
+// (`from .train_utils import *`), directly or through further star imports.
+std::vector<size_t> reexporting_files(const std::string& q, size_t importer, const std::vector<size_t>& candidates,
+                                      const std::vector<FileSummary>& files,
+                                      const std::unordered_map<std::string, std::vector<size_t>>& by_last) {
+  std::vector<size_t> out;
+  const std::string name = last(q);
+  if (q.size() <= name.size() + 1) return out;
+  // (module as written, the file that imports it)
+  std::vector<std::pair<std::string, size_t>> frontier = {{q.substr(0, q.size() - name.size() - 1), importer}};
+  std::vector<bool> seen(files.size());
+  for (int depth = 0; depth < 4 && !frontier.empty(); ++depth) {
+    std::vector<std::pair<std::string, size_t>> next;
+    for (const auto& [mod, from] : frontier) {
+      auto it = by_last.find(last(mod));
+      if (it == by_last.end()) continue;
+      // A script's `from src import *` finds `src` beside it first (sys.path[0]); only
+      // when there is none does any `*.src` of the project count.
+      const std::string beside = package_of(files[from].module).empty() ? mod : package_of(files[from].module) + "." + mod;
+      std::vector<size_t> named;
+      for (size_t k : it->second)
+        if (k != from && (files[k].module == beside || files[k].module == mod)) named.push_back(k);
+      if (named.empty())
+        for (size_t k : it->second)
+          if (k != from && module_is(files[k].module, mod)) named.push_back(k);
+      for (size_t k : named) {
+        if (k == importer || seen[k]) continue;
+        seen[k] = true;
+        if (depth > 0 && std::find(candidates.begin(), candidates.end(), k) != candidates.end()) out.push_back(k);
+        for (const std::string& s : files[k].star_modules) next.emplace_back(s, k);
+      }
+    }
+    if (!out.empty()) break;
+    frontier = std::move(next);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
-  std::unordered_map<std::string, std::vector<size_t>> class_def, func_def;
+  std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def;
+  std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
+  for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& c : files[i].classes) class_def[c].push_back(i);
     for (const auto& f : files[i].functions) func_def[f].push_back(i);
+    for (const auto& f : files[i].wrapping_functions) wrap_def[f].push_back(i);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {
@@ -91,15 +140,24 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     }
     for (const auto& [q, off] : files[i].imported_calls) {
       auto it = func_def.find(last(q));
+      if (it != func_def.end()) {
+        std::vector<size_t> def = defining_files(q, i, it->second, files);
+        if (def.empty()) def = reexporting_files(q, i, it->second, files, by_last);
+        for (size_t j : def) views[j].external_calls[last(q)].push_back(off);
+      }
+      auto w = wrap_def.find(last(q));
+      if (w != wrap_def.end() && !defining_files(q, i, w->second, files).empty()) views[i].distributed_wrappers.insert(q);
+    }
+    for (const auto& [q, element] : files[i].distributed_feeds) {
+      auto it = func_def.find(last(q));
       if (it == func_def.end()) continue;
-      for (size_t j : defining_files(q, i, it->second, files)) views[j].external_calls[last(q)].push_back(off);
+      for (size_t j : defining_files(q, i, it->second, files))
+        views[j].feeds_distributed[last(q)].emplace_back(element, files[i].module);
     }
   }
   // Relevance through project imports, to a fixed point: a file that imports no torch is
   // analysed when it imports a project module that does, directly or through others.
   {
-    std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component
-    for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
     std::vector<bool> relevant(files.size());
     for (size_t j = 0; j < files.size(); ++j) relevant[j] = files[j].imports_torch;
     bool changed = true;
@@ -113,9 +171,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
           auto it = by_last.find(last(imp));
           if (it == by_last.end()) continue;
           for (size_t j : it->second) {
-            const std::string m = "." + files[j].module, s = "." + imp;
-            const bool same = m.size() >= s.size() && m.compare(m.size() - s.size(), s.size(), s) == 0;
-            if (j != i && same && relevant[j]) {
+            if (j != i && module_is(files[j].module, imp) && relevant[j]) {
               relevant[i] = views[i].torch_via_project = changed = true;
               break;
             }

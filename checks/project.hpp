@@ -26,6 +26,14 @@ struct FileSummary {
   // does it import (project modules among them may bring torch in).
   bool imports_torch = false;
   std::vector<std::string> imports;
+  // Modules this file star-imports (`from .train_utils import *`), relative ones resolved
+  // against the file's package: what it re-exports, and where its unresolved names may live.
+  std::vector<std::string> star_modules;
+  // LL405 across files. Module-level functions that return a DistributedDataParallel / FSDP
+  // wrap; and, in a file that wraps its model, imported functions whose result (element
+  // `second` of a returned tuple, -1 for the whole value) a training loop iterates.
+  std::vector<std::string> wrapping_functions;
+  std::vector<std::pair<std::string, int>> distributed_feeds;
 };
 
 // What one file needs to know about the others.
@@ -34,7 +42,15 @@ struct ProjectView {
   std::map<std::string, std::vector<bool>> external_calls;  // local function -> grad-off per call
   // The file imports no torch itself, but a project module it imports does (transitively).
   bool torch_via_project = false;
-  bool empty() const { return classes_with_workers.empty() && external_calls.empty() && !torch_via_project; }
+  // Callees (as this file names them) that return a distributed wrap of a model.
+  std::set<std::string> distributed_wrappers;
+  // Local functions whose result feeds a distributed training loop in another file:
+  // function -> (element of its returned tuple or -1, the importing module).
+  std::map<std::string, std::vector<std::pair<int, std::string>>> feeds_distributed;
+  bool empty() const {
+    return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
+           distributed_wrappers.empty() && feeds_distributed.empty();
+  }
 };
 
 // Dotted module path of a file path: "src/pkg/data.py" -> "src.pkg.data".

@@ -247,7 +247,10 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   for (const auto& [q, off] : summary.imported_calls) ic.push_back(Json::array({q, off}));
   j["p"] = {{"mod", summary.module}, {"du", summary.dataset_uses}, {"cl", summary.classes},
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
-            {"tor", summary.imports_torch}, {"im", summary.imports}};
+            {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules}};
+  Json feeds = Json::array();
+  for (const auto& [q, element] : summary.distributed_feeds) feeds.push_back(Json::array({q, element}));
+  j["p"]["df"] = std::move(feeds);
   // Invalid UTF-8 never reaches here (such files are not analysed), but be safe.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -362,6 +365,14 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     for (const auto& c : arr(at(p, "ic"))) {
       if (arr(c).size() != 2) throw Bad();
       s.imported_calls.emplace_back(str(c[0]), boolean(c[1]));
+    }
+    s.wrapping_functions = strings(at(p, "wf"));
+    s.star_modules = strings(at(p, "sm"));
+    for (const auto& c : arr(at(p, "df"))) {
+      if (arr(c).size() != 2 || !c[1].is_number_integer()) throw Bad();
+      const int64_t element = c[1].get<int64_t>();
+      if (element < -1 || element > 1024) throw Bad();
+      s.distributed_feeds.emplace_back(str(c[0]), static_cast<int>(element));
     }
   } catch (const std::exception&) {
     return false;

@@ -408,10 +408,91 @@ def main(model):
         self.assertNotIn(("data.py", "LL403"), got)
         self.assertIn(("evaluation.py", "LL101"), got)
 
+    def test_a_caller_reaching_the_function_through_star_imports(self):
+        # run.py star-imports the package, whose __init__ star-imports the module that
+        # defines evaluate(): the call under no_grad is that function's.
+        self.write("pkg/__init__.py", "from .evaluation import *\n")
+        self.write("pkg/evaluation.py", self.EVAL)
+        self.write("run.py", "import torch\nfrom pkg import *\n\n\ndef go(m, l):\n"
+                   "    with torch.no_grad():\n        return evaluate(m, l)\n")
+        self.assertNotIn(("evaluation.py", "LL101"), self.findings(self.dir))
+        # A same-named function of an unrelated module is not the one called.
+        self.write("pkg/__init__.py", "\n")
+        self.write("other/__init__.py", "from pkg.evaluation import *\n")
+        self.assertIn(("evaluation.py", "LL101"), self.findings(self.dir))
+
     def test_a_caller_with_grad_enabled_keeps_the_finding(self):
         self.write("pkg/evaluation.py", self.EVAL)
         self.write("run.py", "from pkg.evaluation import evaluate\n\n\ndef go(m, l):\n    return evaluate(m, l)\n")
         self.assertIn(("evaluation.py", "LL101"), self.findings(self.dir))
+
+    # LL405 across modules: the DataLoader is built in one file, the model wrapped in DDP and
+    # trained in another (and the other way round).
+    LOADERS = """import torch
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def build_loaders(train_set, val_set):
+    train_loader = DataLoader(train_set, batch_size=32, shuffle=True)
+    val_loader = DataLoader(val_set, batch_size=64)
+    return train_loader, val_loader
+
+
+def build_sharded(train_set):
+    return DataLoader(train_set, batch_size=32, sampler=DistributedSampler(train_set))
+"""
+    DDP_TRAIN = """import torch
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+from data import {builder}
+
+
+def main(rank, net, train_set, val_set):
+    model = DDP(net.to(rank), device_ids=[rank])
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    {bind}
+    for epoch in range(10):
+        for x, y in train_loader:
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+"""
+
+    def lines_of(self, rule):
+        rc, out, err = run(["--no-cache", "--format", "json", self.dir])
+        return {(os.path.basename(f["path"]), f["line"]) for f in json.loads(out)["findings"] if f["rule"] == rule}
+
+    def test_loader_built_in_another_module_for_a_ddp_training_loop(self):
+        self.write("data.py", self.LOADERS)
+        self.write("train.py", self.DDP_TRAIN.format(
+            builder="build_loaders", bind="train_loader, val_loader = build_loaders(train_set, val_set)"))
+        # The training loader (element 0) is reported where it is built; the validation
+        # loader is never iterated by the training loop.
+        self.assertEqual(self.lines_of("LL405"), {("data.py", 6)})
+        # Alone, data.py says nothing about distributed training.
+        rc, out, err = run(["--no-cache", "--format", "json", os.path.join(self.dir, "data.py")])
+        self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL405"], [])
+
+    def test_loader_with_a_distributed_sampler_in_another_module_is_silent(self):
+        self.write("data.py", self.LOADERS)
+        self.write("train.py", self.DDP_TRAIN.format(
+            builder="build_sharded", bind="train_loader = build_sharded(train_set)"))
+        self.assertEqual(self.lines_of("LL405"), set())
+
+    def test_model_wrapped_in_another_module(self):
+        self.write("dist_utils.py", "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n\n\n"
+                   "def wrap(net, rank):\n    model = DistributedDataParallel(net.to(rank), device_ids=[rank])\n"
+                   "    return model\n")
+        self.write("train.py", "import torch\nimport torch.nn.functional as F\nfrom torch.utils.data import DataLoader\n"
+                   "from dist_utils import wrap\n\n\ndef main(rank, net, ds):\n    model = wrap(net, rank)\n"
+                   "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                   "    loader = DataLoader(ds, batch_size=8, shuffle=True)\n    for x, y in loader:\n"
+                   "        loss = F.cross_entropy(model(x), y)\n        opt.zero_grad()\n        loss.backward()\n"
+                   "        opt.step()\n")
+        self.assertEqual(self.lines_of("LL405"), {("train.py", 10)})
+        rc, out, err = run(["--no-cache", "--format", "json", os.path.join(self.dir, "train.py")])
+        self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL405"], [])
 
 
 class Relevance(Tmp):

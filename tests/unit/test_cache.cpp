@@ -71,6 +71,9 @@ FileSummary sample_summary() {
   s.caller_off = {"evaluate"};
   s.imports_torch = true;
   s.imports = {"torch", "pkg.data"};
+  s.star_modules = {"pkg.helpers"};
+  s.wrapping_functions = {"wrap_ddp"};
+  s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
   return s;
 }
 
@@ -118,6 +121,9 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.caller_off, std::vector<std::string>{"evaluate"});
   EXPECT_TRUE(s.imports_torch);
   EXPECT_EQ(s.imports, sample_summary().imports);
+  EXPECT_EQ(s.star_modules, sample_summary().star_modules);
+  EXPECT_EQ(s.wrapping_functions, sample_summary().wrapping_functions);
+  EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
 }
 
 TEST(CacheCodec, EntryHoldsNoEditText) {
@@ -165,7 +171,8 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
-                         R"("p":{"mod":"m","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]]}})";
+                         R"("p":{"mod":"m","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
+                         R"("wf":[],"sm":["p.q"],"df":[["c.d",-1]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -193,6 +200,11 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("\"tor\":true,", ""));
   EXPECT_TRUE(bad("\"im\":[\"torch\"]", "\"im\":[1]"));
   EXPECT_TRUE(bad("\"d\":[]", "\"d\":{}"));
+  EXPECT_TRUE(bad("[\"c.d\",-1]", "[\"c.d\",-2]"));
+  EXPECT_TRUE(bad("[\"c.d\",-1]", "[\"c.d\",1e9]"));
+  EXPECT_TRUE(bad("[\"c.d\",-1]", "[\"c.d\",\"0\"]"));
+  EXPECT_TRUE(bad("\"sm\":[\"p.q\"]", "\"sm\":[1]"));
+  EXPECT_TRUE(bad("\"wf\":[],", ""));
   EXPECT_TRUE(bad("\"m\":\"x\"}", "\"m\":\"x\",\"u\":1}"));
   EXPECT_TRUE(bad("{\"f\"", "[{\"f\""));
   FileResult o;
