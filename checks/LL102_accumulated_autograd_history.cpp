@@ -376,8 +376,15 @@ class History {
       if (s.func == func_) stmts.push_back(s.stmt);
     follow_flow(f_, stmts, derived, 3, false);
     auto mentions_derived = [&](Id x) { return mentions_any(f_, x, derived); };
+    // Also in functions nested in this one, which read its names as closure cells
+    // (`def process(batch): gcam.backward(statistic)`).
+    auto here_or_nested = [&](Id fn) {
+      for (int hops = 0; fn != kNone && hops < 16; ++hops, fn = f_.m.funcs[fn].parent)
+        if (fn == func_) return true;
+      return fn == func_;
+    };
     for (const CallSite& c : f_.calls)
-      if (c.func == func_ && f_.is_backprop(c) && mentions_derived(c.call)) return true;
+      if (here_or_nested(c.func) && f_.is_backprop(c) && mentions_derived(c.call)) return true;
     if (f_.loop_reaches_backprop(loop)) return false;
     // Summing per-head losses for the caller is intended; keeping per-batch graphs is not.
     if (f_.is_eval_source(f_.loops[loop].iter) || iterates_batches(f_, loop)) return false;
@@ -389,6 +396,25 @@ class History {
         return true;
     }
     return false;
+  }
+
+  // `.add(x)` keeps `x` when the receiver is a set (`seen = set()`, `{...}`); on an object of
+  // another library (`metric = d2l.Accumulator(2); metric.add(l, n)`) what it keeps is not
+  // visible here (such accumulators commonly store `float(x)`). Same-file classes are read
+  // (runs_accumulating_method).
+  bool holds_a_set(Id recv) const {
+    const std::string& d = f_.dotted(recv);
+    if (d.empty()) return false;
+    std::vector<Id> values = f_.bindings(func_, d);
+    if (values.empty()) return false;
+    for (Id v : values) {
+      const Expr& e = f_.e(v);
+      const bool set_call = e.kind == ExprKind::Call && f_.e(e.kids[0]).kind == ExprKind::Name &&
+                            in(f_.e(e.kids[0]).text, {"set", "frozenset"}) && f_.qual(e.kids[0]).empty();
+      if (!set_call && !((e.kind == ExprKind::Sequence || e.kind == ExprKind::Comprehension) && e.text == "set"))
+        return false;
+    }
+    return true;
   }
 
   static constexpr long kFewIterations = 1000;
@@ -407,15 +433,27 @@ class History {
     return total;
   }
 
-  // `loss.backward()` (no retain_graph) runs on the value itself inside the loop.
+  // `backward()` (no retain_graph) runs inside the loop on the value itself or on a value
+  // computed from it (`score = classifier(fake).mean(); score.backward()`): the value's
+  // graph has had its saved tensors freed. A list display counts by its elements.
   bool backpropagated_in_loop(Id value, int loop) const {
-    const std::string& d = f_.dotted(value);
-    if (d.empty()) return false;
+    std::set<std::string> names;
+    const Expr& v = f_.e(value);
+    if (v.kind == ExprKind::Sequence) {
+      for (Id k : v.kids)
+        if (!f_.dotted(k).empty()) names.insert(f_.dotted(k));
+      if (names.size() != v.kids.size()) return false;
+    } else if (!f_.dotted(value).empty()) {
+      names.insert(f_.dotted(value));
+    } else {
+      return false;
+    }
+    follow_flow(f_, f_.loops[loop].stmts, names, 3, false);
     for (int ci : f_.loops[loop].calls) {
       const CallSite& c = f_.calls[ci];
       if (!f_.is_backward(c) || f_.arg(c.call, static_cast<size_t>(-1), "retain_graph") != kNone) continue;
       Id r = f_.callee_attr(c.call) == "backward" ? f_.callee_receiver(c.call) : f_.arg(c.call, 0, "tensors");
-      if (r != kNone && f_.dotted(r) == d) return true;
+      if (r != kNone && names.count(f_.dotted(r))) return true;
     }
     return false;
   }
@@ -501,7 +539,7 @@ class History {
                       ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                          "the loops around it run at most " + std::to_string(trips) +
                                              " times and backward() already freed each graph's saved tensors, so "
-                                             "it keeps that many scalars and their autograd nodes")
+                                             "it keeps that many values and their autograd nodes")
                       : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
     if (!fd) return;
     Fix fix;
@@ -525,7 +563,15 @@ class History {
       }
       return;
     }
-    if (s.kind == StmtKind::AugAssign && !s.targets.empty() && in(s.text, {"+=", "-=", "*=", "/="})) {
+    if (s.kind == StmtKind::AugAssign && !s.targets.empty() && s.text == "+=" &&
+        f_.e(s.value).kind == ExprKind::Sequence && f_.e(s.value).text != "dict") {
+      // `history += [fake]` extends a list: it keeps the elements (the fix detaches them).
+      for (Id k : f_.e(s.value).kids)
+        if (carries(k, off)) {
+          consider(sid, s.targets[0], k, "keeps (`+=`)");
+          break;
+        }
+    } else if (s.kind == StmtKind::AugAssign && !s.targets.empty() && in(s.text, {"+=", "-=", "*=", "/="})) {
       if (carries(s.value, off)) consider(sid, s.targets[0], s.value, "accumulates");
     } else if (s.kind == StmtKind::Assign && s.targets.size() == 1 && s.value != kNone &&
                f_.e(s.value).kind == ExprKind::BinOp) {
@@ -547,7 +593,8 @@ class History {
       if (recv == kNone) return;
       const Expr& ce = f_.e(call);
       Id val = kNone;
-      if (in(attr, {"append", "extend", "add", "appendleft"}) && ce.kids.size() >= 2) val = ce.kids[1];
+      if (in(attr, {"append", "extend", "appendleft"}) && ce.kids.size() >= 2) val = ce.kids[1];
+      else if (attr == "add" && ce.kids.size() >= 2 && holds_a_set(recv)) val = ce.kids[1];
       else if (attr == "insert" && ce.kids.size() >= 3) val = ce.kids[2];
       else if (runs_accumulating_method(recv, attr) && ce.kids.size() >= 2 && !f_.is_optimizer(func_, recv) &&
                !f_.is_model_value(func_, recv))

@@ -1,5 +1,6 @@
 // LL301 model-switch-without-release: a name holding a model is rebound to a new model
 // (in a loop, or replacing self.<model> in a method) without releasing the old one first.
+#include <algorithm>
 #include <cctype>
 
 #include "checks/common.hpp"
@@ -198,6 +199,124 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
          t == "encoder" || t == "decoder" || t == "backbone";
 }
 
+// ---- Size class of a model the file builds from layers of literal sizes
+// (`nn.Sequential(nn.Linear(429, 1024), ...)`, a same-file module whose __init__ assigns
+// only such layers, a same-file builder returning one): its parameter count, or -1 when any
+// part is not visible (a pretrained backbone, a size read from data or a config).
+
+// A non-negative integer visible at `x`: a literal, or a name bound once to one.
+long visible_int(const Facts& f, Id func, Id x) {
+  const Expr* lit = f.literal_of(x, func);
+  if (!lit && func != kNone) lit = f.literal_of(x, kNone);
+  if (!lit || lit->lit != LitKind::Int) return -1;
+  long v = 0;
+  for (char c : lit->text) {
+    if (c == '_') continue;
+    if (c < '0' || c > '9' || v > 1'000'000'000L) return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+constexpr long kUnknown = -1;
+
+long parameters_of(const Facts& f, Id func, Id v, int depth);
+
+// Parameters of one layer construction, kUnknown if not a layer of visible size.
+long layer_parameters(const Facts& f, Id func, Id v, int depth) {
+  const std::string& q = f.callee_qual(v);
+  if (q.rfind("torch.nn.", 0) != 0) return parameters_of(f, func, v, depth + 1);
+  const std::string_view name = f.last_component(q);
+  static constexpr std::string_view kFree[] = {
+      "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
+      "LogSoftmax", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Flatten", "Unflatten", "Identity",
+      "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+      "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "Upsample", "Softplus", "Hardswish", "Hardtanh"};
+  for (std::string_view k : kFree)
+    if (name == k) return 0;
+  if (name == "Sequential") {
+    long total = 0;
+    const Expr& call = f.e(v);
+    for (size_t k = 1; k < call.kids.size(); ++k) {
+      Id a = call.kids[k];
+      if (f.e(a).kind != ExprKind::Call) return kUnknown;  // `*layers`, a name
+      long p = layer_parameters(f, func, a, depth + 1);
+      if (p < 0) return kUnknown;
+      total += p;
+    }
+    return total;
+  }
+  auto n = [&](size_t pos, std::string_view kw) { return visible_int(f, func, f.arg(v, pos, kw)); };
+  if (name == "Linear" || name == "Bilinear") {
+    long a = n(0, "in_features"), b = n(1, "out_features");
+    return a < 0 || b < 0 ? kUnknown : a * b + b;
+  }
+  if (name == "Embedding") {
+    long a = n(0, "num_embeddings"), b = n(1, "embedding_dim");
+    return a < 0 || b < 0 ? kUnknown : a * b;
+  }
+  if (name == "Conv1d" || name == "Conv2d" || name == "Conv3d" || name == "ConvTranspose2d") {
+    long a = n(0, "in_channels"), b = n(1, "out_channels"), k = n(2, "kernel_size");
+    if (a < 0 || b < 0 || k < 0) return kUnknown;
+    long area = name == "Conv1d" ? k : name == "Conv3d" ? k * k * k : k * k;
+    return a * b * area + b;
+  }
+  if (name.rfind("BatchNorm", 0) == 0 || name == "LayerNorm" || name == "GroupNorm" || name.rfind("InstanceNorm", 0) == 0) {
+    long c = name == "GroupNorm" ? n(1, "num_channels") : n(0, name == "LayerNorm" ? "normalized_shape" : "num_features");
+    return c < 0 ? kUnknown : 2 * c;
+  }
+  return kUnknown;
+}
+
+// Parameters of the model a value builds (see above).
+long parameters_of(const Facts& f, Id func, Id v, int depth) {
+  if (v == kNone || depth > 6 || f.e(v).kind != ExprKind::Call) return kUnknown;
+  while (f.e(v).kind == ExprKind::Call && in(f.callee_attr(v), {"to", "cuda", "eval", "train", "float", "double"}) &&
+         f.callee_receiver(v) != kNone)
+    v = f.callee_receiver(v);
+  if (f.e(v).kind != ExprKind::Call) return kUnknown;
+  if (f.callee_qual(v).rfind("torch.nn.", 0) == 0) return layer_parameters(f, func, v, depth);
+  // A same-file module class: every statement of __init__ assigns a layer of visible size.
+  if (Id k = f.constructed_class(v); k != kNone) {
+    if (!f.is_module_class(k)) return kUnknown;
+    Id init = f.method_in(k, "__init__");
+    if (init == kNone || f.class_of(init) != k) return kUnknown;
+    long total = 0;
+    for (Id sid : f.m.funcs[init].body) {
+      const Stmt& s = f.m.s(sid);
+      if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call &&
+          f.callee_attr(s.value) == "__init__")
+        continue;  // super().__init__()
+      if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Literal) continue;
+      if (s.kind != StmtKind::Assign || s.value == kNone || s.targets.size() != 1) return kUnknown;
+      if (f.e(s.value).kind == ExprKind::Literal) continue;  // `self.n = 3`
+      if (f.e(s.value).kind != ExprKind::Call) return kUnknown;
+      long p = layer_parameters(f, init, s.value, depth + 1);
+      if (p < 0) return kUnknown;
+      total += p;
+    }
+    return total;
+  }
+  // A same-file builder (`def get_net(): return nn.Sequential(...)`).
+  if (Id g = f.same_file_target(v, func); g != kNone) {
+    long most = kUnknown;
+    for (Id r : f.returned_values(g)) {
+      std::vector<Id> values = {r};
+      if (f.e(r).kind == ExprKind::Name) values = f.bindings(g, f.e(r).text);
+      for (Id x : values) {
+        long p = parameters_of(f, g, x, depth + 1);
+        if (p < 0) return kUnknown;
+        most = std::max(most, p);
+      }
+    }
+    return most;
+  }
+  return kUnknown;
+}
+
+// Impact: a model this small costs little twice over.
+constexpr long kSmallModel = 10'000'000;
+
 void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
   std::string message =
       "`" + d + "` is rebound to a new model while the previous one is still referenced: the old model stays "
@@ -205,8 +324,25 @@ void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
       "cache, invisible to other processes; `del " + d + "` (or set it to None), `gc.collect()` and "
       "`torch.cuda.empty_cache()` before loading the next one";
   const Range& where = ctx.facts.m.s(sid).range;
-  if (in_test_code(ctx.facts, func)) ctx.report_weak("LL301", where, std::move(message), kTestCodeReason);
-  else report_memory_claim(ctx, "LL301", where, std::move(message));
+  const long params = parameters_of(ctx.facts, func, ctx.facts.m.s(sid).value, 0);
+  if (in_test_code(ctx.facts, func)) {
+    ctx.report_weak("LL301", where, std::move(message), kTestCodeReason);
+  } else if (params >= 0 && params <= kSmallModel) {
+    // "4.7M parameters (about 19 MB in float32)"
+    auto tenths = [](long v, long unit) {
+      const long t = (v * 10 + unit / 2) / unit;
+      return std::to_string(t / 10) + (t % 10 ? "." + std::to_string(t % 10) : "");
+    };
+    const std::string count = params >= 1'000'000 ? tenths(params, 1'000'000) + "M"
+                              : params >= 1'000   ? tenths(params, 1'000) + "k"
+                                                  : std::to_string(params);
+    const long mb = (params * 4 + 999'999) / 1'000'000;
+    ctx.report_weak("LL301", where, std::move(message),
+                    "the model has " + count + " parameters (about " + std::to_string(mb) +
+                        " MB in float32), so holding two of them costs little");
+  } else {
+    report_memory_claim(ctx, "LL301", where, std::move(message));
+  }
 }
 
 // Is the assignment inside `if d is None:` (`if not d:`, `if d == None:`), in the body

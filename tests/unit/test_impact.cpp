@@ -84,7 +84,7 @@ TEST(Impact, AModelSwapInACpuOnlyProgramIsWeak) {
   const std::string nb =
       "import torch\n"
       "def get_net():\n"
-      "    return torch.nn.Sequential(torch.nn.Linear(4, 1))\n"
+      "    return torch.nn.Sequential(torch.nn.Linear(n_features, 1))\n"
       "for k in range(5):\n"
       "    net = get_net()\n"
       "    train(net, k)\n";
@@ -99,6 +99,43 @@ TEST(Impact, AModelSwapInACpuOnlyProgramIsWeak) {
   const Finding* g = only(gpu, "LL301");
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->low_confidence);
+}
+
+TEST(Impact, ASmallModelOfVisibleSizeSwappedOnTheGpuIsWeak) {
+  // A per-seed MLP of 4.7M parameters, built from layers of literal sizes: two of them cost
+  // tens of MB. A model whose size is not visible (a width read from data, a pretrained
+  // backbone), or a large one, keeps the full severity.
+  auto program = [](const std::string& layers) {
+    return "import torch\n"
+           "import torch.nn as nn\n"
+           "class Classifier(nn.Module):\n"
+           "    def __init__(self):\n"
+           "        super().__init__()\n" +
+           layers +
+           "        self.act = nn.Sigmoid()\n"
+           "    def forward(self, x):\n"
+           "        return self.out(self.act(self.l1(x)))\n"
+           "for seed in range(3):\n"
+           "    model = Classifier().to('cuda')\n"
+           "    train(model, seed)\n";
+  };
+  {
+    const FileResult r = analyze_text("seeds.py", program("        self.l1 = nn.Linear(429, 2048)\n"
+                                                          "        self.out = nn.Sequential(nn.Linear(2048, 2048), nn.ReLU(), nn.Linear(2048, 39))\n"),
+                                      Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL301");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+    EXPECT_NE(f->message.find("5.2M parameters (about 21 MB in float32)"), std::string::npos) << f->message;
+  }
+  for (const std::string& layers : {std::string("        self.l1 = nn.Linear(width, 2048)\n        self.out = nn.Linear(2048, 39)\n"),
+                                    std::string("        self.l1 = nn.Linear(4096, 4096)\n        self.out = nn.Linear(4096, 4096)\n"),
+                                    std::string("        self.l1 = timm.create_model('resnet50')\n        self.out = nn.Linear(2048, 39)\n")}) {
+    const FileResult r = analyze_text("seeds.py", program(layers), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL301");
+    ASSERT_NE(f, nullptr) << layers;
+    EXPECT_FALSE(f->low_confidence) << layers << f->message;
+  }
 }
 
 TEST(Impact, AWorkerCountWithinTheInflightBudgetIsWeak) {
@@ -199,6 +236,41 @@ TEST(Impact, AFewBackpropagatedLossesKeptInAConstantLoopAreWeak) {
     ASSERT_NE(f, nullptr) << loop << bw;
     EXPECT_FALSE(f->low_confidence) << loop << bw;
     EXPECT_EQ(f->severity, Severity::Error) << loop << bw;
+  }
+}
+
+TEST(Impact, AFewValuesBackpropagatedThroughWhatTheyComputeAreWeak) {
+  // Ten gradient steps on a latent keep ten generated images for display; each iteration
+  // back-propagates a score computed from the image, which frees its saved tensors. In a
+  // loop over batches the same list is an error, and its fix detaches the element.
+  auto program = [](const std::string& loop) {
+    return "import torch\n"
+           "gen = torch.nn.Linear(2, 4).cuda()\n"
+           "critic = torch.nn.Linear(4, 1).cuda()\n"
+           "noise = torch.randn(8, 2, device='cuda').requires_grad_()\n"
+           "history = []\n" +
+           loop +
+           "    fake = gen(noise)\n"
+           "    history += [fake]\n"
+           "    score = critic(fake).mean()\n"
+           "    score.backward()\n";
+  };
+  {
+    const FileResult r = analyze_text("steer.py", program("for i in range(10):\n"), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence) << f->message;
+    EXPECT_NE(f->message.find("run at most 10 times"), std::string::npos) << f->message;
+  }
+  {
+    const FileResult r = analyze_text("steer.py", program("for batch in loader:\n"), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr);
+    EXPECT_FALSE(f->low_confidence) << f->message;
+    EXPECT_NE(f->message.find("store `fake.detach()`"), std::string::npos) << f->message;
+    ASSERT_EQ(f->fixes.size(), 1u);
+    ASSERT_EQ(f->fixes[0].edits.size(), 1u);
+    EXPECT_EQ(f->fixes[0].edits[0].text, "fake.detach()");
   }
 }
 
