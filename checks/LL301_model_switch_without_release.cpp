@@ -237,6 +237,7 @@ long layer_parameters(const Facts& f, Id func, Id v, int depth) {
   if (name == "Sequential") {
     long total = 0;
     const Expr& call = f.e(v);
+    if (call.kids.size() < 2) return kUnknown;  // `nn.Sequential()` filled by add_module later
     for (size_t k = 1; k < call.kids.size(); ++k) {
       Id a = call.kids[k];
       if (f.e(a).kind != ExprKind::Call) return kUnknown;  // `*layers`, a name
@@ -302,7 +303,14 @@ long parameters_of(const Facts& f, Id func, Id v, int depth) {
     long most = kUnknown;
     for (Id r : f.returned_values(g)) {
       std::vector<Id> values = {r};
-      if (f.e(r).kind == ExprKind::Name) values = f.bindings(g, f.e(r).text);
+      if (f.e(r).kind == ExprKind::Name) {
+        values = f.bindings(g, f.e(r).text);
+        // Grown after it was built (`model.add_module(...)`, `layers.append(...)`).
+        for (const CallSite& c : f.calls)
+          if (c.func == g && f.dotted(f.callee_receiver(c.call)) == f.e(r).text &&
+              in(f.callee_attr(c.call), {"add_module", "append", "extend", "insert", "register_module"}))
+            return kUnknown;
+      }
       for (Id x : values) {
         long p = parameters_of(f, g, x, depth + 1);
         if (p < 0) return kUnknown;
@@ -327,7 +335,7 @@ void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
   const long params = parameters_of(ctx.facts, func, ctx.facts.m.s(sid).value, 0);
   if (in_test_code(ctx.facts, func)) {
     ctx.report_weak("LL301", where, std::move(message), kTestCodeReason);
-  } else if (params >= 0 && params <= kSmallModel) {
+  } else if (params > 0 && params <= kSmallModel) {
     // "4.7M parameters (about 19 MB in float32)"
     auto tenths = [](long v, long unit) {
       const long t = (v * 10 + unit / 2) / unit;

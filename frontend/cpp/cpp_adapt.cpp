@@ -135,7 +135,7 @@ bool rule_supports_cpp(std::string_view id) {
 }
 
 std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const std::string& path,
-                                    std::string_view source, bool low_confidence) {
+                                    std::string_view source, bool low_confidence, bool fixable) {
   std::vector<Finding> out;
   Facts facts(m, cfg, path);
   CheckContext ctx(facts, source, out);
@@ -157,7 +157,7 @@ std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const st
     fd.low_confidence = fd.low_confidence || low_confidence;
     // Never a fix for a file that does not compile (or was not compiled): the lowering
     // guessed at what the code means, and the edit could not be checked by a compile.
-    if (low_confidence) fd.fixes.clear();
+    if (low_confidence || !fixable) fd.fixes.clear();
   }
   Suppressions(m.comments, Lang::Cpp).apply(out);
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {

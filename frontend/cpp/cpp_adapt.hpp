@@ -17,8 +17,8 @@ bool rule_supports_cpp(std::string_view rule_id);
 
 // Findings for one lowered C++ file, sorted by (line, col, rule); suppressed ones are kept
 // with `suppressed = true`. `low_confidence` marks every finding (the tree-sitter lowering, or a TU
-// with errors) and drops their fixes.
+// with errors) and drops their fixes; `fixable` false (headers were skipped) drops fixes only.
 std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const std::string& path,
-                                    std::string_view source, bool low_confidence);
+                                    std::string_view source, bool low_confidence, bool fixable = true);
 
 }  // namespace ll::cpp

@@ -230,7 +230,7 @@ int main(int argc, char** argv) {
     cpp::TuResult tu = cpp::analyze_tu(path, opts, cache);
     if (tu.analysed) {
       if (dump_model) std::cerr << "== " << path << "\n" << cpp::dump_module(tu.module);
-      for (const Finding& f : cpp::run_cpp_checks(tu.module, *cfg, path, tu.source, tu.low_confidence))
+      for (const Finding& f : cpp::run_cpp_checks(tu.module, *cfg, path, tu.source, tu.low_confidence, tu.fixable))
         findings.push_back(finding_json(f));
     }
     for (const Diagnostic& d : tu.diagnostics) diags.push_back(diag_json(d));

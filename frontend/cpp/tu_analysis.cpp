@@ -7,11 +7,17 @@
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/FrontendAction.h>
 #include <clang/Frontend/Utils.h>
+#include <clang/Lex/PPCallbacks.h>
+#include <clang/Lex/Preprocessor.h>
 #include <clang/Lex/PreprocessorOptions.h>
 #include <llvm/Support/CrashRecoveryContext.h>
 #include <llvm/Support/MemoryBuffer.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
 #include <cctype>
 #include <chrono>
 #include <filesystem>
@@ -37,6 +43,29 @@ struct ParseState {
   Module module;
   std::vector<Diagnostic> lower_diags;
   bool lowered = false;
+  // Headers that were not found and were skipped (never LibTorch's): the rest of the TU is
+  // Clang's recovery, with real LibTorch types.
+  std::vector<std::string> skipped;
+};
+
+bool torch_header(const std::string& h);
+
+// A header that is not found (OpenCV, a library whose include directory the default command
+// line does not know) is skipped instead of stopping the compile: Clang recovers from the
+// unknown names it declared, and what the file does with LibTorch keeps its real types.
+// LibTorch's own headers are never skipped: without them nothing is known.
+class SkipMissingHeaders : public clang::PPCallbacks {
+ public:
+  explicit SkipMissingHeaders(ParseState& st) : st_(st) {}
+  bool FileNotFound(llvm::StringRef name) override {
+    std::string h = name.str();
+    if (torch_header(h)) return false;
+    if (st_.skipped.size() < 64) st_.skipped.push_back(std::move(h));
+    return true;
+  }
+
+ private:
+  ParseState& st_;
 };
 
 class LowerConsumer : public clang::ASTConsumer {
@@ -48,7 +77,9 @@ class LowerConsumer : public clang::ASTConsumer {
     return !sm_.isInMainFile(sm_.getFileLoc(d->getLocation()));
   }
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
-    if (st_.diags.fatal || st_.diags.main_file_errors()) return;
+    // Errors of a TU whose missing headers were skipped are what the skipped declarations
+    // leave unknown: the recovery AST is lowered.
+    if (st_.diags.fatal || (st_.diags.main_file_errors() && st_.skipped.empty())) return;
     lower_ast(ctx, st_.source, st_.module, st_.lower_diags);
     st_.lowered = true;
   }
@@ -67,6 +98,10 @@ class LowerAction : public clang::ASTFrontendAction {
   // A "prefix" translation unit: Sema skips the end-of-TU template instantiations and
   // checks, which the analysis does not need and which dominate the time with LibTorch.
   clang::TranslationUnitKind getTranslationUnitKind() override { return clang::TU_Prefix; }
+  bool BeginSourceFileAction(clang::CompilerInstance& ci) override {
+    ci.getPreprocessor().addPPCallbacks(std::make_unique<SkipMissingHeaders>(st_));
+    return true;
+  }
 
  private:
   ParseState& st_;
@@ -130,6 +165,9 @@ bool parse(const std::vector<std::string>& args, const std::string& directory, c
     inv->getFrontendOpts().DisableFree = false;
     inv->getFileSystemOpts().WorkingDir = directory;
     inv->getDiagnosticOpts().ShowCarets = false;  // no "N errors generated." on stderr
+    // What skipped headers declared is unknown everywhere it is used: no "too many errors"
+    // stop (a fatal error) before the end of the file.
+    inv->getDiagnosticOpts().ErrorLimit = 0;
     // LibTorch's headers come from the shared PCH; the file's own `#include <torch/...>`
     // lines are then no-ops (`#pragma once`).
     if (!pch.empty()) inv->getPreprocessorOpts().ImplicitPCHInclude = pch;
@@ -174,6 +212,70 @@ bool torch_header(const std::string& h) {
   for (const char* p : {"torch/", "ATen/", "c10/", "caffe2/", "cuda", "cudnn", "thrust/", "cub/"})
     if (h.rfind(p, 0) == 0) return true;
   return false;
+}
+
+// ---- Project headers the default command line does not know where to find
+// (`#include "network.hpp"` from src/main.cpp, the header in include/): the directories of the
+// scanned tree that hold them, found by name.
+
+bool header_name(const std::string& n) {
+  for (const char* ext : {".h", ".hpp", ".hh", ".hxx", ".cuh", ".inl", ".ipp", ".tpp"}) {
+    const size_t k = std::strlen(ext);
+    if (n.size() > k && n.compare(n.size() - k, k, ext) == 0) return true;
+  }
+  return false;
+}
+
+// Every header file under `root` (real paths), listed once per process and root; hidden and
+// dependency folders are skipped, symlinks are not followed, and the walk is bounded.
+const std::vector<std::string>& headers_under(const std::string& root) {
+  static std::mutex mu;
+  static std::map<std::string, std::vector<std::string>> index;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = index.try_emplace(root);
+  if (!fresh) return it->second;
+  std::error_code ec;
+  fs::recursive_directory_iterator walk(root, fs::directory_options::skip_permission_denied, ec), end;
+  size_t visited = 0;
+  for (; !ec && walk != end && visited < 200000; walk.increment(ec), ++visited) {
+    const fs::directory_entry& e = *walk;
+    const std::string name = e.path().filename().string();
+    if (e.is_directory(ec) && !e.is_symlink(ec)) {
+      if (walk.depth() >= 12 || (!name.empty() && name[0] == '.') || name == "node_modules" || name == "third_party")
+        walk.disable_recursion_pending();
+      continue;
+    }
+    if (e.is_regular_file(ec) && !e.is_symlink(ec) && header_name(name)) it->second.push_back(e.path().string());
+  }
+  return it->second;
+}
+
+// Directories under the project roots from which the skipped includes resolve, nearest to
+// the file first; at most 8.
+std::vector<std::string> project_include_dirs(const std::vector<std::string>& skipped,
+                                              const std::vector<std::string>& roots, const std::string& file) {
+  std::vector<std::string> out;
+  for (const std::string& name : skipped) {
+    if (name.empty() || name[0] == '/' || name.find("..") != std::string::npos || !header_name(name)) continue;
+    std::string best;
+    size_t best_common = 0;
+    for (const std::string& root : roots)
+      for (const std::string& h : headers_under(root)) {
+        if (h.size() <= name.size() + 1 || h.compare(h.size() - name.size(), name.size(), name) != 0 ||
+            h[h.size() - name.size() - 1] != '/')
+          continue;
+        size_t common = 0;
+        while (common < h.size() && common < file.size() && h[common] == file[common]) ++common;
+        std::string dir = h.substr(0, h.size() - name.size() - 1);
+        if (best.empty() || common > best_common || (common == best_common && dir.size() < best.size())) {
+          best = dir;
+          best_common = common;
+        }
+      }
+    if (!best.empty() && std::find(out.begin(), out.end(), best) == out.end()) out.push_back(best);
+    if (out.size() >= 8) break;
+  }
+  return out;
 }
 
 }  // namespace
@@ -319,6 +421,22 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
       }
     }
   }
+  // Without a database entry, headers of the project itself that were not found are looked
+  // up in the tree, and the file is parsed once more with their directories.
+  if (clang_ok && !cmd.exact && !ps.skipped.empty()) {
+    std::vector<std::string> dirs = project_include_dirs(ps.skipped, cmd.project_roots, abs);
+    if (!dirs.empty()) {
+      std::vector<std::string> args = cmd.args;
+      const size_t at = std::min<size_t>(1, args.size());
+      for (auto d = dirs.rbegin(); d != dirs.rend(); ++d) args.insert(args.begin() + at, "-I" + *d);
+      ParseState again;
+      again.source = r.source;
+      if (parse(args, cmd.directory, abs, pch.pch, read_roots, again) && (again.lowered || !ps.lowered)) {
+        ps = std::move(again);
+        r.pch_status += "+project-includes";
+      }
+    }
+  }
   if (!clang_ok) {
     r.diagnostics.push_back(diag(path, "internal",
                                  "the Clang frontend failed on this file; analysed syntactically, findings are lower "
@@ -335,7 +453,20 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
     }
     r.analysed = true;
     r.semantic = true;
-    if (!ps.diags.errors.empty()) {
+    if (!ps.skipped.empty()) {
+      // Findings rest on LibTorch's real types; edits could not be checked by a compile.
+      r.fixable = false;
+      std::string h = ps.skipped.front();  // the first one the file names itself, if any
+      for (const std::string& x : ps.skipped)
+        if (quotable_header(x, r.source)) { h = x; break; }
+      std::string shown = quotable_header(h, r.source) ? "'" + h + "'" : "a header";
+      std::string more = ps.skipped.size() > 1 ? " and " + std::to_string(ps.skipped.size() - 1) + " more" : "";
+      r.diagnostics.push_back(diag(path, "missing-headers",
+                                   shown + more + " not found (" + cmd.origin +
+                                       "): skipped, and the rest analysed with Clang's recovery (LibTorch types "
+                                       "are real); no fixes are offered. Pass -p BUILD_DIR with a "
+                                       "compile_commands.json"));
+    } else if (!ps.diags.errors.empty()) {
       // Errors only in other files (headers): the main file's AST is usable but may miss facts.
       r.low_confidence = true;
       r.diagnostics.push_back(diag(path, "compile-error",

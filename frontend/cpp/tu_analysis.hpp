@@ -26,6 +26,7 @@ struct TuResult {
   bool analysed = false;        // module holds a lowering (the checks can run)
   bool semantic = false;        // lowered from a Clang AST that compiled
   bool low_confidence = false;  // tree-sitter lowering, or a TU with errors (no fixes then)
+  bool fixable = true;          // false when headers were skipped: no edit could be checked
   std::string pch_status;       // "hit" | "built" | "disabled" | "none" | "failed" | "retry"
   double seconds = 0, pch_seconds = 0;
   std::string command_origin;

@@ -130,12 +130,30 @@ TEST(Impact, ASmallModelOfVisibleSizeSwappedOnTheGpuIsWeak) {
   }
   for (const std::string& layers : {std::string("        self.l1 = nn.Linear(width, 2048)\n        self.out = nn.Linear(2048, 39)\n"),
                                     std::string("        self.l1 = nn.Linear(4096, 4096)\n        self.out = nn.Linear(4096, 4096)\n"),
-                                    std::string("        self.l1 = timm.create_model('resnet50')\n        self.out = nn.Linear(2048, 39)\n")}) {
+                                    std::string("        self.l1 = timm.create_model('resnet50')\n        self.out = nn.Linear(2048, 39)\n"),
+                                    std::string("        self.l1 = nn.Sequential()\n        self.out = nn.Linear(2048, 39)\n"
+                                                "        self.l1.add_module('h', nn.Linear(width, 2048))\n")}) {
     const FileResult r = analyze_text("seeds.py", program(layers), Config{}, EngineOptions{});
     const Finding* f = only(r, "LL301");
     ASSERT_NE(f, nullptr) << layers;
     EXPECT_FALSE(f->low_confidence) << layers << f->message;
   }
+  // A builder that grows an empty Sequential with add_module: its size is not visible.
+  const std::string grown =
+      "import torch\nimport torch.nn as nn\n"
+      "def build(n):\n"
+      "    model = nn.Sequential()\n"
+      "    model.add_module('h1', nn.Linear(4, 8))\n"
+      "    for i in range(n):\n"
+      "        model.add_module('h%d' % i, nn.Linear(8, 8))\n"
+      "    return model\n"
+      "for i in range(3):\n"
+      "    model = build(i).to('cuda')\n"
+      "    train(model)\n";
+  const FileResult gr = analyze_text("grown.py", grown, Config{}, EngineOptions{});
+  const Finding* g = only(gr, "LL301");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence) << g->message;
 }
 
 TEST(Impact, AWorkerCountWithinTheInflightBudgetIsWeak) {
