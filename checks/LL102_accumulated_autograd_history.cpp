@@ -56,6 +56,17 @@ class History {
     return false;
   }
 
+  // A key that names a count or an accuracy (`correct`, `total`, `num_samples`, `acc`).
+  static bool counts_by_name(std::string_view key) {
+    auto toks = Facts::name_tokens(key);
+    if (toks.empty()) return false;
+    for (const auto& t : toks)
+      if (is_loss_name(t)) return false;
+    return in(toks.back(), {"correct", "total", "count", "counts", "num", "n", "size", "samples", "accuracy", "acc",
+                            "steps", "step", "tokens", "examples", "hits", "seen", "batches"}) ||
+           in(toks.front(), {"num", "n", "count", "correct", "total"});
+  }
+
   // Does the expression's value carry autograd history?
   bool carries(Id x, bool off, int depth = 0) const {
     if (x == kNone || depth > 48) return false;
@@ -71,6 +82,12 @@ class History {
         return carries(e.kids[0], off, depth + 1);
       }
       case ExprKind::Subscript:
+        // `metrics["correct"]`, `stats["n_samples"]`: counts and accuracies are computed
+        // through comparisons and sizes, which record no autograd history, whatever else
+        // the container holds (`metrics["loss"]` does).
+        if (e.kids.size() > 1 && f_.e(e.kids[1]).kind == ExprKind::Literal &&
+            f_.e(e.kids[1]).lit == LitKind::String && counts_by_name(f_.e(e.kids[1]).text))
+          return false;
         return carries(e.kids[0], off, depth + 1);
       case ExprKind::BinOp:
         return carries(e.kids[0], off, depth + 1) || carries(e.kids[1], off, depth + 1);

@@ -160,8 +160,13 @@ void check_LL103(CheckContext& ctx) {
         // A loop that trains fails or grows in backward(); one that never back-propagates
         // (autoregressive sampling) only chains each step's graph to the next: the cure there
         // is to run it without autograd.
-        Finding* fd = ctx.report(
-            "LL103", f.m.s(c.stmt).range,
+        // A loop that trains fails (or grows) on any device; one that never back-propagates
+        // only holds memory, which a CPU-only program pays in host RAM (impact policy).
+        auto report = [&](std::string message) {
+          return trains ? ctx.report("LL103", f.m.s(c.stmt).range, std::move(message))
+                        : report_memory_claim(ctx, "LL103", f.m.s(c.stmt).range, std::move(message));
+        };
+        Finding* fd = report(
             trains && f.m.lang == Lang::Cpp
                 ? "`" + name + "` comes from the previous iteration's forward and is fed back into the model "
                   "without `.detach()`: each iteration's graph is chained to every earlier one, so without "

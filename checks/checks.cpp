@@ -130,7 +130,8 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
   }
   // Relevance: Python that reaches no torch (MXNet, TensorFlow, plain Python) has none of
   // the mechanisms the rules describe. C++ units are filtered before Clang runs.
-  if (m.lang == Lang::Python && !torch && !(project && project->torch_via_project)) return out;
+  if (m.lang == Lang::Python && !torch && (!(project && project->torch_via_project) || imports_other_framework(m)))
+    return out;
   CheckContext ctx(facts, source, out);
   for (const auto& c : all_checks())
     if (ctx.enabled(c.id)) c.run(ctx);

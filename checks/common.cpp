@@ -101,9 +101,15 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
 }
 
 Finding* report_memory_claim(CheckContext& ctx, std::string_view rule, const Range& where, std::string message) {
-  if (!ctx.facts.cpu_only_program()) return ctx.report(rule, where, std::move(message));
-  return ctx.report_weak(rule, where, std::move(message),
-                         "nothing in this program places a tensor on a GPU, so this costs host memory of a CPU run");
+  const Facts& f = ctx.facts;
+  if (f.cpu_only_program())
+    return ctx.report_weak(rule, where, std::move(message),
+                           "nothing in this program places a tensor on a GPU, so this costs host memory of a CPU run");
+  if (f.cpu_only_at(where.begin))
+    return ctx.report_weak(rule, where, std::move(message),
+                           "nothing before this point of the program places a tensor on a GPU, so this costs host "
+                           "memory of a CPU run");
+  return ctx.report(rule, where, std::move(message));
 }
 
 bool iterates_batches(const Facts& f, int loop) {

@@ -135,7 +135,23 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
     if (is_backward(c) || optimizer_of_step(c) != kNone) { file_trains_ = true; break; }
 }
 
+bool Facts::cpu_only_at(uint32_t pos) const {
+  if (cpu_only_program()) return true;
+  if (first_gpu_evidence_ == 0) return false;
+  // The top-level statement the position is in: evidence after its end cannot have run
+  // when it runs (a notebook's later cells, a script's later lines). Inside a function or
+  // class, callers anywhere may run it: the whole file decides.
+  for (Id s : m.body) {
+    const Stmt& st = m.s(s);
+    if (st.range.begin > pos || st.range.end < pos) continue;
+    if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) return false;
+    return first_gpu_evidence_ >= st.range.end;
+  }
+  return false;
+}
+
 bool Facts::compute_cpu_only_program() const {
+  first_gpu_evidence_ = 0;  // until the scan says otherwise: evidence everywhere
   bool program = ends_with(path, ".ipynb");
   for (Id s : m.body) {
     const Stmt& st = m.s(s);
@@ -186,34 +202,39 @@ bool Facts::compute_cpu_only_program() const {
     unused_assignment[st] = unused;
     return unused;
   };
+  // The first piece of GPU evidence, by position (cpu_only_at() reads it).
+  uint32_t first = UINT32_MAX;
   for (Id xi = 0; xi < m.exprs.size(); ++xi) {
     const Expr& x = m.exprs[xi];
-    if (starts_with(x.qname, "torch.distributed") || starts_with(x.qname, "torch.backends.mps"))
-      return false;
-    if (starts_with(x.qname, "torch.cuda")) {
-      if (ignorable(xi)) continue;
-      return false;
-    }
-    if (x.kind == ExprKind::Literal && x.lit == LitKind::String) {
+    if (x.range.begin >= first) continue;
+    bool evidence = false;
+    if (starts_with(x.qname, "torch.distributed") || starts_with(x.qname, "torch.backends.mps")) {
+      evidence = true;
+    } else if (starts_with(x.qname, "torch.cuda")) {
+      evidence = !ignorable(xi);
+    } else if (x.kind == ExprKind::Literal && x.lit == LitKind::String) {
       std::string low;
       for (char ch : x.text.substr(0, 64)) low.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
-      if ((low.find("cuda") != std::string::npos || low.find("gpu") != std::string::npos ||
-           low.rfind("mps", 0) == 0 || low.rfind("xla", 0) == 0) &&
-          !ignorable(xi))
-        return false;
-    }
-    // An imported name counts by what it is (`import pyro.distributions as dist` is not
-    // torch.distributed; `torch.device` is a device), a local one by how it is spelled.
-    if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute)
+      evidence = (low.find("cuda") != std::string::npos || low.find("gpu") != std::string::npos ||
+                  low.rfind("mps", 0) == 0 || low.rfind("xla", 0) == 0) &&
+                 !ignorable(xi);
+    } else if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) {
+      // An imported name counts by what it is (`import pyro.distributions as dist` is not
+      // torch.distributed; `torch.device` is a device), a local one by how it is spelled.
       for (const auto& t : name_tokens(x.qname.empty() ? x.text : x.qname))
         // (`dist` alone is as often a distance or a distribution, `output_dist`; the module
         // `torch.distributed as dist` is caught by its qualified name above.)
         if (in(t, {"cuda", "gpu", "gpus", "device", "devices", "accelerator", "distributed", "ddp", "rank",
                    "mps", "xla", "tpu", "kcuda", "cudnn"}) &&
-            !ignorable(xi))
-          return false;
+            !ignorable(xi)) {
+          evidence = true;
+          break;
+        }
+    }
+    if (evidence) first = x.range.begin;
   }
-  return true;
+  first_gpu_evidence_ = first;
+  return first == UINT32_MAX;
 }
 
 int Facts::push_loop(Loop l) {
@@ -588,6 +609,32 @@ Id Facts::constructed_class(Id call) const {
   return class_at(callee.text, callee.range.begin);
 }
 
+Id Facts::argument_class(Id func, const std::string& param) const {
+  if (func == kNone || callers_[func].empty()) return kNone;
+  const Function& fn = m.funcs[func];
+  size_t index = fn.params.size();
+  for (size_t i = 0; i < fn.params.size(); ++i)
+    if (fn.params[i] == param) index = i;
+  if (index == fn.params.size()) return kNone;
+  const size_t first = (fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self") ? 1 : 0;
+  if (index < first) return kNone;
+  Id cls = kNone;
+  for (int ci : callers_[func]) {
+    const CallSite& c = calls[ci];
+    const Expr& call = e(c.call);
+    const size_t nkw = call.kw.size(), npos = call.kids.size() - 1 - nkw;
+    Id a = kNone;
+    if (index - first < npos) a = call.kids[1 + index - first];
+    for (size_t k = 0; k < nkw; ++k)
+      if (call.kw[k] == param) a = call.kids[1 + npos + k];
+    if (a == kNone || dotted(a).empty()) return kNone;
+    Id k = instance_class(c.func, a);
+    if (k == kNone || (cls != kNone && k != cls)) return kNone;
+    cls = k;
+  }
+  return cls;
+}
+
 Id Facts::instance_class(Id func, Id obj) const {
   const std::string& d = dotted(obj);
   if (d.empty() || d == "self") return kNone;
@@ -597,6 +644,7 @@ Id Facts::instance_class(Id func, Id obj) const {
     while (e(v).kind == ExprKind::Call && in(callee_attr(v), {"to", "cuda", "cpu", "eval", "train"}) &&
            callee_receiver(v) != kNone)
       v = callee_receiver(v);
+    if (dotted(v) == d) continue;  // `rnn = rnn.to(device)`: the same object
     Id k = constructed_class(v);
     if (k == kNone || (cls != kNone && k != cls)) return kNone;
     cls = k;
@@ -1305,9 +1353,16 @@ void Facts::note_freezes(const Stmt& s, Id func) {
         events.push_back({td.substr(0, dot), s.range.begin, false});
     }
   } else if (s.kind == StmtKind::For && !s.targets.empty() && s.value != kNone && e(s.value).kind == ExprKind::Call &&
-             callee_attr(s.value) == "parameters" && e(s.targets[0]).kind == ExprKind::Name) {
+             (callee_attr(s.value) == "parameters" || callee_attr(s.value) == "named_parameters")) {
     // for p in model.parameters(): p.requires_grad = False
-    const std::string& p = e(s.targets[0]).text;
+    // for k, v in model.named_parameters(): v.requires_grad = False
+    Id target = s.targets[0];
+    if (callee_attr(s.value) == "named_parameters") {
+      if (e(target).kind != ExprKind::Sequence || e(target).kids.size() != 2) return;
+      target = e(target).kids[1];
+    }
+    if (e(target).kind != ExprKind::Name) return;
+    const std::string& p = e(target).text;
     for (Id b : s.body) {
       const Stmt& st = m.s(b);
       if (st.kind != StmtKind::Assign || st.targets.size() != 1 || st.value == kNone) continue;
@@ -1359,8 +1414,14 @@ bool Facts::is_optimizer(Id func, Id x) const {
         q.find("swa_utils") == std::string::npos)
       return true;
     if (callee_attr(v) == "optimizers") return true;
+    // A class of this file is an optimizer only if it is one (`WeightEMA`, whose step()
+    // blends weights into an EMA copy and never reads .grad, is not, whatever it is named).
+    if (Id k = constructed_class(v); k != kNone) return class_derives(k, {"Optimizer"});
     if (!q.empty()) return false;
   }
+  // A parameter: what the same-file callers pass (`train(..., ema_optimizer, ...)` with
+  // `ema_optimizer = WeightEMA(...)` in main()).
+  if (Id k = argument_class(func, d); k != kNone) return class_derives(k, {"Optimizer"});
   auto toks = name_tokens(last_component(d));
   bool opt = false;
   for (const auto& t : toks) {

@@ -162,6 +162,9 @@ class Facts {
   // The same-file class whose instance the name `obj` holds in `func`: every binding of it
   // is a construction of that class (`cam = GradCAM(model)`). kNone when unknown or mixed.
   Id instance_class(Id func, Id obj) const;
+  // The same-file class of the objects every same-file caller of `func` passes as its
+  // parameter `param` (kNone when unknown, mixed, or no caller).
+  Id argument_class(Id func, const std::string& param) const;
   bool is_optimizer(Id func, Id expr) const;
   // For `opt.step()` / `scaler.step(opt)`: the optimizer expression; kNone otherwise.
   Id optimizer_of_step(const CallSite& c) const;
@@ -208,6 +211,11 @@ class Facts {
     if (cpu_only_program_ < 0) cpu_only_program_ = compute_cpu_only_program() ? 1 : 0;
     return cpu_only_program_ == 1;
   }
+  // The same question at a point of the program: a top-level statement (a notebook cell's
+  // loop, a script's line) that ends before the first GPU evidence of the file runs on the
+  // CPU, whatever later cells do (a tutorial that moves to CUDA in its last section). Code
+  // in functions and classes is decided by the whole file.
+  bool cpu_only_at(uint32_t pos) const;
 
   static std::vector<std::string> name_tokens(std::string_view name);
   bool is_eval_function_name(std::string_view name) const;
@@ -265,6 +273,7 @@ class Facts {
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
   bool file_trains_ = false;
   mutable signed char cpu_only_program_ = -1;  // -1 not computed yet
+  mutable uint32_t first_gpu_evidence_ = 0;     // byte of the first GPU evidence (0: before any)
   bool compute_cpu_only_program() const;
   Id guard_ = kNone;
   bool loop_memo(int which, int loop, const std::function<bool(const CallSite&)>& pred) const;

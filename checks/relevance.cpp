@@ -22,6 +22,21 @@ bool is_torch_family(std::string_view qualified) {
   return std::find(std::begin(kFamily), std::end(kFamily), root) != std::end(kFamily);
 }
 
+bool imports_other_framework(const Module& m) {
+  static constexpr std::string_view kOthers[] = {"tensorflow", "keras", "jax", "flax", "mxnet", "caffe2",
+                                                 "paddle", "mindspore", "oneflow", "chainer", "theano"};
+  auto other = [&](std::string_view q) {
+    if (!q.empty() && q.front() == '.') return false;
+    const std::string_view root = root_of(q);
+    return std::find(std::begin(kOthers), std::end(kOthers), root) != std::end(kOthers);
+  };
+  for (const auto& [local, qualified] : m.aliases)
+    if (other(qualified)) return true;
+  for (const auto& mod : m.star_imports)
+    if (other(mod)) return true;
+  return false;
+}
+
 bool imports_torch(const Module& m) {
   for (const auto& [local, qualified] : m.aliases)
     if (is_torch_family(qualified)) return true;

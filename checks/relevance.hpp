@@ -23,6 +23,12 @@ bool is_torch_family(std::string_view qualified);
 // Whether the module itself imports a torch-family package.
 bool imports_torch(const Module& m);
 
+// Whether it imports another deep-learning framework itself (TensorFlow, Keras, JAX, MXNet,
+// Caffe2, Paddle, ...). Such a module that reaches torch only through a project module
+// (a Caffe2 model fed by the project's PyTorch data loader) runs the other framework's
+// models: it is not analysed as PyTorch code.
+bool imports_other_framework(const Module& m);
+
 // The project modules the module may import from, as written (dotted, possibly relative
 // with leading dots): for `from a.b import c` both "a.b" and "a.b.c" (c may be a module).
 std::vector<std::string> imported_modules(const Module& m);

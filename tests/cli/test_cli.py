@@ -514,12 +514,14 @@ class Relevance(Tmp):
         self.write("pkg/helpers.py", "from pkg.common import nn" + self.LOOP)     # a name re-exported from common
         self.write("pkg/tf_eval.py", "import tensorflow as tf" + self.LOOP)       # another framework
         self.write("pkg/plain.py", "import statistics" + self.LOOP)               # plain Python
+        # Another framework's model fed by the project's torch module: not PyTorch code.
+        self.write("pkg/caffe2_model.py", "from caffe2.python import workspace\nfrom pkg import common" + self.LOOP)
         self.write("pkg/direct.py", "import torch as T" + self.LOOP)              # an alias
         for extra in ((), ("--no-cache",), ()):                                   # cold, uncached, warm
             by = self.findings_by_file(extra)
             for f in ("evaluate.py", "chain.py", "helpers.py", "direct.py"):
                 self.assertIn("LL101", by.get(os.path.join("pkg", f), set()), (f, by))
-            for f in ("tf_eval.py", "plain.py", "common.py", "__init__.py"):
+            for f in ("tf_eval.py", "plain.py", "common.py", "__init__.py", "caffe2_model.py"):
                 self.assertNotIn(os.path.join("pkg", f), by, (f, by))
 
 

@@ -2,6 +2,8 @@
 // reported one severity step lower, marked low-confidence, and its message says why.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "cli/engine.hpp"
 #include "tests/unit/only_finding.hpp"
 #include "rules/config.hpp"
@@ -79,6 +81,41 @@ TEST(Impact, APerSampleContainerOfUnknownSizeIsWeakToo) {
   EXPECT_NE(f->message.find("dataset's size is not visible"), std::string::npos) << f->message;
 }
 
+TEST(Impact, ACpuSectionBeforeTheFirstGpuUseIsWeak) {
+  // A tutorial notebook: the first sections train and test on the CPU, the last one moves a
+  // model to CUDA. The CPU sections' test loops ran before anything could use a GPU; the
+  // CUDA section's loop, and a function (which later code may call with a GPU model), keep
+  // the full severity.
+  const std::string nb =
+      "import torch\n"
+      "model = torch.nn.Linear(4, 2)\n"
+      "model.eval()\n"
+      "for x in test_loader:\n"
+      "    print(model(x).argmax(-1))\n"
+      "def evaluate(net, loader):\n"
+      "    net.eval()\n"
+      "    return [net(x).argmax(-1) for x in loader]\n"
+      "device = torch.device('cuda')\n"
+      "model = torch.nn.Linear(4, 2).to(device)\n"
+      "model.eval()\n"
+      "for x in test_loader:\n"
+      "    print(model(x.to(device)).argmax(-1))\n";
+  const FileResult r = analyze_text("sections.ipynb.py", nb, Config{}, EngineOptions{});
+  std::map<uint32_t, bool> weak_by_line;
+  for (const Finding& f : r.findings)
+    if (f.rule == "LL101") weak_by_line[f.range.line] = f.low_confidence;
+  ASSERT_EQ(weak_by_line.count(5), 1u) << r.findings.size();
+  EXPECT_TRUE(weak_by_line[5]);
+  ASSERT_EQ(weak_by_line.count(8), 1u);
+  EXPECT_FALSE(weak_by_line[8]);
+  ASSERT_EQ(weak_by_line.count(13), 1u);
+  EXPECT_FALSE(weak_by_line[13]);
+  for (const Finding& f : r.findings)
+    if (f.range.line == 5)
+      EXPECT_NE(f.message.find("nothing before this point of the program places a tensor on a GPU"), std::string::npos)
+          << f.message;
+}
+
 TEST(Impact, AModelSwapInACpuOnlyProgramIsWeak) {
   // k-fold cross-validation in a notebook: a fresh small model per fold, all on the CPU.
   const std::string nb =
@@ -141,14 +178,14 @@ TEST(Impact, ASmallModelOfVisibleSizeSwappedOnTheGpuIsWeak) {
   // A builder that grows an empty Sequential with add_module: its size is not visible.
   const std::string grown =
       "import torch\nimport torch.nn as nn\n"
-      "def build(n):\n"
+      "def build_model(n):\n"
       "    model = nn.Sequential()\n"
       "    model.add_module('h1', nn.Linear(4, 8))\n"
       "    for i in range(n):\n"
       "        model.add_module('h%d' % i, nn.Linear(8, 8))\n"
       "    return model\n"
       "for i in range(3):\n"
-      "    model = build(i).to('cuda')\n"
+      "    model = build_model(i).to('cuda')\n"
       "    train(model)\n";
   const FileResult gr = analyze_text("grown.py", grown, Config{}, EngineOptions{});
   const Finding* g = only(gr, "LL301");
