@@ -110,10 +110,12 @@ TEST(Impact, ACpuSectionBeforeTheFirstGpuUseIsWeak) {
   EXPECT_FALSE(weak_by_line[8]);
   ASSERT_EQ(weak_by_line.count(13), 1u);
   EXPECT_FALSE(weak_by_line[13]);
-  for (const Finding& f : r.findings)
-    if (f.range.line == 5)
+  for (const Finding& f : r.findings) {
+    if (f.range.line == 5) {
       EXPECT_NE(f.message.find("nothing before this point of the program places a tensor on a GPU"), std::string::npos)
           << f.message;
+    }
+  }
 }
 
 TEST(Impact, AModelSwapInACpuOnlyProgramIsWeak) {
