@@ -18,6 +18,13 @@ std::string module_of_path(const std::string& path) {
 
 namespace {
 
+// Does file module `mod` end with the dotted module name `q`?
+bool module_is(const std::string& mod, const std::string& q) {
+  if (q.empty()) return false;
+  const std::string m = "." + mod, s = "." + q;
+  return m.size() >= s.size() && m.compare(m.size() - s.size(), s.size(), s) == 0;
+}
+
 // Does the qualified name `q` ("pkg.data.Frames", ".data.Frames") name `name` defined in
 // module `mod` ("src.pkg.data")? Matches on the longest common module suffix.
 bool names(const std::string& q, const std::string& mod, const std::string& name) {
@@ -25,10 +32,7 @@ bool names(const std::string& q, const std::string& mod, const std::string& name
   if (q.size() < want.size() || q.compare(q.size() - want.size(), want.size(), want) != 0) return false;
   std::string qmod = q.substr(0, q.size() - want.size());
   while (!qmod.empty() && qmod[0] == '.') qmod = qmod.substr(1);
-  if (qmod.empty()) return false;
-  std::string m = "." + mod;
-  std::string s = "." + qmod;
-  return m.size() >= s.size() && m.compare(m.size() - s.size(), s.size(), s) == 0;
+  return module_is(mod, qmod);
 }
 
 std::string last(const std::string& q) {
@@ -71,13 +75,6 @@ std::vector<size_t> defining_files(const std::string& q, size_t importer, const 
   for (size_t j : candidates)
     if (j != importer && names(q, files[j].module, name)) out.push_back(j);
   return out;
-}
-
-// Does file module `mod` end with the dotted module name `q`?
-bool module_is(const std::string& mod, const std::string& q) {
-  if (q.empty()) return false;
-  const std::string m = "." + mod, s = "." + q;
-  return m.size() >= s.size() && m.compare(m.size() - s.size(), s.size(), s) == 0;
 }
 
 // The files that define `q`'s name through star re-exports: the module `q` names
