@@ -43,25 +43,71 @@ void check_LL501(CheckContext& ctx) {
       if (m == "spawn" || m == "forkserver" || m == "fork") spawn_configured = true;
     }
   }
-  auto func_uses_cuda = [&](Id fn) { return fn != kNone && first_cuda[fn] != UINT32_MAX; };
-  auto target_uses_cuda = [&](const CallSite& c) {
-    Id t = f.arg(c.call, static_cast<size_t>(-1), "target");
-    if (t == kNone) t = f.arg(c.call, 0, "fn");
-    if (t != kNone && f.e(t).kind == ExprKind::Name)
-      for (Id fn = 0; fn < f.m.funcs.size(); ++fn)
-        if (f.m.funcs[fn].name == f.e(t).text && func_uses_cuda(fn)) return true;
-    return false;
+  // What the forked child runs: the Process target, or what is handed to the pool
+  // (`pool.map(fn, ...)`, `executor.submit(fn, ...)`), and whether that reaches CUDA through
+  // the file's functions. A function of another module (or a lambda) is not visible here.
+  enum class Child { NoCuda, Cuda, Unknown };
+  auto callable_child = [&](Id callee, Id func, auto& self, int depth) -> Child {
+    if (callee == kNone || depth > 3) return Child::Unknown;
+    const Expr& ce = f.e(callee);
+    if (ce.kind == ExprKind::Call && (f.callee_qual(callee) == "functools.partial"))
+      return self(f.arg(callee, 0, "func"), func, self, depth + 1);
+    if (ce.kind != ExprKind::Name || !ce.qname.empty()) return Child::Unknown;
+    bool found = false;
+    for (Id fn = 0; fn < f.m.funcs.size(); ++fn) {
+      const Function& d = f.m.funcs[fn];
+      if (d.name != ce.text || d.cls != kNone || (d.parent != kNone && d.parent != func)) continue;
+      found = true;
+      if (f.reaches(fn, [&](const CallSite& x) { return is_cuda_call(f, x); })) return Child::Cuda;
+    }
+    return found ? Child::NoCuda : Child::Unknown;
+  };
+  auto child_of = [&](const CallSite& c, const std::string& q) -> Child {
+    if (ends_with(q, "Process")) {
+      Id t = f.arg(c.call, 1, "target");
+      return t == kNone ? Child::Unknown : callable_child(t, c.func, callable_child, 0);
+    }
+    // A pool: the name it is bound to (`pool = Pool(4)`, `with Pool(4) as pool:`), then the
+    // work handed to it in the same function.
+    std::string pool;
+    if (c.stmt != kNone) {
+      const Stmt& st = f.m.s(c.stmt);
+      if (st.kind == StmtKind::Assign && st.value == c.call && st.targets.size() == 1) pool = f.dotted(st.targets[0]);
+      if (st.kind == StmtKind::With)
+        for (size_t k = 0; k < st.items.size() && k < st.targets.size(); ++k)
+          if (st.items[k] == c.call && st.targets[k] != kNone) pool = f.dotted(st.targets[k]);
+    }
+    Child out = Child::Unknown;
+    bool any = false;
+    for (const CallSite& x : f.calls) {
+      if (x.func != c.func) continue;
+      Id r = f.callee_receiver(x.call);
+      if (r == kNone || !(r == c.call || (!pool.empty() && f.dotted(r) == pool))) continue;
+      if (!in(f.callee_attr(x.call), {"map", "imap", "imap_unordered", "starmap", "map_async", "starmap_async", "apply",
+                                      "apply_async", "submit"}))
+        continue;
+      Child w = callable_child(f.arg(x.call, 0, "func"), c.func, callable_child, 0);
+      if (w == Child::Cuda) return Child::Cuda;
+      out = !any || out == Child::NoCuda ? w : out;
+      any = true;
+    }
+    return any ? out : Child::Unknown;
   };
   auto parent_cuda_before = [&](const CallSite& c) {
-    if (module_cuda) return true;
-    if (c.func != kNone && first_cuda[c.func] < f.e(c.call).range.begin) return true;
-    return false;
+    if (c.func != kNone && module_cuda) return true;  // module level runs first, at import
+    uint32_t first = first_cuda[c.func == kNone ? f.m.funcs.size() : c.func];
+    return first < f.e(c.call).range.begin;
   };
   const std::string msg =
       "the child process is started with fork after CUDA is initialised: it inherits a CUDA state it cannot use "
       "(\"Cannot re-initialize CUDA in forked subprocess\"); use `mp.get_context('spawn')` or "
       "`set_start_method('spawn')` (spawn needs picklable targets: a lambda or closure must become a top-level "
       "function)";
+  const std::string fragile_msg =
+      "the child process is started with fork and initialises CUDA itself: this works only while the parent has "
+      "not initialised CUDA before the fork (one CUDA call there and every child fails with \"Cannot "
+      "re-initialize CUDA in forked subprocess\"); use `mp.get_context('spawn')` or `set_start_method('spawn')` "
+      "(spawn needs picklable targets: a lambda or closure must become a top-level function)";
   for (const CallSite& c : f.calls) {
     const std::string& q = f.callee_qual(c.call);
     // Explicit fork.
@@ -96,7 +142,20 @@ void check_LL501(CheckContext& ctx) {
         q == "concurrent.futures.ProcessPoolExecutor") {
       if (q == "concurrent.futures.ProcessPoolExecutor" && f.arg(c.call, static_cast<size_t>(-1), "mp_context") != kNone)
         continue;
-      if (parent_cuda_before(c) || target_uses_cuda(c)) ctx.report("LL501", f.e(c.call).range, msg);
+      const Child child = child_of(c, q);
+      const bool before = parent_cuda_before(c);
+      if (child == Child::Cuda && before)
+        ctx.report("LL501", f.e(c.call).range, msg);
+      else if (child == Child::Cuda)
+        // Works while the parent stays off CUDA until the fork; one CUDA call added there
+        // (or made by an imported library) breaks every child.
+        ctx.report_weak("LL501", f.e(c.call).range, fragile_msg,
+                        "the parent has not initialised CUDA when it forks; the child initialises it itself");
+      else if (child == Child::Unknown && before)
+        ctx.report_weak("LL501", f.e(c.call).range, msg,
+                        "what the child runs is not visible in this file; a child that never touches CUDA is safe");
+      // A child that never reaches CUDA is safe after fork, whatever the parent did (like
+      // DataLoader workers).
     }
   }
 }
