@@ -67,6 +67,11 @@ void check_LL101(CheckContext& ctx) {
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "a single forward at the top level of a script or notebook keeps one "
                                         "input's graph, once")
+                  : serving && c.loop < 0 && f.runs_at_most_once(c.func)
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "a single forward in `" + f.m.funcs[c.func].name +
+                                            "()`, which the program runs at most once, keeps one input's graph, "
+                                            "once")
                   : trips > 0 && trips <= kFewForwards
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         trips == 1 ? "the loop runs once, the same as a single forward"

@@ -42,6 +42,23 @@ bool removes_in(const Facts& f, Id func) {
   });
 }
 
+bool is_constructor(const Facts& f, Id func) {
+  return func != kNone && f.class_of(func) != kNone && f.m.funcs[func].name == "__init__";
+}
+
+// Does `func` (or what it reaches) call, on any receiver, a method of `cls` that removes a
+// hook handle?
+bool calls_remover_of(const Facts& f, Id cls, Id func) {
+  std::set<std::string> removers;
+  for (Id mf : f.m.classes[cls].methods)
+    if (!is_constructor(f, mf) && removes_in(f, mf)) removers.insert(f.m.funcs[mf].name);
+  if (removers.empty()) return false;
+  return f.reaches(func, [&](const CallSite& x) {
+    const std::string& a = f.callee_attr(x.call);
+    return !a.empty() && removers.count(a) != 0;
+  });
+}
+
 // A loop variable bound by iterating `.parameters()` / `.named_parameters()` of something:
 // the tensor is a parameter that lives as long as the model.
 bool is_parameter_loop_target(const Facts& f, Id func, const std::string& name) {
@@ -97,10 +114,6 @@ std::string root_name(const std::string& dotted) {
     return p == std::string::npos ? dotted : dotted.substr(0, p);
   }
   return dotted.substr(0, dotted.find('.'));
-}
-
-bool is_constructor(const Facts& f, Id func) {
-  return func != kNone && f.class_of(func) != kNone && f.m.funcs[func].name == "__init__";
 }
 
 // Is `root` (`self.conv`, or a local) a new object made by the constructor itself
@@ -168,6 +181,10 @@ void check_LL105(CheckContext& ctx) {
           }))
         continue;
       if (caller && removes_in(f, caller->func)) continue;
+      // A hook object built per batch that keeps its handle (`self.hook = ...`) and offers a
+      // method removing it (`def close(self): self.hook.remove()`): calling that method,
+      // whatever holds the object (`for h in hooks: h.close()`), removes the hook.
+      if (caller && is_constructor(f, c.func) && calls_remover_of(f, f.class_of(c.func), caller->func)) continue;
       // Returned to a caller in another file, or kept for later: nothing here says it leaks.
       if (st.kind == StmtKind::Return) continue;
     }

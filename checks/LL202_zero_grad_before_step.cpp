@@ -1,12 +1,14 @@
 // LL202 zero-grad-before-step: gradients are reset after backward() and before step() in
 // the same iteration, so step() applies zero/None gradients.
+#include <set>
+
 #include "checks/common.hpp"
 
 namespace ll {
 namespace {
 
 struct Event {
-  enum Kind { Backward, Reset, Step } kind;
+  enum Kind { Backward, Reset, Step, GradWrite } kind;
   std::string opt;  // optimizer name for Reset/Step ("" = model reset)
   Id call;
 };
@@ -17,15 +19,56 @@ bool ends_with_jump(const Facts& f, const std::vector<Id>& body) {
   return k == StmtKind::Continue || k == StmtKind::Break || k == StmtKind::Return || k == StmtKind::Raise;
 }
 
-void linearize(const Facts& f, const std::vector<Id>& body, std::vector<Event>& out, int depth) {
+// Gradients written by hand (`p.grad = g`, `p.grad.data.add_(q.grad)`, `p.grad.copy_(g)`):
+// meta-learning and parameter-server code resets an optimizer, then fills its gradients
+// itself before the step.
+bool grad_target(const Facts& f, Id x) {
+  for (int hops = 0; x != kNone && hops < 4; ++hops) {
+    const Expr& e = f.e(x);
+    if (e.kind != ExprKind::Attribute || e.kids.empty()) return false;
+    if (e.text == "grad") return true;
+    if (e.text != "data") return false;
+    x = e.kids[0];
+  }
+  return false;
+}
+
+// `p.grad = g`, `p.grad += g` (not `p.grad *= s`, which only scales what is there).
+bool fills_grad(const Facts& f, const Stmt& st) {
+  if (st.kind != StmtKind::Assign && !(st.kind == StmtKind::AugAssign && (st.text == "+=" || st.text == "-=")))
+    return false;
+  for (Id t : st.targets)
+    if (grad_target(f, t)) return true;
+  return false;
+}
+
+bool writes_grad(const Facts& f, const CallSite& c) {
+  if (in(f.callee_attr(c.call), {"add_", "copy_", "set_", "sub_"}) &&
+      grad_target(f, f.callee_receiver(c.call)))
+    return true;
+  return c.stmt != kNone && fills_grad(f, f.m.s(c.stmt));
+}
+
+// What writes gradients by hand: loops over the parameters (statement ids) and same-file
+// functions (directly or through what they call).
+struct GradWriters {
+  std::set<Id> loops, funcs;
+};
+
+void linearize(const Facts& f, const GradWriters& gw, const std::vector<Id>& body, std::vector<Event>& out,
+               int depth) {
   if (depth > kMaxDepth) return;
   // A block that ends in continue/break/return/raise never reaches what follows it.
   if (depth > 0 && ends_with_jump(f, body)) return;
   for (Id sid : body) {
     const Stmt& s = f.m.s(sid);
-    if (s.kind == StmtKind::For || s.kind == StmtKind::While || s.kind == StmtKind::FunctionDef ||
-        s.kind == StmtKind::ClassDef)
-      continue;  // other iteration units
+    if (s.kind == StmtKind::For || s.kind == StmtKind::While) {
+      // Another iteration unit; but a loop over the parameters that writes their
+      // gradients (`for p, q in ...: p.grad = ...`) fills them here.
+      if (gw.loops.count(sid)) out.push_back({Event::GradWrite, "", kNone});
+      continue;
+    }
+    if (s.kind == StmtKind::FunctionDef || s.kind == StmtKind::ClassDef) continue;
     // Calls of this statement itself (not of nested blocks), in source order.
     for (int ci : f.calls_in_stmt[sid]) {
       const CallSite& c = f.calls[ci];
@@ -33,18 +76,21 @@ void linearize(const Facts& f, const std::vector<Id>& body, std::vector<Event>& 
       if (f.is_backward(c)) out.push_back({Event::Backward, "", c.call});
       else if (f.is_grad_reset(c, &o)) out.push_back({Event::Reset, o == kNone ? "" : f.dotted(o), c.call});
       else if ((o = f.optimizer_of_step(c)) != kNone) out.push_back({Event::Step, f.dotted(o), c.call});
+      else if (writes_grad(f, c) || (c.target_func != kNone && gw.funcs.count(c.target_func)))
+        out.push_back({Event::GradWrite, "", c.call});
     }
-    linearize(f, s.body, out, depth + 1);
-    for (const auto& h : s.handlers) linearize(f, h.body, out, depth + 1);
-    linearize(f, s.orelse, out, depth + 1);
-    linearize(f, s.finalbody, out, depth + 1);
+    if (f.calls_in_stmt[sid].empty() && fills_grad(f, s)) out.push_back({Event::GradWrite, "", kNone});
+    linearize(f, gw, s.body, out, depth + 1);
+    for (const auto& h : s.handlers) linearize(f, gw, h.body, out, depth + 1);
+    linearize(f, gw, s.orelse, out, depth + 1);
+    linearize(f, gw, s.finalbody, out, depth + 1);
   }
 }
 
-void check_unit(CheckContext& ctx, const std::vector<Id>& body) {
+void check_unit(CheckContext& ctx, const GradWriters& gw, const std::vector<Id>& body) {
   const Facts& f = ctx.facts;
   std::vector<Event> ev;
-  linearize(f, body, ev, 0);
+  linearize(f, gw, body, ev, 0);
   for (size_t z = 0; z < ev.size(); ++z) {
     if (ev[z].kind != Event::Reset) continue;
     bool backward_before = false;
@@ -54,7 +100,8 @@ void check_unit(CheckContext& ctx, const std::vector<Id>& body) {
     }
     if (!backward_before) continue;
     for (size_t s = z + 1; s < ev.size(); ++s) {
-      if (ev[s].kind == Event::Backward) break;  // gradients recomputed before the step
+      // Gradients recomputed, or written by hand, before the step.
+      if (ev[s].kind == Event::Backward || ev[s].kind == Event::GradWrite) break;
       if (ev[s].kind != Event::Step) continue;
       if (!ev[z].opt.empty() && ev[z].opt != ev[s].opt) continue;
       std::string what = ev[z].opt.empty() ? "the model's gradients" : "`" + ev[z].opt + "`'s gradients";
@@ -103,10 +150,29 @@ void check_unit(CheckContext& ctx, const std::vector<Id>& body) {
 
 void check_LL202(CheckContext& ctx) {
   const Facts& f = ctx.facts;
+  // Loops that write gradients by hand (`for p, q in ...: p.grad = p.data - q.data`).
+  GradWriters gw;
+  for (const Loop& l : f.loops) {
+    if (l.stmt == kNone) continue;
+    bool writes = false;
+    for (Id inner : l.stmts) writes = writes || fills_grad(f, f.m.s(inner));
+    for (int ci : l.calls) writes = writes || writes_grad(f, f.calls[ci]);
+    if (writes) gw.loops.insert(l.stmt);
+  }
+  for (const StmtSite& ss : f.stmt_sites)
+    if (ss.func != kNone && fills_grad(f, f.m.s(ss.stmt))) gw.funcs.insert(ss.func);
+  for (const CallSite& c : f.calls)
+    if (c.func != kNone && writes_grad(f, c)) gw.funcs.insert(c.func);
+  for (int round = 0; round < 8 && !gw.funcs.empty(); ++round) {
+    size_t before = gw.funcs.size();
+    for (const CallSite& c : f.calls)
+      if (c.func != kNone && c.target_func != kNone && gw.funcs.count(c.target_func)) gw.funcs.insert(c.func);
+    if (gw.funcs.size() == before) break;
+  }
   for (const Loop& l : f.loops)
-    if (l.stmt != kNone) check_unit(ctx, f.m.s(l.stmt).body);
-  for (const Function& fn : f.m.funcs) check_unit(ctx, fn.body);
-  check_unit(ctx, f.m.body);
+    if (l.stmt != kNone) check_unit(ctx, gw, f.m.s(l.stmt).body);
+  for (const Function& fn : f.m.funcs) check_unit(ctx, gw, fn.body);
+  check_unit(ctx, gw, f.m.body);
 }
 
 }  // namespace ll

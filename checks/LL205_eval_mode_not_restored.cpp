@@ -131,15 +131,17 @@ bool modal_layer(const Facts& f, Id call) {
                                  "Transformer", "RReLU"};
   // Recurrent layers and attention differ between modes only through their dropout
   // argument (default 0).
-  static const char* kDropoutArg[] = {"RNN", "LSTM", "GRU", "MultiheadAttention"};
+  // (position of `dropout` among their positional parameters)
+  static const std::pair<const char*, size_t> kDropoutArg[] = {
+      {"RNN", 6}, {"LSTM", 5}, {"GRU", 5}, {"MultiheadAttention", 2}};
   const std::string& q = f.callee_qual(call);
   if (q.rfind("torch.nn.", 0) != 0) return true;
   std::string_view last = f.last_component(q);
   for (const char* k : kModal)
     if (last.find(k) != std::string_view::npos) return true;
-  for (const char* k : kDropoutArg)
+  for (const auto& [k, pos] : kDropoutArg)
     if (last == k) {
-      Id d = f.arg(call, static_cast<size_t>(-1), "dropout");
+      Id d = f.arg(call, pos, "dropout");
       if (f.has_kwargs_splat(call)) return true;
       if (d != kNone && !(f.e(d).kind == ExprKind::Literal && (f.e(d).text == "0" || f.e(d).text == "0.0")))
         return true;
@@ -165,7 +167,7 @@ bool modal_layer(const Facts& f, Id call) {
 
 // A class of this file whose layers are all torch.nn layers that behave the same in
 // train() and eval(): switching its mode changes nothing.
-bool mode_free_class(const Facts& f, Id cls) {
+bool mode_free_class(const Facts& f, Id cls, int depth = 0) {
   for (const CallSite& c : f.calls) {
     if (c.func == kNone || f.class_of(c.func) != cls) continue;
     const std::string& q = f.callee_qual(c.call);
@@ -174,11 +176,28 @@ bool mode_free_class(const Facts& f, Id cls) {
       if (modal_layer(f, c.call)) return false;
       continue;
     }
+    if (q.rfind("torch.", 0) == 0) {
+      // Tensor functions (`torch.cat`, `torch.relu`) behave the same in both modes, except
+      // the functional dropout and normalisations.
+      if (q.find("dropout") != std::string::npos || q.find("batch_norm") != std::string::npos ||
+          q.find("instance_norm") != std::string::npos)
+        return false;
+      continue;
+    }
     if (!q.empty()) return false;  // another library's layer: unknown
     Id callee = f.e(c.call).kids[0];
     if (f.e(callee).kind == ExprKind::Name) {
-      if (f.e(callee).text == "super") continue;
-      return false;  // a same-file class or function: unknown
+      if (in(f.e(callee).text, {"super", "range", "len", "int", "float", "bool", "print", "isinstance", "min", "max",
+                                "zip", "enumerate", "list", "tuple", "dict", "sum", "abs", "getattr", "hasattr"}) &&
+          f.class_at(f.e(callee).text, f.e(callee).range.begin) == kNone && !f.is_function_name(c.func, f.e(callee).text))
+        continue;
+      // A submodule of a class of this file (`self.block = Block(dim)`): mode-free if its
+      // own layers are, a few levels deep.
+      Id sub = f.class_at(f.e(callee).text, f.e(callee).range.begin);
+      if (sub != kNone && sub != cls && depth < 4 && f.is_module_class(sub) && !f.m.classes[sub].methods.empty() &&
+          mode_free_class(f, sub, depth + 1))
+        continue;
+      return false;  // another same-file class or function: unknown
     }
     if (attr == "__init__") continue;
     // self.layer(x), x.view(...), torch ops: fine.
@@ -245,17 +264,26 @@ bool model_is_mode_free(const Facts& f, Id func, const std::string& name, Id at)
   std::vector<std::pair<Id, int>> vals;
   bool outside = false;
   const Id st = f.stmt_of(at);
-  if (st != kNone)
-    for (const Def& df : f.flow().reaching(st, name, &outside)) {
+  // Statements whose reaching definitions of `name` are read: the use, then the rebindings
+  // of itself it reaches (`net = net.to(device)` follows `net = Net()`), a few deep.
+  std::vector<Id> from;
+  if (st != kNone) from.push_back(st);
+  std::set<Id> seen;
+  for (size_t i = 0; i < from.size() && i < 8; ++i)
+    for (const Def& df : f.flow().reaching(from[i], name, &outside)) {
       if (df.value == kNone) return false;
       if (df.kind == DefKind::Assign || df.kind == DefKind::Declared || df.kind == DefKind::WithAlias) {
+        if (f.dotted(moved_module(f, df.value)) == name) {
+          if (df.stmt != kNone && seen.insert(df.stmt).second) from.push_back(df.stmt);
+          continue;
+        }
         vals.push_back({df.value, -1});
       } else if (df.kind == DefKind::Unpacked) {
         // `model, loss_fn, optimizer = get_model()`: which element is the model.
         const auto& kids = f.e(f.m.s(df.stmt).targets.at(0)).kids;
         int k = -1;
-        for (size_t i = 0; i < kids.size(); ++i)
-          if (f.dotted(kids[i]) == name) k = static_cast<int>(i);
+        for (size_t j = 0; j < kids.size(); ++j)
+          if (f.dotted(kids[j]) == name) k = static_cast<int>(j);
         if (k < 0) return false;
         vals.push_back({df.value, k});
       } else {

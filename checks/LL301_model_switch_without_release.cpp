@@ -186,6 +186,9 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
     for (Id k = 0; k < f.m.classes.size(); ++k)
       if (f.m.classes[k].name == callee.text && f.is_module_class(k)) builder = true;
   if (!builder) return false;
+  // Calling a model runs its forward: `logits_model = self.model(x)` binds activations.
+  if ((callee.kind == ExprKind::Name || callee.kind == ExprKind::Attribute) && f.is_model_value(func, f.e(v).kids[0]))
+    return false;
   // Unwrapping or assembling from models that already exist (`unwrap_model(model)`,
   // `Pipeline(unet=unet, vae=vae)`) creates nothing new.
   const Expr& call = f.e(v);

@@ -77,6 +77,43 @@ bool called_in(const Facts& f, const std::vector<Id>& body, const std::string& c
   return false;
 }
 
+// The handler calls the same callee with the same values unpacked differently
+// (`try: model(*inputs)` / `except: model(inputs)`): a fallback between calling
+// conventions, whatever the handler catches, not a retry of work that ran out of memory.
+bool calling_convention_fallback(const Facts& f, const Stmt& tr, Id call) {
+  auto shape = [&](Id c, std::vector<std::string>* names, std::vector<std::string>* stars) {
+    const Expr& x = f.e(c);
+    for (size_t k = 1; k < x.kids.size(); ++k) {
+      Id a = x.kids[k];
+      std::string star;
+      if (f.e(a).kind == ExprKind::Starred && !f.e(a).kids.empty()) {
+        star = f.e(a).text;
+        a = f.e(a).kids[0];
+      }
+      const std::string& d = f.dotted(a);
+      if (d.empty()) return false;
+      names->push_back(d);
+      stars->push_back(star);
+    }
+    return true;
+  };
+  std::vector<std::string> names, stars;
+  const std::string& callee = f.dotted(f.e(call).kids[0]);
+  if (callee.empty() || !shape(call, &names, &stars) || names.empty()) return false;
+  std::vector<Id> work(tr.body.begin(), tr.body.end());
+  for (size_t i = 0; i < work.size() && i < 4096; ++i) {
+    for (int ci : f.calls_in_stmt[work[i]]) {
+      Id other = f.calls[ci].call;
+      std::vector<std::string> n2, s2;
+      if (f.dotted(f.e(other).kids[0]) == callee && shape(other, &n2, &s2) && n2 == names && s2 != stars) return true;
+    }
+    const Stmt& s = f.m.s(work[i]);
+    for (Id b : s.body) work.push_back(b);
+    for (Id b : s.orelse) work.push_back(b);
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_LL304(CheckContext& ctx) {
@@ -109,7 +146,7 @@ void check_LL304(CheckContext& ctx) {
       retry = "call of `" + f.m.funcs[c.target_func].name + "`, which runs the model again";
     if (retry.empty()) continue;
     std::string what = catches_oom(f, tr, h);
-    if (what.empty()) continue;
+    if (what.empty() || calling_convention_fallback(f, tr, c.call)) continue;
     done.insert(c.try_handler);
     Finding* fd = ctx.report(
         "LL304", f.e(c.call).range,

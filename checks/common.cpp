@@ -112,6 +112,29 @@ Finding* report_memory_claim(CheckContext& ctx, std::string_view rule, const Ran
   return ctx.report(rule, where, std::move(message));
 }
 
+// Every value bound to `name` in `func` reads a size of a tensor or a sequence
+// (`x.shape[0]`, `len(items)`, `out.size(0)`).
+bool size_of_a_tensor(const Facts& f, Id func, const std::string& name) {
+  std::vector<Id> values = f.bindings(func, name);
+  if (values.empty()) return false;
+  for (Id v : values) {
+    bool sized = false;
+    for_each_expr(f.m, v, [&](Id x) {
+      const Expr& e = f.e(x);
+      if (e.kind == ExprKind::Attribute && e.text == "shape") sized = true;
+      if (e.kind == ExprKind::Call) {
+        const Expr& callee = f.e(e.kids[0]);
+        if ((callee.kind == ExprKind::Name && callee.text == "len" && f.qual(e.kids[0]).empty()) ||
+            (callee.kind == ExprKind::Attribute && in(callee.text, {"size", "numel"})))
+          sized = true;
+      }
+      return !sized;
+    });
+    if (!sized) return false;
+  }
+  return true;
+}
+
 bool iterates_batches(const Facts& f, int loop) {
   if (loop < 0) return false;
   Id iter = f.loops[loop].iter;
@@ -134,6 +157,8 @@ bool iterates_batches(const Facts& f, int loop) {
       if (q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader") found = true;
       return !found;
     }
+    // `batch_n = list(out.shape)[0]; range(batch_n)`: a size read from a tensor, the same.
+    if (e.kind == ExprKind::Name && size_of_a_tensor(f, f.loops[loop].func, e.text)) return false;
     if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
       for (const auto& t : Facts::name_tokens(e.text))
         if (t == "loader" || t == "dataloader" || t == "batches" || t == "batch" || t == "dataset" || t == "dl" ||

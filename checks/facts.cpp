@@ -98,8 +98,10 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
       } else {
         // Project wrappers such as `@smart_inference_mode()` / `@torch_no_grad`.
         std::string name = q.empty() ? dotted(target) : q;  // owns what `last` views
-        std::string_view last = last_component(name);
-        if (last.find("no_grad") != std::string_view::npos || last.find("inference_mode") != std::string_view::npos)
+        std::string squeezed;  // `no_grad`, `nograd`, `NoGrad`, `torch_inference_mode`
+        for (char ch : last_component(name))
+          if (ch != '_') squeezed.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+        if (squeezed.find("nograd") != std::string::npos || squeezed.find("inferencemode") != std::string::npos)
           decorated_off_[f] = 1;
       }
     }
@@ -112,6 +114,15 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   expr_stmt_.assign(m.exprs.size(), kNone);
   bool off = false;
   walk_body(m.body, kNone, -1, off, -1);
+  // The file's own decorators whose wrapper calls the function under no_grad, whatever
+  // they are named (`@nograd`, `@eval_only`); known only once the wrapper's calls are walked.
+  for (Id f = 0; f < nf; ++f)
+    for (Id d : m.funcs[f].decorators)
+      if (!decorated_off_[f] && e(d).kind == ExprKind::Name && e(d).qname.empty()) {
+        auto it = module_funcs_.find(e(d).text);
+        if (it != module_funcs_.end() && it->second.size() == 1 && wraps_with_grad_off(it->second.front()))
+          decorated_off_[f] = 1;
+      }
   for (const CallSite& c : calls)
     if (callee_attr(c.call) == "load_state_dict") {
       const std::string& d = dotted(callee_receiver(c.call));
@@ -202,11 +213,17 @@ bool Facts::compute_cpu_only_program() const {
     unused_assignment[st] = unused;
     return unused;
   };
+  // `torch.device("cpu")` / `torch::Device(torch::kCPU)` names a device, the CPU.
+  std::unordered_set<Id> cpu_device_callees;
+  for (Id xi = 0; xi < m.exprs.size(); ++xi)
+    if (m.exprs[xi].kind == ExprKind::Call && in(callee_qual(xi), {"torch.device", "torch.Device"}) &&
+        cpu_device_value(xi))
+      cpu_device_callees.insert(m.exprs[xi].kids[0]);
   // The first piece of GPU evidence, by position (cpu_only_at() reads it).
   uint32_t first = UINT32_MAX;
   for (Id xi = 0; xi < m.exprs.size(); ++xi) {
     const Expr& x = m.exprs[xi];
-    if (x.range.begin >= first) continue;
+    if (x.range.begin >= first || cpu_device_callees.count(xi)) continue;
     bool evidence = false;
     if (starts_with(x.qname, "torch.distributed") || starts_with(x.qname, "torch.backends.mps")) {
       evidence = true;
@@ -226,7 +243,7 @@ bool Facts::compute_cpu_only_program() const {
         // `torch.distributed as dist` is caught by its qualified name above.)
         if (in(t, {"cuda", "gpu", "gpus", "device", "devices", "accelerator", "distributed", "ddp", "rank",
                    "mps", "xla", "tpu", "kcuda", "cudnn"}) &&
-            !ignorable(xi)) {
+            !ignorable(xi) && !(in(t, {"device", "devices"}) && cpu_device_name(xi))) {
           evidence = true;
           break;
         }
@@ -235,6 +252,35 @@ bool Facts::compute_cpu_only_program() const {
   }
   first_gpu_evidence_ = first;
   return first == UINT32_MAX;
+}
+
+bool Facts::cpu_device_name(Id x) const {
+  // `device = torch.device("cpu")`, `torch::Device device(torch::kCPU);`: a name that only
+  // ever holds the CPU places nothing on a GPU.
+  const std::string& d = dotted(x);
+  Id st = stmt_of(x);
+  if (d.empty() || st == kNone) return false;
+  auto site = stmt_index.find(st);
+  if (site == stmt_index.end()) return false;
+  std::vector<Id> values = bindings(stmt_sites[site->second].func, d);
+  if (values.empty()) return false;
+  for (Id v : values)
+    if (!cpu_device_value(v)) return false;
+  return true;
+}
+
+bool Facts::cpu_device_value(Id v) const {
+  auto cpu = [&](Id x) {
+    const Expr& xe = e(x);
+    if (xe.kind == ExprKind::Literal) return xe.lit == LitKind::String && xe.text == "cpu";
+    if (xe.kind == ExprKind::Name || xe.kind == ExprKind::Attribute)
+      return xe.qname == "torch.kCPU" || xe.qname == "c10.kCPU" || xe.qname == "c10.DeviceType.CPU";
+    return false;
+  };
+  if (cpu(v)) return true;
+  if (e(v).kind != ExprKind::Call || !in(callee_qual(v), {"torch.device", "torch.Device"})) return false;
+  Id a = arg(v, 0, "type");
+  return a != kNone && cpu(a);
 }
 
 int Facts::push_loop(Loop l) {
@@ -686,6 +732,55 @@ void Facts::resolve_calls() {
     c.target_func = target;
     if (target != kNone) callers_[target].push_back(static_cast<int>(ci));
   }
+}
+
+bool Facts::wraps_with_grad_off(Id deco) const {
+  // def nograd(f):
+  //     def new_f(*args, **kwargs):
+  //         with torch.no_grad():
+  //             return f(*args, **kwargs)
+  //     return new_f
+  const Function& fn = m.funcs[deco];
+  if (fn.params.empty()) return false;
+  const std::string& wrapped = fn.params.front();
+  std::set<std::string_view> returned;
+  for (Id st : fn.body)
+    if (m.s(st).kind == StmtKind::Return && m.s(st).value != kNone && e(m.s(st).value).kind == ExprKind::Name)
+      returned.insert(e(m.s(st).value).text);
+  for (const CallSite& c : calls) {
+    if (c.func == kNone || m.funcs[c.func].parent != deco || !c.local_off || !returned.count(m.funcs[c.func].name))
+      continue;
+    const Expr& callee = e(e(c.call).kids[0]);
+    if (callee.kind == ExprKind::Name && callee.text == wrapped) return true;
+  }
+  return false;
+}
+
+bool Facts::runs_at_most_once(Id func, int depth) const {
+  if (func == kNone || depth > 3 || m.funcs[func].cls != kNone || m.funcs[func].parent != kNone) return false;
+  if (project && project->external_calls.count(m.funcs[func].name)) return false;
+  if (callers_[func].empty()) {
+    // Never called: only a script's own functions are known to be unused (a library's are
+    // its interface).
+    if (m.lang != Lang::Python || depth > 0) return false;
+    for (Id s : m.body) {
+      const Stmt& st = m.s(s);
+      bool guard = false;
+      if (st.kind == StmtKind::If && st.value != kNone)
+        for_each_expr(m, st.value, [&](Id x) {
+          guard = guard || (e(x).kind == ExprKind::Literal && e(x).text == "__main__");
+          return !guard;
+        });
+      if (guard) return true;
+    }
+    return false;
+  }
+  for (int ci : callers_[func]) {
+    const CallSite& c = calls[ci];
+    if (c.loop >= 0 || c.in_lambda || c.func == func) return false;
+    if (c.func != kNone && !runs_at_most_once(c.func, depth + 1)) return false;
+  }
+  return true;
 }
 
 void Facts::compute_entry_off() {
@@ -1471,8 +1566,43 @@ bool Facts::is_backward(const CallSite& c) const {
   const std::string& a = callee_attr(c.call);
   // mmengine's OptimWrapper.update_params(loss) runs backward() and step().
   if (a == "backward" || a == "manual_backward" || a == "update_params") return true;
+  if (a == "step" && differentiable_step(c)) return true;
   const std::string& q = callee_qual(c.call);
   return q == "torch.autograd.backward";
+}
+
+bool Facts::differentiable_step(const CallSite& c) const {
+  // A differentiable optimizer takes the loss and differentiates it itself:
+  // `with higher.innerloop_ctx(model, opt) as (fmodel, diffopt): ... diffopt.step(loss)`,
+  // `opt = torchopt.MetaSGD(net); opt.step(loss)`.
+  if (arg(c.call, 0) == kNone) return false;
+  bool imported = false;
+  for (const auto& [local, q] : m.aliases)
+    imported = imported || starts_with(q, "higher") || starts_with(q, "torchopt");
+  if (!imported) return false;
+  Id r = callee_receiver(c.call);
+  if (r == kNone || e(r).kind != ExprKind::Name) return false;
+  const std::string& name = e(r).text;
+  auto from_library = [&](Id v) {
+    const std::string& q = e(v).kind == ExprKind::Call ? callee_qual(v) : std::string();
+    return starts_with(q, "higher.") || starts_with(q, "torchopt.");
+  };
+  for (Id v : bindings(c.func, name))
+    if (from_library(v)) return true;
+  for (const StmtSite& ss : stmt_sites) {
+    const Stmt& st = m.s(ss.stmt);
+    if (ss.func != c.func || st.kind != StmtKind::With) continue;
+    for (size_t k = 0; k < st.items.size() && k < st.targets.size(); ++k) {
+      if (st.targets[k] == kNone || !from_library(st.items[k])) continue;
+      bool names_it = false;
+      for_each_expr(m, st.targets[k], [&](Id y) {
+        names_it = names_it || (e(y).kind == ExprKind::Name && e(y).text == name);
+        return e(y).kind == ExprKind::Sequence;
+      });
+      if (names_it) return true;
+    }
+  }
+  return false;
 }
 
 bool Facts::is_backprop(const CallSite& c) const {

@@ -109,6 +109,9 @@ class Facts {
   bool grad_off(const CallSite& c) const { return c.local_off || func_entry_off(c.func); }
   bool grad_off(const StmtSite& s) const { return s.local_off || func_entry_off(s.func); }
   bool decorated_off(Id func) const { return decorated_off_[func]; }
+  // A module-level decorator of this file whose returned wrapper calls the function it
+  // wraps with grad disabled.
+  bool wraps_with_grad_off(Id deco) const;
   // Why a function runs with grad disabled ("decorated with @torch.no_grad()", ...).
   std::string entry_off_reason(Id func) const;
 
@@ -171,6 +174,8 @@ class Facts {
   // For `x.zero_grad()`: the optimizer reset, or kNone with *all = true for model resets.
   bool is_grad_reset(const CallSite& c, Id* optimizer) const;
   bool is_backward(const CallSite& c) const;          // loss.backward(), autograd.backward
+  // `diffopt.step(loss)` of a differentiable optimizer (higher, torchopt): a backward too.
+  bool differentiable_step(const CallSite& c) const;
   bool is_backprop(const CallSite& c) const;          // backward or torch.autograd.grad
   bool is_torch_call(Id call, std::initializer_list<std::string_view> qnames) const;
 
@@ -200,6 +205,15 @@ class Facts {
   bool frozen_anywhere(const std::string& dotted) const;
 
   bool file_trains() const { return file_trains_; }  // any backward() or optimizer step
+  // A module-level function that runs at most once per program run: every call of it in the
+  // run is a statement outside loops at the top level of the file (a main guard's
+  // `load_demo()`), or in a function that itself runs once that way; or a script (a file
+  // with a main guard) that nothing in the run calls it from (a demo commented out there).
+  bool runs_at_most_once(Id func, int depth = 0) const;
+  // A name (`device`) whose every value in its scope is the CPU device.
+  bool cpu_device_name(Id expr) const;
+  // `"cpu"`, `torch::kCPU`, `torch.device("cpu")`, `torch::Device(torch::kCPU)`.
+  bool cpu_device_value(Id expr) const;
   // Impact policy: a program (a notebook, a script with top-level loops or a main guard, a
   // C++ file with main()) in which nothing can place a tensor on a GPU: no CUDA, GPU,
   // device or accelerator name, string or API, no distributed or Lightning-style trainer.

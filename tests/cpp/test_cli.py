@@ -432,6 +432,26 @@ def test_leaklint_companion_failures_stay_per_file(d):
     check("longer than 3 s" in diags.get("hang.cpp", ""), diags)
 
 
+def test_cpu_device_variable_is_no_gpu_evidence(d):
+    # A program whose only device is `torch::Device device(torch::kCPU)`: the name `device`
+    # places nothing on a GPU, so its memory findings are about host RAM (weak).
+    prog = ("#include <torch/torch.h>\n"
+            "int main() {\n"
+            "  torch::Device device(torch::kCPU);\n"
+            "  torch::nn::Linear model(4, 2);\n"
+            "  model->to(device);\n"
+            "  model->eval();\n"
+            "  for (int i = 0; i < 100; ++i) std::cout << model(torch::rand({1, 4}).to(device)) << std::endl;\n"
+            "}\n")
+    write(d, "cpu.cpp", prog)
+    [res] = lcpp(["cpu.cpp"], cwd=d)
+    check(rules(res) == [("LL101", 7)] and res["findings"][0]["low_confidence"], res["findings"])
+    # The same program on `torch::kCUDA`: full confidence.
+    write(d, "gpu.cpp", prog.replace("torch::kCPU", "torch::kCUDA"))
+    [res] = lcpp(["gpu.cpp"], cwd=d)
+    check(rules(res) == [("LL101", 7)] and not res["findings"][0]["low_confidence"], res["findings"])
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 

@@ -458,3 +458,79 @@ TEST(Impact, ADeviceChosenButNeverUsedPlacesNothing) {
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(f->low_confidence);
 }
+
+TEST(Impact, AForkWhoseChildAloneInitialisesCudaIsWeak) {
+  // The parent never touches CUDA before starting the process: the child initialises CUDA
+  // itself, which works until a CUDA call is added before the fork.
+  const std::string child =
+      "import torch\n"
+      "from torch.multiprocessing import Process\n"
+      "def run(rank):\n"
+      "    torch.cuda.set_device(rank)\n"
+      "    torch.zeros(1).cuda()\n"
+      "def main():\n";
+  const std::string start = "    p = Process(target=run, args=(0,))\n    p.start()\n";
+  const FileResult weak = analyze_text("demo.py", child + start, Config{}, EngineOptions{});
+  const Finding* f = only(weak, "LL501");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_EQ(f->severity, Severity::Warning);
+  EXPECT_NE(f->message.find("initialises CUDA itself"), std::string::npos) << f->message;
+  // CUDA in the parent before the fork: the child fails, full severity.
+  const FileResult full =
+      analyze_text("demo.py", child + "    torch.cuda.init()\n" + start, Config{}, EngineOptions{});
+  const Finding* g = only(full, "LL501");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence);
+  EXPECT_EQ(g->severity, Severity::Error);
+  // A child that never reaches CUDA is safe even after the parent's CUDA calls.
+  const FileResult safe = analyze_text(
+      "demo.py",
+      "import torch\nfrom multiprocessing import Pool\n"
+      "def tok(lines):\n    return [len(l) for l in lines]\n"
+      "def main(shards):\n    torch.cuda.init()\n    with Pool(4) as pool:\n        return pool.map(tok, shards)\n",
+      Config{}, EngineOptions{});
+  EXPECT_EQ(only(safe, "LL501"), nullptr);
+}
+
+TEST(Impact, AOneShotForwardInAFunctionTheProgramRunsOnceIsWeak) {
+  const std::string defs =
+      "import torch\n"
+      "def load_demo():\n"
+      "    model = torch.load('mnist.pt', map_location='cuda')\n"
+      "    out = model(torch.rand(1, 1, 28, 28, device='cuda'))\n"
+      "    print(out.shape)\n";
+  // Called once from the main guard, or not at all in a script: one input's graph, once.
+  for (const std::string tail : {"if __name__ == '__main__':\n    load_demo()\n",
+                                 "if __name__ == '__main__':\n    pass  # load_demo()\n"}) {
+    const FileResult r = analyze_text("demo.py", defs + tail, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << tail;
+    EXPECT_TRUE(f->low_confidence) << tail;
+    EXPECT_NE(f->message.find("which the program runs at most once"), std::string::npos) << f->message;
+  }
+  // Called per request, or a library's function nobody in the file calls: full severity.
+  for (const std::string tail : {"if __name__ == '__main__':\n    for _ in range(100):\n        load_demo()\n", ""}) {
+    const FileResult r = analyze_text("demo.py", defs + tail, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << tail;
+    EXPECT_FALSE(f->low_confidence) << tail;
+  }
+}
+
+TEST(Impact, ADeviceThatOnlyHoldsTheCpuPlacesNothingOnAGpu) {
+  for (const std::string line : {"device = torch.device('cpu')\nmodel.to(device)\n",
+                                 "device = 'cpu'\nmodel = model.to(device)\n"}) {
+    const FileResult r = analyze_text("demo.py", script(line), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << line;
+    EXPECT_TRUE(f->low_confidence) << line;
+  }
+  // A device that may be CUDA on some path keeps the full severity.
+  const FileResult r = analyze_text(
+      "demo.py", script("device = torch.device('cpu')\nif args.gpu:\n    device = torch.device('cuda')\nmodel.to(device)\n"),
+      Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence);
+}
