@@ -27,6 +27,11 @@ bool detached(const Facts& f, Id v) {
           a == "dim" || a == "numel")
         yes = true;
       Id callee = e.kids[0];
+      // A helper that converts to a host array, by its name (`torch_to_numpy(y)`, `to_np(y)`).
+      if (f.e(callee).kind == ExprKind::Name || f.e(callee).kind == ExprKind::Attribute) {
+        const auto toks = Facts::name_tokens(f.e(callee).text);
+        if (!toks.empty() && (toks.back() == "numpy" || toks.back() == "np") && toks.size() >= 2) yes = true;
+      }
       if (f.e(callee).kind == ExprKind::Name &&
           (f.e(callee).text == "float" || f.e(callee).text == "int" || f.e(callee).text == "len" ||
            f.e(callee).text == "str" || f.e(callee).text == "bool" || f.e(callee).text == "type" ||

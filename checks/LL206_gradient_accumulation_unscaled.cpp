@@ -106,28 +106,52 @@ bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string
   return found;
 }
 
-// An optimizer known (from its construction) to divide by a running estimate of the
-// gradient's scale: its update does not depend on a constant factor on the gradients.
-bool scale_invariant_optimizer(const Facts& f, Id func, Id opt) {
-  const std::string& d = f.dotted(opt);
-  if (d.empty()) return false;
-  auto vals = f.bindings(func, d);
-  if (vals.empty()) return false;
-  for (Id v : vals) {
-    const std::string& q = f.callee_qual(v);
-    if (q.rfind("torch.optim.", 0) != 0 && q.rfind("transformers.", 0) != 0 && q.rfind("bitsandbytes.", 0) != 0)
-      return false;
-    std::string_view last = f.last_component(q);
-    if (!(last.rfind("Adam", 0) == 0 || last == "RMSprop" || last == "Adagrad" || last == "Adadelta" ||
-          last == "NAdam" || last == "RAdam" || last == "Adafactor" || last.find("Adam") != std::string_view::npos))
-      return false;
+// What the optimizer's construction says about its update's dependence on the gradient's
+// scale. Adam-family and sign-based updates divide it out (measured: the same update with
+// and without the division); SGD-like ones scale with it.
+enum class OptimizerKind { ScaleInvariant, ScaleSensitive, Unknown };
+
+OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
+  if (opt == kNone || depth > 3) return OptimizerKind::Unknown;
+  const Expr& oe = f.e(opt);
+  if (oe.kind == ExprKind::Conditional && oe.kids.size() == 3) {
+    // `SGD(...) if kind == "sgd" else Adam(...)`: sensitive if either may be.
+    OptimizerKind a = optimizer_kind(f, func, oe.kids[0], depth + 1), b = optimizer_kind(f, func, oe.kids[2], depth + 1);
+    if (a == OptimizerKind::ScaleSensitive || b == OptimizerKind::ScaleSensitive) return OptimizerKind::ScaleSensitive;
+    return a == b ? a : OptimizerKind::Unknown;
   }
-  return true;
+  if (oe.kind == ExprKind::Call) {
+    const std::string& q = f.callee_qual(opt);
+    if (q.rfind("torch.optim.", 0) != 0 && q.rfind("transformers.", 0) != 0 && q.rfind("bitsandbytes.", 0) != 0 &&
+        q.rfind("apex.", 0) != 0 && q.rfind("timm.optim.", 0) != 0)
+      return OptimizerKind::Unknown;  // a factory, a class of the file, a name from a config
+    std::string_view last = f.last_component(q);
+    if (last.find("Adam") != std::string_view::npos || last == "RMSprop" || last == "Adagrad" ||
+        last == "Adadelta" || last == "Adafactor" || last == "Rprop" || last == "Lion" || last.find("Lamb") == 0 ||
+        last.find("LAMB") != std::string_view::npos)
+      return OptimizerKind::ScaleInvariant;
+    return OptimizerKind::ScaleSensitive;
+  }
+  const std::string& d = f.dotted(opt);
+  if (d.empty()) return OptimizerKind::Unknown;
+  std::vector<std::pair<Id, Id>> values;
+  for (Id v : f.bindings(func, d)) values.emplace_back(func, v);
+  // A parameter: what the file's callers hand in (`train(model, loader, optimizer)`).
+  if (values.empty() && oe.kind == ExprKind::Name) values = f.argument_values(func, d);
+  if (values.empty()) return OptimizerKind::Unknown;
+  bool all_invariant = true;
+  for (const auto& [where, v] : values) {
+    if (f.dotted(v) == d && where == func) continue;  // `opt = opt` style rebinding
+    OptimizerKind k = optimizer_kind(f, where, v, depth + 1);
+    if (k == OptimizerKind::ScaleSensitive) return k;
+    all_invariant = all_invariant && k == OptimizerKind::ScaleInvariant;
+  }
+  return all_invariant ? OptimizerKind::ScaleInvariant : OptimizerKind::Unknown;
 }
 
 // One backward() of an accumulating loop: report it when the loss it is handed is not
 // scaled on its way there.
-void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSite& backward,
+void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSite& backward, bool known_sgd_like,
                      std::set<int>& reported) {
   const Facts& f = ctx.facts;
   // The loss handed to backward().
@@ -163,7 +187,13 @@ void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSi
       n_text + "` micro-batch gradients, but `" + loss_text + "` is not divided by `" + n_text +
       "`: each update applies `" + n_text + "` times the mean gradient (with SGD, `" + n_text +
       "` times the learning rate); back-propagate `" + scaled_text + "`";
-  Finding* fd = ctx.report("LL206", bcall.range, message);
+  // Only an optimizer whose update scales with the gradient turns the sum into a larger
+  // step; when the file does not show which optimizer this is, the evidence is weak.
+  Finding* fd = known_sgd_like
+                    ? ctx.report("LL206", bcall.range, message)
+                    : ctx.report_weak("LL206", bcall.range, message,
+                                      "the optimizer's type is not visible here; Adam-family optimizers divide out "
+                                      "the gradient's scale, so only an SGD-like update grows");
   if (!fd) return;
   fd->notes.push_back({f.e(step.call).range, "step every " + n_text + " iterations"});
   if (!simple) return;
@@ -187,7 +217,8 @@ void check_LL206(CheckContext& ctx) {
     if (n == kNone) continue;
     // Adam-family updates are invariant to the gradient's scale (measured: the same update
     // with and without the division).
-    if (scale_invariant_optimizer(f, step.func, opt)) continue;
+    const OptimizerKind kind = optimizer_kind(f, step.func, opt, 0);
+    if (kind == OptimizerKind::ScaleInvariant) continue;
     if (const Expr* lit = f.literal_of(n, step.func); lit && lit->lit == LitKind::Int && lit->text == "1") continue;
     // The frameworks that scale for the user.
     bool framework = false;
@@ -208,7 +239,8 @@ void check_LL206(CheckContext& ctx) {
       if (f.is_backward(x) && x.guard != step.guard) backwards.push_back(&x);
     }
     if (reset_each_iteration) continue;
-    for (const CallSite* backward : backwards) report_unscaled(ctx, step, n, *backward, reported);
+    for (const CallSite* backward : backwards)
+      report_unscaled(ctx, step, n, *backward, kind == OptimizerKind::ScaleSensitive, reported);
   }
 }
 

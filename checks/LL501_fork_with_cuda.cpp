@@ -132,7 +132,9 @@ void check_LL501(CheckContext& ctx) {
       continue;
     }
     if (q == "os.fork") {
-      if (parent_cuda_before(c) || module_cuda) ctx.report("LL501", f.e(c.call).range, msg);
+      // The child continues the parent's program: CUDA initialised before the fork, in
+      // program order (a notebook's earlier cells, the function's earlier lines), breaks it.
+      if (parent_cuda_before(c)) ctx.report("LL501", f.e(c.call).range, msg);
       continue;
     }
     // The platform default (fork on Linux) when nothing selects spawn/forkserver.

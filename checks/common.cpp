@@ -1,5 +1,7 @@
 #include "checks/common.hpp"
 
+#include <algorithm>
+
 #include <set>
 
 namespace ll {
@@ -71,6 +73,27 @@ void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::str
   }
 }
 
+// A callback of a training framework (`def predict(self, learn): learn.preds =
+// learn.model(x)`): the model is reached through a parameter other than self, and the
+// function stores its results on that same object for the framework's loss and backward.
+// Its name says nothing about evaluation.
+static bool callback_on_a_state_object(const Facts& f, const CallSite& c, Id callee) {
+  if (c.func == kNone) return false;
+  const std::string& d = f.dotted(callee);
+  const std::string root = d.substr(0, d.find('.'));
+  if (root.empty() || root == d || root == "self") return false;
+  const auto& params = f.m.funcs[c.func].params;
+  if (std::find(params.begin(), params.end(), root) == params.end()) return false;
+  for (const StmtSite& ss : f.stmt_sites) {
+    if (ss.func != c.func) continue;
+    const Stmt& st = f.m.s(ss.stmt);
+    if (st.kind != StmtKind::Assign) continue;
+    for (Id t : st.targets)
+      if (f.e(t).kind == ExprKind::Attribute && f.dotted(t).rfind(root + ".", 0) == 0) return true;
+  }
+  return false;
+}
+
 std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (c.loop < 0) return "";
   auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
@@ -94,7 +117,7 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (c.func != kNone) {
     const std::string& name = f.m.funcs[c.func].name;
     if (f.is_eval_function_name(name) && !(f.is_test_file && f.reaches(c.func, trains)) &&
-        !f.called_from_training(c.func) && !f.part_of_forward(c.func))
+        !f.called_from_training(c.func) && !f.part_of_forward(c.func) && !callback_on_a_state_object(f, c, callee))
       return "in evaluation function `" + name + "`";
   }
   return "";

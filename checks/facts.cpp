@@ -143,7 +143,22 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   for (size_t ci = 0; ci < calls.size(); ++ci)
     if (calls[ci].stmt != kNone) calls_in_stmt[calls[ci].stmt].push_back(static_cast<int>(ci));
   for (const auto& c : calls)
-    if (is_backward(c) || optimizer_of_step(c) != kNone) { file_trains_ = true; break; }
+    if (is_backward(c) || optimizer_of_step(c) != kNone || framework_fit(c)) { file_trains_ = true; break; }
+}
+
+bool Facts::framework_fit(const CallSite& c) const {
+  // `learn.fit(5)`, `learn.fit_one_cycle(...)`, `trainer.fit(model)`: a training framework
+  // runs backward() and the steps inside its library.
+  const std::string& a = callee_attr(c.call);
+  if (!in(a, {"fit", "fit_one_cycle", "fine_tune", "fit_flat_cos", "fit_sgdr"})) return false;
+  for (const auto& [local, q] : m.aliases)
+    for (std::string_view fw : {"fastai", "miniai", "lightning", "pytorch_lightning", "poutyne", "skorch", "ignite"})
+      if (q == fw || starts_with(q, std::string(fw) + ".")) return true;
+  Id r = callee_receiver(c.call);
+  if (r == kNone) return false;
+  for (const auto& t : name_tokens(last_component(dotted(r))))
+    if (in(t, {"learn", "learner", "trainer"})) return true;
+  return false;
 }
 
 bool Facts::cpu_only_at(uint32_t pos) const {
@@ -655,16 +670,16 @@ Id Facts::constructed_class(Id call) const {
   return class_at(callee.text, callee.range.begin);
 }
 
-Id Facts::argument_class(Id func, const std::string& param) const {
-  if (func == kNone || callers_[func].empty()) return kNone;
+std::vector<std::pair<Id, Id>> Facts::argument_values(Id func, const std::string& param) const {
+  if (func == kNone || callers_[func].empty()) return {};
   const Function& fn = m.funcs[func];
   size_t index = fn.params.size();
   for (size_t i = 0; i < fn.params.size(); ++i)
     if (fn.params[i] == param) index = i;
-  if (index == fn.params.size()) return kNone;
+  if (index == fn.params.size()) return {};
   const size_t first = (fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self") ? 1 : 0;
-  if (index < first) return kNone;
-  Id cls = kNone;
+  if (index < first) return {};
+  std::vector<std::pair<Id, Id>> out;
   for (int ci : callers_[func]) {
     const CallSite& c = calls[ci];
     const Expr& call = e(c.call);
@@ -673,8 +688,19 @@ Id Facts::argument_class(Id func, const std::string& param) const {
     if (index - first < npos) a = call.kids[1 + index - first];
     for (size_t k = 0; k < nkw; ++k)
       if (call.kw[k] == param) a = call.kids[1 + npos + k];
-    if (a == kNone || dotted(a).empty()) return kNone;
-    Id k = instance_class(c.func, a);
+    if (a == kNone || e(a).kind == ExprKind::Starred) return {};
+    out.emplace_back(c.func, a);
+  }
+  return out;
+}
+
+Id Facts::argument_class(Id func, const std::string& param) const {
+  auto args = argument_values(func, param);
+  if (args.empty()) return kNone;
+  Id cls = kNone;
+  for (const auto& [caller, a] : args) {
+    if (dotted(a).empty()) return kNone;
+    Id k = instance_class(caller, a);
     if (k == kNone || (cls != kNone && k != cls)) return kNone;
     cls = k;
   }

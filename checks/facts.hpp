@@ -168,6 +168,10 @@ class Facts {
   // The same-file class of the objects every same-file caller of `func` passes as its
   // parameter `param` (kNone when unknown, mixed, or no caller).
   Id argument_class(Id func, const std::string& param) const;
+  // What every same-file caller of `func` passes for `param`: (calling function, argument
+  // expression) per call site; empty when there is no caller or one passes nothing visible
+  // for it (a default, `*args`).
+  std::vector<std::pair<Id, Id>> argument_values(Id func, const std::string& param) const;
   bool is_optimizer(Id func, Id expr) const;
   // For `opt.step()` / `scaler.step(opt)`: the optimizer expression; kNone otherwise.
   Id optimizer_of_step(const CallSite& c) const;
@@ -205,6 +209,9 @@ class Facts {
   bool frozen_anywhere(const std::string& dotted) const;
 
   bool file_trains() const { return file_trains_; }  // any backward() or optimizer step
+  // A training framework's fit (`learn.fit_one_cycle(5)`, `trainer.fit(model)`): it
+  // back-propagates inside the library.
+  bool framework_fit(const CallSite& c) const;
   // A module-level function that runs at most once per program run: every call of it in the
   // run is a statement outside loops at the top level of the file (a main guard's
   // `load_demo()`), or in a function that itself runs once that way; or a script (a file

@@ -534,3 +534,36 @@ TEST(Impact, ADeviceThatOnlyHoldsTheCpuPlacesNothingOnAGpu) {
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(f->low_confidence);
 }
+
+TEST(Impact, UnscaledAccumulationWithAnOptimizerOfUnknownTypeIsWeak) {
+  const std::string loop =
+      "import torch\n"
+      "def train(model, loader, optimizer, accum=4):\n"
+      "    for i, (x, y) in enumerate(loader):\n"
+      "        torch.nn.functional.cross_entropy(model(x), y).backward()\n"
+      "        if (i + 1) % accum == 0:\n"
+      "            optimizer.step()\n"
+      "            optimizer.zero_grad()\n";
+  // Nothing in the file says which optimizer this is (a factory, a config name): weak.
+  for (const std::string caller :
+       {std::string(""), std::string("def main(model, loader, cfg):\n"
+                                     "    opt = getattr(torch.optim, cfg.name)(model.parameters())\n"
+                                     "    train(model, loader, opt)\n")}) {
+    const FileResult r = analyze_text("train.py", loop + caller, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL206");
+    ASSERT_NE(f, nullptr) << caller;
+    EXPECT_TRUE(f->low_confidence) << caller;
+    EXPECT_NE(f->message.find("the optimizer's type is not visible here"), std::string::npos) << f->message;
+  }
+  // The file's caller hands in SGD: full severity. Adam: silent.
+  const FileResult sgd = analyze_text(
+      "train.py", loop + "def main(model, loader):\n    train(model, loader, torch.optim.SGD(model.parameters(), lr=0.1))\n",
+      Config{}, EngineOptions{});
+  const Finding* g = only(sgd, "LL206");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence);
+  const FileResult adam = analyze_text(
+      "train.py", loop + "def main(model, loader):\n    opt = torch.optim.Adam(model.parameters())\n    train(model, loader, opt)\n",
+      Config{}, EngineOptions{});
+  EXPECT_EQ(only(adam, "LL206"), nullptr);
+}
