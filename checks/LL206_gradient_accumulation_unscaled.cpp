@@ -111,6 +111,54 @@ bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string
 // and without the division); SGD-like ones scale with it.
 enum class OptimizerKind { ScaleInvariant, ScaleSensitive, Unknown };
 
+// An optimizer class by its qualified name (`torch.optim.SGD`).
+OptimizerKind class_kind(const std::string& q) {
+  if (q.rfind("torch.optim.", 0) != 0 && q.rfind("transformers.", 0) != 0 && q.rfind("bitsandbytes.", 0) != 0 &&
+      q.rfind("apex.", 0) != 0 && q.rfind("timm.optim.", 0) != 0)
+    return OptimizerKind::Unknown;  // a factory, a class of the file, a name from a config
+  std::string_view last = q;
+  if (size_t dot = last.rfind('.'); dot != std::string_view::npos) last = last.substr(dot + 1);
+  if (last.find("Adam") != std::string_view::npos || last == "RMSprop" || last == "Adagrad" || last == "Adadelta" ||
+      last == "Adafactor" || last == "Rprop" || last == "Lion" || last.find("Lamb") == 0 ||
+      last.find("LAMB") != std::string_view::npos)
+    return OptimizerKind::ScaleInvariant;
+  return OptimizerKind::ScaleSensitive;
+}
+
+// Several candidates: sensitive if any may be, invariant if all are.
+OptimizerKind combine(const std::vector<OptimizerKind>& kinds) {
+  if (kinds.empty()) return OptimizerKind::Unknown;
+  bool all_invariant = true;
+  for (OptimizerKind k : kinds) {
+    if (k == OptimizerKind::ScaleSensitive) return k;
+    all_invariant = all_invariant && k == OptimizerKind::ScaleInvariant;
+  }
+  return all_invariant ? OptimizerKind::ScaleInvariant : OptimizerKind::Unknown;
+}
+
+// The classes a constructor call may instantiate when its callee is not an import: a name
+// bound to a class (`optimizer_class = torch.optim.SGD`) or a table of them
+// (`opts = {"sgd": torch.optim.SGD, ...}; opts[args.optimizer](params)`).
+OptimizerKind callee_kind(const Facts& f, Id func, Id callee) {
+  std::vector<OptimizerKind> kinds;
+  auto refs = [&](Id v) {
+    const Expr& ve = f.e(v);
+    if (ve.kind == ExprKind::Sequence && ve.text == "dict" && ve.kids.size() % 2 == 0) {
+      for (size_t k = 1; k < ve.kids.size(); k += 2) kinds.push_back(class_kind(f.qual(ve.kids[k])));
+    } else if (ve.kind == ExprKind::Name || ve.kind == ExprKind::Attribute) {
+      kinds.push_back(class_kind(f.qual(v)));
+    } else {
+      kinds.push_back(OptimizerKind::Unknown);
+    }
+  };
+  const Expr& ce = f.e(callee);
+  Id table = ce.kind == ExprKind::Subscript ? ce.kids[0] : ce.kind == ExprKind::Name ? callee : kNone;
+  const std::string& d = table == kNone ? std::string() : f.dotted(table);
+  if (d.empty()) return OptimizerKind::Unknown;
+  for (Id v : f.bindings(func, d)) refs(v);
+  return combine(kinds);
+}
+
 OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
   if (opt == kNone || depth > 3) return OptimizerKind::Unknown;
   const Expr& oe = f.e(opt);
@@ -122,15 +170,7 @@ OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
   }
   if (oe.kind == ExprKind::Call) {
     const std::string& q = f.callee_qual(opt);
-    if (q.rfind("torch.optim.", 0) != 0 && q.rfind("transformers.", 0) != 0 && q.rfind("bitsandbytes.", 0) != 0 &&
-        q.rfind("apex.", 0) != 0 && q.rfind("timm.optim.", 0) != 0)
-      return OptimizerKind::Unknown;  // a factory, a class of the file, a name from a config
-    std::string_view last = f.last_component(q);
-    if (last.find("Adam") != std::string_view::npos || last == "RMSprop" || last == "Adagrad" ||
-        last == "Adadelta" || last == "Adafactor" || last == "Rprop" || last == "Lion" || last.find("Lamb") == 0 ||
-        last.find("LAMB") != std::string_view::npos)
-      return OptimizerKind::ScaleInvariant;
-    return OptimizerKind::ScaleSensitive;
+    return q.empty() ? callee_kind(f, func, oe.kids[0]) : class_kind(q);
   }
   const std::string& d = f.dotted(opt);
   if (d.empty()) return OptimizerKind::Unknown;
@@ -138,15 +178,10 @@ OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
   for (Id v : f.bindings(func, d)) values.emplace_back(func, v);
   // A parameter: what the file's callers hand in (`train(model, loader, optimizer)`).
   if (values.empty() && oe.kind == ExprKind::Name) values = f.argument_values(func, d);
-  if (values.empty()) return OptimizerKind::Unknown;
-  bool all_invariant = true;
-  for (const auto& [where, v] : values) {
-    if (f.dotted(v) == d && where == func) continue;  // `opt = opt` style rebinding
-    OptimizerKind k = optimizer_kind(f, where, v, depth + 1);
-    if (k == OptimizerKind::ScaleSensitive) return k;
-    all_invariant = all_invariant && k == OptimizerKind::ScaleInvariant;
-  }
-  return all_invariant ? OptimizerKind::ScaleInvariant : OptimizerKind::Unknown;
+  std::vector<OptimizerKind> kinds;
+  for (const auto& [where, v] : values)
+    if (!(f.dotted(v) == d && where == func)) kinds.push_back(optimizer_kind(f, where, v, depth + 1));
+  return combine(kinds);
 }
 
 // One backward() of an accumulating loop: report it when the loss it is handed is not

@@ -562,6 +562,16 @@ TEST(Impact, UnscaledAccumulationWithAnOptimizerOfUnknownTypeIsWeak) {
   const Finding* g = only(sgd, "LL206");
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->low_confidence);
+  // Chosen from a table of classes that holds an SGD-like one (`opts[args.optimizer](...)`): full.
+  const FileResult table = analyze_text(
+      "train.py",
+      loop + "def main(model, loader, name):\n"
+             "    opts = {'sgd': torch.optim.SGD, 'adagrad': torch.optim.Adagrad}\n"
+             "    train(model, loader, opts[name](model.parameters(), lr=0.1))\n",
+      Config{}, EngineOptions{});
+  const Finding* t = only(table, "LL206");
+  ASSERT_NE(t, nullptr);
+  EXPECT_FALSE(t->low_confidence);
   const FileResult adam = analyze_text(
       "train.py", loop + "def main(model, loader):\n    opt = torch.optim.Adam(model.parameters())\n    train(model, loader, opt)\n",
       Config{}, EngineOptions{});
