@@ -1,5 +1,7 @@
 // LL501 fork-with-cuda: a process is started with the fork start method in a program that
 // uses CUDA before starting it (or in the child).
+#include <set>
+
 #include "checks/common.hpp"
 #include "checks/dataloader.hpp"
 
@@ -47,6 +49,24 @@ void check_LL501(CheckContext& ctx) {
   // (`pool.map(fn, ...)`, `executor.submit(fn, ...)`), and whether that reaches CUDA through
   // the file's functions. A function of another module (or a lambda) is not visible here.
   enum class Child { NoCuda, Cuda, Unknown };
+  // Module-level names bound to CUDA tensors or models (`table = torch.arange(n,
+  // device="cuda")`): a child that reads one uses the parent's CUDA memory.
+  std::set<std::string> cuda_globals;
+  for (const CallSite& c : f.calls)
+    if (c.func == kNone && c.stmt != kNone && is_cuda_call(f, c)) {
+      const Stmt& st = f.m.s(c.stmt);
+      if (st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign)
+        for (Id t : st.targets)
+          if (f.e(t).kind == ExprKind::Name) cuda_globals.insert(f.e(t).text);
+    }
+  auto reads_cuda_global = [&](Id fn) {
+    if (cuda_globals.empty()) return false;
+    const Range& r = f.m.funcs[fn].range;
+    for (const Expr& x : f.m.exprs)
+      if (x.kind == ExprKind::Name && x.range.begin >= r.begin && x.range.end <= r.end && cuda_globals.count(x.text))
+        return true;
+    return false;
+  };
   auto callable_child = [&](Id callee, Id func, auto& self, int depth) -> Child {
     if (callee == kNone || depth > 3) return Child::Unknown;
     const Expr& ce = f.e(callee);
@@ -58,7 +78,8 @@ void check_LL501(CheckContext& ctx) {
       const Function& d = f.m.funcs[fn];
       if (d.name != ce.text || d.cls != kNone || (d.parent != kNone && d.parent != func)) continue;
       found = true;
-      if (f.reaches(fn, [&](const CallSite& x) { return is_cuda_call(f, x); })) return Child::Cuda;
+      if (reads_cuda_global(fn) || f.reaches(fn, [&](const CallSite& x) { return is_cuda_call(f, x); }))
+        return Child::Cuda;
     }
     return found ? Child::NoCuda : Child::Unknown;
   };
