@@ -182,12 +182,8 @@ bool Facts::compute_cpu_only_program() const {
   for (Id s : m.body) {
     const Stmt& st = m.s(s);
     if (st.kind == StmtKind::For || st.kind == StmtKind::While) program = true;
-    if (st.kind == StmtKind::If && st.value != kNone)
-      for_each_expr(m, st.value, [&](Id x) {
-        if (e(x).kind == ExprKind::Literal && e(x).text == "__main__") program = true;
-        return !program;
-      });
   }
+  program = program || has_main_guard();
   for (const Function& fn : m.funcs)
     if (m.lang == Lang::Cpp && fn.name == "main" && fn.cls == kNone) program = true;
   if (!program) return false;
@@ -782,24 +778,27 @@ bool Facts::wraps_with_grad_off(Id deco) const {
   return false;
 }
 
+bool Facts::has_main_guard() const {
+  for (Id s : m.body) {
+    const Stmt& st = m.s(s);
+    bool guard = false;
+    if (st.kind == StmtKind::If && st.value != kNone)
+      for_each_expr(m, st.value, [&](Id x) {
+        guard = guard || (e(x).kind == ExprKind::Literal && e(x).text == "__main__");
+        return !guard;
+      });
+    if (guard) return true;
+  }
+  return false;
+}
+
 bool Facts::runs_at_most_once(Id func, int depth) const {
   if (func == kNone || depth > 3 || m.funcs[func].cls != kNone || m.funcs[func].parent != kNone) return false;
   if (project && project->external_calls.count(m.funcs[func].name)) return false;
   if (callers_[func].empty()) {
     // Never called: only a script's own functions are known to be unused (a library's are
     // its interface).
-    if (m.lang != Lang::Python || depth > 0) return false;
-    for (Id s : m.body) {
-      const Stmt& st = m.s(s);
-      bool guard = false;
-      if (st.kind == StmtKind::If && st.value != kNone)
-        for_each_expr(m, st.value, [&](Id x) {
-          guard = guard || (e(x).kind == ExprKind::Literal && e(x).text == "__main__");
-          return !guard;
-        });
-      if (guard) return true;
-    }
-    return false;
+    return m.lang == Lang::Python && depth == 0 && has_main_guard();
   }
   for (int ci : callers_[func]) {
     const CallSite& c = calls[ci];

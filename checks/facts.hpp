@@ -217,6 +217,8 @@ class Facts {
   // `load_demo()`), or in a function that itself runs once that way; or a script (a file
   // with a main guard) that nothing in the run calls it from (a demo commented out there).
   bool runs_at_most_once(Id func, int depth = 0) const;
+  // A top-level `if` whose condition mentions "__main__" (a script's main guard).
+  bool has_main_guard() const;
   // A name (`device`) whose every value in its scope is the CPU device.
   bool cpu_device_name(Id expr) const;
   // `"cpu"`, `torch::kCPU`, `torch.device("cpu")`, `torch::Device(torch::kCPU)`.
