@@ -64,11 +64,8 @@ Finding* CheckContext::report(std::string_view rule, const Range& where, std::st
 
 Finding* CheckContext::report_weak(std::string_view rule, const Range& where, std::string message,
                                    const std::string& why) {
-  Finding* f = report(rule, where, std::move(message) + " (low confidence: " + why + ")");
-  if (!f) return nullptr;
-  f->low_confidence = true;
-  if (f->severity == Severity::Error) f->severity = Severity::Warning;
-  else f->severity = Severity::Note;
+  Finding* f = report(rule, where, std::move(message));
+  if (f) make_weak(*f, why);
   return f;
 }
 
@@ -132,6 +129,10 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
   // the mechanisms the rules describe. C++ units are filtered before Clang runs.
   if (m.lang == Lang::Python && !torch && (!(project && project->torch_via_project) || imports_other_framework(m)))
     return out;
+  if (summary) {
+    summary->program = facts.is_program();
+    summary->gpu_evidence = facts.has_gpu_evidence();
+  }
   CheckContext ctx(facts, source, out);
   for (const auto& c : all_checks())
     if (ctx.enabled(c.id)) c.run(ctx);

@@ -132,7 +132,11 @@ Finding* report_memory_claim(CheckContext& ctx, std::string_view rule, const Ran
     return ctx.report_weak(rule, where, std::move(message),
                            "nothing before this point of the program places a tensor on a GPU, so this costs host "
                            "memory of a CPU run");
-  return ctx.report(rule, where, std::move(message));
+  Finding* fd = ctx.report(rule, where, std::move(message));
+  // A module of definitions without GPU evidence: its program may still be CPU-only, which
+  // only the whole project shows (the engine's project-level policy).
+  if (fd && !f.has_gpu_evidence()) fd->memory_claim = true;
+  return fd;
 }
 
 // Every value bound to `name` in `func` reads a size of a tensor or a sequence

@@ -176,21 +176,31 @@ bool Facts::cpu_only_at(uint32_t pos) const {
   return false;
 }
 
-bool Facts::compute_cpu_only_program() const {
-  first_gpu_evidence_ = 0;  // until the scan says otherwise: evidence everywhere
-  bool program = ends_with(path, ".ipynb");
+bool Facts::is_program() const {
+  if (ends_with(path, ".ipynb")) return true;
   for (Id s : m.body) {
     const Stmt& st = m.s(s);
-    if (st.kind == StmtKind::For || st.kind == StmtKind::While) program = true;
+    if (st.kind == StmtKind::For || st.kind == StmtKind::While) return true;
   }
-  program = program || has_main_guard();
   for (const Function& fn : m.funcs)
-    if (m.lang == Lang::Cpp && fn.name == "main" && fn.cls == kNone) program = true;
-  if (!program) return false;
+    if (m.lang == Lang::Cpp && fn.name == "main" && fn.cls == kNone) return true;
+  return has_main_guard();
+}
+
+bool Facts::compute_cpu_only_program() const {
+  first_gpu_evidence_ = 0;  // a module of definitions: its callers may run it on a GPU
+  if (!is_program()) return false;
+  first_gpu_evidence_ = first_gpu_evidence();
+  return first_gpu_evidence_ == UINT32_MAX;
+}
+
+uint32_t Facts::first_gpu_evidence() const {
+  if (gpu_evidence_pos_ != kNotComputed) return gpu_evidence_pos_;
+  gpu_evidence_pos_ = 0;  // frameworks that place the model themselves: evidence everywhere
   for (const auto& [local, q] : m.aliases)
     for (std::string_view p : {"lightning", "pytorch_lightning", "accelerate", "deepspeed", "torch.distributed",
                                "torch.cuda", "torch.nn.parallel", "horovod", "ignite", "fastai", "transformers"})
-      if (q == p || starts_with(q, std::string(p) + ".")) return false;
+      if (q == p || starts_with(q, std::string(p) + ".")) return 0;
   // A device chosen and never used (`args.device = "cuda" if torch.cuda.is_available() else
   // "cpu"`, nothing reads args.device) places nothing: mentions inside an assignment whose
   // targets are never read elsewhere are no evidence.
@@ -261,8 +271,8 @@ bool Facts::compute_cpu_only_program() const {
     }
     if (evidence) first = x.range.begin;
   }
-  first_gpu_evidence_ = first;
-  return first == UINT32_MAX;
+  gpu_evidence_pos_ = first;
+  return first;
 }
 
 bool Facts::cpu_device_name(Id x) const {

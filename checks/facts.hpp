@@ -234,6 +234,11 @@ class Facts {
     if (cpu_only_program_ < 0) cpu_only_program_ = compute_cpu_only_program() ? 1 : 0;
     return cpu_only_program_ == 1;
   }
+  // A notebook, a script with top-level loops or a main guard, a C++ file with main().
+  bool is_program() const;
+  // Anything in the file that can place a tensor on a GPU (the evidence cpu_only_program()
+  // reads), wherever it is; the project-level policy asks every file (FileSummary).
+  bool has_gpu_evidence() const { return first_gpu_evidence() != UINT32_MAX; }
   // The same question at a point of the program: a top-level statement (a notebook cell's
   // loop, a script's line) that ends before the first GPU evidence of the file runs on the
   // CPU, whatever later cells do (a tutorial that moves to CUDA in its last section). Code
@@ -298,6 +303,11 @@ class Facts {
   mutable signed char cpu_only_program_ = -1;  // -1 not computed yet
   mutable uint32_t first_gpu_evidence_ = 0;     // byte of the first GPU evidence (0: before any)
   bool compute_cpu_only_program() const;
+  static constexpr uint32_t kNotComputed = UINT32_MAX - 1;
+  mutable uint32_t gpu_evidence_pos_ = kNotComputed;  // first_gpu_evidence(), memoised
+  // Byte of the file's first GPU evidence: 0 for a framework that places the model itself,
+  // UINT32_MAX when there is none.
+  uint32_t first_gpu_evidence() const;
   Id guard_ = kNone;
   bool loop_memo(int which, int loop, const std::function<bool(const CallSite&)>& pred) const;
   mutable std::vector<signed char> loop_memo_[3];  // per loop: -1 unknown, 0 no, 1 yes

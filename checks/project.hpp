@@ -34,6 +34,12 @@ struct FileSummary {
   // `second` of a returned tuple, -1 for the whole value) a training loop iterates.
   std::vector<std::string> wrapping_functions;
   std::vector<std::pair<std::string, int>> distributed_feeds;
+  // The impact policy across files (docs/impact.md): is the file a program (a notebook, a
+  // script with top-level loops or a main guard, a C++ file with main()), and does anything
+  // in it place a tensor on a GPU. A project with programs and no such evidence anywhere is
+  // CPU-only: its memory claims are weak (weaken_memory_claims in the engine).
+  bool program = false;
+  bool gpu_evidence = false;
 };
 
 // What one file needs to know about the others.

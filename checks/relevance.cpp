@@ -1,5 +1,6 @@
 #include "checks/relevance.hpp"
 
+#include <cctype>
 #include <algorithm>
 
 namespace ll {
@@ -74,6 +75,15 @@ bool cpp_may_hold_a_pattern(std::string_view text) {
       "get_method(", "run_method(", "jit::", "nn::", "TORCH_MODULE", "optim::"};
   for (const std::string_view t : kTokens)
     if (text.find(t) != std::string_view::npos) return true;
+  return false;
+}
+
+bool cpp_text_mentions_gpu(std::string_view text) {
+  static constexpr std::string_view kTokens[] = {"cuda", "gpu", "hip", "mps", "xla"};
+  std::string low(text.size(), ' ');
+  for (size_t i = 0; i < text.size(); ++i) low[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+  for (const std::string_view t : kTokens)
+    if (low.find(t) != std::string::npos) return true;
   return false;
 }
 

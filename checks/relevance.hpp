@@ -39,4 +39,9 @@ std::vector<std::string> imported_modules(const Module& m);
 // module)? False means no rule can fire.
 bool cpp_may_hold_a_pattern(std::string_view text);
 
+// For a unit that cpp_may_hold_a_pattern() skips: could its text place a tensor on a GPU
+// (it names CUDA, a GPU, HIP, MPS or XLA, in any case)? The project-level impact policy
+// counts a skipped unit as GPU evidence when it does: it is never read closely.
+bool cpp_text_mentions_gpu(std::string_view text);
+
 }  // namespace ll

@@ -228,6 +228,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
       x["us"] = f.suppression;
     }
     if (f.low_confidence) x["lc"] = true;
+    if (f.memory_claim) x["mc"] = true;
     if (!f.notes.empty()) {
       x["n"] = Json::array();
       for (const auto& n : f.notes) x["n"].push_back({{"g", range_json(n.range)}, {"m", n.message}});
@@ -247,7 +248,8 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   for (const auto& [q, off] : summary.imported_calls) ic.push_back(Json::array({q, off}));
   j["p"] = {{"mod", summary.module}, {"du", summary.dataset_uses}, {"cl", summary.classes},
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
-            {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules}};
+            {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
+            {"pg", summary.program}, {"ge", summary.gpu_evidence}};
   Json feeds = Json::array();
   for (const auto& [q, element] : summary.distributed_feeds) feeds.push_back(Json::array({q, element}));
   j["p"]["df"] = std::move(feeds);
@@ -329,6 +331,7 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       x.suppressed = opt_bool(f, "u");
       if (auto it = f.find("us"); it != f.end()) x.suppression = str(*it);
       x.low_confidence = opt_bool(f, "lc");
+      x.memory_claim = opt_bool(f, "mc");
       if (auto it = f.find("n"); it != f.end())
         for (const auto& n : arr(*it)) x.notes.push_back({range_from(at(n, "g")), str(at(n, "m"))});
       if (auto it = f.find("x"); it != f.end()) {
@@ -368,6 +371,8 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     }
     s.wrapping_functions = strings(at(p, "wf"));
     s.star_modules = strings(at(p, "sm"));
+    s.program = boolean(at(p, "pg"));
+    s.gpu_evidence = boolean(at(p, "ge"));
     for (const auto& c : arr(at(p, "df"))) {
       if (arr(c).size() != 2 || !c[1].is_number_integer()) throw Bad();
       const int64_t element = c[1].get<int64_t>();

@@ -68,9 +68,13 @@ Range range_of(const json& j) {
   return r;
 }
 
-FileResult parse_file_result(const json& j, const std::string& path) {
+FileResult parse_file_result(const json& j, const std::string& path, FileSummary* impact) {
   FileResult r;
   r.path = path;
+  if (impact) {
+    impact->program = j.value("program", false);
+    impact->gpu_evidence = j.value("gpu_evidence", false);
+  }
   for (const json& fj : j.value("findings", json::array())) {
     Finding f;
     f.rule = fj.value("rule", "");
@@ -88,6 +92,7 @@ FileResult parse_file_result(const json& j, const std::string& path) {
       f.fixes.push_back(std::move(fix));
     }
     f.low_confidence = fj.value("low_confidence", false);
+    f.memory_claim = fj.value("memory_claim", false);
     f.suppressed = fj.value("suppressed", false);
     f.suppression = fj.value("suppression", "");
     r.findings.push_back(std::move(f));
@@ -198,8 +203,10 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
   return analyze_cpp_files(files, o);
 }
 
-std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files, const CppDriverOptions& opts) {
+std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files, const CppDriverOptions& opts,
+                                          std::vector<FileSummary>* impact) {
   std::vector<FileResult> results(files.size());
+  if (impact) impact->assign(files.size(), FileSummary{});
   for (size_t i = 0; i < files.size(); ++i) results[i].path = files[i];
   if (files.empty()) return results;
   std::string companion = find_cpp_companion(opts.companion);
@@ -269,7 +276,7 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
     if (!j.is_discarded() && j.is_array()) {
       for (size_t k = 0; k < j.size() && k < c.files.size(); ++k) {
         size_t idx = c.files[k];
-        results[idx] = parse_file_result(j[k], files[idx]);
+        results[idx] = parse_file_result(j[k], files[idx], impact ? &(*impact)[idx] : nullptr);
         done[k] = true;
       }
     } else if (problem.empty()) {

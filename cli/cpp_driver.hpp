@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "checks/project.hpp"
 #include "rules/finding.hpp"
 
 namespace ll {
@@ -31,7 +32,10 @@ struct CppDriverOptions {
 // (e.g. "C++ analysis needs leaklint-cpp, built with -DLEAKLINT_ENABLE_CPP=ON").
 std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files, const std::string& build_dir,
                                           int jobs);
-std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files, const CppDriverOptions& opts);
+// `impact`, when given, receives each file's impact facts for the project-level policy
+// (FileSummary::program, gpu_evidence; the rest of a summary is Python's).
+std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files, const CppDriverOptions& opts,
+                                          std::vector<FileSummary>* impact = nullptr);
 
 // leaklint-cpp: `hint` if given, else $LEAKLINT_CPP, else next to the running executable
 // (/proc/self/exe), else on the absolute entries of PATH. Empty when not found.

@@ -421,6 +421,8 @@ bool is_cpp_path(const std::string& path) {
   return has_extension(path, {".cpp", ".cc", ".cxx", ".h", ".hpp", ".hh", ".cu", ".cuh"});
 }
 
+bool is_cuda_path(const std::string& path) { return has_extension(path, {".cu", ".cuh"}); }
+
 bool is_python_source(const std::string& path) {
   if (is_python_path(path)) return true;
   const std::string name = fs::path(path).filename().string();

@@ -36,6 +36,7 @@ struct DiscoverOptions {
 // Python: .py .pyi (.ipynb later); C++: .cpp .cc .cxx .h .hpp .hh .cu .cuh
 bool is_python_path(const std::string& path);
 bool is_cpp_path(const std::string& path);
+bool is_cuda_path(const std::string& path);  // .cu .cuh: CUDA sources
 // A Python file by name, or an extensionless script whose first line is a python shebang
 // (what pre-commit's `types: [python]` hands over too). Reads at most 256 bytes, never
 // blocking.

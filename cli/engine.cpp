@@ -540,6 +540,9 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
       std::string text;
       if (read_regular_file(files[i], opts.max_file_size, text) && !cpp_may_hold_a_pattern(text)) {
         results[i].path = files[i];
+        // A CUDA source, or one that names a GPU, is GPU evidence for the project even with
+        // nothing for Clang to read.
+        summaries[i].gpu_evidence = is_cuda_path(files[i]) || cpp_text_mentions_gpu(text);
         if (opts.cpp.verbose)
           std::cerr << "leaklint: " << escape_path(files[i])
                     << ": skipped: nothing a C++ rule looks for (forward/backward calls, optimizer steps, grad "
@@ -550,12 +553,14 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
       cpp_files.push_back(files[i]);
     }
   std::vector<FileResult> cpp_results;
+  std::vector<FileSummary> cpp_impact;
   std::thread cpp_thread;
   if (!cpp_files.empty()) {
     CppDriverOptions co = opts.cpp;
     co.jobs = jobs;
     if (!co.max_file_size_kib) co.max_file_size_kib = std::max<uint64_t>(1, opts.max_file_size / 1024);
-    cpp_thread = std::thread([&cpp_results, &cpp_files, co] { cpp_results = analyze_cpp_files(cpp_files, co); });
+    cpp_thread = std::thread(
+        [&cpp_results, &cpp_impact, &cpp_files, co] { cpp_results = analyze_cpp_files(cpp_files, co, &cpp_impact); });
   }
   parallel_for(files.size(), jobs, [&](size_t i) {
     const std::string& path = files[i];
@@ -569,6 +574,7 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
     for (size_t k = 0; k < cpp_index.size(); ++k) {
       sort_result(cpp_results[k]);
       results[cpp_index[k]] = std::move(cpp_results[k]);
+      if (k < cpp_impact.size()) summaries[cpp_index[k]] = std::move(cpp_impact[k]);
       if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
     }
   }
@@ -584,6 +590,16 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
     std::string text = results[i].source;
     results[i] = analyze_text(files[i], std::move(text), *cfgs[i], opts, &views[i]);
   });
+  // The impact policy across files (docs/impact.md): programs, and nothing anywhere that
+  // places a tensor on a GPU. A file that was not analysed could hold such evidence.
+  bool program = false, gpu = false;
+  for (size_t i = 0; i < files.size(); ++i) {
+    program = program || summaries[i].program;
+    gpu = gpu || summaries[i].gpu_evidence;
+    for (const Diagnostic& d : results[i].diagnostics) gpu = gpu || d.fatal;
+  }
+  if (program && !gpu)
+    for (FileResult& r : results) weaken_memory_claims(r);
   return results;
 }
 

@@ -48,7 +48,15 @@ namespace {
 
 // What --fix may act on is what the report shows: low-confidence findings the file's
 // configuration hides (show-low-confidence) are left alone, their fixes too.
-FileResult shown(FileResult r, const Config& cfg) {
+// A file analysed again while fixing keeps what the whole run decided about it (the
+// project-level impact policy of `before`, the run's first result).
+FileResult relinted(FileResult fresh, const FileResult& before) {
+  if (before.cpu_only_project) weaken_memory_claims(fresh);
+  return fresh;
+}
+
+FileResult shown(FileResult r, const Config& cfg, const FileResult& before) {
+  r = relinted(std::move(r), before);
   hide_low_confidence(r, cfg.show_low_confidence);
   return r;
 }
@@ -126,7 +134,7 @@ FixOutcome fix_text(const std::string& path, const std::string& original, const 
                     const Config& cfg, const EngineOptions& opts, bool unsafe) {
   int base_errors = syntax_errors(first);
   return fix_loop(original, first, unsafe, [&](const std::string& next, FileResult& relint, bool&, FixOutcome& out) {
-    relint = shown(analyze_text(path, next, cfg, opts), cfg);
+    relint = shown(analyze_text(path, next, cfg, opts), cfg, first);
     if (syntax_errors(relint) <= base_errors) return true;
     out.errors.push_back("a fix would introduce a syntax error; rolled back (please report this)");
     return false;
@@ -148,7 +156,7 @@ FixOutcome fix_cpp_file(const std::string& path, const std::string& original, co
       return false;
     }
     out.written = true;
-    relint = shown(analyze_file(path, cfg, opts), cfg);
+    relint = shown(analyze_file(path, cfg, opts), cfg, first);
     if (syntax_errors(relint) <= base_errors) return true;
     if (!file->replace(out.fixed, &err)) out.errors.push_back("could not restore the file: " + err);
     out.errors.push_back("a fix would introduce a compile error; rolled back (please report this)");
@@ -164,7 +172,7 @@ FixOutcome fix_cpp_buffer(const std::string& path, const std::string& original, 
                           const EngineOptions& opts, bool unsafe) {
   int base_errors = syntax_errors(first);
   return fix_loop(original, first, unsafe, [&](const std::string& next, FileResult& relint, bool&, FixOutcome& out) {
-    relint = analyze_cpp_buffer(path, next, opts);
+    relint = relinted(analyze_cpp_buffer(path, next, opts), first);
     if (syntax_errors(relint) <= base_errors) return true;
     out.errors.push_back("a fix would introduce a compile error; rolled back (please report this)");
     return false;
@@ -463,11 +471,11 @@ bool has_fix(const FileResult& r, bool unsafe) {
 // the fixes cannot be mapped back into the cells).
 std::optional<std::string> fix_notebook(const std::string& path, const std::string& json, const Config& cfg,
                                         const EngineOptions& opts, bool unsafe, int* applied,
-                                        std::vector<std::string>* errors) {
+                                        std::vector<std::string>* errors, const FileResult& before) {
   std::string err;
   auto nb = load_notebook(json, &err);
   if (!nb) return std::nullopt;
-  FileResult v = shown(analyze_text(path, nb->python, cfg, opts), cfg);
+  FileResult v = shown(analyze_text(path, nb->python, cfg, opts), cfg, before);
   FixOutcome o = fix_text(path, nb->python, v, cfg, opts, unsafe);
   for (auto& e : o.errors) errors->push_back(e);
   if (o.fixed == o.original) return std::nullopt;
@@ -513,11 +521,11 @@ int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const 
     std::vector<std::string> errors;
     std::string before = r.source, after;
     if (notebook) {
-      auto json = fix_notebook(r.path, r.source, cfg, opts, o.unsafe, &applied, &errors);
+      auto json = fix_notebook(r.path, r.source, cfg, opts, o.unsafe, &applied, &errors, r);
       report(errors, !json && !errors.empty());
       if (!json) return 0;
       after = *json;
-      if (o.to_stdout) r = analyze_file(r.path, cfg, opts, &after);  // report what is left
+      if (o.to_stdout) r = relinted(analyze_file(r.path, cfg, opts, &after), r);  // report what is left
     } else {
       FixOutcome f = cpp ? (o.to_stdout ? fix_cpp_buffer(r.path, r.source, r, opts, o.unsafe)
                                         : fix_cpp_file(r.path, r.source, r, cfg, opts, o.unsafe, nullptr))
@@ -547,7 +555,7 @@ int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const 
     // analyse what the file holds now, under the lock, and fix what is left. C++ always:
     // its result's text is read after leaklint-cpp analysed the file, so matching text
     // does not prove that the findings' offsets belong to it.
-    fresh = shown(cpp ? analyze_file(r.path, cfg, opts) : analyze_file(r.path, cfg, opts, &file.content()), cfg);
+    fresh = shown(cpp ? analyze_file(r.path, cfg, opts) : analyze_file(r.path, cfg, opts, &file.content()), cfg, r);
     if (cpp && fresh.source != file.content()) {
       report({"the file changed while it was being fixed; not written (run leaklint --fix again)"}, true);
       return 0;
@@ -562,14 +570,14 @@ int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const 
   if (notebook) {
     int applied = 0;
     std::vector<std::string> errors;
-    auto json = fix_notebook(r.path, file.content(), cfg, opts, o.unsafe, &applied, &errors);
+    auto json = fix_notebook(r.path, file.content(), cfg, opts, o.unsafe, &applied, &errors, r);
     report(errors, !json && !errors.empty());
     if (!json) return 0;
     if (!file.replace(*json, &e)) {
       report({e}, true);
       return 0;
     }
-    r = analyze_file(r.path, cfg, opts, &file.content());
+    r = relinted(analyze_file(r.path, cfg, opts, &file.content()), r);
     return applied;
   }
 

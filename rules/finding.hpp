@@ -42,6 +42,10 @@ struct Finding {
   bool suppressed = false; // matched an inline suppression (reported only in SARIF)
   std::string suppression; // the suppression comment text, when suppressed
   bool low_confidence = false;  // e.g. C++ analysed without semantic information
+  // A claim about memory held (docs/impact.md) made at full strength only because this file
+  // alone cannot show that its program runs on the CPU: the engine weakens it when no file of
+  // the project places a tensor on a GPU (weaken_memory_claims).
+  bool memory_claim = false;
   // Jupyter notebooks: where the finding is in the notebook's cells (0 = not a notebook).
   int cell = 0;
   uint32_t cell_line = 0, cell_col = 0;
@@ -66,7 +70,28 @@ struct FileResult {
   // Low-confidence findings removed because the file's configuration does not show them
   // (show-low-confidence, --show-low-confidence); the summary counts them.
   int hidden_low_confidence = 0;
+  // The project-level impact policy applied here (no file of the project places a tensor on
+  // a GPU): its memory claims are weak, and the fix loop keeps them so on every re-lint.
+  bool cpu_only_project = false;
 };
+
+// The impact policy's weak evidence: one severity step lower, marked low-confidence, and the
+// message says why. Checks (CheckContext::report_weak) and the engine's project-level policy
+// use this one spelling.
+inline void make_weak(Finding& f, const std::string& why) {
+  f.message += " (low confidence: " + why + ")";
+  f.low_confidence = true;
+  f.severity = f.severity == Severity::Error ? Severity::Warning : Severity::Note;
+}
+
+// The project-level impact policy (docs/impact.md): in a project whose programs never place
+// a tensor on a GPU, a memory claim is about host RAM of a CPU run.
+inline void weaken_memory_claims(FileResult& r) {
+  r.cpu_only_project = true;
+  for (Finding& f : r.findings)
+    if (f.memory_claim && !f.low_confidence)
+      make_weak(f, "nothing in this project places a tensor on a GPU, so this costs host memory of a CPU run");
+}
 
 // Removes the low-confidence findings of `r` unless `show` (the file's show-low-confidence)
 // and adds how many went to r.hidden_low_confidence.

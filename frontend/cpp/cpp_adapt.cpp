@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "checks/checks.hpp"
+#include "checks/project.hpp"
 #include "rules/registry.hpp"
 #include "rules/suppress.hpp"
 
@@ -135,9 +136,14 @@ bool rule_supports_cpp(std::string_view id) {
 }
 
 std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const std::string& path,
-                                    std::string_view source, bool low_confidence, bool fixable) {
+                                    std::string_view source, bool low_confidence, bool fixable,
+                                    FileSummary* summary) {
   std::vector<Finding> out;
   Facts facts(m, cfg, path);
+  if (summary) {
+    summary->program = facts.is_program();
+    summary->gpu_evidence = facts.has_gpu_evidence();
+  }
   CheckContext ctx(facts, source, out);
   for (const auto& c : all_checks())
     if (rule_supports_cpp(c.id) && ctx.enabled(c.id)) c.run(ctx);

@@ -11,6 +11,10 @@
 #include "rules/finding.hpp"
 #include "rules/model.hpp"
 
+namespace ll {
+struct FileSummary;
+}
+
 namespace ll::cpp {
 
 bool rule_supports_cpp(std::string_view rule_id);
@@ -18,7 +22,10 @@ bool rule_supports_cpp(std::string_view rule_id);
 // Findings for one lowered C++ file, sorted by (line, col, rule); suppressed ones are kept
 // with `suppressed = true`. `low_confidence` marks every finding (the tree-sitter lowering, or a TU
 // with errors) and drops their fixes; `fixable` false (headers were skipped) drops fixes only.
+// `summary`, when given, receives the impact facts of the project-level policy (program,
+// gpu_evidence); the rest of a summary is Python's.
 std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const std::string& path,
-                                    std::string_view source, bool low_confidence, bool fixable = true);
+                                    std::string_view source, bool low_confidence, bool fixable = true,
+                                    FileSummary* summary = nullptr);
 
 }  // namespace ll::cpp

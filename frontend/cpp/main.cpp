@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "checks/project.hpp"
 #include "frontend/cpp/cpp_adapt.hpp"
 #include "frontend/cpp/model_builder.hpp"
 #include "frontend/cpp/tu_analysis.hpp"
@@ -130,6 +131,7 @@ json finding_json(const Finding& f) {
   }
   j["fixes"] = fixes;
   j["low_confidence"] = f.low_confidence;
+  if (f.memory_claim) j["memory_claim"] = true;
   j["suppressed"] = f.suppressed;
   if (f.suppressed) j["suppression"] = f.suppression;
   return j;
@@ -228,11 +230,16 @@ int main(int argc, char** argv) {
       continue;
     }
     cpp::TuResult tu = cpp::analyze_tu(path, opts, cache);
+    FileSummary impact;
     if (tu.analysed) {
       if (dump_model) std::cerr << "== " << path << "\n" << cpp::dump_module(tu.module);
-      for (const Finding& f : cpp::run_cpp_checks(tu.module, *cfg, path, tu.source, tu.low_confidence, tu.fixable))
+      for (const Finding& f :
+           cpp::run_cpp_checks(tu.module, *cfg, path, tu.source, tu.low_confidence, tu.fixable, &impact))
         findings.push_back(finding_json(f));
     }
+    // The impact facts of the project-level policy (FileSummary::program, gpu_evidence).
+    fj["program"] = impact.program;
+    fj["gpu_evidence"] = impact.gpu_evidence;
     for (const Diagnostic& d : tu.diagnostics) diags.push_back(diag_json(d));
     fj["findings"] = findings;
     fj["diagnostics"] = diags;

@@ -495,6 +495,50 @@ def main(rank, net, train_set, val_set):
         self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL405"], [])
 
 
+class CpuOnlyProject(Tmp):
+    """The impact policy's CPU-only test is decided per program, not per file: an evaluation
+    helper in a module of definitions is weak when no file of the project places a tensor on
+    a GPU, and keeps full strength when one does, or when no program of the project shows
+    where it runs (a library)."""
+    MODEL = ("import torch\n\n\ndef evaluate(model, batches):\n    correct = 0\n    for x, y in batches:\n"
+             "        correct += (model(x).argmax(1) == y).sum().item()\n    return correct\n")
+    TRAIN = ("import torch\nfrom model import evaluate\n\nmodel = torch.nn.Linear(4, 2)\n"
+             "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+             "batches = [(torch.randn(8, 4), torch.randint(0, 2, (8,))) for _ in range(10)]\n"
+             "for x, y in batches:\n    opt.zero_grad()\n"
+             "    torch.nn.functional.cross_entropy(model(x), y).backward()\n    opt.step()\n"
+             "print(evaluate(model, batches))\n")
+
+    def ll101(self, *extra):
+        rc, out, err = run(["--format", "json", "--show-low-confidence", *extra, self.dir])
+        return [(os.path.relpath(f["path"], self.dir), f["severity"],
+                 "nothing in this project places a tensor on a GPU" in f["message"])
+                for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
+
+    def test_a_helper_of_a_cpu_only_program_is_weak(self):
+        self.write("model.py", self.MODEL)
+        self.assertEqual(self.ll101("--no-cache"), [("model.py", "warning", False)])   # a library alone
+        self.write("train.py", self.TRAIN)
+        for extra in (("--no-cache",), (), ()):                                       # uncached, cold, warm
+            self.assertEqual(self.ll101(*extra), [("model.py", "note", True)])
+        p = subprocess.run([BIN, "--format", "json", self.dir], capture_output=True, text=True, timeout=120)
+        self.assertEqual(json.loads(p.stdout)["findings"], [])                        # hidden by default
+        self.assertEqual(json.loads(p.stdout)["summary"]["low_confidence_hidden"], 1)
+        # --fix acts on what is shown: the weak finding's fix is left alone.
+        subprocess.run([BIN, "--fix", "--unsafe-fixes", self.dir], capture_output=True, text=True, timeout=120)
+        with open(os.path.join(self.dir, "model.py")) as f:
+            self.assertEqual(f.read(), self.MODEL)
+        # One file that places a tensor on a GPU makes the whole project's claims strong.
+        self.write("place.py", "import torch\n\n\ndef place(model):\n    return model.cuda()\n")
+        self.assertEqual(self.ll101(), [("model.py", "warning", False)])
+
+    def test_a_file_that_could_not_be_read_could_hold_gpu_evidence(self):
+        self.write("model.py", self.MODEL)
+        self.write("train.py", self.TRAIN)
+        self.write("big.py", "import torch\nx = 'cuda'\n" + "# padding\n" * 200)
+        self.assertEqual(self.ll101("--no-cache", "--max-file-size", "1"), [("model.py", "warning", False)])
+
+
 class Relevance(Tmp):
     LOOP = ("\n\ndef validate(model, val_loader):\n    outs = []\n    for x in val_loader:\n"
             "        outs.append(model(x).argmax(-1))\n    return outs\n")

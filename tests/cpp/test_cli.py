@@ -452,6 +452,46 @@ def test_cpu_device_variable_is_no_gpu_evidence(d):
     check(rules(res) == [("LL101", 7)] and not res["findings"][0]["low_confidence"], res["findings"])
 
 
+
+def test_cpu_only_project_weakens_memory_claims_in_files_without_main(d):
+    # The CPU-only policy is decided per program, not per file: an evaluation helper in a file
+    # without main() belongs to the project's programs. When no unit of the project places a
+    # tensor on a GPU, its memory claim is weak; a unit that names CUDA (even one that never
+    # reaches Clang) makes it strong again.
+    p = os.path.join(d, "cpuproj")
+    write(p, "classifier.cpp",
+          "#include <torch/torch.h>\n#include <vector>\n"
+          "int64_t predict_all(torch::nn::Linear model, const std::vector<torch::Tensor>& batches) {\n"
+          "  int64_t n = 0;\n"
+          "  for (const auto& x : batches) n += model->forward(x).argmax(1).sum().item<int64_t>();\n"
+          "  return n;\n}\n")
+    write(p, "main.cpp",
+          "#include <torch/torch.h>\n"
+          "int main() {\n  torch::Device device(torch::kCPU);\n  torch::nn::Linear net(4, 2);\n  net->to(device);\n"
+          "  torch::optim::SGD opt(net->parameters(), 0.1);\n"
+          "  for (int i = 0; i < 10; ++i) {\n    opt.zero_grad();\n"
+          "    auto loss = net->forward(torch::randn({8, 4}).to(device)).sum();\n"
+          "    loss.backward();\n    opt.step();\n  }\n}\n")
+    env = {"LEAKLINT_CPP": ARGS.leaklint_cpp}
+
+    def ll101():
+        q = leaklint(["--format", "json", "--show-low-confidence", "--no-cache", "."], cwd=p, env=env)
+        return [(f["path"], f["severity"], f["low_confidence"], "nothing in this project" in f["message"])
+                for f in json.loads(q.stdout)["findings"] if f["rule"] == "LL101"]
+
+    check(ll101() == [("classifier.cpp", "note", True, True)], ll101())
+    # Hidden by default, like every weak finding.
+    q = leaklint(["--format", "json", "--no-cache", "."], cwd=p, env=env)
+    check(json.loads(q.stdout)["findings"] == [], q.stdout)
+    # A CUDA unit that Clang never reads (no rule's pattern in it) is GPU evidence.
+    write(p, "kernels/scale.cu", "__global__ void scale(float* x, int n) { int i = threadIdx.x; if (i < n) x[i] *= 2; }\n")
+    check(ll101() == [("classifier.cpp", "warning", False, False)], ll101())
+    os.remove(os.path.join(p, "kernels", "scale.cu"))
+    # So is a program on kCUDA.
+    write(p, "main.cpp", open(os.path.join(p, "main.cpp")).read().replace("kCPU", "kCUDA"))
+    check(ll101() == [("classifier.cpp", "warning", False, False)], ll101())
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 

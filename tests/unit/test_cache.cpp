@@ -42,6 +42,7 @@ FileResult sample_result() {
   fix.safe = false;
   fix.edits.push_back({410, 414, "loss.item()  # edit text"});
   f.fixes.push_back(fix);
+  f.memory_claim = true;
   r.findings.push_back(f);
   Finding g;
   g.rule = "LL303";
@@ -74,6 +75,7 @@ FileSummary sample_summary() {
   s.star_modules = {"pkg.helpers"};
   s.wrapping_functions = {"wrap_ddp"};
   s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
+  s.program = true;
   return s;
 }
 
@@ -109,7 +111,9 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(f.fixes[0].title, r.findings[0].fixes[0].title);
   EXPECT_FALSE(f.fixes[0].safe);
   EXPECT_TRUE(f.fixes[0].edits.empty()) << "edits never come from the cache";
+  EXPECT_TRUE(f.memory_claim);
   const Finding& g = out.findings[1];
+  EXPECT_FALSE(g.memory_claim);
   EXPECT_TRUE(g.suppressed);
   EXPECT_EQ(g.suppression, "# noqa: LL303");
   EXPECT_TRUE(g.low_confidence);
@@ -124,6 +128,8 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.star_modules, sample_summary().star_modules);
   EXPECT_EQ(s.wrapping_functions, sample_summary().wrapping_functions);
   EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
+  EXPECT_TRUE(s.program);
+  EXPECT_FALSE(s.gpu_evidence);
 }
 
 TEST(CacheCodec, EntryHoldsNoEditText) {
@@ -172,7 +178,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"sm":["p.q"],"df":[["c.d",-1]]}})";
+                         R"("wf":[],"sm":["p.q"],"df":[["c.d",-1]],"pg":true,"ge":false}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -205,6 +211,8 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"c.d\",-1]", "[\"c.d\",\"0\"]"));
   EXPECT_TRUE(bad("\"sm\":[\"p.q\"]", "\"sm\":[1]"));
   EXPECT_TRUE(bad("\"wf\":[],", ""));
+  EXPECT_TRUE(bad(",\"ge\":false", ""));          // the project-level impact facts are required
+  EXPECT_TRUE(bad("\"pg\":true", "\"pg\":1"));
   EXPECT_TRUE(bad("\"m\":\"x\"}", "\"m\":\"x\",\"u\":1}"));
   EXPECT_TRUE(bad("{\"f\"", "[{\"f\""));
   FileResult o;
