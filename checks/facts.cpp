@@ -4,6 +4,7 @@
 #include "rules/budget.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <cctype>
 
@@ -763,7 +764,59 @@ void Facts::resolve_calls() {
     }
     c.target_func = target;
     if (target != kNone) callers_[target].push_back(static_cast<int>(ci));
+    if (ce.kind != ExprKind::Attribute || ce.kids.empty()) continue;
+    const Expr& obj = e(ce.kids[0]);
+    const bool on_self = obj.kind == ExprKind::Name && (obj.text == "self" || obj.text == "cls");
+    if (on_self && class_of(c.func) != kNone) {
+      // Dynamic dispatch: `self.evaluate_mt(...)` in a base class runs the override of a
+      // same-file subclass as well (or only, when the base declares no such method).
+      const Id base = class_of(c.func);
+      for (Id k = 0; k < m.classes.size(); ++k) {
+        if (k == base || !derives_in_file(k, base)) continue;
+        auto it = methods_.find(std::to_string(k) + ":" + ce.text);
+        if (it != methods_.end() && it->second != target) callers_[it->second].push_back(static_cast<int>(ci));
+      }
+    } else if (target == kNone && obj.qname.empty()) {
+      // `decoder.generate(...)` on a value whose class the file does not show: a caller, by
+      // name, of any method so named (compute_entry_off; the join adds other files' calls).
+      name_callers_[ce.text].push_back(static_cast<int>(ci));
+    }
   }
+}
+
+bool Facts::derives_in_file(Id cls, Id base) const {
+  for (int hops = 0; cls != kNone && hops < 8; ++hops) {
+    Id next = kNone;
+    for (Id b : m.classes[cls].bases) {
+      if (e(b).kind != ExprKind::Name) continue;
+      auto named = classes_by_name_.find(e(b).text);
+      if (named == classes_by_name_.end()) continue;
+      for (Id k : named->second)
+        if (k != cls) next = k;  // the last definition of that name other than this class
+    }
+    if (next == base) return true;
+    cls = next;
+  }
+  return false;
+}
+
+Id Facts::function_at(uint32_t pos) const {
+  Id best = kNone;
+  for (Id f = 0; f < m.funcs.size(); ++f) {
+    const Range& r = m.funcs[f].range;
+    if (r.begin <= pos && pos < r.end &&
+        (best == kNone || r.end - r.begin < m.funcs[best].range.end - m.funcs[best].range.begin))
+      best = f;
+  }
+  return best;
+}
+
+bool Facts::called_by_name(Id func) const {
+  const Function& fn = m.funcs[func];
+  // Methods that Python or a framework invokes implicitly (`model(x)` runs forward, a
+  // Dataset's __getitem__) have callers no name shows: their explicit calls are not all.
+  return fn.cls != kNone && fn.parent == kNone && callers_[func].empty() && fn.name != "forward" &&
+         !(fn.name.size() > 4 && fn.name.rfind("__", 0) == 0);
 }
 
 bool Facts::wraps_with_grad_off(Id deco) const {
@@ -832,14 +885,30 @@ void Facts::compute_entry_off() {
         auto it = project->external_calls.find(m.funcs[f].name);
         if (it != project->external_calls.end()) ext = &it->second;
       }
-      if (callers_[f].empty() && !ext) continue;
-      bool all = true;
+      // A method without a resolved caller: the calls that name it (`decoder.generate(...)`
+      // in this file, and, through the join, in the run's other files).
+      const std::vector<int>* by_name = nullptr;
+      int ext_methods = -1;  // -1: no call in another file; 1: all with grad off; 0: not all
+      if (called_by_name(f)) {
+        auto it = name_callers_.find(m.funcs[f].name);
+        if (it != name_callers_.end()) by_name = &it->second;
+        if (project) {
+          auto em = project->external_method_calls.find(m.funcs[f].name);
+          if (em != project->external_method_calls.end()) ext_methods = em->second ? 1 : 0;
+        }
+      }
+      if (callers_[f].empty() && !ext && !by_name && ext_methods < 0) continue;
+      bool all = ext_methods != 0;
       if (ext)
         for (bool off : *ext) all = all && off;
-      for (int ci : callers_[f]) {
-        const CallSite& c = calls[ci];
-        if (c.func == f || !(c.local_off || func_entry_off(c.func))) { all = false; break; }
-      }
+      auto all_off = [&](const std::vector<int>& sites) {
+        for (int ci : sites) {
+          const CallSite& c = calls[ci];
+          if (c.func == f || !(c.local_off || func_entry_off(c.func))) return false;
+        }
+        return true;
+      };
+      all = all && all_off(callers_[f]) && (!by_name || all_off(*by_name));
       if (all) { entry_off_[f] = 1; changed = true; }
     }
     if (!changed) break;
@@ -865,6 +934,20 @@ FileSummary Facts::summarize() const {
     if (all_decorated) continue;
     out.functions.push_back(name);
     if (caller_off) out.caller_off.push_back(name);
+  }
+  // Methods called by name (the join matches them with other files' methods): one entry per
+  // attribute name; and this file's methods that only such calls turned off.
+  {
+    std::map<std::string, bool> by_name;
+    for (const auto& [name, sites] : name_callers_) {
+      bool all = true;
+      for (int ci : sites) all = all && grad_off(calls[ci]);
+      by_name[name] = all;
+    }
+    out.method_calls.assign(by_name.begin(), by_name.end());
+    for (Id f = 0; f < m.funcs.size(); ++f)
+      if (entry_off_[f] && !decorated_off_[f] && !framework_off_[f] && called_by_name(f))
+        out.name_off_methods.push_back(m.funcs[f].name);
   }
   // Star imports, relative ones resolved against this file's package.
   {

@@ -106,6 +106,12 @@ class Facts {
 
   // ---- grad mode
   bool func_entry_off(Id func) const { return func == kNone ? false : entry_off_[func]; }
+  // A method decided by the calls that name it (`decoder.generate(...)` in this file or
+  // another): no call resolves to it, and Python does not invoke it implicitly (forward,
+  // dunders).
+  bool called_by_name(Id func) const;
+  // The innermost function whose definition holds the byte `pos` (kNone at module level).
+  Id function_at(uint32_t pos) const;
   bool grad_off(const CallSite& c) const { return c.local_off || func_entry_off(c.func); }
   bool grad_off(const StmtSite& s) const { return s.local_off || func_entry_off(s.func); }
   bool decorated_off(Id func) const { return decorated_off_[func]; }
@@ -287,6 +293,10 @@ class Facts {
   std::vector<char> entry_off_, decorated_off_, framework_off_;
   std::vector<std::vector<int>> func_calls_;          // call sites inside each function
   std::vector<std::vector<int>> callers_;             // call sites targeting each function
+  // Attribute calls whose callee the file cannot resolve (`decoder.generate(...)`), by the
+  // attribute's name: callers of the methods so named that have no resolved caller.
+  std::unordered_map<std::string, std::vector<int>> name_callers_;
+  bool derives_in_file(Id cls, Id base) const;  // `cls` derives from `base` through same-file classes
   std::unordered_map<std::string, std::vector<Id>> module_funcs_;  // top-level functions
   // bindings: per function (index funcs.size() = module level) dotted -> values
   std::vector<std::unordered_map<std::string, std::vector<Id>>> bind_;

@@ -152,6 +152,30 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         views[j].feeds_distributed[last(q)].emplace_back(element, files[i].module);
     }
   }
+  // Methods called by name in other files: an open method (still with grad) turns off when
+  // every call in the other files runs with grad disabled; one this file's own calls turned
+  // off turns back on when another file calls it with grad.
+  {
+    std::unordered_map<std::string, std::vector<std::pair<size_t, bool>>> by_name;  // name -> (file, all off)
+    for (size_t i = 0; i < files.size(); ++i)
+      for (const auto& [name, off] : files[i].method_calls) by_name[name].emplace_back(i, off);
+    auto others_all_off = [&](size_t j, const std::string& name, bool* any) {
+      bool all = true;
+      *any = false;
+      auto it = by_name.find(name);
+      if (it != by_name.end())
+        for (const auto& [i, off] : it->second)
+          if (i != j) { *any = true; all = all && off; }
+      return all;
+    };
+    for (size_t j = 0; j < files.size(); ++j) {
+      bool any = false;
+      for (const auto& name : files[j].open_methods)
+        if (others_all_off(j, name, &any) && any) views[j].external_method_calls[name] = true;
+      for (const auto& name : files[j].name_off_methods)
+        if (!others_all_off(j, name, &any) && any) views[j].external_method_calls[name] = false;
+    }
+  }
   // Relevance through project imports, to a fixed point: a file that imports no torch is
   // analysed when it imports a project module that does, directly or through others.
   {

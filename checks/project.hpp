@@ -34,6 +34,14 @@ struct FileSummary {
   // `second` of a returned tuple, -1 for the whole value) a training loop iterates.
   std::vector<std::string> wrapping_functions;
   std::vector<std::pair<std::string, int>> distributed_feeds;
+  // Methods called by name across files (`decoder.generate(...)` on a value whose class the
+  // file does not show): each such attribute name, and whether every such call in this file
+  // runs with grad disabled. And this file's methods that no call resolves to whose entry
+  // grad mode other files' calls could change: `open_methods` still run with grad (they hold
+  // a finding that depends on it), `name_off_methods` were turned off by this file's calls.
+  std::vector<std::pair<std::string, bool>> method_calls;
+  std::vector<std::string> open_methods;
+  std::vector<std::string> name_off_methods;
   // The impact policy across files (docs/impact.md): is the file a program (a notebook, a
   // script with top-level loops or a main guard, a C++ file with main()), and does anything
   // in it place a tensor on a GPU. A project with programs and no such evidence anywhere is
@@ -53,9 +61,12 @@ struct ProjectView {
   // Local functions whose result feeds a distributed training loop in another file:
   // function -> (element of its returned tuple or -1, the importing module).
   std::map<std::string, std::vector<std::pair<int, std::string>>> feeds_distributed;
+  // Methods of this file decided by the calls that name them: whether every such call in the
+  // run's other files runs with grad disabled (only entries that change a decision).
+  std::map<std::string, bool> external_method_calls;
   bool empty() const {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
-           distributed_wrappers.empty() && feeds_distributed.empty();
+           distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty();
   }
 };
 

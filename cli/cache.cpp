@@ -249,7 +249,11 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   j["p"] = {{"mod", summary.module}, {"du", summary.dataset_uses}, {"cl", summary.classes},
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
             {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
-            {"pg", summary.program}, {"ge", summary.gpu_evidence}};
+            {"pg", summary.program}, {"ge", summary.gpu_evidence},
+            {"om", summary.open_methods}, {"nom", summary.name_off_methods}};
+  Json mc = Json::array();
+  for (const auto& [name, off] : summary.method_calls) mc.push_back(Json::array({name, off}));
+  j["p"]["mc"] = std::move(mc);
   Json feeds = Json::array();
   for (const auto& [q, element] : summary.distributed_feeds) feeds.push_back(Json::array({q, element}));
   j["p"]["df"] = std::move(feeds);
@@ -373,6 +377,12 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.star_modules = strings(at(p, "sm"));
     s.program = boolean(at(p, "pg"));
     s.gpu_evidence = boolean(at(p, "ge"));
+    s.open_methods = strings(at(p, "om"));
+    s.name_off_methods = strings(at(p, "nom"));
+    for (const auto& c : arr(at(p, "mc"))) {
+      if (arr(c).size() != 2) throw Bad();
+      s.method_calls.emplace_back(str(c[0]), boolean(c[1]));
+    }
     for (const auto& c : arr(at(p, "df"))) {
       if (arr(c).size() != 2 || !c[1].is_number_integer()) throw Bad();
       const int64_t element = c[1].get<int64_t>();

@@ -463,6 +463,35 @@ def main(rank, net, train_set, val_set):
         rc, out, err = run(["--no-cache", "--format", "json", self.dir])
         return {(os.path.basename(f["path"]), f["line"]) for f in json.loads(out)["findings"] if f["rule"] == rule}
 
+    DECODER = ("import torch\nimport torch.nn as nn\n\n\nclass Decoder(nn.Module):\n"
+               "    def __init__(self):\n        super().__init__()\n        self.out = nn.Linear(8, 8)\n\n"
+               "    def forward(self, x):\n        return self.out(x)\n\n"
+               "    def generate(self, x, steps):\n        outs = [x]\n        for _ in range(steps):\n"
+               "            outs.append(self(outs[-1]))\n        return torch.stack(outs)\n")
+
+    def test_method_called_by_name_from_other_files(self):
+        # Decoder.generate has no caller in its own file; the run's other files call it on a
+        # value whose class they do not show. All of them under no_grad: its loop runs
+        # without grad. One with grad: the finding stays.
+        self.write("model.py", self.DECODER)
+        self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
+        self.write("evaluate.py", "import torch\n\n\ndef evaluate(decoder, xs):\n    with torch.no_grad():\n"
+                   "        return [decoder.generate(x, 10) for x in xs]\n")
+        self.write("translate.py", "import torch\n\n\n@torch.no_grad()\ndef main(decoder, x):\n"
+                   "    print(decoder.generate(x, 50))\n")
+        self.assertEqual(self.lines_of("LL101"), set())
+        rc, out, err = run(["--format", "json", self.dir])       # cached: the same answer
+        self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL101"], [])
+        self.write("sample.py", "def sample(decoder, x):\n    return decoder.generate(x, 100)\n")
+        self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
+
+    def test_method_turned_off_by_its_own_file_is_turned_back_on_by_another(self):
+        self.write("model.py", self.DECODER + "\n\ndef demo(decoder, x):\n    with torch.no_grad():\n"
+                   "        return decoder.generate(x, 5)\n")
+        self.assertEqual(self.lines_of("LL101"), set())
+        self.write("sample.py", "def sample(decoder, x):\n    return decoder.generate(x, 100)\n")
+        self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
+
     def test_loader_built_in_another_module_for_a_ddp_training_loop(self):
         self.write("data.py", self.LOADERS)
         self.write("train.py", self.DDP_TRAIN.format(

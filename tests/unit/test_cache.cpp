@@ -76,6 +76,8 @@ FileSummary sample_summary() {
   s.wrapping_functions = {"wrap_ddp"};
   s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
   s.program = true;
+  s.method_calls = {{"generate", true}, {"append", false}};
+  s.open_methods = {"infer"};
   return s;
 }
 
@@ -130,6 +132,8 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
   EXPECT_TRUE(s.program);
   EXPECT_FALSE(s.gpu_evidence);
+  EXPECT_EQ(s.method_calls, sample_summary().method_calls);
+  EXPECT_EQ(s.open_methods, sample_summary().open_methods);
 }
 
 TEST(CacheCodec, EntryHoldsNoEditText) {
@@ -178,7 +182,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"sm":["p.q"],"df":[["c.d",-1]],"pg":true,"ge":false}})";
+                         R"("wf":[],"sm":["p.q"],"df":[["c.d",-1]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -213,6 +217,8 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("\"wf\":[],", ""));
   EXPECT_TRUE(bad(",\"ge\":false", ""));          // the project-level impact facts are required
   EXPECT_TRUE(bad("\"pg\":true", "\"pg\":1"));
+  EXPECT_TRUE(bad("[\"infer\",true]", "[\"infer\"]"));
+  EXPECT_TRUE(bad(",\"om\":[\"generate\"]", ""));
   EXPECT_TRUE(bad("\"m\":\"x\"}", "\"m\":\"x\",\"u\":1}"));
   EXPECT_TRUE(bad("{\"f\"", "[{\"f\""));
   FileResult o;
