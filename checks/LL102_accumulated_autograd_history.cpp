@@ -531,17 +531,21 @@ class History {
     if (recreated_per_batch(base, loop)) return;
     std::string vtext = ctx_.text(value);
     bool container = verb != "accumulates";
-    std::string shown = vtext.size() > 40 ? vtext.substr(0, 37) + "..." : vtext;
+    std::string shown = ctx_.brief(value);
     // The message shows the expression the fix writes (parenthesised where precedence
     // needs it): one set of facts for both.
     const Expr& v = f_.e(value);
     bool simple = v.kind == ExprKind::Name || v.kind == ExprKind::Attribute || v.kind == ExprKind::Call ||
                   v.kind == ExprKind::Subscript;
+    // A list or tuple display keeps its elements: each tensor among them needs detaching,
+    // which no single edit of the display says.
+    const bool display = container && v.kind == ExprKind::Sequence;
     const char* suffix = container ? ".detach()" : ".item()";
     std::string repl = (simple ? vtext : "(" + vtext + ")") + suffix;
     std::string shown_fix = (simple ? shown : "(" + shown + ")") + suffix;
-    std::string cure = container ? "store `" + shown_fix + "` (add `.cpu()` if it is only logged)"
-                                 : "accumulate `" + shown_fix + "` instead";
+    std::string cure = display     ? "store `.detach()`ed copies of the tensors in it (add `.cpu()` if they are only logged)"
+                       : container ? "store `" + shown_fix + "` (add `.cpu()` if it is only logged)"
+                                   : "accumulate `" + shown_fix + "` instead";
     std::string message = "`" + base + "` " + verb + " `" + shown +
                           "`, which carries autograd history: each iteration's graph stays reachable through `" +
                           base +
@@ -558,7 +562,7 @@ class History {
                                              " times and backward() already freed each graph's saved tensors, so "
                                              "it keeps that many values and their autograd nodes")
                       : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
-    if (!fd) return;
+    if (!fd || display) return;
     Fix fix;
     fix.title = container ? "Store a detached tensor" : "Accumulate a Python number with `.item()`";
     fix.safe = false;

@@ -76,6 +76,39 @@ std::string CheckContext::text(const Range& r) const {
   return std::string(source.substr(r.begin, r.end - r.begin));
 }
 
+std::string CheckContext::brief(Id expr, size_t max) const {
+  // Line by line, without the comment that ends a line (`# valid`, `// valid`).
+  const Range& r = facts.e(expr).range;
+  const std::string all = text(r);
+  std::string out;
+  size_t pos = 0;
+  for (uint32_t line = r.line; pos <= all.size(); ++line) {
+    size_t nl = all.find('\n', pos);
+    std::string piece = all.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    for (const Comment& c : facts.m.comments) {
+      if (c.line != line) continue;
+      for (const char* mark : {"#", "//"}) {
+        const std::string tail = mark + c.text;
+        if (piece.size() >= tail.size() && piece.compare(piece.size() - tail.size(), tail.size(), tail) == 0) {
+          piece.resize(piece.size() - tail.size());
+          break;
+        }
+      }
+    }
+    for (char c : piece) {
+      const bool space = c == ' ' || c == '\t' || c == '\r';
+      if (space && (out.empty() || out.back() == ' ')) continue;
+      out.push_back(space ? ' ' : c);
+    }
+    if (nl == std::string::npos) break;
+    if (!out.empty() && out.back() != ' ') out.push_back(' ');
+    pos = nl + 1;
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (out.size() > max) out = out.substr(0, max - 3) + "...";
+  return out;
+}
+
 uint32_t CheckContext::line_start(uint32_t byte) const {
   if (byte > source.size()) byte = static_cast<uint32_t>(source.size());
   // A lone `\r` (old Mac line ending) ends a line too.

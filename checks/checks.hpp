@@ -36,6 +36,9 @@ class CheckContext {
   // Source text helpers for messages and fixes.
   std::string text(const Range& r) const;
   std::string text(Id expr) const { return text(facts.e(expr).range); }
+  // The text for a one-line message: whitespace runs (line breaks included) become one
+  // space, and text longer than `max` is cut to `max - 3` characters and "...".
+  std::string brief(Id expr, size_t max = 40) const;
   uint32_t line_start(uint32_t byte) const;      // byte offset of the line's first char
   std::string indent_at(uint32_t byte) const;     // leading whitespace of that line
   std::string newline() const;                    // "\r\n" when the file uses it

@@ -50,14 +50,17 @@ void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::str
                  bool appends, Id seed) {
   auto bind = [&](const Stmt& st) {
     bool grew = false;
-    // `x = f(name)`, `x += name`, and `for x in name:` (a container's elements).
+    // `x = f(name)`, `x += name`, and `for x in name:` (a container's elements); a store
+    // into an element, `losses[0] = f(name)`, flows into the container.
     if ((st.kind == StmtKind::Assign || st.kind == StmtKind::AugAssign || st.kind == StmtKind::For) &&
         st.value != kNone && mentions_any(f, st.value, names, seed))
       for (Id t : st.targets)
         for_each_expr(f.m, t, [&](Id y) {
-          const std::string& d = f.dotted(y);
+          const Expr& ye = f.e(y);
+          Id stored = ye.kind == ExprKind::Subscript && !ye.kids.empty() ? ye.kids[0] : y;
+          const std::string& d = f.dotted(stored);
           if (!d.empty()) grew |= names.insert(d).second;
-          return f.e(y).kind == ExprKind::Sequence;
+          return ye.kind == ExprKind::Sequence;
         });
     if (appends && st.kind == StmtKind::Expr && st.value != kNone && f.e(st.value).kind == ExprKind::Call &&
         in(f.callee_attr(st.value), {"append", "extend", "insert"}) && mentions_any(f, st.value, names, seed)) {
