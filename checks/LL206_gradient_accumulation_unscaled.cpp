@@ -106,6 +106,34 @@ bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string
   return found;
 }
 
+// Is the learning rate divided by the accumulation count instead (`args.lr /= args.grad_loop`,
+// `lr = base_lr / accum_steps`), anywhere in the file? With the summed gradient that is the
+// same update as dividing the loss.
+bool learning_rate_scaled(const Facts& f, Id n) {
+  auto lr_name = [&](Id t) {
+    const std::string& d = f.dotted(t);
+    if (d.empty()) return false;
+    auto toks = Facts::name_tokens(f.last_component(d));
+    bool learning = false, rate = false;
+    for (const auto& k : toks) {
+      if (k == "lr") return true;
+      learning = learning || k == "learning";
+      rate = rate || k == "rate";
+    }
+    return learning && rate;
+  };
+  for (const StmtSite& site : f.stmt_sites) {
+    const Stmt& st = f.m.s(site.stmt);
+    if (st.targets.size() != 1 || st.value == kNone || !lr_name(st.targets[0])) continue;
+    if (st.kind == StmtKind::AugAssign && st.text == "/=" && is_count(f, st.value, n)) return true;
+    if (st.kind == StmtKind::Assign) {
+      const Expr& v = f.e(st.value);
+      if (v.kind == ExprKind::BinOp && v.text == "/" && v.kids.size() == 2 && is_count(f, v.kids[1], n)) return true;
+    }
+  }
+  return false;
+}
+
 // What the optimizer's construction says about its update's dependence on the gradient's
 // scale. Adam-family and sign-based updates divide it out (measured: the same update with
 // and without the division); SGD-like ones scale with it.
@@ -255,6 +283,7 @@ void check_LL206(CheckContext& ctx) {
     const OptimizerKind kind = optimizer_kind(f, step.func, opt, 0);
     if (kind == OptimizerKind::ScaleInvariant) continue;
     if (const Expr* lit = f.literal_of(n, step.func); lit && lit->lit == LitKind::Int && lit->text == "1") continue;
+    if (learning_rate_scaled(f, n)) continue;
     // The frameworks that scale for the user.
     bool framework = false;
     for (const CallSite& x : f.calls) {
