@@ -507,6 +507,32 @@ class History {
     return models;
   }
 
+  // Every value bound to the accumulator in this function is a tensor constructor
+  // (`torch.zeros([d])`, `torch.zeros_like(x)`).
+  bool tensor_accumulator(const std::string& base) const {
+    std::vector<Id> values = f_.bindings(func_, base);
+    if (values.empty()) return false;
+    for (Id v : values) {
+      if (f_.e(v).kind != ExprKind::Call) return false;
+      const std::string& q = f_.callee_qual(v);
+      if (!in(q, {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.zeros_like", "torch.ones_like",
+                  "torch.empty_like", "torch.full_like", "torch.tensor"}))
+        return false;
+    }
+    return true;
+  }
+
+  // A reduction over a dimension (`x.sum(0)`, `x.mean(dim=1)`) or a matrix product: not one
+  // element, so `.item()` would raise.
+  bool not_one_element(Id value) const {
+    const Expr& v = f_.e(value);
+    if (v.kind == ExprKind::BinOp && v.text == "@") return true;
+    if (v.kind != ExprKind::Call) return false;
+    const std::string& a = f_.callee_attr(value);
+    return in(a, {"sum", "mean", "amax", "amin", "prod", "std", "var", "norm"}) &&
+           (f_.arg(value, 0, "dim") != kNone);
+  }
+
   std::string base_of(Id target) const {
     Id t = target;
     while (t != kNone && f_.e(t).kind == ExprKind::Subscript) t = f_.e(t).kids[0];
@@ -540,7 +566,11 @@ class History {
     // A list or tuple display keeps its elements: each tensor among them needs detaching,
     // which no single edit of the display says.
     const bool display = container && v.kind == ExprKind::Sequence;
-    const char* suffix = container ? ".detach()" : ".item()";
+    // `.item()` turns a one-element tensor into a number; an accumulator that is itself a
+    // tensor (`mu = torch.zeros(d)`), or a value that is not one element (`x.sum(0)`,
+    // `a.T @ a`), keeps a tensor: detach it instead.
+    const bool tensor_sum = !container && (tensor_accumulator(base) || not_one_element(value));
+    const char* suffix = container || tensor_sum ? ".detach()" : ".item()";
     std::string repl = (simple ? vtext : "(" + vtext + ")") + suffix;
     std::string shown_fix = (simple ? shown : "(" + shown + ")") + suffix;
     std::string cure = display     ? "store `.detach()`ed copies of the tensors in it (add `.cpu()` if they are only logged)"
@@ -564,7 +594,9 @@ class History {
                       : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
     if (!fd || display) return;
     Fix fix;
-    fix.title = container ? "Store a detached tensor" : "Accumulate a Python number with `.item()`";
+    fix.title = container    ? "Store a detached tensor"
+                : tensor_sum ? "Accumulate a detached tensor"
+                             : "Accumulate a Python number with `.item()`";
     fix.safe = false;
     fix.edits.push_back({v.range.begin, v.range.end, repl});
     fd->fixes.push_back(std::move(fix));
