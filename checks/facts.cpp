@@ -35,13 +35,19 @@ bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
-bool is_test_path(const std::string& path) {
+// Under a tests/ or test/ directory, or pytest's conftest.py.
+bool in_test_directory(const std::string& path) {
+  std::string_view p = path;
+  return p.find("tests/") != std::string_view::npos || starts_with(p, "test/") ||
+         p.find("/test/") != std::string_view::npos || p == "conftest.py" || ends_with(p, "/conftest.py");
+}
+
+// Named like a test module: test_*.py, *_test.py.
+bool named_like_a_test(const std::string& path) {
   std::string_view p = path;
   size_t slash = p.find_last_of('/');
   std::string_view base = slash == std::string_view::npos ? p : p.substr(slash + 1);
-  if (starts_with(base, "test_") || ends_with(base, "_test.py") || base == "conftest.py") return true;
-  return p.find("tests/") != std::string_view::npos || starts_with(p, "test/") ||
-         p.find("/test/") != std::string_view::npos;
+  return starts_with(base, "test_") || ends_with(base, "_test.py");
 }
 
 }  // namespace
@@ -67,7 +73,9 @@ std::vector<std::string> Facts::name_tokens(std::string_view name) {
 
 Facts::Facts(const Module& mod, const Config& config, const std::string& p, const ProjectView* proj)
     : project(proj), m(mod), cfg(config), path(p) {
-  is_test_file = is_test_path(path);
+  // A name alone is weaker evidence than a directory: `u2net_test.py` that runs a loaded
+  // model over a folder under a main guard is the project's test-set inference script.
+  is_test_file = in_test_directory(path) || (named_like_a_test(path) && !untested_program());
   size_t nf = m.funcs.size();
   entry_off_.assign(nf, 0);
   decorated_off_.assign(nf, 0);
@@ -175,6 +183,18 @@ bool Facts::cpu_only_at(uint32_t pos) const {
     return first_gpu_evidence_ >= st.range.end;
   }
   return false;
+}
+
+bool Facts::untested_program() const {
+  if (m.lang != Lang::Python || !is_program()) return false;
+  for (const auto& [local, q] : m.aliases)
+    for (std::string_view fw : {"pytest", "unittest", "nose", "hypothesis"})
+      if (q == fw || starts_with(q, std::string(fw) + ".")) return false;
+  for (const Function& fn : m.funcs)
+    if (starts_with(fn.name, "test")) return false;
+  for (const Class& k : m.classes)
+    if (starts_with(k.name, "Test")) return false;
+  return true;
 }
 
 bool Facts::is_program() const {

@@ -386,6 +386,38 @@ TEST(Impact, FindingsInTestCodeAreWeak) {
   EXPECT_FALSE(f->low_confidence);
 }
 
+TEST(Impact, ATestLikeNameAloneDoesNotMakeAProgramTestCode) {
+  // `u2net_test.py`: a main guard runs a loaded model over a folder on CUDA, and nothing in the
+  // file is a test. The same text with a test function, a pytest import, or under tests/, is
+  // test code.
+  const std::string script =
+      "import torch\n"
+      "def main(paths):\n"
+      "    net = torch.load('seg.pth').cuda()\n"
+      "    net.eval()\n"
+      "    for p in paths:\n"
+      "        torch.save(net(torch.load(p).cuda()).cpu(), p + '.out')\n"
+      "if __name__ == '__main__':\n"
+      "    main([])\n";
+  auto ll101 = [](const std::string& path, const std::string& text) {
+    const FileResult r = analyze_text(path, text, Config{}, EngineOptions{});
+    return only(r, "LL101");
+  };
+  for (const std::string path : {"u2net_test.py", "scripts/test_segmentation.py"}) {
+    const Finding* f = ll101(path, script);
+    ASSERT_NE(f, nullptr) << path;
+    EXPECT_FALSE(f->low_confidence) << path << ": " << f->message;
+  }
+  for (const auto& [path, text] : std::vector<std::pair<std::string, std::string>>{
+           {"u2net_test.py", "import pytest\n" + script},
+           {"u2net_test.py", script + "def test_runs():\n    main([])\n"},
+           {"tests/u2net_test.py", script}}) {
+    const Finding* f = ll101(path, text);
+    ASSERT_NE(f, nullptr) << path;
+    EXPECT_TRUE(f->low_confidence) << path;
+  }
+}
+
 TEST(Impact, AHookInAProgramWhoseModelRunsOnceIsWeak) {
   // Grad-CAM: a forward hook keeps the layer's output; the script runs one forward and one
   // backward. The same hook under a training loop keeps every batch's activations.
