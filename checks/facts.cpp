@@ -35,6 +35,19 @@ bool ends_with(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }
 
+// Could one of the name's tokens (Facts::name_tokens) be a GPU word? Every such word holds
+// one of these letter sequences (case aside), so a name without any has no such token: the
+// test that spares tokenising most names.
+bool may_name_a_gpu(std::string_view name) {
+  static constexpr std::string_view kParts[] = {"cuda", "gpu", "devic", "accel", "distrib", "ddp",
+                                                "rank", "mps", "xla", "tpu", "cudnn"};
+  std::string low(name.size(), ' ');
+  for (size_t i = 0; i < name.size(); ++i) low[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
+  for (std::string_view p : kParts)
+    if (low.find(p) != std::string::npos) return true;
+  return false;
+}
+
 // Under a tests/ or test/ directory, or pytest's conftest.py.
 bool in_test_directory(const std::string& path) {
   std::string_view p = path;
@@ -277,7 +290,8 @@ uint32_t Facts::first_gpu_evidence() const {
       evidence = (low.find("cuda") != std::string::npos || low.find("gpu") != std::string::npos ||
                   low.rfind("mps", 0) == 0 || low.rfind("xla", 0) == 0) &&
                  !ignorable(xi);
-    } else if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) {
+    } else if ((x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) &&
+               may_name_a_gpu(x.qname.empty() ? x.text : x.qname)) {
       // An imported name counts by what it is (`import pyro.distributions as dist` is not
       // torch.distributed; `torch.device` is a device), a local one by how it is spelled.
       for (const auto& t : name_tokens(x.qname.empty() ? x.text : x.qname))
