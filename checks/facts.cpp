@@ -1552,15 +1552,25 @@ bool Facts::loaded_value(Id func, Id v, int depth) const {
   return false;
 }
 
-bool Facts::is_loaded_model(Id func, Id x) const {
+bool Facts::is_loaded_model(Id func, Id x) const { return loaded_model_rec(func, x, 0); }
+
+bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
   const std::string& d = dotted(x);
   if (d.empty()) return false;
-  for (Id v : bindings_at(func, d, x))
+  const std::vector<Id> values = bindings_at(func, d, x);
+  for (Id v : values)
     if (loaded_value(func, v, 0)) return true;
   // load_state_dict(...) + eval() on the same name in this function or module.
   bool lsd = load_state_dict_.count(std::to_string(func) + ":" + d) != 0 ||
              load_state_dict_.count(std::to_string(kNone) + ":" + d) != 0;
-  return lsd && eval_called_before(func, d, UINT32_MAX);
+  if (lsd && eval_called_before(func, d, UINT32_MAX)) return true;
+  // A parameter never rebound here: what the file's callers hand in (`mask = inference(net,
+  // image)` per image, with the loaded `net`). Every value they pass must be a loaded model.
+  if (depth >= 2 || !values.empty() || e(x).kind != ExprKind::Name) return false;
+  const auto args = argument_values(func, d);
+  for (const auto& [where, a] : args)
+    if (!loaded_model_rec(where, a, depth + 1)) return false;
+  return !args.empty();
 }
 
 // The module a chain such as `G.eval().requires_grad_(False).to(dev)` switches off ("" when

@@ -155,7 +155,8 @@ class Facts {
   bool part_of_forward(Id func) const;
   bool is_function_name(Id func, const std::string& name) const;
   bool not_a_torch_model(Id receiver) const;
-  bool is_loaded_model(Id func, Id expr) const;      // obtained by loading weights
+  // Obtained by loading weights, here or (a parameter) in what every caller of the file hands in.
+  bool is_loaded_model(Id func, Id expr) const;
   // Interprocedural summaries (same file): the values a function returns, and the function
   // a call resolves to (kNone for unresolved calls and recursion).
   const std::vector<Id>& returned_values(Id func) const;
@@ -299,7 +300,8 @@ class Facts {
   // Attribute calls whose callee the file cannot resolve (`decoder.generate(...)`), by the
   // attribute's name: callers of the methods so named that have no resolved caller.
   std::unordered_map<std::string, std::vector<int>> name_callers_;
-  bool derives_in_file(Id cls, Id base) const;  // `cls` derives from `base` through same-file classes
+  bool derives_in_file(Id cls, Id base) const;
+  bool loaded_model_rec(Id func, Id x, int depth) const;  // `cls` derives from `base` through same-file classes
   std::unordered_map<std::string, std::vector<Id>> module_funcs_;  // top-level functions
   // bindings: per function (index funcs.size() = module level) dotted -> values
   std::vector<std::unordered_map<std::string, std::vector<Id>>> bind_;
