@@ -39,12 +39,25 @@ bool ends_with(std::string_view s, std::string_view p) {
 // one of these letter sequences (case aside), so a name without any has no such token: the
 // test that spares tokenising most names.
 bool may_name_a_gpu(std::string_view name) {
-  static constexpr std::string_view kParts[] = {"cuda", "gpu", "devic", "accel", "distrib", "ddp",
-                                                "rank", "mps", "xla", "tpu", "cudnn"};
-  std::string low(name.size(), ' ');
-  for (size_t i = 0; i < name.size(); ++i) low[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(name[i])));
-  for (std::string_view p : kParts)
-    if (low.find(p) != std::string::npos) return true;
+  auto at = [&](size_t i, std::string_view w) {
+    if (i + w.size() > name.size()) return false;
+    for (size_t k = 0; k < w.size(); ++k)
+      if ((name[i + k] | 0x20) != w[k]) return false;  // w is lower-case letters: ASCII case folding
+    return true;
+  };
+  for (size_t i = 0; i < name.size(); ++i) {
+    switch (name[i] | 0x20) {  // ASCII lower case
+      case 'c': if (at(i, "cuda")) return true; break;  // cudnn too
+      case 'g': if (at(i, "gpu")) return true; break;
+      case 'd': if (at(i, "devic") || at(i, "distrib") || at(i, "ddp")) return true; break;
+      case 'a': if (at(i, "accel")) return true; break;
+      case 'r': if (at(i, "rank")) return true; break;
+      case 'm': if (at(i, "mps")) return true; break;
+      case 'x': if (at(i, "xla")) return true; break;
+      case 't': if (at(i, "tpu")) return true; break;
+      default: break;
+    }
+  }
   return false;
 }
 
@@ -228,9 +241,19 @@ bool Facts::compute_cpu_only_program() const {
   return first_gpu_evidence_ == UINT32_MAX;
 }
 
+bool Facts::has_gpu_evidence() const {
+  if (gpu_evidence_pos_ != kNotComputed) return gpu_evidence_pos_ != UINT32_MAX;
+  if (any_gpu_evidence_ < 0) any_gpu_evidence_ = scan_gpu_evidence(/*any=*/true) != UINT32_MAX ? 1 : 0;
+  return any_gpu_evidence_ == 1;
+}
+
 uint32_t Facts::first_gpu_evidence() const {
-  if (gpu_evidence_pos_ != kNotComputed) return gpu_evidence_pos_;
-  gpu_evidence_pos_ = 0;  // frameworks that place the model themselves: evidence everywhere
+  if (gpu_evidence_pos_ == kNotComputed) gpu_evidence_pos_ = scan_gpu_evidence(/*any=*/false);
+  return gpu_evidence_pos_;
+}
+
+uint32_t Facts::scan_gpu_evidence(bool any) const {
+  // Frameworks that place the model themselves: evidence everywhere.
   for (const auto& [local, q] : m.aliases)
     for (std::string_view p : {"lightning", "pytorch_lightning", "accelerate", "deepspeed", "torch.distributed",
                                "torch.cuda", "torch.nn.parallel", "horovod", "ignite", "fastai", "transformers"})
@@ -239,12 +262,13 @@ uint32_t Facts::first_gpu_evidence() const {
   // "cpu"`, nothing reads args.device) places nothing: mentions inside an assignment whose
   // targets are never read elsewhere are no evidence.
   std::unordered_map<Id, bool> unused_assignment;  // statement -> its targets are never read
-  std::unordered_map<std::string, int> uses;        // dotted name (and each prefix) -> expressions
-  auto count_uses = [&](Id y, std::unordered_map<std::string, int>& into) {
+  std::unordered_map<std::string, int> uses;        // dotted target -> expressions naming it or inside it
+  // `args.device` is read by `args.device` and `args.device.type`.
+  auto names = [&](Id y, const std::string& d) {
+    if (e(y).kind != ExprKind::Name && e(y).kind != ExprKind::Attribute) return 0;
     const std::string& dy = dotted(y);
-    if (dy.empty() || (e(y).kind != ExprKind::Name && e(y).kind != ExprKind::Attribute)) return;
-    for (size_t p = 0; p <= dy.size(); ++p)
-      if (p == dy.size() || dy[p] == '.') ++into[dy.substr(0, p)];
+    return dy.size() >= d.size() && dy.compare(0, d.size(), d) == 0 && (dy.size() == d.size() || dy[d.size()] == '.')
+               ? 1 : 0;
   };
   auto ignorable = [&](Id xi) {
     Id st = stmt_of(xi);
@@ -253,38 +277,47 @@ uint32_t Facts::first_gpu_evidence() const {
     if (it != unused_assignment.end()) return it->second;
     const Stmt& s = m.s(st);
     bool unused = s.kind == StmtKind::Assign && !s.targets.empty();
-    if (unused && uses.empty())
-      for (Id y = 0; y < m.exprs.size(); ++y) count_uses(y, uses);
-    // Occurrences inside the statement itself (its targets, its value) do not count.
-    std::unordered_map<std::string, int> own;
-    if (unused) {
-      for (Id t : s.targets) for_each_expr(m, t, [&](Id y) { count_uses(y, own); return true; });
-      for_each_expr(m, s.value, [&](Id y) { count_uses(y, own); return true; });
-    }
     for (Id t : s.targets) {
+      if (!unused) break;
       const std::string& d = dotted(t);
-      if (d.empty() || uses[d] > own[d]) unused = false;
+      if (d.empty()) { unused = false; break; }
+      auto u = uses.find(d);
+      if (u == uses.end()) {
+        int n = 0;
+        for (Id y = 0; y < m.exprs.size(); ++y) n += names(y, d);
+        u = uses.emplace(d, n).first;
+      }
+      // Occurrences inside the statement itself (its targets, its value) do not count.
+      int own = 0;
+      for (Id t2 : s.targets) for_each_expr(m, t2, [&](Id y) { own += names(y, d); return true; });
+      for_each_expr(m, s.value, [&](Id y) { own += names(y, d); return true; });
+      if (u->second > own) unused = false;
     }
     unused_assignment[st] = unused;
     return unused;
   };
   // `torch.device("cpu")` / `torch::Device(torch::kCPU)` names a device, the CPU.
   std::unordered_set<Id> cpu_device_callees;
-  for (Id xi = 0; xi < m.exprs.size(); ++xi)
-    if (m.exprs[xi].kind == ExprKind::Call && in(callee_qual(xi), {"torch.device", "torch.Device"}) &&
-        cpu_device_value(xi))
-      cpu_device_callees.insert(m.exprs[xi].kids[0]);
-  // The first piece of GPU evidence, by position (cpu_only_at() reads it).
+  for (Id xi = 0; xi < m.exprs.size(); ++xi) {
+    const Expr& x = m.exprs[xi];
+    if (x.kind != ExprKind::Call || x.kids.empty()) continue;
+    const std::string& q = m.exprs[x.kids[0]].qname;
+    if ((q == "torch.device" || q == "torch.Device") && cpu_device_value(xi)) cpu_device_callees.insert(x.kids[0]);
+  }
+  // The first piece of GPU evidence, by position (cpu_only_at() reads it). Every expression
+  // is looked at, so the common ones (no qualified name, no GPU word) cost a few tests.
   uint32_t first = UINT32_MAX;
   for (Id xi = 0; xi < m.exprs.size(); ++xi) {
     const Expr& x = m.exprs[xi];
-    if (x.range.begin >= first || cpu_device_callees.count(xi)) continue;
+    if (x.range.begin >= first) continue;
     bool evidence = false;
-    if (starts_with(x.qname, "torch.distributed") || starts_with(x.qname, "torch.backends.mps")) {
+    const bool torch_name = x.qname.size() > 6 && x.qname.compare(0, 6, "torch.") == 0;
+    if (torch_name && (starts_with(x.qname, "torch.distributed") || starts_with(x.qname, "torch.backends.mps"))) {
       evidence = true;
-    } else if (starts_with(x.qname, "torch.cuda")) {
+    } else if (torch_name && starts_with(x.qname, "torch.cuda")) {
       evidence = !ignorable(xi);
-    } else if (x.kind == ExprKind::Literal && x.lit == LitKind::String) {
+    } else if (x.kind == ExprKind::Literal && x.lit == LitKind::String &&
+               may_name_a_gpu(std::string_view(x.text).substr(0, 64))) {
       std::string low;
       for (char ch : x.text.substr(0, 64)) low.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
       evidence = (low.find("cuda") != std::string::npos || low.find("gpu") != std::string::npos ||
@@ -304,9 +337,11 @@ uint32_t Facts::first_gpu_evidence() const {
           break;
         }
     }
-    if (evidence) first = x.range.begin;
+    if (evidence && !cpu_device_callees.count(xi)) {
+      first = x.range.begin;
+      if (any) break;  // whether there is any, not where the first is
+    }
   }
-  gpu_evidence_pos_ = first;
   return first;
 }
 

@@ -248,7 +248,7 @@ class Facts {
   bool untested_program() const;
   // Anything in the file that can place a tensor on a GPU (the evidence cpu_only_program()
   // reads), wherever it is; the project-level policy asks every file (FileSummary).
-  bool has_gpu_evidence() const { return first_gpu_evidence() != UINT32_MAX; }
+  bool has_gpu_evidence() const;
   // The same question at a point of the program: a top-level statement (a notebook cell's
   // loop, a script's line) that ends before the first GPU evidence of the file runs on the
   // CPU, whatever later cells do (a tutorial that moves to CUDA in its last section). Code
@@ -320,6 +320,8 @@ class Facts {
   bool compute_cpu_only_program() const;
   static constexpr uint32_t kNotComputed = UINT32_MAX - 1;
   mutable uint32_t gpu_evidence_pos_ = kNotComputed;  // first_gpu_evidence(), memoised
+  mutable signed char any_gpu_evidence_ = -1;          // has_gpu_evidence(), memoised
+  uint32_t scan_gpu_evidence(bool any) const;          // any: stop at the first piece found
   // Byte of the file's first GPU evidence: 0 for a framework that places the model itself,
   // UINT32_MAX when there is none.
   uint32_t first_gpu_evidence() const;
