@@ -114,6 +114,81 @@ bool calling_convention_fallback(const Facts& f, const Stmt& tr, Id call) {
   return false;
 }
 
+// The handler calls the callee of the try body's call without an input that the try body
+// built before it (`try: pos = g.ndata['pos_enc']; out = model(g, x, pos)` / `except: out =
+// model(g, x)`): a fallback for the input that may be missing, not a retry of the same work.
+bool drops_an_input_built_in_try(const Facts& f, const Stmt& tr, Id call) {
+  auto args = [&](Id c, std::vector<std::string>* names) {
+    const Expr& x = f.e(c);
+    for (size_t k = 1; k < x.kids.size(); ++k) {
+      const std::string& d = f.dotted(x.kids[k]);
+      if (d.empty()) return false;
+      names->push_back(d);
+    }
+    return true;
+  };
+  // `model.forward(...)` and `model(...)` run the same forward.
+  auto callee_of = [&](Id c) {
+    std::string d = f.dotted(f.e(c).kids[0]);
+    if (d.size() > 8 && d.compare(d.size() - 8, 8, ".forward") == 0) d.resize(d.size() - 8);
+    return d;
+  };
+  std::vector<std::string> mine;
+  const std::string callee = callee_of(call);
+  if (callee.empty() || !args(call, &mine)) return false;
+  std::set<std::string> bound;  // names the try body binds
+  std::vector<Id> work(tr.body.begin(), tr.body.end());
+  for (size_t i = 0; i < work.size() && i < 4096; ++i) {
+    const Stmt& s = f.m.s(work[i]);
+    if (s.kind == StmtKind::Assign || s.kind == StmtKind::AugAssign || s.kind == StmtKind::AnnAssign)
+      for (Id t : s.targets)
+        if (!f.dotted(t).empty()) bound.insert(f.dotted(t));
+    for (Id b : s.body) work.push_back(b);
+    for (Id b : s.orelse) work.push_back(b);
+  }
+  // An argument built in the try body: a name it binds, or an expression over one.
+  auto built = [&](Id a) {
+    bool hit = false;
+    for_each_expr(f.m, a, [&](Id y) {
+      hit = hit || bound.count(f.dotted(y)) != 0;
+      return !hit;
+    });
+    return hit;
+  };
+  for (Id sid : work)
+    for (int ci : f.calls_in_stmt[sid]) {
+      Id other = f.calls[ci].call;
+      const Expr& ox = f.e(other);
+      if (other == call || callee_of(other) != callee || ox.kids.size() <= mine.size() + 1) continue;
+      // Each of the handler's inputs is one of the try call's; every one it leaves out was
+      // built in the try body.
+      std::multiset<std::string> want(mine.begin(), mine.end());
+      bool dropped_built = true;
+      for (size_t k = 1; k < ox.kids.size() && dropped_built; ++k) {
+        auto it = want.find(f.dotted(ox.kids[k]));
+        if (it != want.end() && !it->empty()) want.erase(it);
+        else dropped_built = built(ox.kids[k]);
+      }
+      if (dropped_built && want.empty()) return true;
+    }
+  return false;
+}
+
+// Does the handler say it is about memory: an out-of-memory exception type, or a test of
+// the message for "out of memory"?
+bool explicitly_oom(const Facts& f, const Handler& h) {
+  std::vector<Id> types;
+  if (h.type != kNone) {
+    if (f.e(h.type).kind == ExprKind::Sequence) types = f.e(h.type).kids;
+    else types.push_back(h.type);
+  }
+  for (Id t : types) {
+    const std::string q = f.qual(t).empty() ? f.dotted(t) : f.qual(t);
+    if (q.size() >= 16 && q.compare(q.size() - 16, 16, "OutOfMemoryError") == 0) return true;
+  }
+  return mentions_oom_text(f, h.body);
+}
+
 }  // namespace
 
 void check_LL304(CheckContext& ctx) {
@@ -147,6 +222,9 @@ void check_LL304(CheckContext& ctx) {
     if (retry.empty()) continue;
     std::string what = catches_oom(f, tr, h);
     if (what.empty() || calling_convention_fallback(f, tr, c.call)) continue;
+    // A broad catch (nothing says it is about memory) whose handler runs the work without an
+    // input the try body built: the failure it expects is that input's.
+    if (!explicitly_oom(f, h) && drops_an_input_built_in_try(f, tr, c.call)) continue;
     done.insert(c.try_handler);
     Finding* fd = ctx.report(
         "LL304", f.e(c.call).range,
