@@ -223,7 +223,9 @@ class History {
     if (in(attr, {"item", "detach", "detach_", "tolist", "numpy", "argmax", "argmin", "eq", "ne", "lt", "gt",
                   "le", "ge", "size", "dim", "numel", "nonzero", "long", "int", "bool", "byte", "isnan",
                   "isinf", "isfinite", "any", "all", "nelement", "element_size", "stride", "data_ptr",
-                  "zero_", "requires_grad_", "backward", "argsort"}))
+                  "zero_", "requires_grad_", "backward", "argsort",
+                  // Sampled indices and draws: not differentiable, no grad_fn.
+                  "multinomial", "bernoulli"}))
       return false;
     // torch.autograd.grad results carry history only with create_graph=True.
     if (q == "torch.autograd.grad" && f_.arg(call, static_cast<size_t>(-1), "create_graph") == kNone) return false;
@@ -254,7 +256,7 @@ class History {
       }
     }
     if (q.rfind("torch.", 0) == 0) {
-      if (in(q, {"torch.argmax", "torch.argmin", "torch.eq", "torch.ne", "torch.lt", "torch.gt", "torch.isnan",
+      if (in(q, {"torch.argmax", "torch.argmin", "torch.multinomial", "torch.bernoulli", "torch.eq", "torch.ne", "torch.lt", "torch.gt", "torch.isnan",
                  "torch.isinf", "torch.isfinite", "torch.numel", "torch.is_tensor", "torch.tensor",
                  "torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.randn_like",
                  "torch.rand_like", "torch.full_like", "torch.no_grad"}))
@@ -402,6 +404,15 @@ class History {
     };
     for (const CallSite& c : f_.calls)
       if (here_or_nested(c.func) && f_.is_backprop(c) && mentions_derived(c.call)) return true;
+    // Handed to a same-file function that back-propagates (`compute_acer_loss(policies, ...)`,
+    // `agent.learn(torch.stack(log_probs), rewards)`): the loss is built there.
+    auto backprops = [&](const CallSite& x) { return f_.is_backprop(x); };
+    for (const CallSite& c : f_.calls) {
+      if (!here_or_nested(c.func) || c.target_func == kNone || !f_.reaches(c.target_func, backprops)) continue;
+      const Expr& call = f_.e(c.call);
+      for (size_t k = 1; k < call.kids.size(); ++k)
+        if (mentions_derived(call.kids[k])) return true;
+    }
     if (f_.loop_reaches_backprop(loop)) return false;
     // Summing per-head losses for the caller is intended; keeping per-batch graphs is not.
     if (f_.is_eval_source(f_.loops[loop].iter) || iterates_batches(f_, loop)) return false;
@@ -435,6 +446,9 @@ class History {
   }
 
   static constexpr long kFewIterations = 1000;
+  // Iterations between re-creations of a container that keep it bounded (a rollout of 20
+  // steps); above it (a 128-step, 8-environment rollout of a CNN) the graphs add up.
+  static constexpr long kFewSteps = 64;
 
   // Iterations of `loop` and of the enclosing loops inside the scope where `base` lives
   // (the container is not re-created in them), when every one has a constant trip count;
@@ -586,11 +600,21 @@ class History {
     // what stays is a scalar and its autograd nodes per iteration; in a loop whose trip count
     // is a small constant (a toy regression's 50 steps) that is bytes.
     long trips = bounded_trips(base, loop);
+    // Re-created by an enclosing loop (a rollout's buffers, new every update) and filled by a
+    // few constant iterations: it never holds more than that many graphs.
+    bool recreated = false;
+    for (int l = f_.loops[loop].parent; l >= 0 && !recreated; l = f_.loops[l].parent)
+      recreated = assigned_in_loop(f_, l, base);
     Finding* fd = trips > 0 && trips <= kFewIterations && backpropagated_in_loop(value, loop)
                       ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                          "the loops around it run at most " + std::to_string(trips) +
                                              " times and backward() already freed each graph's saved tensors, so "
                                              "it keeps that many values and their autograd nodes")
+                  : recreated && trips > 0 && trips <= kFewSteps
+                      ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                         "`" + base + "` is re-created every iteration of the enclosing loop and "
+                                             "filled at most " + std::to_string(trips) +
+                                             " times in between, so it never holds more than that many graphs")
                       : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
     if (!fd || display) return;
     Fix fix;

@@ -258,8 +258,8 @@ bool mode_free_value(const Facts& f, Id func, Id v, int k, int depth) {
 
 // Every binding of `name` that reaches `at` (flow-sensitive: a notebook that rebinds
 // `model` in a later cell) is a module whose mode changes nothing.
-bool model_is_mode_free(const Facts& f, Id func, const std::string& name, Id at) {
-  if (name.empty()) return false;
+bool model_is_mode_free(const Facts& f, Id func, const std::string& name, Id at, int depth = 0) {
+  if (name.empty() || depth > 2) return false;
   // (value, element of the tuple it returns that `name` takes, or -1)
   std::vector<std::pair<Id, int>> vals;
   bool outside = false;
@@ -292,6 +292,17 @@ bool model_is_mode_free(const Facts& f, Id func, const std::string& name, Id at)
     }
   if (st == kNone || outside)
     for (Id v : f.bindings_at(func, name, at)) vals.push_back({v, -1});
+  // A parameter of the function, never rebound here: what every caller of the file hands in
+  // (`train(model, ...)` called with the notebook's `Model()`).
+  if (vals.empty() && name.find('.') == std::string::npos) {
+    const auto args = f.argument_values(func, name);
+    for (const auto& [where, a] : args) {
+      const std::string& d = f.dotted(a);
+      if (d.empty() ? !mode_free_value(f, where, a, -1, 0) : !model_is_mode_free(f, where, d, a, depth + 1))
+        return false;
+    }
+    return !args.empty();
+  }
   bool any = false;
   for (const auto& [v, k] : vals) {
     if (f.dotted(moved_module(f, v)) == name) continue;  // rebinding of itself (`model = model.cuda()`)

@@ -61,6 +61,13 @@ bool may_name_a_gpu(std::string_view name) {
   return false;
 }
 
+// Seeding the CUDA generator and cuDNN flags (`torch.cuda.manual_seed(0)`,
+// `torch.backends.cudnn.benchmark = True`): boilerplate that places nothing on a GPU.
+bool gpu_setting_only(const std::string& q) {
+  return q == "torch.cuda.manual_seed" || q == "torch.cuda.manual_seed_all" || q == "torch.cuda.seed" ||
+         q == "torch.cuda.seed_all" || starts_with(q, "torch.backends.cudnn");
+}
+
 // Under a tests/ or test/ directory, or pytest's conftest.py.
 bool in_test_directory(const std::string& path) {
   std::string_view p = path;
@@ -304,6 +311,12 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
     const std::string& q = m.exprs[x.kids[0]].qname;
     if ((q == "torch.device" || q == "torch.Device") && cpu_device_value(xi)) cpu_device_callees.insert(x.kids[0]);
   }
+  // `torch.cuda.manual_seed(...)`, `torch.backends.cudnn.benchmark`: the whole chain, its
+  // `torch.cuda` part included, places nothing.
+  std::unordered_set<Id> settings;
+  for (Id xi = 0; xi < m.exprs.size(); ++xi)
+    if (m.exprs[xi].kind == ExprKind::Attribute && gpu_setting_only(m.exprs[xi].qname))
+      for_each_expr(m, xi, [&](Id y) { settings.insert(y); return true; });
   // The first piece of GPU evidence, by position (cpu_only_at() reads it). Every expression
   // is looked at, so the common ones (no qualified name, no GPU word) cost a few tests.
   uint32_t first = UINT32_MAX;
@@ -337,7 +350,7 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
           break;
         }
     }
-    if (evidence && !cpu_device_callees.count(xi)) {
+    if (evidence && !cpu_device_callees.count(xi) && !settings.count(xi)) {
       first = x.range.begin;
       if (any) break;  // whether there is any, not where the first is
     }

@@ -35,6 +35,22 @@ TEST(Impact, ACpuOnlyProgramGetsAWeakMemoryFinding) {
   EXPECT_NE(f->message.find("nothing in this program places a tensor on a GPU"), std::string::npos) << f->message;
 }
 
+TEST(Impact, SeedingCudaAndCudnnFlagsPlaceNothingOnAGpu) {
+  // Reproducibility boilerplate in a CPU-only script: the CUDA generator's seed and cuDNN's
+  // flags are settings, not placement. A real placement next to them still counts.
+  const std::string boilerplate =
+      "torch.cuda.manual_seed(0)\ntorch.cuda.manual_seed_all(0)\n"
+      "torch.backends.cudnn.benchmark = False\ntorch.backends.cudnn.deterministic = True\n";
+  const FileResult r = analyze_text("demo.py", script(boilerplate), Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  const FileResult g = analyze_text("demo.py", script(boilerplate + "model = model.cuda()\n"), Config{}, EngineOptions{});
+  const Finding* h = only(g, "LL101");
+  ASSERT_NE(h, nullptr);
+  EXPECT_FALSE(h->low_confidence) << h->message;
+}
+
 TEST(Impact, AnyGpuPlacementKeepsTheFullSeverity) {
   for (const std::string line : {"model = model.cuda()\n", "device = torch.device(dev_name)\nmodel.to(device)\n",
                                  "model.to('cuda:0')\n", "if torch.cuda.is_available():\n    pass\n"}) {
