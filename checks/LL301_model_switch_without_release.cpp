@@ -40,6 +40,19 @@ bool releases(const Facts& f, const std::vector<Id>& stmts, const std::string& d
   return false;
 }
 
+// The value is `d`, or a tuple, list or dict display that holds it (`(control_net, ratio)`).
+bool holds(const Facts& f, Id x, const std::string& d, int depth = 0) {
+  // `net.to(device)`, `net.eval()`: the same module.
+  while (f.e(x).kind == ExprKind::Call && f.callee_receiver(x) != kNone &&
+         in(f.callee_attr(x), {"to", "cuda", "cpu", "eval", "train", "half", "float", "double", "bfloat16"}))
+    x = f.callee_receiver(x);
+  if (f.dotted(x) == d) return true;
+  if (depth > 3 || f.e(x).kind != ExprKind::Sequence) return false;
+  for (Id k : f.e(x).kids)
+    if (holds(f, k, d, depth + 1)) return true;
+  return false;
+}
+
 // Is the model kept on purpose (appended to a list, stored in a dict)?
 bool stored(const Facts& f, const std::vector<Id>& stmts, const std::string& d) {
   for (Id sid : stmts) {
@@ -48,9 +61,9 @@ bool stored(const Facts& f, const std::vector<Id>& stmts, const std::string& d) 
       const std::string& a = f.callee_attr(s.value);
       if (a == "append" || a == "add" || a == "insert" || a == "extend")
         for (size_t k = 1; k < f.e(s.value).kids.size(); ++k)
-          if (f.dotted(f.e(s.value).kids[k]) == d) return true;
+          if (holds(f, f.e(s.value).kids[k], d)) return true;
     }
-    if (s.kind == StmtKind::Assign && s.value != kNone && f.dotted(s.value) == d)
+    if (s.kind == StmtKind::Assign && s.value != kNone && holds(f, s.value, d))
       for (Id t : s.targets)
         if (f.e(t).kind == ExprKind::Subscript) return true;
   }
