@@ -35,56 +35,6 @@ bool feeds_enclosing_training(const Facts& f, const CallSite& c) {
   return false;
 }
 
-// Does the loop's forwards' result flow, through the names of its function, into a backward
-// that runs after the loop? A Grad-CAM script sums each batch's activations into a statistic
-// and back-propagates it once at the end (`gcam.backward(statistic)`): the graph is the
-// point. Answered once per loop (from all its forwards together), so a loop of many forwards
-// costs one walk of the function.
-bool loop_feeds_a_later_backward(const Facts& f, int loop) {
-  auto& memo = f.later_backward_memo;
-  if (memo.size() != f.loops.size()) memo.assign(f.loops.size(), -1);
-  if (loop < 0 || static_cast<size_t>(loop) >= memo.size()) return false;
-  if (memo[loop] >= 0) return memo[loop] == 1;
-  memo[loop] = 0;
-  const Loop& L = f.loops[loop];
-  if (L.stmt == kNone) return false;
-  // The function the loop is in, and the backward calls after it (in it or in functions
-  // nested in it, which read its names as closure cells).
-  Id owner = kNone;
-  std::vector<const CallSite*> forwards;
-  for (int ci : L.calls) {
-    const CallSite& c = f.calls[ci];
-    if (c.in_lambda || c.stmt == kNone) continue;
-    owner = c.func;
-    if (f.is_model_call(c)) forwards.push_back(&c);
-  }
-  if (forwards.empty()) return false;
-  auto here_or_nested = [&](Id fn) {
-    for (int hops = 0; fn != kNone && hops < 16; ++hops, fn = f.m.funcs[fn].parent)
-      if (fn == owner) return true;
-    return fn == owner;
-  };
-  const uint32_t loop_end = f.m.s(L.stmt).range.end;
-  std::vector<const CallSite*> later;
-  for (const CallSite& x : f.calls)
-    if (here_or_nested(x.func) && f.e(x.call).range.begin >= loop_end && f.is_backprop(x)) later.push_back(&x);
-  if (later.empty()) return false;
-  // The names each forward's result is bound or appended to, then where they flow.
-  std::set<std::string> names;
-  for (const CallSite* c : forwards) follow_flow(f, {c->stmt}, names, 1, true, c->call);
-  if (names.empty()) return false;
-  std::vector<Id> stmts;
-  for (const StmtSite& s : f.stmt_sites)
-    if (s.func == owner) stmts.push_back(s.stmt);
-  follow_flow(f, stmts, names, 8, true);
-  for (const CallSite* x : later)
-    if (mentions_any(f, x->call, names)) {
-      memo[loop] = 1;
-      return true;
-    }
-  return false;
-}
-
 }  // namespace
 
 bool mentions_any(const Facts& f, Id x, const std::set<std::string>& names, Id seed) {
@@ -151,7 +101,7 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (c.loop < 0) return "";
   auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
   if (f.loop_trains(c.loop)) return "";
-  if (feeds_enclosing_training(f, c) || loop_feeds_a_later_backward(f, c.loop)) return "";
+  if (feeds_enclosing_training(f, c)) return "";
   // The most concrete evidence first: the model was put in eval mode, then the data the
   // loop reads, then only the function's name.
   Id callee = f.e(c.call).kids[0];

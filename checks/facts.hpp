@@ -94,8 +94,6 @@ class Facts {
   const Module& m;
   const Config& cfg;
   std::string path;
-  // Per loop, for the checks' loop_feeds_a_later_backward() (-1: not asked yet).
-  mutable std::vector<signed char> later_backward_memo;
   bool is_test_file = false;  // under tests/ (or conftest.py); test_*.py, *_test.py unless untested_program()
 
   std::vector<Loop> loops;
