@@ -261,10 +261,14 @@ uint32_t Facts::first_gpu_evidence() const {
 
 uint32_t Facts::scan_gpu_evidence(bool any) const {
   // Frameworks that place the model themselves: evidence everywhere.
-  for (const auto& [local, q] : m.aliases)
+  for (const auto& [local, q] : m.aliases) {
     for (std::string_view p : {"lightning", "pytorch_lightning", "accelerate", "deepspeed", "torch.distributed",
-                               "torch.cuda", "torch.nn.parallel", "horovod", "ignite", "fastai", "transformers"})
+                               "torch.cuda", "torch.nn.parallel", "horovod", "ignite", "fastai"})
       if (q == p || starts_with(q, std::string(p) + ".")) return 0;
+    // Hugging Face's Trainer places the model; its models and tokenizers load on the CPU
+    // (`GPT2LMHeadModel.from_pretrained("gpt2")` in a CPU notebook places nothing).
+    if (starts_with(q, "transformers.") && q.find("Trainer") != std::string::npos) return 0;
+  }
   // A device chosen and never used (`args.device = "cuda" if torch.cuda.is_available() else
   // "cpu"`, nothing reads args.device) places nothing: mentions inside an assignment whose
   // targets are never read elsewhere are no evidence.
@@ -325,6 +329,11 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
     if (x.range.begin >= first) continue;
     bool evidence = false;
     const bool torch_name = x.qname.size() > 6 && x.qname.compare(0, 6, "torch.") == 0;
+    if (!torch_name && starts_with(x.qname, "transformers.") && x.qname.find("Trainer") != std::string::npos) {
+      first = x.range.begin;  // `import transformers; transformers.Trainer(...)`
+      if (any) break;
+      continue;
+    }
     if (torch_name && (starts_with(x.qname, "torch.distributed") || starts_with(x.qname, "torch.backends.mps"))) {
       evidence = true;
     } else if (torch_name && starts_with(x.qname, "torch.cuda")) {

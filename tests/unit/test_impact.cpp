@@ -51,6 +51,31 @@ TEST(Impact, SeedingCudaAndCudnnFlagsPlaceNothingOnAGpu) {
   EXPECT_FALSE(h->low_confidence) << h->message;
 }
 
+TEST(Impact, HuggingFaceModelsLoadOnTheCpuButItsTrainerPlacesTheModel) {
+  // A decoding exercise: GPT-2 from the hub on the CPU, one forward per step in a helper.
+  // Importing transformers places nothing; its Trainer does.
+  const std::string notebook =
+      "import torch\n"
+      "from transformers import GPT2LMHeadModel, GPT2Tokenizer\n"
+      "model = GPT2LMHeadModel.from_pretrained('gpt2')\n"
+      "def greedy(model, ids, steps):\n"
+      "    for _ in range(steps):\n"
+      "        logits = model(ids).logits\n"
+      "        ids = torch.cat([ids, logits[:, -1:].argmax(-1)], 1)\n"
+      "    return ids\n"
+      "print(greedy(model, torch.tensor([[50256]]), 20))\n";
+  const FileResult r2 = analyze_text("decoding.py", notebook + "for i in range(3):\n    print(i)\n", Config{}, EngineOptions{});
+  const Finding* f = only(r2, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  const FileResult g = analyze_text(
+      "decoding.py", "from transformers import Trainer\n" + notebook + "for i in range(3):\n    print(i)\n", Config{},
+      EngineOptions{});
+  const Finding* h = only(g, "LL101");
+  ASSERT_NE(h, nullptr);
+  EXPECT_FALSE(h->low_confidence) << h->message;
+}
+
 TEST(Impact, AnyGpuPlacementKeepsTheFullSeverity) {
   for (const std::string line : {"model = model.cuda()\n", "device = torch.device(dev_name)\nmodel.to(device)\n",
                                  "model.to('cuda:0')\n", "if torch.cuda.is_available():\n    pass\n"}) {
