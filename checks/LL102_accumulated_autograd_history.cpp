@@ -521,21 +521,6 @@ class History {
     return models;
   }
 
-  // Every value bound to the accumulator in this function is a tensor constructor
-  // (`torch.zeros([d])`, `torch.zeros_like(x)`).
-  bool tensor_accumulator(const std::string& base) const {
-    std::vector<Id> values = f_.bindings(func_, base);
-    if (values.empty()) return false;
-    for (Id v : values) {
-      if (f_.e(v).kind != ExprKind::Call) return false;
-      const std::string& q = f_.callee_qual(v);
-      if (!in(q, {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.zeros_like", "torch.ones_like",
-                  "torch.empty_like", "torch.full_like", "torch.tensor"}))
-        return false;
-    }
-    return true;
-  }
-
   // A reduction over a dimension (`x.sum(0)`, `x.mean(dim=1)`) or a matrix product: not one
   // element, so `.item()` would raise.
   bool not_one_element(Id value) const {
@@ -580,10 +565,9 @@ class History {
     // A list or tuple display keeps its elements: each tensor among them needs detaching,
     // which no single edit of the display says.
     const bool display = container && v.kind == ExprKind::Sequence;
-    // `.item()` turns a one-element tensor into a number; an accumulator that is itself a
-    // tensor (`mu = torch.zeros(d)`), or a value that is not one element (`x.sum(0)`,
-    // `a.T @ a`), keeps a tensor: detach it instead.
-    const bool tensor_sum = !container && (tensor_accumulator(base) || not_one_element(value));
+    // `.item()` turns a one-element tensor into a number; a value that is not one element
+    // (`x.sum(0)`, `a.T @ a`, summed into `mu = torch.zeros(d)`) stays a tensor: detach it.
+    const bool tensor_sum = !container && not_one_element(value);
     const char* suffix = container || tensor_sum ? ".detach()" : ".item()";
     std::string repl = (simple ? vtext : "(" + vtext + ")") + suffix;
     std::string shown_fix = (simple ? shown : "(" + shown + ")") + suffix;
