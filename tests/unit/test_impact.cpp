@@ -440,12 +440,9 @@ TEST(Impact, ATestLikeNameAloneDoesNotMakeAProgramTestCode) {
       "        torch.save(net(torch.load(p).cuda()).cpu(), p + '.out')\n"
       "if __name__ == '__main__':\n"
       "    main([])\n";
-  auto ll101 = [](const std::string& path, const std::string& text) {
-    const FileResult r = analyze_text(path, text, Config{}, EngineOptions{});
-    return only(r, "LL101");
-  };
   for (const std::string path : {"u2net_test.py", "scripts/test_segmentation.py"}) {
-    const Finding* f = ll101(path, script);
+    const FileResult r = analyze_text(path, script, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
     ASSERT_NE(f, nullptr) << path;
     EXPECT_FALSE(f->low_confidence) << path << ": " << f->message;
   }
@@ -453,7 +450,8 @@ TEST(Impact, ATestLikeNameAloneDoesNotMakeAProgramTestCode) {
            {"u2net_test.py", "import pytest\n" + script},
            {"u2net_test.py", script + "def test_runs():\n    main([])\n"},
            {"tests/u2net_test.py", script}}) {
-    const Finding* f = ll101(path, text);
+    const FileResult r = analyze_text(path, text, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
     ASSERT_NE(f, nullptr) << path;
     EXPECT_TRUE(f->low_confidence) << path;
   }
