@@ -205,7 +205,9 @@ bool Facts::framework_fit(const CallSite& c) const {
 
 bool Facts::cpu_only_at(uint32_t pos) const {
   if (cpu_only_program()) return true;
-  if (first_gpu_evidence_ == 0) return false;
+  if (!is_program()) return false;  // a module of definitions: its callers may run it on a GPU
+  const uint32_t first = first_gpu_evidence();
+  if (first == 0) return false;
   // The top-level statement the position is in: evidence after its end cannot have run
   // when it runs (a notebook's later cells, a script's later lines). Inside a function or
   // class, callers anywhere may run it: the whole file decides.
@@ -213,7 +215,7 @@ bool Facts::cpu_only_at(uint32_t pos) const {
     const Stmt& st = m.s(s);
     if (st.range.begin > pos || st.range.end < pos) continue;
     if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) return false;
-    return first_gpu_evidence_ >= st.range.end;
+    return first >= st.range.end;
   }
   return false;
 }
@@ -242,10 +244,8 @@ bool Facts::is_program() const {
 }
 
 bool Facts::compute_cpu_only_program() const {
-  first_gpu_evidence_ = 0;  // a module of definitions: its callers may run it on a GPU
-  if (!is_program()) return false;
-  first_gpu_evidence_ = first_gpu_evidence();
-  return first_gpu_evidence_ == UINT32_MAX;
+  // A module of definitions is never one on its own: its callers may run it on a GPU.
+  return is_program() && first_gpu_evidence() == UINT32_MAX;
 }
 
 bool Facts::has_gpu_evidence() const {
@@ -742,21 +742,25 @@ Id Facts::class_at(const std::string& name, uint32_t pos) const {
   return definition_at(it->second, pos, [&](Id k) { return m.classes[k].range; });
 }
 
+Id Facts::same_file_base(Id cls) const {
+  Id next = kNone;
+  for (Id b : m.classes[cls].bases) {
+    if (e(b).kind != ExprKind::Name) continue;
+    auto named = classes_by_name_.find(e(b).text);
+    if (named == classes_by_name_.end()) continue;
+    for (Id k : named->second)
+      if (k != cls) next = k;  // the last definition of that name other than this class
+  }
+  return next;
+}
+
 Id Facts::method_in(Id cls, const std::string& name) const {
   // Methods of the class or of its same-file bases.
   for (int hops = 0; cls != kNone && hops < 8; ++hops) {
     budget::tick();
     auto it = methods_.find(std::to_string(cls) + ":" + name);
     if (it != methods_.end()) return it->second;
-    Id next = kNone;
-    for (Id b : m.classes[cls].bases) {
-      if (e(b).kind != ExprKind::Name) continue;
-      auto named = classes_by_name_.find(e(b).text);
-      if (named == classes_by_name_.end()) continue;
-      for (Id k : named->second)
-        if (k != cls) next = k;  // the last definition of that name other than this class
-    }
-    cls = next;
+    cls = same_file_base(cls);
   }
   return kNone;
 }
@@ -877,14 +881,7 @@ void Facts::resolve_calls() {
 
 bool Facts::derives_in_file(Id cls, Id base) const {
   for (int hops = 0; cls != kNone && hops < 8; ++hops) {
-    Id next = kNone;
-    for (Id b : m.classes[cls].bases) {
-      if (e(b).kind != ExprKind::Name) continue;
-      auto named = classes_by_name_.find(e(b).text);
-      if (named == classes_by_name_.end()) continue;
-      for (Id k : named->second)
-        if (k != cls) next = k;  // the last definition of that name other than this class
-    }
+    Id next = same_file_base(cls);
     if (next == base) return true;
     cls = next;
   }

@@ -300,8 +300,9 @@ class Facts {
   // Attribute calls whose callee the file cannot resolve (`decoder.generate(...)`), by the
   // attribute's name: callers of the methods so named that have no resolved caller.
   std::unordered_map<std::string, std::vector<int>> name_callers_;
-  bool derives_in_file(Id cls, Id base) const;
-  bool loaded_model_rec(Id func, Id x, int depth) const;  // `cls` derives from `base` through same-file classes
+  bool derives_in_file(Id cls, Id base) const;  // `cls` derives from `base` through same-file classes
+  Id same_file_base(Id cls) const;  // the class of this file that `cls` names as a base (kNone if none)
+  bool loaded_model_rec(Id func, Id x, int depth) const;  // is_loaded_model, `depth` calls up
   std::unordered_map<std::string, std::vector<Id>> module_funcs_;  // top-level functions
   // bindings: per function (index funcs.size() = module level) dotted -> values
   std::vector<std::unordered_map<std::string, std::vector<Id>>> bind_;
@@ -316,7 +317,6 @@ class Facts {
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
   bool file_trains_ = false;
   mutable signed char cpu_only_program_ = -1;  // -1 not computed yet
-  mutable uint32_t first_gpu_evidence_ = 0;     // byte of the first GPU evidence (0: before any)
   bool compute_cpu_only_program() const;
   static constexpr uint32_t kNotComputed = UINT32_MAX - 1;
   mutable uint32_t gpu_evidence_pos_ = kNotComputed;  // first_gpu_evidence(), memoised
