@@ -22,6 +22,7 @@ void check_LL101(CheckContext& ctx) {
     // A module whose parameters were all switched off records no graph from them: there are
     // no activations to keep (its inputs come from data, or from forwards judged on their own).
     if (f.frozen_at(c.func, f.dotted(callee), f.e(c.call).range.begin)) continue;
+    if (f.output_read_as_numpy(c)) continue;
     std::string why = eval_loop_reason(f, c);
     bool serving = false;
     if (why.empty()) {
@@ -32,7 +33,7 @@ void check_LL101(CheckContext& ctx) {
       // Impact: a single forward in a test (a pytest function, a TestCase method, a test
       // file) is a one-shot check, not an inference program; its activations are freed
       // when the test returns.
-      if (c.loop < 0 && in_test_code(f, c.func, /*by_name=*/true)) continue;
+      if (c.loop < 0 && f.in_test_code(c.func, /*by_name=*/true)) continue;
       if (c.loop >= 0 && f.loop_reaches_backprop(c.loop)) continue;
       why = "in a program that never back-propagates, on a loaded model";
       serving = true;
@@ -61,7 +62,7 @@ void check_LL101(CheckContext& ctx) {
     long trips = c.loop >= 0 ? 1 : 0;
     for (int l = c.loop; l >= 0 && trips > 0; l = l == outer ? -1 : f.loops[l].parent)
       trips *= constant_trips(f, l, kFewForwards);
-    const bool test = in_test_code(f, c.func);
+    const bool test = f.in_test_code(c.func);
     Finding* fd = test ? ctx.report_weak("LL101", f.e(c.call).range, msg, kTestCodeReason)
                   : serving && c.loop < 0 && c.func == kNone
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,

@@ -248,6 +248,7 @@ class History {
       const CallSite& c = f_.calls[ci->second];
       if (f_.grad_off(c)) return false;
       if (f_.is_model_call(c)) {
+        if (f_.output_read_as_numpy(c)) return false;
         // A frozen module (all parameters switched off) keeps history only of its inputs.
         Id m = e.kids[0];
         if (f_.e(m).kind == ExprKind::Attribute && f_.e(m).text == "forward") m = f_.e(m).kids[0];
@@ -554,6 +555,9 @@ class History {
     // state carried across batches is LL103's).
     if (carried_in_loop(f_, loop, f_.dotted(value))) return;
     if (recreated_per_batch(base, loop)) return;
+    // Read afterwards as a NumPy array with its history (`mu.cpu().numpy()`), which raises for
+    // a tensor that requires grad: what it accumulates carries none.
+    if (f_.read_as_numpy(func_, kNone, base, f_.m.s(sid).range.end)) return;
     std::string vtext = ctx_.text(value);
     bool container = verb != "accumulates";
     std::string shown = ctx_.brief(value);

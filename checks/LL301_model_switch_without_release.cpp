@@ -349,7 +349,7 @@ void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
       "`torch.cuda.empty_cache()` before loading the next one";
   const Range& where = ctx.facts.m.s(sid).range;
   const long params = parameters_of(ctx.facts, func, ctx.facts.m.s(sid).value, 0);
-  if (in_test_code(ctx.facts, func)) {
+  if (ctx.facts.in_test_code(func)) {
     ctx.report_weak("LL301", where, std::move(message), kTestCodeReason);
   } else if (params > 0 && params <= kSmallModel) {
     // "4.7M parameters (about 19 MB in float32)"

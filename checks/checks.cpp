@@ -172,16 +172,15 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
   for (const auto& c : all_checks())
     if (ctx.enabled(c.id)) c.run(ctx);
   // Methods whose findings depend on their entry grad mode, which calls in other files may
-  // decide (Facts::called_by_name): the join looks them up.
-  if (summary)
-    for (const Finding& fd : out) {
-      if (fd.rule != "LL101" && fd.rule != "LL102" && fd.rule != "LL103" && fd.rule != "LL106") continue;
-      Id fn = facts.function_at(fd.range.begin);
-      if (fn == kNone || facts.func_entry_off(fn) || !facts.called_by_name(fn)) continue;
-      const std::string& name = m.funcs[fn].name;
-      if (std::find(summary->open_methods.begin(), summary->open_methods.end(), name) == summary->open_methods.end())
-        summary->open_methods.push_back(name);
-    }
+  // decide (Facts::called_by_name), directly or through the same-file methods they are
+  // reached from: the join looks them up.
+  if (summary) {
+    std::vector<Id> holding;
+    for (const Finding& fd : out)
+      if (in(fd.rule, {"LL101", "LL102", "LL103", "LL106"}))
+        if (Id fn = facts.function_at(fd.range.begin); fn != kNone) holding.push_back(fn);
+    summary->open_methods = facts.open_methods(std::move(holding));
+  }
   return out;
 }
 

@@ -245,17 +245,6 @@ long constant_trips(const Facts& f, int loop, long limit) {
   return count <= limit ? count : 0;
 }
 
-bool in_test_code(const Facts& f, Id func, bool by_name) {
-  if (f.is_test_file) return true;
-  for (Id fn = func; fn != kNone; fn = f.m.funcs[fn].parent) {
-    const Function& d = f.m.funcs[fn];
-    // pytest's `test_*`, unittest's and gtest-style `testFoo` / `TestFoo`.
-    if (by_name && (d.name.rfind("test", 0) == 0 || d.name.rfind("Test", 0) == 0)) return true;
-    if (d.cls != kNone && f.m.classes[d.cls].name.rfind("Test", 0) == 0) return true;
-  }
-  return false;
-}
-
 bool carried_in_loop(const Facts& f, int loop, const std::string& d) {
   if (loop < 0 || d.empty()) return false;
   for (Id sid : f.loops[loop].stmts) {

@@ -33,11 +33,7 @@ void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::str
 // Does expression `x` mention one of `names` (or contain the expression `seed`)?
 bool mentions_any(const Facts& f, Id x, const std::set<std::string>& names, Id seed = kNone);
 
-// Test code: a test file (test_*.py, *_test.py, tests/...) or a method of a `Test*` class;
-// with `by_name`, also a function named like a test (`test_*`, `testFoo`, `TestFoo`, or
-// nested in one), which outside test files may be a tutorial's `test_model()` evaluation.
-// It runs once, on small inputs, to check behaviour (docs/impact.md).
-bool in_test_code(const Facts& f, Id func, bool by_name = false);
+// Test code: Facts::in_test_code (docs/impact.md).
 inline constexpr const char* kTestCodeReason = "test code runs once, on small inputs";
 
 // Is `dotted` bound (assigned or a loop target) by any statement inside loop `loop`?

@@ -903,8 +903,39 @@ bool Facts::called_by_name(Id func) const {
   const Function& fn = m.funcs[func];
   // Methods that Python or a framework invokes implicitly (`model(x)` runs forward, a
   // Dataset's __getitem__) have callers no name shows: their explicit calls are not all.
-  return fn.cls != kNone && fn.parent == kNone && callers_[func].empty() && fn.name != "forward" &&
-         !(fn.name.size() > 4 && fn.name.rfind("__", 0) == 0);
+  if (fn.cls == kNone || fn.parent != kNone || fn.name == "forward" || (fn.name.size() > 4 && fn.name.rfind("__", 0) == 0))
+    return false;
+  for (int ci : callers_[func])
+    if (!neutral_caller(calls[ci], func)) return false;
+  return true;
+}
+
+bool Facts::neutral_caller(const CallSite& c, Id func) const {
+  // A recursive call runs in the mode the function was entered with; a test calling
+  // production code is a self-check run once (docs/impact.md), not how the program runs it.
+  return c.func == func || (c.func != kNone && in_test_code(c.func, /*by_name=*/true) && !in_test_code(func, true));
+}
+
+std::vector<std::string> Facts::open_methods(std::vector<Id> work) const {
+  std::set<Id> seen(work.begin(), work.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < work.size() && i < 64; ++i) {
+    const Id g = work[i];
+    if (func_entry_off(g)) continue;
+    const bool by_name = called_by_name(g);
+    if (by_name && std::find(out.begin(), out.end(), m.funcs[g].name) == out.end()) out.push_back(m.funcs[g].name);
+    auto visit = [&](const std::vector<int>& sites) {
+      for (int ci : sites) {
+        const CallSite& c = calls[ci];
+        if (c.local_off || c.func == kNone || neutral_caller(c, g)) continue;
+        if (seen.insert(c.func).second) work.push_back(c.func);
+      }
+    };
+    visit(callers_[g]);
+    if (by_name)
+      if (auto it = name_callers_.find(m.funcs[g].name); it != name_callers_.end()) visit(it->second);
+  }
+  return out;
 }
 
 bool Facts::wraps_with_grad_off(Id deco) const {
@@ -985,19 +1016,24 @@ void Facts::compute_entry_off() {
           if (em != project->external_method_calls.end()) ext_methods = em->second ? 1 : 0;
         }
       }
-      if (callers_[f].empty() && !ext && !by_name && ext_methods < 0) continue;
+      // The call sites that decide the entry mode (not neutral_caller()): at least one,
+      // every one with grad disabled.
+      size_t deciding = ext ? ext->size() : 0;
+      if (ext_methods >= 0) ++deciding;
       bool all = ext_methods != 0;
       if (ext)
         for (bool off : *ext) all = all && off;
       auto all_off = [&](const std::vector<int>& sites) {
         for (int ci : sites) {
           const CallSite& c = calls[ci];
-          if (c.func == f || !(c.local_off || func_entry_off(c.func))) return false;
+          if (neutral_caller(c, f)) continue;
+          ++deciding;
+          if (!(c.local_off || func_entry_off(c.func))) return false;
         }
         return true;
       };
       all = all && all_off(callers_[f]) && (!by_name || all_off(*by_name));
-      if (all) { entry_off_[f] = 1; changed = true; }
+      if (all && deciding > 0) { entry_off_[f] = 1; changed = true; }
     }
     if (!changed) break;
   }
@@ -1487,6 +1523,66 @@ bool Facts::compute_is_model_call(const CallSite& c) const {
     return is_model_value(c.func, callee);
   }
   return false;
+}
+
+bool Facts::in_test_code(Id func, bool by_name) const {
+  if (is_test_file) return true;
+  for (Id fn = func; fn != kNone; fn = m.funcs[fn].parent) {
+    const Function& d = m.funcs[fn];
+    // pytest's `test_*`, unittest's and gtest-style `testFoo` / `TestFoo`.
+    if (by_name && (d.name.rfind("test", 0) == 0 || d.name.rfind("Test", 0) == 0)) return true;
+    if (d.cls != kNone && m.classes[d.cls].name.rfind("Test", 0) == 0) return true;
+  }
+  return false;
+}
+
+bool Facts::read_as_numpy(Id func, Id value, const std::string& name, uint32_t after) const {
+  for (const CallSite& c : calls) {
+    if (c.func != func || callee_attr(c.call) != "numpy" || e(c.call).range.begin < after) continue;
+    Id r = callee_receiver(c.call);
+    // Down the chain to the value: steps that keep history (and a float dtype) only.
+    for (int depth = 0; r != kNone && depth < 16; ++depth) {
+      if (r == value) return true;
+      const Expr& x = e(r);
+      if (x.kind == ExprKind::Subscript || (x.kind == ExprKind::Attribute && x.text == "T")) {
+        r = x.kids.empty() ? kNone : x.kids[0];
+      } else if (x.kind == ExprKind::Call && !x.kids.empty() && e(x.kids[0]).kind == ExprKind::Attribute) {
+        const std::string& a = callee_attr(r);
+        const std::string& q = e(x.kids[0]).qname;
+        if (q == "torch.cat" || q == "torch.stack" || q == "torch.concat") {
+          r = arg(r, 0, "tensors");
+          continue;
+        }
+        if (!in(a, {"cpu", "cuda", "to", "float", "double", "half", "squeeze", "unsqueeze", "permute", "transpose",
+                    "view", "reshape", "contiguous", "flatten", "clone", "t"}))
+          break;
+        bool cast = false;
+        if (a == "to")
+          for (size_t k = 1; k < x.kids.size() && !cast; ++k)
+            for_each_expr(m, x.kids[k], [&](Id y) {
+              for (const char* w : {"int", "long", "bool", "uint", "dtype", "short"})
+                cast = cast || e(y).text.find(w) != std::string::npos;
+              return !cast;
+            });
+        if (cast) break;
+        r = callee_receiver(r);
+      } else {
+        if (!name.empty() && (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) && dotted(r) == name)
+          return true;
+        break;
+      }
+    }
+  }
+  return false;
+}
+
+bool Facts::output_read_as_numpy(const CallSite& c) const {
+  if (read_as_numpy(c.func, c.call)) return true;
+  if (c.stmt == kNone) return false;
+  const Stmt& st = m.s(c.stmt);
+  if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1) return false;
+  const std::string& d = dotted(st.targets[0]);
+  return !d.empty() && bindings(c.func, d).size() == 1 && read_as_numpy(c.func, kNone, d, st.range.end);
 }
 
 bool Facts::part_of_forward(Id func) const {

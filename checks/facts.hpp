@@ -153,6 +153,26 @@ class Facts {
   // A method of a module class that the class's forward() calls (directly or through its
   // other methods).
   bool part_of_forward(Id func) const;
+  // Test code: a test file (test_*.py, *_test.py, tests/...) or a method of a `Test*` class;
+  // with `by_name`, also a function named like a test (`test_*`, `testFoo`, `TestFoo`, or
+  // nested in one), which outside test files may be a tutorial's `test_model()` evaluation.
+  // It runs once, on small inputs, to check behaviour (docs/impact.md).
+  bool in_test_code(Id func, bool by_name = false) const;
+  // The program reads the value as a NumPy array with its history intact (`out.cpu().numpy()`,
+  // `torch.cat(outs).numpy()`; no `.detach()`, `.data` or cast to an integer type on the
+  // way), which raises for a tensor that requires grad: the value carries no history.
+  // `value` is a call (the forward itself) or, with `name`, a name read in `func` after `after`.
+  bool read_as_numpy(Id func, Id value, const std::string& name = "", uint32_t after = 0) const;
+  // A forward whose output is read so (`model(x).cpu().numpy()`, or `out = model(x)` ...
+  // `out.numpy()`): it records no graph (grad is disabled where it runs, or the model is frozen).
+  bool output_read_as_numpy(const CallSite& c) const;
+  // A call site that does not decide `func`'s entry grad mode: its own recursion, or test
+  // code calling production code.
+  bool neutral_caller(const CallSite& c, Id func) const;
+  // The methods (by name) whose entry grad mode other files' calls may decide and that
+  // reach `funcs` (the functions holding findings): their own names and those of the
+  // same-file callers, with grad not turned off, they are reached from.
+  std::vector<std::string> open_methods(std::vector<Id> funcs) const;
   bool is_function_name(Id func, const std::string& name) const;
   bool not_a_torch_model(Id receiver) const;
   // Obtained by loading weights, here or (a parameter) in what every caller of the file hands in.

@@ -492,6 +492,30 @@ def main(rank, net, train_set, val_set):
         self.write("sample.py", "def sample(decoder, x):\n    return decoder.generate(x, 100)\n")
         self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
 
+    FLOWS = ("import torch\nimport torch.nn as nn\n\n\nclass Step(nn.Module):\n"
+             "    def __init__(self):\n        super().__init__()\n        self.cell = nn.LSTMCell(8, 8)\n\n"
+             "    def forward(self, x):\n        return self.cell(x)[0]\n\n"
+             "    def infer(self, x):\n        outs = []\n        for t in range(x.shape[0]):\n"
+             "            outs.append(self.cell(x[t])[0])\n        return torch.stack(outs)\n\n\n"
+             "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.flows = nn.ModuleList([Step(), Step()])\n\n"
+             "    def forward(self, x):\n        for flow in self.flows:\n            x = flow(x)\n        return x\n\n"
+             "    def synthesize(self, x):\n        for flow in reversed(self.flows):\n"
+             "            x = flow.infer(x)\n        return x\n")
+
+    def test_method_reached_through_a_method_that_other_files_call_under_no_grad(self):
+        # Step.infer holds the loop; no file calls it but Net.synthesize, which no call in
+        # model.py resolves to. Whether it runs with grad is decided by the files that call
+        # `synthesize`: the join is asked about the method chain, not only the method holding
+        # the finding.
+        self.write("model.py", self.FLOWS)
+        self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
+        self.write("synth.py", "import torch\n\n\n@torch.no_grad()\ndef main(net, x):\n"
+                   "    return net.synthesize(x)\n")
+        self.assertEqual(self.lines_of("LL101"), set())
+        self.write("demo.py", "def demo(net, x):\n    return net.synthesize(x)\n")
+        self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
+
     def test_loader_built_in_another_module_for_a_ddp_training_loop(self):
         self.write("data.py", self.LOADERS)
         self.write("train.py", self.DDP_TRAIN.format(
