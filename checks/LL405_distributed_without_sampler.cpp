@@ -94,6 +94,58 @@ bool under_rank_guard(const Facts& f, const CallSite& c) {
   return false;
 }
 
+// `x == v` / `x != v`, `x is None` / `x is not None`, `not x` / `x`: one holds exactly
+// when the other does not.
+bool complementary(const Facts& f, Id a, Id b) {
+  auto same = [&](Id x, Id y) {
+    const Expr &ex = f.e(x), &ey = f.e(y);
+    if (ex.kind == ExprKind::Literal || ey.kind == ExprKind::Literal)
+      return ex.kind == ey.kind && ex.text == ey.text;
+    const std::string& d = f.dotted(x);
+    return !d.empty() && d == f.dotted(y);
+  };
+  const Expr &ea = f.e(a), &eb = f.e(b);
+  if (ea.kind == ExprKind::UnaryOp && ea.text == "not" && !ea.kids.empty()) return same(ea.kids[0], b);
+  if (eb.kind == ExprKind::UnaryOp && eb.text == "not" && !eb.kids.empty()) return same(eb.kids[0], a);
+  if (ea.kind != ExprKind::Compare || eb.kind != ExprKind::Compare || ea.kids.size() != 2 || eb.kids.size() != 2)
+    return false;
+  static const std::pair<const char*, const char*> kOpposite[] = {
+      {"==", "!="}, {"is", "is not"}, {"in", "not in"}, {"<", ">="}, {">", "<="}};
+  bool opposite = false;
+  for (const auto& [x, y] : kOpposite)
+    opposite = opposite || (ea.text == x && eb.text == y) || (ea.text == y && eb.text == x);
+  return opposite && same(ea.kids[0], eb.kids[0]) && same(ea.kids[1], eb.kids[1]);
+}
+
+// Do the two calls of one function run on paths that exclude each other: the two sides of
+// one `if`, or `if`s with complementary conditions (`if args.local_rank == -1:` builds the
+// loader, `if args.local_rank != -1:` wraps the model)?
+bool exclusive_paths(const Facts& f, const CallSite& a, const CallSite& b) {
+  if (a.func != b.func) return false;
+  const Range &ra = f.e(a.call).range, &rb = f.e(b.call).range;
+  auto inside = [](const Range& outer, const Range& r) { return outer.begin <= r.begin && r.end <= outer.end; };
+  std::vector<Id> only_a, only_b;
+  for (const StmtSite& ss : f.stmt_sites) {
+    if (ss.func != a.func) continue;
+    const Stmt& st = f.m.s(ss.stmt);
+    if (st.kind != StmtKind::If || st.value == kNone) continue;
+    const bool in_a = inside(st.range, ra), in_b = inside(st.range, rb);
+    if (in_a && in_b) {
+      if (st.orelse.empty()) continue;
+      const uint32_t split = f.m.s(st.orelse.front()).range.begin;
+      if ((ra.begin < split) != (rb.begin < split)) return true;
+    } else if (in_a && ra.begin < (st.orelse.empty() ? st.range.end : f.m.s(st.orelse.front()).range.begin)) {
+      only_a.push_back(st.value);
+    } else if (in_b && rb.begin < (st.orelse.empty() ? st.range.end : f.m.s(st.orelse.front()).range.begin)) {
+      only_b.push_back(st.value);
+    }
+  }
+  for (Id x : only_a)
+    for (Id y : only_b)
+      if (complementary(f, x, y)) return true;
+  return false;
+}
+
 bool iter_mentions(const Facts& f, Id iter, const std::string& name) {
   bool hit = false;
   for_each_expr(f.m, iter, [&](Id x) {
@@ -122,6 +174,18 @@ bool wraps_model(const Facts& f, Id call) {
   return f.project && f.project->distributed_wrappers.count(f.callee_qual(call)) > 0;
 }
 
+// Is the loader built only where the model is not wrapped: every wrap in its function on a
+// path the loader's excludes? (No wrap in its function: not known.)
+bool built_where_not_wrapped(const Facts& f, const CallSite& loader) {
+  bool any = false;
+  for (const CallSite& w : f.calls) {
+    if (w.func != loader.func || !wraps_model(f, w.call)) continue;
+    if (!exclusive_paths(f, loader, w)) return false;
+    any = true;
+  }
+  return any;
+}
+
 // A DataLoader call that hands every rank the whole dataset: no sampler or batch sampler, a
 // dataset that does not shard by rank, not built for one rank only, no `**kwargs` that may
 // carry a sampler.
@@ -135,7 +199,7 @@ bool plain_loader(const Facts& f, const CallSite& c) {
   auto given = [&](Id x) { return x != kNone && !(f.e(x).kind == ExprKind::Literal && f.e(x).lit == LitKind::None); };
   if (given(sampler) || given(batch_sampler)) return false;
   if (rank_aware_dataset(f, c.func, f.arg(c.call, 0, "dataset"))) return false;
-  return !under_rank_guard(f, c);
+  return !under_rank_guard(f, c) && !built_where_not_wrapped(f, c);
 }
 
 // A training loop that iterates `name` (bound in `func`): in `func` itself, in the class's
@@ -244,6 +308,8 @@ void summarize_LL405(const Facts& f, FileSummary& out) {
   for (const CallSite& c : f.calls) {
     const std::string& q = f.callee_qual(c.call);
     if (q.empty() || q.rfind("torch", 0) == 0 || c.stmt == kNone) continue;
+    // Called for one rank only, or on the path where the model is not wrapped.
+    if (under_rank_guard(f, c) || built_where_not_wrapped(f, c)) continue;
     const Stmt& st = f.m.s(c.stmt);
     if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1) continue;
     const CallSite* via = nullptr;

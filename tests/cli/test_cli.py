@@ -533,6 +533,22 @@ def main(rank, net, train_set, val_set):
             builder="build_sharded", bind="train_loader = build_sharded(train_set)"))
         self.assertEqual(self.lines_of("LL405"), set())
 
+    def test_loader_builder_called_only_where_the_model_is_not_wrapped(self):
+        # The plain builder runs on the branch without DDP, the sharded one on the other.
+        self.write("data.py", self.LOADERS)
+        self.write("train.py", "import torch\nimport torch.nn.functional as F\n"
+                   "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+                   "from data import build_loaders, build_sharded\n\n\n"
+                   "def main(args, net, train_set, val_set):\n    model = net.cuda()\n"
+                   "    if args.local_rank != -1:\n        model = DDP(model, device_ids=[args.local_rank])\n"
+                   "    if args.local_rank == -1:\n"
+                   "        train_loader, val_loader = build_loaders(train_set, val_set)\n"
+                   "    else:\n        train_loader = build_sharded(train_set)\n"
+                   "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                   "    for x, y in train_loader:\n        loss = F.cross_entropy(model(x), y)\n"
+                   "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n")
+        self.assertEqual(self.lines_of("LL405"), set())
+
     def test_model_wrapped_in_another_module(self):
         self.write("dist_utils.py", "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n\n\n"
                    "def wrap(net, rank):\n    model = DistributedDataParallel(net.to(rank), device_ids=[rank])\n"
