@@ -22,7 +22,6 @@ void check_LL101(CheckContext& ctx) {
     // A module whose parameters were all switched off records no graph from them: there are
     // no activations to keep (its inputs come from data, or from forwards judged on their own).
     if (f.frozen_at(c.func, f.dotted(callee), f.e(c.call).range.begin)) continue;
-    if (f.output_read_as_numpy(c)) continue;
     std::string why = eval_loop_reason(f, c);
     bool serving = false;
     if (why.empty()) {
@@ -38,6 +37,7 @@ void check_LL101(CheckContext& ctx) {
       why = "in a program that never back-propagates, on a loaded model";
       serving = true;
     }
+    if (f.output_read_as_numpy(c)) continue;
     // One finding per outermost evaluation loop.
     int outer = c.loop;
     while (outer >= 0 && f.loops[outer].parent >= 0 && !f.loop_trains(f.loops[outer].parent))

@@ -1537,8 +1537,14 @@ bool Facts::in_test_code(Id func, bool by_name) const {
 }
 
 bool Facts::read_as_numpy(Id func, Id value, const std::string& name, uint32_t after) const {
-  for (const CallSite& c : calls) {
-    if (c.func != func || callee_attr(c.call) != "numpy" || e(c.call).range.begin < after) continue;
+  if (!numpy_calls_) {
+    numpy_calls_.emplace();
+    for (int ci = 0; ci < static_cast<int>(calls.size()); ++ci)
+      if (callee_attr(calls[ci].call) == "numpy") numpy_calls_->push_back(ci);
+  }
+  for (int ci : *numpy_calls_) {
+    const CallSite& c = calls[ci];
+    if (c.func != func || e(c.call).range.begin < after) continue;
     Id r = callee_receiver(c.call);
     // Down the chain to the value: steps that keep history (and a float dtype) only.
     for (int depth = 0; r != kNone && depth < 16; ++depth) {

@@ -308,6 +308,7 @@ class Facts {
   mutable std::deque<std::string> dotted_strings_;
   mutable bool no_name_evidence_ = false;
   mutable std::vector<std::vector<Id>> returns_;   // returned_values(), built on first use
+  mutable std::optional<std::vector<int>> numpy_calls_;  // `.numpy()` call sites, for read_as_numpy()
   std::vector<std::unordered_set<std::string>> bound_names_;  // per function slot: every name bound there
   bool loaded_value(Id func, Id v, int depth) const;  // model_by_name(): evaluate without name heuristics
   std::vector<Id> expr_stmt_;                      // expr -> innermost statement
