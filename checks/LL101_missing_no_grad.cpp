@@ -22,6 +22,7 @@ void check_LL101(CheckContext& ctx) {
     // A module whose parameters were all switched off records no graph from them: there are
     // no activations to keep (its inputs come from data, or from forwards judged on their own).
     if (f.frozen_at(c.func, f.dotted(callee), f.e(c.call).range.begin)) continue;
+    if (f.forward_grad_off(c.func, callee)) continue;
     std::string why = eval_loop_reason(f, c);
     bool serving = false;
     if (why.empty()) {

@@ -252,7 +252,7 @@ class History {
         // A frozen module (all parameters switched off) keeps history only of its inputs.
         Id m = e.kids[0];
         if (f_.e(m).kind == ExprKind::Attribute && f_.e(m).text == "forward") m = f_.e(m).kids[0];
-        if (f_.frozen_at(c.func, f_.dotted(m), e.range.begin)) return any_arg_carries(call, off, depth);
+        if (f_.frozen_at(c.func, f_.dotted(m), e.range.begin) || f_.forward_grad_off(c.func, m)) return false;
         return true;
       }
     }

@@ -1042,6 +1042,8 @@ void Facts::compute_entry_off() {
 FileSummary Facts::summarize() const {
   FileSummary out;
   out.module = module_of_path(path);
+  for (Id k = 0; k < m.classes.size(); ++k)
+    if (forward_decorated_off(k)) out.grad_off_forwards.push_back(m.classes[k].name);
   for (Id c = 0; c < m.classes.size(); ++c)
     if (class_derives(c, {"Dataset", "IterableDataset"})) out.classes.push_back(m.classes[c].name);
   // Another file's call sites can only change this file's findings through entry_off_:
@@ -1589,6 +1591,27 @@ bool Facts::output_read_as_numpy(const CallSite& c) const {
   if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1) return false;
   const std::string& d = dotted(st.targets[0]);
   return !d.empty() && bindings(c.func, d).size() == 1 && read_as_numpy(c.func, kNone, d, st.range.end);
+}
+
+bool Facts::forward_decorated_off(Id cls) const {
+  const Id fw = method_in(cls, "forward");
+  return fw != kNone && decorated_off_[fw];
+}
+
+bool Facts::forward_grad_off(Id func, Id obj) const {
+  if (Id k = instance_class(func, obj); k != kNone) return forward_decorated_off(k);
+  if (!project || project->grad_off_forward_classes.empty()) return false;
+  const std::string& d = dotted(obj);
+  if (d.empty() || d == "self") return false;
+  std::vector<Id> values = bindings(func, d);
+  if (values.empty()) return false;
+  for (Id v : values) {
+    while (e(v).kind == ExprKind::Call && in(callee_attr(v), {"to", "cuda", "cpu", "eval", "train"}) &&
+           callee_receiver(v) != kNone)
+      v = callee_receiver(v);
+    if (e(v).kind != ExprKind::Call || !project->grad_off_forward_classes.count(e(e(v).kids[0]).qname)) return false;
+  }
+  return true;
 }
 
 bool Facts::part_of_forward(Id func) const {

@@ -166,6 +166,12 @@ class Facts {
   // A forward whose output is read so (`model(x).cpu().numpy()`, or `out = model(x)` ...
   // `out.numpy()`): it records no graph (grad is disabled where it runs, or the model is frozen).
   bool output_read_as_numpy(const CallSite& c) const;
+  // The class's own `forward` is decorated to run with grad disabled (`@torch.no_grad()`,
+  // `@torch.inference_mode()`, a project decorator that does so).
+  bool forward_decorated_off(Id cls) const;
+  // `obj` (read in `func`) holds an instance of such a class: of this file, or imported from
+  // another project module (ProjectView::grad_off_forward_classes). Calling it records no graph.
+  bool forward_grad_off(Id func, Id obj) const;
   // A call site that does not decide `func`'s entry grad mode: its own recursion, or test
   // code calling production code.
   bool neutral_caller(const CallSite& c, Id func) const;

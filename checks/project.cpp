@@ -121,13 +121,14 @@ std::vector<size_t> reexporting_files(const std::string& q, size_t importer, con
 std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
-  std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def;
+  std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& c : files[i].classes) class_def[c].push_back(i);
     for (const auto& f : files[i].functions) func_def[f].push_back(i);
     for (const auto& f : files[i].wrapping_functions) wrap_def[f].push_back(i);
+    for (const auto& c : files[i].grad_off_forwards) off_forward_def[c].push_back(i);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {
@@ -144,6 +145,9 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       }
       auto w = wrap_def.find(last(q));
       if (w != wrap_def.end() && !defining_files(q, i, w->second, files).empty()) views[i].distributed_wrappers.insert(q);
+      auto o = off_forward_def.find(last(q));
+      if (o != off_forward_def.end() && !defining_files(q, i, o->second, files).empty())
+        views[i].grad_off_forward_classes.insert(q);
     }
     for (const auto& [q, element] : files[i].distributed_feeds) {
       auto it = func_def.find(last(q));

@@ -33,6 +33,9 @@ struct FileSummary {
   // wrap; and, in a file that wraps its model, imported functions whose result (element
   // `second` of a returned tuple, -1 for the whole value) a training loop iterates.
   std::vector<std::string> wrapping_functions;
+  // Classes whose `forward` runs with grad disabled (`@torch.no_grad()` on it): calling an
+  // instance records no graph, in this file or in the files that import the class.
+  std::vector<std::string> grad_off_forwards;
   std::vector<std::pair<std::string, int>> distributed_feeds;
   // Methods called by name across files (`decoder.generate(...)` on a value whose class the
   // file does not show): each such attribute name, and whether every such call in this file
@@ -64,9 +67,12 @@ struct ProjectView {
   // Methods of this file decided by the calls that name them: whether every such call in the
   // run's other files runs with grad disabled (only entries that change a decision).
   std::map<std::string, bool> external_method_calls;
+  // Imported classes (as this file names them) whose forward runs with grad disabled.
+  std::set<std::string> grad_off_forward_classes;
   bool empty() const {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
-           distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty();
+           distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
+           grad_off_forward_classes.empty();
   }
 };
 

@@ -516,6 +516,23 @@ def main(rank, net, train_set, val_set):
         self.write("demo.py", "def demo(net, x):\n    return net.synthesize(x)\n")
         self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
 
+    def test_imported_model_class_whose_forward_disables_grad(self):
+        # sampler.py's class decorates its own forward with no_grad: an instance built in
+        # another file records no graph when called there.
+        self.write("sampler.py", "import torch\nimport torch.nn as nn\n\n\nclass Sampler(nn.Module):\n"
+                   "    def __init__(self, net):\n        super().__init__()\n        self.net = net\n\n"
+                   "    @torch.no_grad()\n    def forward(self, x):\n        return self.net(x)\n")
+        evaluate = ("import torch\nfrom sampler import Sampler\n\n\ndef evaluate(net, val_loader):\n"
+                    "    model = Sampler(net).cuda().eval()\n    outs = []\n    for x in val_loader:\n"
+                    "        outs.append(model(x.cuda()))\n    return outs\n")
+        self.write("evaluate.py", evaluate)
+        self.assertEqual(self.lines_of("LL101") | self.lines_of("LL102"), set())
+        # Without the decorator, the same call is an evaluation forward with grad.
+        self.write("sampler.py", "import torch\nimport torch.nn as nn\n\n\nclass Sampler(nn.Module):\n"
+                   "    def __init__(self, net):\n        super().__init__()\n        self.net = net\n\n"
+                   "    def forward(self, x):\n        return self.net(x)\n")
+        self.assertEqual(self.lines_of("LL101"), {("evaluate.py", 9)})
+
     def test_loader_built_in_another_module_for_a_ddp_training_loop(self):
         self.write("data.py", self.LOADERS)
         self.write("train.py", self.DDP_TRAIN.format(

@@ -74,6 +74,7 @@ FileSummary sample_summary() {
   s.imports = {"torch", "pkg.data"};
   s.star_modules = {"pkg.helpers"};
   s.wrapping_functions = {"wrap_ddp"};
+  s.grad_off_forwards = {"Sampler"};
   s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
   s.program = true;
   s.method_calls = {{"generate", true}, {"append", false}};
@@ -129,6 +130,7 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.imports, sample_summary().imports);
   EXPECT_EQ(s.star_modules, sample_summary().star_modules);
   EXPECT_EQ(s.wrapping_functions, sample_summary().wrapping_functions);
+  EXPECT_EQ(s.grad_off_forwards, sample_summary().grad_off_forwards);
   EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
   EXPECT_TRUE(s.program);
   EXPECT_FALSE(s.gpu_evidence);
@@ -182,7 +184,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"sm":["p.q"],"df":[["c.d",-1]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]]}})";
+                         R"("wf":[],"gof":["Sampler"],"sm":["p.q"],"df":[["c.d",-1]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
