@@ -1646,36 +1646,36 @@ bool Facts::called_from_training(Id func) const {
           if (!d.empty()) names.insert(d);
           return e(y).kind == ExprKind::Sequence;
         });
+    // Does `root`, read at statement `at`, read one of `from`'s names as bound by statement
+    // `def` (program order: a later binding of the name, e.g. a loop variable of the same
+    // name, cuts the path)?
+    auto reads = [&](Id root, Id at, const std::set<std::string>& from, Id def) {
+      bool hit = false;
+      for_each_expr(m, root, [&](Id y) {
+        const std::string& d = dotted(y);
+        if (!d.empty() && from.count(d)) {
+          bool outside = false;
+          for (const Def& df : flow().reaching(at, d, &outside)) hit = hit || df.stmt == def;
+        }
+        return !hit;
+      });
+      return hit;
+    };
     for (int cj = 0; cj < static_cast<int>(calls.size()); ++cj) {
       const CallSite& b = calls[cj];
-      if (b.func != c.func || !is_backprop(b)) continue;
+      if (b.func != c.func || !is_backprop(b) || b.stmt == kNone) continue;
       if (b.stmt == c.stmt) return true;  // `loss_fn(self.f(x)).backward()`
-      bool uses = false;
-      for_each_expr(m, b.call, [&](Id y) {
-        if (names.count(dotted(y))) uses = true;
-        return !uses;
-      });
-      if (uses) return true;
+      if (names.empty()) continue;
+      if (reads(b.call, b.stmt, names, c.stmt)) return true;
       // One hop: `loss = loss_fn(masks)` then `loss.backward()`.
       for (const StmtSite& ss : stmt_sites) {
         if (ss.func != c.func) continue;
         const Stmt& a = m.s(ss.stmt);
-        if (a.kind != StmtKind::Assign || a.value == kNone) continue;
-        bool from = false;
-        for_each_expr(m, a.value, [&](Id y) {
-          if (names.count(dotted(y))) from = true;
-          return !from;
-        });
-        if (!from) continue;
-        for (Id t : a.targets) {
-          const std::string& d = dotted(t);
-          bool hit = false;
-          for_each_expr(m, b.call, [&](Id y) {
-            if (!d.empty() && dotted(y) == d) hit = true;
-            return !hit;
-          });
-          if (hit) return true;
-        }
+        if (a.kind != StmtKind::Assign || a.value == kNone || !reads(a.value, ss.stmt, names, c.stmt)) continue;
+        std::set<std::string> targets;
+        for (Id t : a.targets)
+          if (const std::string& d = dotted(t); !d.empty()) targets.insert(d);
+        if (reads(b.call, b.stmt, targets, ss.stmt)) return true;
       }
     }
   }
