@@ -1,5 +1,6 @@
 // LL101 missing-no-grad: a model forward in an evaluation/inference loop (or in an
 // inference-only program, on a loaded model) runs with grad mode enabled.
+#include <map>
 #include <set>
 
 #include "checks/common.hpp"
@@ -9,12 +10,63 @@ namespace {
 
 constexpr long kFewForwards = 4;
 
+std::string no_grad_message(const std::string& model, const std::string& why) {
+  return "forward of " + model + " runs with autograd enabled " + why +
+         ": activations of every forward pass are kept for a backward pass that never comes, raising "
+         "peak memory, and any output kept beyond the iteration keeps its whole graph; run it under "
+         "`torch.no_grad()` (or `torch.inference_mode()`)";
+}
+
+// The outermost loop around `loop` that does not train (one finding per such loop).
+int outermost_eval_loop(const Facts& f, int loop) {
+  int outer = loop;
+  while (outer >= 0 && f.loops[outer].parent >= 0 && !f.loop_trains(f.loops[outer].parent))
+    outer = f.loops[outer].parent;
+  return outer;
+}
+
+Fix wrap_loop_fix(CheckContext& ctx, int outer, Id fallback_stmt, const std::string& no_grad) {
+  Id st = ctx.facts.loops[outer].stmt != kNone ? ctx.facts.loops[outer].stmt : fallback_stmt;
+  return wrap_statement_fix(ctx, st, "with " + no_grad + "():", "Wrap the loop in `with " + no_grad + "():`");
+}
+
+// The forward a same-file helper always runs, for an evaluation loop that calls it
+// (`dev_loss += batch_loss(x, y).item()`, where the training step calls `batch_loss` too):
+// one at the helper's top level, with grad not disabled there, in a helper that sets no grad
+// mode itself and never back-propagates. kNone when there is none.
+const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite*>& memo) {
+  auto it = memo.find(g);
+  if (it != memo.end()) return it->second;
+  const CallSite* fw = nullptr;
+  bool ok = !f.decorated_off(g) &&
+            !f.reaches(g, [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; });
+  for (const CallSite& c : f.calls) {
+    if (!ok) break;
+    if (c.func != g) continue;
+    const std::string& q = f.callee_qual(c.call);
+    if (in(q, {"torch.set_grad_enabled", "torch.no_grad", "torch.inference_mode", "torch.enable_grad"}) || c.local_off)
+      ok = false;
+    else if (!fw && c.loop < 0 && !c.in_lambda && f.is_model_call(c))
+      fw = &c;
+  }
+  if (fw) {
+    Id callee = f.e(fw->call).kids[0];
+    if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward") callee = f.e(callee).kids[0];
+    const std::string& d = f.dotted(callee);
+    if (d.empty() || d.rfind("self.", 0) == 0 || f.frozen_at(g, d, f.e(fw->call).range.begin) ||
+        f.forward_grad_off(g, callee) || f.output_read_as_numpy(*fw))
+      fw = nullptr;
+  }
+  return memo[g] = ok ? fw : nullptr;
+}
+
 }  // namespace
 
 void check_LL101(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<int> reported_loops;
   std::set<Id> decorated_funcs;
+  std::set<Id> reported_forwards;
   for (const CallSite& c : f.calls) {
     if (c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
     Id callee = f.e(c.call).kids[0];
@@ -40,19 +92,14 @@ void check_LL101(CheckContext& ctx) {
     }
     if (f.output_read_as_numpy(c)) continue;
     // One finding per outermost evaluation loop.
-    int outer = c.loop;
-    while (outer >= 0 && f.loops[outer].parent >= 0 && !f.loop_trains(f.loops[outer].parent))
-      outer = f.loops[outer].parent;
+    int outer = outermost_eval_loop(f, c.loop);
     if (outer >= 0 && !reported_loops.insert(outer).second) continue;
     if (outer < 0 && c.func != kNone && decorated_funcs.count(c.func)) continue;
 
     std::string model = f.dotted(callee);
     if (model.empty()) model = "the model";
     else model = "`" + model + "`";
-    std::string msg = "forward of " + model + " runs with autograd enabled " + why +
-                      ": activations of every forward pass are kept for a backward pass that never comes, raising "
-                      "peak memory, and any output kept beyond the iteration keeps its whole graph; run it under "
-                      "`torch.no_grad()` (or `torch.inference_mode()`)" +
+    std::string msg = no_grad_message(model, why) +
                       (f.model_by_name(c.func, callee) ? " (" + model + " is taken for a model from its name only)"
                                                       : std::string());
     // Impact: one forward at the top level of a script or notebook (a demo cell, a one-image
@@ -80,6 +127,7 @@ void check_LL101(CheckContext& ctx) {
                                                   : "the loop runs " + std::to_string(trips) +
                                                         " times, the same as that many single forwards")
                       : report_memory_claim(ctx, "LL101", f.e(c.call).range, msg);
+    reported_forwards.insert(c.call);
     if (!fd) continue;
 
     // Fix: decorate a whole-inference function, else wrap the outermost loop statement.
@@ -99,10 +147,38 @@ void check_LL101(CheckContext& ctx) {
       fd->fixes.push_back(std::move(fix));
       decorated_funcs.insert(c.func);
     } else if (outer >= 0) {
-      Id st = f.loops[outer].stmt != kNone ? f.loops[outer].stmt : c.stmt;
-      Fix fix = wrap_statement_fix(ctx, st, "with " + no_grad + "():", "Wrap the loop in `with " + no_grad + "():`");
+      Fix fix = wrap_loop_fix(ctx, outer, c.stmt, no_grad);
       if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
     }
+  }
+
+  // Forwards one call away: an evaluation loop that calls a same-file helper running the model.
+  std::map<Id, const CallSite*> helpers;
+  for (const CallSite& h : f.calls) {
+    if (h.loop < 0 || h.in_lambda || h.target_func == kNone || h.target_func == h.func || f.grad_off(h) ||
+        f.is_model_call(h))
+      continue;
+    const CallSite* fw = helper_forward(f, h.target_func, helpers);
+    // A helper whose own forward is reported (a loaded model's serving helper) is fixed there.
+    if (!fw || reported_forwards.count(fw->call) || f.loop_trains(h.loop) || feeds_enclosing_training(f, h)) continue;
+    Id callee = f.e(fw->call).kids[0];
+    if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward") callee = f.e(callee).kids[0];
+    const std::string& d = f.dotted(callee);
+    std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
+                                                                                : eval_loop_reason(f, h);
+    if (why.empty()) continue;
+    const int outer = outermost_eval_loop(f, h.loop);
+    if (!reported_loops.insert(outer).second) continue;
+    const std::string& helper = f.m.funcs[h.target_func].name;
+    std::string msg = no_grad_message("`" + d + "` in `" + helper + "()`", why);
+    Finding* fd = f.in_test_code(h.func) ? ctx.report_weak("LL101", f.e(h.call).range, msg, kTestCodeReason)
+                                         : report_memory_claim(ctx, "LL101", f.e(h.call).range, msg);
+    if (!fd) continue;
+    fd->notes.push_back({f.e(fw->call).range, "the forward `" + helper + "()` runs"});
+    const std::string no_grad = spelling_of(f.m, "torch.no_grad");
+    if (no_grad.empty()) continue;
+    Fix fix = wrap_loop_fix(ctx, outer, h.stmt, no_grad);
+    if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
   }
 }
 

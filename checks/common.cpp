@@ -6,37 +6,6 @@
 
 namespace ll {
 
-namespace {
-
-// Does the forward's result leave its loop into a value that an enclosing loop
-// back-propagates? An attack or a multi-view step runs the model over views in an inner
-// loop, collects the outputs, and the step loop around it calls backward() (or
-// torch.autograd.grad) on a loss built from them: the inner loop never trains, but its
-// graph is the point. Follows the names the result is bound or appended to, a few hops.
-bool feeds_enclosing_training(const Facts& f, const CallSite& c) {
-  int train_loop = -1;
-  for (int l = f.loops[c.loop].parent; l >= 0 && train_loop < 0; l = f.loops[l].parent)
-    if (f.loop_trains(l)) train_loop = l;
-  if (train_loop < 0 || c.stmt == kNone) return false;
-  std::set<std::string> names;
-  follow_flow(f, {c.stmt}, names, 1, true, c.call);
-  follow_flow(f, f.loops[train_loop].stmts, names, 4, true, c.call);
-  auto mentions = [&](Id x) { return mentions_any(f, x, names, c.call); };
-  const std::vector<Id>& body = f.loops[train_loop].stmts;
-  if (names.empty()) return false;
-  for (Id sid : body)
-    if (sid < f.calls_in_stmt.size())
-      for (int ci : f.calls_in_stmt[sid])
-        // In the training loop itself (not in a sibling training loop of an epoch), after
-        // the forward: a validation loop's `loss` is not the next batch's `loss.backward()`.
-        if (f.calls[ci].loop == train_loop && f.is_backprop(f.calls[ci]) &&
-            f.e(f.calls[ci].call).range.begin > f.e(c.call).range.begin && mentions(f.calls[ci].call))
-          return true;
-  return false;
-}
-
-}  // namespace
-
 bool mentions_any(const Facts& f, Id x, const std::set<std::string>& names, Id seed) {
   bool hit = false;
   for_each_expr(f.m, x, [&](Id y) {
@@ -94,6 +63,33 @@ static bool callback_on_a_state_object(const Facts& f, const CallSite& c, Id cal
     for (Id t : st.targets)
       if (f.e(t).kind == ExprKind::Attribute && f.dotted(t).rfind(root + ".", 0) == 0) return true;
   }
+  return false;
+}
+
+// Does the forward's result leave its loop into a value that an enclosing loop
+// back-propagates? An attack or a multi-view step runs the model over views in an inner
+// loop, collects the outputs, and the step loop around it calls backward() (or
+// torch.autograd.grad) on a loss built from them: the inner loop never trains, but its
+// graph is the point. Follows the names the result is bound or appended to, a few hops.
+bool feeds_enclosing_training(const Facts& f, const CallSite& c) {
+  int train_loop = -1;
+  for (int l = f.loops[c.loop].parent; l >= 0 && train_loop < 0; l = f.loops[l].parent)
+    if (f.loop_trains(l)) train_loop = l;
+  if (train_loop < 0 || c.stmt == kNone) return false;
+  std::set<std::string> names;
+  follow_flow(f, {c.stmt}, names, 1, true, c.call);
+  follow_flow(f, f.loops[train_loop].stmts, names, 4, true, c.call);
+  auto mentions = [&](Id x) { return mentions_any(f, x, names, c.call); };
+  const std::vector<Id>& body = f.loops[train_loop].stmts;
+  if (names.empty()) return false;
+  for (Id sid : body)
+    if (sid < f.calls_in_stmt.size())
+      for (int ci : f.calls_in_stmt[sid])
+        // In the training loop itself (not in a sibling training loop of an epoch), after
+        // the forward: a validation loop's `loss` is not the next batch's `loss.backward()`.
+        if (f.calls[ci].loop == train_loop && f.is_backprop(f.calls[ci]) &&
+            f.e(f.calls[ci].call).range.begin > f.e(c.call).range.begin && mentions(f.calls[ci].call))
+          return true;
   return false;
 }
 
