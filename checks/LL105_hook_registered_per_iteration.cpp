@@ -85,10 +85,43 @@ bool is_parameter_loop_target(const Facts& f, Id func, const std::string& name) 
   return false;
 }
 
-// Is the hooked object created inside the loop (a fresh module or an intermediate tensor),
-// so that its hooks die with it at the end of the iteration?
-bool receiver_fresh_in_loop(const Facts& f, int loop, Id func, const std::string& root) {
-  if (loop < 0 || root.empty()) return false;
+// Is the hooked object created inside the loop (a fresh module or an intermediate tensor,
+// or a module of one), so that its hooks die with it at the end of the iteration?
+bool receiver_fresh_in_loop(const Facts& f, int loop, Id func, const std::string& root, int depth = 0) {
+  if (loop < 0 || root.empty() || depth > 3) return false;
+  // Bound by a `for` header: the loop's own target (`for net in build_nets():` hooks a
+  // different object every iteration, once each), or an inner loop's over the modules of a
+  // fresh object (`for m in net.modules():`).
+  auto binds_root = [&](const Loop& l) {
+    bool hit = false;
+    for (Id t : f.m.s(l.stmt).targets)
+      for_each_expr(f.m, t, [&](Id x) {
+        if (f.dotted(x) == root) hit = true;
+        return !hit;
+      });
+    return hit;
+  };
+  for (int li = 0; li < static_cast<int>(f.loops.size()); ++li) {
+    const Loop& l = f.loops[li];
+    if (l.func != f.loops[loop].func || l.stmt == kNone || l.iter == kNone || !binds_root(l)) continue;
+    if (li == loop) {
+      // Objects a function makes as the loop asks (`for net in sample_archs(space):`); a
+      // stored list (`for net in nets:`) hands out the same objects every pass.
+      const Expr& it = f.e(l.iter);
+      return it.kind == ExprKind::Call && f.e(it.kids[0]).kind == ExprKind::Name;
+    }
+    bool inside = false;
+    for (int p = l.parent; p >= 0 && !inside; p = f.loops[p].parent) inside = p == loop;
+    if (!inside) continue;
+    bool fresh = false;
+    for_each_expr(f.m, l.iter, [&](Id x) {
+      const std::string& d = f.dotted(x);
+      if (!d.empty() && f.e(x).kind == ExprKind::Name)
+        fresh = fresh || receiver_fresh_in_loop(f, loop, func, d, depth + 1);
+      return !fresh;
+    });
+    if (fresh) return true;
+  }
   for (Id sid : f.loops[loop].stmts) {
     const Stmt& s = f.m.s(sid);
     if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) || s.value == kNone) continue;

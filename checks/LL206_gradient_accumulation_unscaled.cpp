@@ -43,6 +43,10 @@ Id accumulation_count(const Facts& f, Id guard) {
 // accumulation (`args.gradient_accumulation_steps`, `1 / accum_iter`)?
 bool is_count(const Facts& f, Id x, Id n) {
   if (x == kNone) return false;
+  // A numeric cast of the count is the count: `loss / float(accum)`.
+  while (f.e(x).kind == ExprKind::Call && f.e(f.e(x).kids[0]).kind == ExprKind::Name &&
+         in(f.e(f.e(x).kids[0]).text, {"float", "int"}) && f.e(x).kids.size() == 2)
+    x = f.e(x).kids[1];
   if (mentions_accum(f, x)) return true;
   const Expr& a = f.e(x);
   const Expr& b = f.e(n);
