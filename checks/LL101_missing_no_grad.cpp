@@ -40,9 +40,9 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
   const CallSite* fw = nullptr;
   bool ok = !f.decorated_off(g) &&
             !f.reaches(g, [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; });
-  for (const CallSite& c : f.calls) {
+  for (int ci : f.calls_in(g)) {
     if (!ok) break;
-    if (c.func != g) continue;
+    const CallSite& c = f.calls[ci];
     const std::string& q = f.callee_qual(c.call);
     if (in(q, {"torch.set_grad_enabled", "torch.no_grad", "torch.inference_mode", "torch.enable_grad"}) || c.local_off)
       ok = false;
@@ -50,8 +50,7 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
       fw = &c;
   }
   if (fw) {
-    Id callee = f.e(fw->call).kids[0];
-    if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward") callee = f.e(callee).kids[0];
+    Id callee = f.forward_receiver(fw->call);
     const std::string& d = f.dotted(callee);
     if (d.empty() || d.rfind("self.", 0) == 0 || f.frozen_at(g, d, f.e(fw->call).range.begin) ||
         f.forward_grad_off(g, callee) || f.output_read_as_numpy(*fw))
@@ -69,8 +68,7 @@ void check_LL101(CheckContext& ctx) {
   std::set<Id> reported_forwards;
   for (const CallSite& c : f.calls) {
     if (c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
-    Id callee = f.e(c.call).kids[0];
-    if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward") callee = f.e(callee).kids[0];
+    Id callee = f.forward_receiver(c.call);
     // A module whose parameters were all switched off records no graph from them: there are
     // no activations to keep (its inputs come from data, or from forwards judged on their own).
     if (f.frozen_at(c.func, f.dotted(callee), f.e(c.call).range.begin)) continue;
@@ -161,8 +159,7 @@ void check_LL101(CheckContext& ctx) {
     const CallSite* fw = helper_forward(f, h.target_func, helpers);
     // A helper whose own forward is reported (a loaded model's serving helper) is fixed there.
     if (!fw || reported_forwards.count(fw->call) || f.loop_trains(h.loop) || feeds_enclosing_training(f, h)) continue;
-    Id callee = f.e(fw->call).kids[0];
-    if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward") callee = f.e(callee).kids[0];
+    Id callee = f.forward_receiver(fw->call);
     const std::string& d = f.dotted(callee);
     std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
                                                                                 : eval_loop_reason(f, h);

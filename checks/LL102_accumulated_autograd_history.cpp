@@ -250,8 +250,7 @@ class History {
       if (f_.is_model_call(c)) {
         if (f_.output_read_as_numpy(c)) return false;
         // A frozen module (all parameters switched off) keeps history only of its inputs.
-        Id m = e.kids[0];
-        if (f_.e(m).kind == ExprKind::Attribute && f_.e(m).text == "forward") m = f_.e(m).kids[0];
+        Id m = f_.forward_receiver(call);
         if (f_.frozen_at(c.func, f_.dotted(m), e.range.begin) || f_.forward_grad_off(c.func, m)) return false;
         return true;
       }

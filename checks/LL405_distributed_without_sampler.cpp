@@ -178,8 +178,9 @@ bool wraps_model(const Facts& f, Id call) {
 // path the loader's excludes? (No wrap in its function: not known.)
 bool built_where_not_wrapped(const Facts& f, const CallSite& loader) {
   bool any = false;
-  for (const CallSite& w : f.calls) {
-    if (w.func != loader.func || !wraps_model(f, w.call)) continue;
+  for (int wi : f.calls_in(loader.func)) {
+    const CallSite& w = f.calls[wi];
+    if (!wraps_model(f, w.call)) continue;
     if (!exclusive_paths(f, loader, w)) return false;
     any = true;
   }

@@ -100,9 +100,7 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (feeds_enclosing_training(f, c)) return "";
   // The most concrete evidence first: the model was put in eval mode, then the data the
   // loop reads, then only the function's name.
-  Id callee = f.e(c.call).kids[0];
-  if (f.e(callee).kind == ExprKind::Attribute && f.e(callee).text == "forward")
-    callee = f.e(callee).kids[0];
+  const Id callee = f.forward_receiver(c.call);
   const std::string& d = f.dotted(callee);
   std::string eval_source;
   for (int l = c.loop; l >= 0 && eval_source.empty(); l = f.loops[l].parent)

@@ -809,15 +809,24 @@ Id Facts::argument_class(Id func, const std::string& param) const {
   return cls;
 }
 
+Id Facts::forward_receiver(Id call) const {
+  Id callee = e(call).kids[0];
+  return e(callee).kind == ExprKind::Attribute && e(callee).text == "forward" ? e(callee).kids[0] : callee;
+}
+
+Id Facts::unplaced(Id v) const {
+  while (e(v).kind == ExprKind::Call && in(callee_attr(v), {"to", "cuda", "cpu", "eval", "train"}) &&
+         callee_receiver(v) != kNone)
+    v = callee_receiver(v);
+  return v;
+}
+
 Id Facts::instance_class(Id func, Id obj) const {
   const std::string& d = dotted(obj);
   if (d.empty() || d == "self") return kNone;
   Id cls = kNone;
   for (Id v : bindings(func, d)) {
-    // `Extractor(model).to(device)` is still the Extractor.
-    while (e(v).kind == ExprKind::Call && in(callee_attr(v), {"to", "cuda", "cpu", "eval", "train"}) &&
-           callee_receiver(v) != kNone)
-      v = callee_receiver(v);
+    v = unplaced(v);  // `Extractor(model).to(device)` is still the Extractor
     if (dotted(v) == d) continue;  // `rnn = rnn.to(device)`: the same object
     Id k = constructed_class(v);
     if (k == kNone || (cls != kNone && k != cls)) return kNone;
@@ -1606,9 +1615,7 @@ bool Facts::forward_grad_off(Id func, Id obj) const {
   std::vector<Id> values = bindings(func, d);
   if (values.empty()) return false;
   for (Id v : values) {
-    while (e(v).kind == ExprKind::Call && in(callee_attr(v), {"to", "cuda", "cpu", "eval", "train"}) &&
-           callee_receiver(v) != kNone)
-      v = callee_receiver(v);
+    v = unplaced(v);
     if (e(v).kind != ExprKind::Call || !project->grad_off_forward_classes.count(e(e(v).kids[0]).qname)) return false;
   }
   return true;

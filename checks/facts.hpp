@@ -198,6 +198,13 @@ class Facts {
   // The same-file class whose instance the name `obj` holds in `func`: every binding of it
   // is a construction of that class (`cam = GradCAM(model)`). kNone when unknown or mixed.
   Id instance_class(Id func, Id obj) const;
+  // The module a forward call runs: `m` of `m(x)` and of `m.forward(x)`.
+  Id forward_receiver(Id call) const;
+  // The object under placement and mode calls: `Extractor(model)` of
+  // `Extractor(model).to(device).eval()`.
+  Id unplaced(Id v) const;
+  // The call sites inside `func` (kNone: module level), in source order.
+  const std::vector<int>& calls_in(Id func) const { return func_calls_[func == kNone ? m.funcs.size() : func]; }
   // The same-file class of the objects every same-file caller of `func` passes as its
   // parameter `param` (kNone when unknown, mixed, or no caller).
   Id argument_class(Id func, const std::string& param) const;
