@@ -2,6 +2,7 @@
 // DistributedDataParallel / FSDP, a DataLoader that feeds a training loop has no
 // DistributedSampler (or other sampler) and its dataset does not shard by rank: every
 // rank trains on the whole dataset.
+#include <algorithm>
 #include <cstdint>
 #include <set>
 
@@ -77,7 +78,9 @@ bool under_rank_guard(const Facts& f, const CallSite& c) {
     bool hit = false;
     for_each_expr(f.m, st.value, [&](Id x) {
       const Expr& e = f.e(x);
-      std::string_view t = e.kind == ExprKind::Call ? std::string_view() : std::string_view(e.text);
+      // Names only: the main guard's `"__main__"` selects no rank.
+      std::string_view t = e.kind == ExprKind::Name || e.kind == ExprKind::Attribute ? std::string_view(e.text)
+                                                                                       : std::string_view();
       if (e.kind == ExprKind::Call) {
         const std::string& a = f.callee_attr(x);
         const std::string& q = f.callee_qual(x);
@@ -91,58 +94,6 @@ bool under_rank_guard(const Facts& f, const CallSite& c) {
     });
     if (hit) return true;
   }
-  return false;
-}
-
-// `x == v` / `x != v`, `x is None` / `x is not None`, `not x` / `x`: one holds exactly
-// when the other does not.
-bool complementary(const Facts& f, Id a, Id b) {
-  auto same = [&](Id x, Id y) {
-    const Expr &ex = f.e(x), &ey = f.e(y);
-    if (ex.kind == ExprKind::Literal || ey.kind == ExprKind::Literal)
-      return ex.kind == ey.kind && ex.text == ey.text;
-    const std::string& d = f.dotted(x);
-    return !d.empty() && d == f.dotted(y);
-  };
-  const Expr &ea = f.e(a), &eb = f.e(b);
-  if (ea.kind == ExprKind::UnaryOp && ea.text == "not" && !ea.kids.empty()) return same(ea.kids[0], b);
-  if (eb.kind == ExprKind::UnaryOp && eb.text == "not" && !eb.kids.empty()) return same(eb.kids[0], a);
-  if (ea.kind != ExprKind::Compare || eb.kind != ExprKind::Compare || ea.kids.size() != 2 || eb.kids.size() != 2)
-    return false;
-  static const std::pair<const char*, const char*> kOpposite[] = {
-      {"==", "!="}, {"is", "is not"}, {"in", "not in"}, {"<", ">="}, {">", "<="}};
-  bool opposite = false;
-  for (const auto& [x, y] : kOpposite)
-    opposite = opposite || (ea.text == x && eb.text == y) || (ea.text == y && eb.text == x);
-  return opposite && same(ea.kids[0], eb.kids[0]) && same(ea.kids[1], eb.kids[1]);
-}
-
-// Do the two calls of one function run on paths that exclude each other: the two sides of
-// one `if`, or `if`s with complementary conditions (`if args.local_rank == -1:` builds the
-// loader, `if args.local_rank != -1:` wraps the model)?
-bool exclusive_paths(const Facts& f, const CallSite& a, const CallSite& b) {
-  if (a.func != b.func) return false;
-  const Range &ra = f.e(a.call).range, &rb = f.e(b.call).range;
-  auto inside = [](const Range& outer, const Range& r) { return outer.begin <= r.begin && r.end <= outer.end; };
-  std::vector<Id> only_a, only_b;
-  for (const StmtSite& ss : f.stmt_sites) {
-    if (ss.func != a.func) continue;
-    const Stmt& st = f.m.s(ss.stmt);
-    if (st.kind != StmtKind::If || st.value == kNone) continue;
-    const bool in_a = inside(st.range, ra), in_b = inside(st.range, rb);
-    if (in_a && in_b) {
-      if (st.orelse.empty()) continue;
-      const uint32_t split = f.m.s(st.orelse.front()).range.begin;
-      if ((ra.begin < split) != (rb.begin < split)) return true;
-    } else if (in_a && ra.begin < (st.orelse.empty() ? st.range.end : f.m.s(st.orelse.front()).range.begin)) {
-      only_a.push_back(st.value);
-    } else if (in_b && rb.begin < (st.orelse.empty() ? st.range.end : f.m.s(st.orelse.front()).range.begin)) {
-      only_b.push_back(st.value);
-    }
-  }
-  for (Id x : only_a)
-    for (Id y : only_b)
-      if (complementary(f, x, y)) return true;
   return false;
 }
 
@@ -174,6 +125,28 @@ bool wraps_model(const Facts& f, Id call) {
   return f.project && f.project->distributed_wrappers.count(f.callee_qual(call)) > 0;
 }
 
+// A wrap that can reach the model the loop trains: in the loop's function or class, at module
+// level, in a function on a same-file call chain with the loop's function, or in one that
+// returns the wrapped model to a function on such a chain. A wrap in an unrelated sibling
+// (a DDP entry point next to a single-process one) says nothing about this loop.
+const CallSite* wrap_for_loop(const Facts& f, int loop) {
+  const Id L = f.loops[loop].func;
+  auto chained = [&](Id a, Id b) {
+    if (a == b || a == kNone || b == kNone) return true;
+    if (f.class_of(a) != kNone && f.class_of(a) == f.class_of(b)) return true;
+    return f.reaches(a, [&](const CallSite& c) { return c.target_func == b; }) ||
+           f.reaches(b, [&](const CallSite& c) { return c.target_func == a; });
+  };
+  for (const CallSite& w : f.calls) {
+    if (!wraps_model(f, w.call)) continue;
+    if (chained(w.func, L)) return &w;
+    // `model = setup_ddp(net)` in a caller of the wrapping function.
+    for (const CallSite& c : f.calls)
+      if (c.target_func == w.func && w.func != kNone && chained(c.func, L)) return &w;
+  }
+  return nullptr;
+}
+
 // Is the loader built only where the model is not wrapped: every wrap in its function on a
 // path the loader's excludes? (No wrap in its function: not known.)
 bool built_where_not_wrapped(const Facts& f, const CallSite& loader) {
@@ -181,10 +154,32 @@ bool built_where_not_wrapped(const Facts& f, const CallSite& loader) {
   for (int wi : f.calls_in(loader.func)) {
     const CallSite& w = f.calls[wi];
     if (!wraps_model(f, w.call)) continue;
-    if (!exclusive_paths(f, loader, w)) return false;
+    if (!f.exclusive_paths(loader, w)) return false;
     any = true;
   }
   return any;
+}
+
+bool has_sampler(const Facts& f, Id call) {
+  Id sampler = f.arg(call, static_cast<size_t>(-1), "sampler");
+  Id batch_sampler = f.arg(call, static_cast<size_t>(-1), "batch_sampler");
+  // DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
+  if (sampler == kNone) sampler = f.arg(call, 3);
+  if (batch_sampler == kNone) batch_sampler = f.arg(call, 4);
+  auto given = [&](Id x) { return x != kNone && !(f.e(x).kind == ExprKind::Literal && f.e(x).lit == LitKind::None); };
+  return given(sampler) || given(batch_sampler);
+}
+
+// The function builds a loader with a sampler on a path that excludes this one (`if
+// distributed: ... DataLoader(ds, batch_sampler=...)` / `else: DataLoader(ds, shuffle=True)`):
+// it chooses by configuration, and the plain loader is the single-process one.
+bool beside_a_sampled_loader(const Facts& f, const CallSite& loader) {
+  for (int ci : f.calls_in(loader.func)) {
+    const CallSite& d = f.calls[ci];
+    if (&d != &loader && is_dataloader_call(f, d.call) && has_sampler(f, d.call) && f.exclusive_paths(loader, d))
+      return true;
+  }
+  return false;
 }
 
 // A DataLoader call that hands every rank the whole dataset: no sampler or batch sampler, a
@@ -192,15 +187,9 @@ bool built_where_not_wrapped(const Facts& f, const CallSite& loader) {
 // carry a sampler.
 bool plain_loader(const Facts& f, const CallSite& c) {
   if (c.in_lambda || !is_dataloader_call(f, c.call) || f.has_kwargs_splat(c.call)) return false;
-  Id sampler = f.arg(c.call, static_cast<size_t>(-1), "sampler");
-  Id batch_sampler = f.arg(c.call, static_cast<size_t>(-1), "batch_sampler");
-  // DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, ...)
-  if (sampler == kNone) sampler = f.arg(c.call, 3);
-  if (batch_sampler == kNone) batch_sampler = f.arg(c.call, 4);
-  auto given = [&](Id x) { return x != kNone && !(f.e(x).kind == ExprKind::Literal && f.e(x).lit == LitKind::None); };
-  if (given(sampler) || given(batch_sampler)) return false;
+  if (has_sampler(f, c.call)) return false;
   if (rank_aware_dataset(f, c.func, f.arg(c.call, 0, "dataset"))) return false;
-  return !under_rank_guard(f, c) && !built_where_not_wrapped(f, c);
+  return !under_rank_guard(f, c) && !built_where_not_wrapped(f, c) && !beside_a_sampled_loader(f, c);
 }
 
 // A training loop that iterates `name` (bound in `func`): in `func` itself, in the class's
@@ -209,6 +198,18 @@ int loop_fed_by(const Facts& f, Id func, const std::string& name, const CallSite
   if (name.rfind("self.", 0) == 0 && f.class_of(func) != kNone) return training_loop_over(f, kNone, name, f.class_of(func));
   int loop = training_loop_over(f, func, name);
   if (loop >= 0) return loop;
+  // A module-level loader read as a global by the file's functions (`def train_epoch(epoch):
+  // for X, Y in train_loader:`), which neither take nor bind a name of their own for it.
+  if (func == kNone && name.find('.') == std::string::npos)
+    for (Id g = 0; g < f.m.funcs.size(); ++g) {
+      const Function& fn = f.m.funcs[g];
+      if (std::find(fn.params.begin(), fn.params.end(), name) != fn.params.end()) continue;
+      bool local = false;
+      for (Id v : f.bindings(g, name)) local = local || f.function_at(f.e(v).range.begin) == g;
+      if (local) continue;
+      loop = training_loop_over(f, g, name);
+      if (loop >= 0) return loop;
+    }
   for (const CallSite& x : f.calls) {
     if (x.func != func || x.target_func == kNone) continue;
     const Expr& call = f.e(x.call);
@@ -313,16 +314,18 @@ void summarize_LL405(const Facts& f, FileSummary& out) {
     if (under_rank_guard(f, c) || built_where_not_wrapped(f, c)) continue;
     const Stmt& st = f.m.s(c.stmt);
     if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1) continue;
-    const CallSite* via = nullptr;
+    // A training loop of a wrapped model iterates `name`.
+    auto feeds = [&](const std::string& name) {
+      const CallSite* via = nullptr;
+      if (name.empty() || prepared(f, name)) return false;
+      int loop = loop_fed_by(f, c.func, name, &via);
+      return loop >= 0 && wrap_for_loop(f, loop) != nullptr;
+    };
     Id t = st.targets[0];
     if (f.e(t).kind == ExprKind::Sequence) {
-      for (size_t k = 0; k < f.e(t).kids.size(); ++k) {
-        const std::string& name = f.dotted(f.e(t).kids[k]);
-        if (!name.empty() && !prepared(f, name) && loop_fed_by(f, c.func, name, &via) >= 0)
-          out.distributed_feeds.emplace_back(q, static_cast<int>(k));
-      }
-    } else if (const std::string& name = f.dotted(t); !name.empty() && !prepared(f, name) &&
-                                                        loop_fed_by(f, c.func, name, &via) >= 0) {
+      for (size_t k = 0; k < f.e(t).kids.size(); ++k)
+        if (feeds(f.dotted(f.e(t).kids[k]))) out.distributed_feeds.emplace_back(q, static_cast<int>(k));
+    } else if (feeds(f.dotted(t))) {
       out.distributed_feeds.emplace_back(q, -1);
     }
   }
@@ -332,10 +335,9 @@ void check_LL405(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   if (f.m.lang != Lang::Python) return;
   if (f.project && !f.project->feeds_distributed.empty()) check_returned_loaders(ctx);
-  const CallSite* wrap = nullptr;
-  for (const CallSite& c : f.calls)
-    if (wraps_model(f, c.call)) { wrap = &c; break; }
-  if (!wrap) return;
+  bool any_wrap = false;
+  for (const CallSite& c : f.calls) any_wrap = any_wrap || wraps_model(f, c.call);
+  if (!any_wrap) return;
   for (const CallSite& c : f.calls) {
     if (!plain_loader(f, c)) continue;
     // What the loader is bound to, and a training loop that iterates it.
@@ -346,6 +348,8 @@ void check_LL405(CheckContext& ctx) {
     const CallSite* via = nullptr;
     int loop = loop_fed_by(f, c.func, name, &via);
     if (loop < 0 || prepared(f, name)) continue;
+    const CallSite* wrap = wrap_for_loop(f, loop);
+    if (!wrap) continue;
     std::string wrapper = is_distributed_wrap(f, wrap->call)
                               ? std::string(f.last_component(f.callee_qual(wrap->call)))
                               : "distributed (DDP/FSDP, wrapped by `" + f.dotted(f.e(wrap->call).kids[0]) + "`)";

@@ -809,6 +809,56 @@ Id Facts::argument_class(Id func, const std::string& param) const {
   return cls;
 }
 
+// `x == v` / `x != v`, `x is None` / `x is not None`, `not x` / `x`: one holds exactly
+// when the other does not.
+static bool complementary(const Facts& f, Id a, Id b) {
+  auto same = [&](Id x, Id y) {
+    const Expr &ex = f.e(x), &ey = f.e(y);
+    if (ex.kind == ExprKind::Literal || ey.kind == ExprKind::Literal)
+      return ex.kind == ey.kind && ex.text == ey.text;
+    const std::string& d = f.dotted(x);
+    return !d.empty() && d == f.dotted(y);
+  };
+  const Expr &ea = f.e(a), &eb = f.e(b);
+  if (ea.kind == ExprKind::UnaryOp && ea.text == "not" && !ea.kids.empty()) return same(ea.kids[0], b);
+  if (eb.kind == ExprKind::UnaryOp && eb.text == "not" && !eb.kids.empty()) return same(eb.kids[0], a);
+  if (ea.kind != ExprKind::Compare || eb.kind != ExprKind::Compare || ea.kids.size() != 2 || eb.kids.size() != 2)
+    return false;
+  static const std::pair<const char*, const char*> kOpposite[] = {
+      {"==", "!="}, {"is", "is not"}, {"in", "not in"}, {"<", ">="}, {">", "<="}};
+  bool opposite = false;
+  for (const auto& [x, y] : kOpposite)
+    opposite = opposite || (ea.text == x && eb.text == y) || (ea.text == y && eb.text == x);
+  return opposite && same(ea.kids[0], eb.kids[0]) && same(ea.kids[1], eb.kids[1]);
+}
+
+bool Facts::exclusive_paths(const CallSite& a, const CallSite& b) const {
+  const Facts& f = *this;
+  if (a.func != b.func) return false;
+  const Range &ra = f.e(a.call).range, &rb = f.e(b.call).range;
+  auto inside = [](const Range& outer, const Range& r) { return outer.begin <= r.begin && r.end <= outer.end; };
+  std::vector<Id> only_a, only_b;
+  for (const StmtSite& ss : f.stmt_sites) {
+    if (ss.func != a.func) continue;
+    const Stmt& st = f.m.s(ss.stmt);
+    if (st.kind != StmtKind::If || st.value == kNone) continue;
+    const bool in_a = inside(st.range, ra), in_b = inside(st.range, rb);
+    if (in_a && in_b) {
+      if (st.orelse.empty()) continue;
+      const uint32_t split = f.m.s(st.orelse.front()).range.begin;
+      if ((ra.begin < split) != (rb.begin < split)) return true;
+    } else if (in_a && ra.begin < (st.orelse.empty() ? st.range.end : f.m.s(st.orelse.front()).range.begin)) {
+      only_a.push_back(st.value);
+    } else if (in_b && rb.begin < (st.orelse.empty() ? st.range.end : f.m.s(st.orelse.front()).range.begin)) {
+      only_b.push_back(st.value);
+    }
+  }
+  for (Id x : only_a)
+    for (Id y : only_b)
+      if (complementary(f, x, y)) return true;
+  return false;
+}
+
 Id Facts::forward_receiver(Id call) const {
   Id callee = e(call).kids[0];
   return e(callee).kind == ExprKind::Attribute && e(callee).text == "forward" ? e(callee).kids[0] : callee;

@@ -203,6 +203,10 @@ class Facts {
   // The object under placement and mode calls: `Extractor(model)` of
   // `Extractor(model).to(device).eval()`.
   Id unplaced(Id v) const;
+  // Do the two calls of one function run on paths that exclude each other: the two sides of
+  // one `if`, or `if`s with complementary conditions (`x == v` / `x != v`, `x is None` /
+  // `x is not None`, `not x` / `x`)?
+  bool exclusive_paths(const CallSite& a, const CallSite& b) const;
   // The call sites inside `func` (kNone: module level), in source order.
   const std::vector<int>& calls_in(Id func) const { return func_calls_[func == kNone ? m.funcs.size() : func]; }
   // The same-file class of the objects every same-file caller of `func` passes as its

@@ -566,6 +566,29 @@ def main(rank, net, train_set, val_set):
                    "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n")
         self.assertEqual(self.lines_of("LL405"), set())
 
+    def test_loader_factory_choosing_a_sampler_by_configuration_is_silent(self):
+        # data.py builds a batch-sampled loader when distributed and a plain one otherwise;
+        # train.py wraps in DDP only when a process group exists and asks for the matching
+        # loader. The plain loader is the single-process path.
+        self.write("data.py", "from torch.utils.data import BatchSampler, DataLoader, DistributedSampler\n\n\n"
+                   "def get_loader(ds, bs, distributed=True):\n    if distributed:\n"
+                   "        sampler = BatchSampler(DistributedSampler(ds), bs, drop_last=True)\n"
+                   "        dl = DataLoader(ds, batch_sampler=sampler)\n    else:\n"
+                   "        dl = DataLoader(ds, batch_size=bs, shuffle=True)\n    return dl\n")
+        self.write("train.py", "import torch\nimport torch.distributed as dist\nimport torch.nn.functional as F\n"
+                   "from torch.nn.parallel import DistributedDataParallel as DDP\nfrom data import get_loader\n\n\n"
+                   "def main(rank, net, ds):\n    model = DDP(net.to(rank), device_ids=[rank])\n"
+                   "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                   "    dl = get_loader(ds, 16, distributed=dist.is_initialized())\n    for x, y in dl:\n"
+                   "        loss = F.cross_entropy(model(x), y)\n        optimizer.zero_grad()\n"
+                   "        loss.backward()\n        optimizer.step()\n")
+        self.assertEqual(self.lines_of("LL405"), set())
+        # Without the sampled branch, the same factory feeds every rank the whole dataset.
+        self.write("data.py", "from torch.utils.data import DataLoader\n\n\n"
+                   "def get_loader(ds, bs, distributed=True):\n"
+                   "    dl = DataLoader(ds, batch_size=bs, shuffle=True)\n    return dl\n")
+        self.assertEqual(self.lines_of("LL405"), {("data.py", 5)})
+
     def test_model_wrapped_in_another_module(self):
         self.write("dist_utils.py", "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n\n\n"
                    "def wrap(net, rank):\n    model = DistributedDataParallel(net.to(rank), device_ids=[rank])\n"
