@@ -1,6 +1,7 @@
 // LL206 gradient-accumulation-unscaled: gradients are accumulated over N micro-batches
 // (backward() every iteration, step() and the reset every N) while the loss given to
 // backward() is not divided by N, so every update is the sum, not the mean, of N gradients.
+#include <functional>
 #include <set>
 
 #include "checks/common.hpp"
@@ -59,6 +60,67 @@ bool is_count(const Facts& f, Id x, Id n) {
 // its way here? Follows names through the bindings that reach each use in the function (and
 // one same-file callee's returns), a few levels deep. A division by anything else (a mixup
 // weight computed upstream, an average over heads) is not the scaling this rule asks for.
+bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string>& seen);
+
+// Is `x` a batch size (`bs`, `batch_size`, `args.total_batch_size`)?
+bool is_batch_size(const Facts& f, Id x) {
+  const std::string& d = f.dotted(x);
+  if (d.empty()) return false;
+  for (const auto& t : Facts::name_tokens(f.last_component(d)))
+    if (t == "bs" || t == "batch" || t == "batchsize") return true;
+  return false;
+}
+
+// Does the value follow the bindings that reach it (and same-file callees' returns, a few
+// levels deep) to an expression `hit` accepts? `x` of `loss / N`, `loss * bs`.
+bool derived(const Facts& f, Id func, Id x, int depth, std::set<std::string>& seen,
+             const std::function<bool(Id)>& hit) {
+  if (x == kNone || depth > 5) return false;
+  bool found = false;
+  for_each_expr(f.m, x, [&](Id y) {
+    if (found) return false;
+    if (hit(y)) { found = true; return false; }
+    const Expr& e = f.e(y);
+    if (e.kind == ExprKind::Call) {
+      auto it = f.call_index.find(y);
+      const CallSite* c = it == f.call_index.end() ? nullptr : &f.calls[it->second];
+      if (c && c->target_func != kNone && depth < 3)
+        for (Id r : f.returned_values(c->target_func))
+          if (derived(f, c->target_func, r, depth + 1, seen, hit)) { found = true; return false; }
+    }
+    if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
+      const std::string& d = f.dotted(y);
+      if (!d.empty() && seen.insert(std::to_string(func) + ":" + d + "@" + std::to_string(y)).second)
+        for (Id v : f.bindings_at(func, d, y))
+          if (derived(f, func, v, depth + 1, seen, hit)) { found = true; return false; }
+      return e.kind == ExprKind::Attribute;
+    }
+    return true;
+  });
+  return found;
+}
+
+// A count of micro-batches to a nominal batch: `accumulate = max(round(nbs / batch_size), 1)`.
+// Every update then gathers the gradients of a fixed number of samples, whatever the batch size.
+bool nominal_batch_count(const Facts& f, Id func, Id n) {
+  std::set<std::string> seen;
+  return derived(f, func, n, 0, seen, [&](Id y) {
+    const Expr& e = f.e(y);
+    return e.kind == ExprKind::BinOp && (e.text == "/" || e.text == "//") && e.kids.size() == 2 &&
+           is_batch_size(f, e.kids[1]);
+  });
+}
+
+// A loss summed over the batch's samples: multiplied by the batch size on its way.
+bool summed_over_batch(const Facts& f, Id func, Id loss) {
+  std::set<std::string> seen;
+  return derived(f, func, loss, 0, seen, [&](Id y) {
+    const Expr& e = f.e(y);
+    return e.kind == ExprKind::BinOp && e.text == "*" && e.kids.size() == 2 &&
+           (is_batch_size(f, e.kids[0]) || is_batch_size(f, e.kids[1]));
+  });
+}
+
 bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string>& seen) {
   if (x == kNone || depth > 5) return false;
   bool found = false;
@@ -219,7 +281,7 @@ OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
 // One backward() of an accumulating loop: report it when the loss it is handed is not
 // scaled on its way there.
 void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSite& backward, bool known_sgd_like,
-                     std::set<int>& reported) {
+                     bool nominal, std::set<int>& reported) {
   const Facts& f = ctx.facts;
   // The loss handed to backward().
   const Expr& bcall = f.e(backward.call);
@@ -239,6 +301,9 @@ void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSi
   if (loss == kNone) return;
   std::set<std::string> seen;
   if (scaled(f, backward.func, loss, n, 0, seen)) return;
+  // Accumulation to a nominal batch of a loss summed over samples: each update is one
+  // nominal batch's summed gradient, the scale the learning rate was tuned for.
+  if (nominal && summed_over_batch(f, backward.func, loss)) return;
   if (!reported.insert(backward.call).second) return;
 
   const std::string n_text = ctx.text(n);
@@ -256,11 +321,17 @@ void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSi
       "` times the learning rate); back-propagate `" + scaled_text + "`";
   // Only an optimizer whose update scales with the gradient turns the sum into a larger
   // step; when the file does not show which optimizer this is, the evidence is weak.
-  Finding* fd = known_sgd_like
-                    ? ctx.report("LL206", bcall.range, message)
-                    : ctx.report_weak("LL206", bcall.range, message,
-                                      "the optimizer's type is not visible here; Adam-family optimizers divide out "
-                                      "the gradient's scale, so only an SGD-like update grows");
+  Finding* fd = nullptr;
+  if (!known_sgd_like)
+    fd = ctx.report_weak("LL206", bcall.range, message,
+                         "the optimizer's type is not visible here; Adam-family optimizers divide out the "
+                         "gradient's scale, so only an SGD-like update grows");
+  else if (nominal)
+    fd = ctx.report_weak("LL206", bcall.range, message,
+                         "`" + n_text + "` counts micro-batches to a nominal batch size; when the loss is a sum "
+                         "over samples, each update is already one nominal batch's gradient");
+  else
+    fd = ctx.report("LL206", bcall.range, message);
   if (!fd) return;
   fd->notes.push_back({f.e(step.call).range, "step every " + n_text + " iterations"});
   if (!simple) return;
@@ -304,11 +375,14 @@ void check_LL206(CheckContext& ctx) {
       if (x.func != step.func || x.in_lambda) continue;
       Id o = kNone;
       if (x.loop == loop && x.guard == kNone && f.is_grad_reset(x, &o)) reset_each_iteration = true;
-      if (f.is_backward(x) && x.guard != step.guard) backwards.push_back(&x);
+      // A backward on the other side of a branch from the guarded step (the configuration
+      // without accumulation, which steps every iteration) never feeds it.
+      if (f.is_backward(x) && x.guard != step.guard && !f.exclusive_paths(x, step)) backwards.push_back(&x);
     }
     if (reset_each_iteration) continue;
+    const bool nominal = nominal_batch_count(f, step.func, n);
     for (const CallSite* backward : backwards)
-      report_unscaled(ctx, step, n, *backward, kind == OptimizerKind::ScaleSensitive, reported);
+      report_unscaled(ctx, step, n, *backward, kind == OptimizerKind::ScaleSensitive, nominal, reported);
   }
 }
 

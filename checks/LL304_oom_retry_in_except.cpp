@@ -226,12 +226,18 @@ void check_LL304(CheckContext& ctx) {
     // input the try body built: the failure it expects is that input's.
     if (!explicitly_oom(f, h) && drops_an_input_built_in_try(f, tr, c.call)) continue;
     done.insert(c.try_handler);
-    Finding* fd = ctx.report(
-        "LL304", f.e(c.call).range,
+    std::string message =
         "retry (" + retry + ") inside the except clause that caught " + what +
-            ": while the except clause runs, the exception's traceback keeps every frame of the failed attempt — "
-            "and its tensors — alive, so the retry competes with the memory that failed; set a flag in the except "
-            "clause and retry after it");
+        ": while the except clause runs, the exception's traceback keeps every frame of the failed attempt — "
+        "and its tensors — alive, so the retry competes with the memory that failed; set a flag in the except "
+        "clause and retry after it";
+    // A broad catch around a forward (`except Exception:`) says nothing about memory: the
+    // handler may be a fallback for any other error (a constructor's signature, a missing
+    // input, an error report). The finding stands on the shape alone: weak evidence.
+    Finding* fd = explicitly_oom(f, h)
+                      ? ctx.report("LL304", f.e(c.call).range, message)
+                      : ctx.report_weak("LL304", f.e(c.call).range, message,
+                                        "nothing in the handler says the error it catches is an out-of-memory one");
     if (fd) fd->notes.push_back({h.range, "out-of-memory error caught here"});
   }
 }

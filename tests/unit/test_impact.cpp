@@ -648,3 +648,54 @@ TEST(Impact, UnscaledAccumulationWithAnOptimizerOfUnknownTypeIsWeak) {
       Config{}, EngineOptions{});
   EXPECT_EQ(only(adam, "LL206"), nullptr);
 }
+
+TEST(Impact, AccumulationToANominalBatchOfAMeanLossIsWeak) {
+  // `accumulate = nbs / batch_size`: the loop gathers a fixed number of samples per update.
+  // With a mean loss the sum still grows with the count, but the design may be a summed loss
+  // the learning rate was tuned for: weak. A loss visibly multiplied by the batch size: silent.
+  auto loop = [](const std::string& loss) {
+    return "import torch\n"
+           "def train(model, loader, batch_size):\n"
+           "    nbs = 64\n"
+           "    accumulate = max(round(nbs / batch_size), 1)\n"
+           "    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+           "    for i, (x, y) in enumerate(loader):\n"
+           "        bs = x.shape[0]\n"
+           "        loss = " + loss + "\n"
+           "        loss.backward()\n"
+           "        if i % accumulate == 0:\n"
+           "            optimizer.step()\n"
+           "            optimizer.zero_grad()\n";
+  };
+  const FileResult mean = analyze_text("train.py", loop("torch.nn.functional.mse_loss(model(x), y)"), Config{},
+                                       EngineOptions{});
+  const Finding* f = only(mean, "LL206");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_NE(f->message.find("nominal batch size"), std::string::npos) << f->message;
+  const FileResult summed = analyze_text("train.py", loop("torch.nn.functional.mse_loss(model(x), y) * bs"),
+                                         Config{}, EngineOptions{});
+  EXPECT_EQ(only(summed, "LL206"), nullptr);
+}
+
+TEST(Impact, ARetryInABroadExceptThatNeverMentionsMemoryIsWeak) {
+  // `except Exception:` around a forward may be a fallback for any error; only a handler that
+  // names an out-of-memory error (its type, or its message) is known to be an OOM retry.
+  auto code = [](const std::string& handler) {
+    return "import torch\n"
+           "def run(model, x):\n"
+           "    try:\n"
+           "        return model(x)\n"
+           "    " + handler + "\n"
+           "        return model(x[:1])\n";
+  };
+  const FileResult broad = analyze_text("serve.py", code("except Exception:"), Config{}, EngineOptions{});
+  const Finding* f = only(broad, "LL304");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_NE(f->message.find("out-of-memory one"), std::string::npos) << f->message;
+  const FileResult oom = analyze_text("serve.py", code("except torch.cuda.OutOfMemoryError:"), Config{}, EngineOptions{});
+  const Finding* g = only(oom, "LL304");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence);
+}
