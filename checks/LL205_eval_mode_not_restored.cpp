@@ -19,9 +19,22 @@ struct Ev {
 };
 
 // Dotted name of a model-ish receiver, with `.module` (DDP/DataParallel wrapper) and a
-// trailing `.forward` dropped.
-std::string model_name(const Facts& f, Id x) {
+// trailing `.forward` dropped. A name `func` binds only to the module under placement and
+// mode calls (`model = self.train()`, `net = net.to(device)`: they return the module itself)
+// is that module.
+std::string model_name(const Facts& f, Id func, Id x) {
   std::string d = f.dotted(x);
+  if (f.e(x).kind == ExprKind::Name) {
+    std::string same;
+    bool all = true;
+    for (Id v : f.bindings(func, d)) {
+      Id u = f.unplaced(v);
+      const std::string& ud = u == v ? std::string() : f.dotted(u);
+      if (ud.empty() || ud == d || (!same.empty() && ud != same)) { all = false; break; }
+      same = ud;
+    }
+    if (all && !same.empty()) d = same;
+  }
   for (const char* suffix : {".forward", ".module"})
     if (d.size() > std::string(suffix).size() && d.compare(d.size() - std::string(suffix).size(), std::string::npos, suffix) == 0)
       d.resize(d.size() - std::string(suffix).size());
@@ -51,7 +64,7 @@ class Events {
           Id a = f_.arg(c.call, 0, "mode");
           if (a != kNone && f_.e(a).kind == ExprKind::Literal && f_.e(a).lit == LitKind::False) k = 'E';
         }
-        out.push_back({k, map_name(model_name(f_, recv), rename), here, ci});
+        out.push_back({k, map_name(model_name(f_, c.func, recv), rename), here, ci});
         continue;
       }
       // A forward: a model call, or (C++) a call that resolves to a same-file `forward` method.
@@ -60,7 +73,7 @@ class Events {
                             f_.func_is_method_of_module(c.target_func));
       if (!f_.grad_off(c) && forward && trains_here(c, loop_func)) {
         Id callee = f_.e(c.call).kids[0];
-        out.push_back({'F', map_name(model_name(f_, callee), rename), here, ci});
+        out.push_back({'F', map_name(model_name(f_, c.func, callee), rename), here, ci});
         continue;
       }
       if (c.target_func != kNone && depth < 4 && c.target_func != c.func) {
@@ -316,16 +329,33 @@ bool model_is_mode_free(const Facts& f, Id func, const std::string& name, Id at,
 // parameters (a feature extractor or a loaded TorchScript backbone under a trained head),
 // or its parameters are switched off with requires_grad_(False). Eval mode is its
 // intended state. With no optimizer built in the file nothing is known: not frozen.
-bool model_is_frozen(const Facts& f, const std::string& model) {
+// The model is known by its name in `func` and, when that is a parameter, by the names the
+// file's callers hand in (`fit(m, ...)` after `opt = SGD(m.parameters())`); an optimizer
+// built in a helper is matched through the helper's parameter the same way.
+bool model_is_frozen(const Facts& f, Id func, const std::string& model) {
   if (model.empty()) return false;
   if (f.frozen_anywhere(model)) return true;
+  std::set<std::string> names{model};
+  for (const auto& [caller, arg] : f.argument_values(func, model))
+    if (const std::string& d = f.dotted(f.unplaced(arg)); !d.empty()) names.insert(d);
+  auto is_model = [&](const std::string& d) {
+    for (const auto& n : names)
+      if (d == n || d.rfind(n + ".", 0) == 0) return true;
+    return false;
+  };
   bool any_optimizer = false, trains_it = false;
-  auto mentions_model = [&](Id x) {
+  auto mentions_model = [&](Id x, Id where) {
     bool hit = false;
     for_each_expr(f.m, x, [&](Id y) {
       const std::string& d = f.dotted(y);
-      if (!d.empty() && (d == model || d.rfind(model + ".", 0) == 0)) hit = true;
-      return !hit;
+      if (d.empty()) return true;
+      if (is_model(d)) hit = true;
+      // A parameter of the optimizer's function: what its callers pass for it.
+      const std::string root = d.substr(0, d.find('.'));
+      if (!hit && where != kNone)
+        for (const auto& [caller, arg] : f.argument_values(where, root))
+          if (const std::string& a = f.dotted(f.unplaced(arg)); !a.empty() && is_model(a)) hit = true;
+      return !hit && f.e(y).kind != ExprKind::Name;
     });
     return hit;
   };
@@ -336,7 +366,7 @@ bool model_is_frozen(const Facts& f, const std::string& model) {
       continue;
     any_optimizer = true;
     const Expr& call = f.e(c.call);
-    for (size_t k = 1; k < call.kids.size(); ++k) trains_it = trains_it || mentions_model(call.kids[k]);
+    for (size_t k = 1; k < call.kids.size(); ++k) trains_it = trains_it || mentions_model(call.kids[k], c.func);
   }
   return any_optimizer && !trains_it;
 }
@@ -360,6 +390,35 @@ bool last_iteration_test(const Facts& f, Id cond) {
   return hit;
 }
 
+// Attributes the function sets to a model once and never rebinds (`args.model = model`):
+// code handed `args` reaches the same module as `args.model`. Attribute -> the name it holds.
+std::map<std::string, std::string> attribute_aliases(const Facts& f, Id func) {
+  std::map<std::string, std::string> out;
+  std::set<std::string> rebound;
+  for (const StmtSite& ss : f.stmt_sites) {
+    if (ss.func != func) continue;
+    const Stmt& st = f.m.s(ss.stmt);
+    if (st.kind != StmtKind::Assign && st.kind != StmtKind::AugAssign) continue;
+    for (Id t : st.targets) {
+      const std::string& a = f.dotted(t);
+      if (a.empty() || f.e(t).kind != ExprKind::Attribute || a.rfind("self.", 0) == 0) continue;
+      const std::string& v = st.kind == StmtKind::Assign && st.targets.size() == 1 && st.value != kNone
+                                 ? f.dotted(st.value) : std::string();
+      if (v.empty() || out.count(a)) rebound.insert(a);
+      else out[a] = v;
+    }
+  }
+  for (const auto& a : rebound) out.erase(a);
+  return out;
+}
+
+std::string canonical(const std::string& d, const std::map<std::string, std::string>& aliases) {
+  for (const auto& [a, v] : aliases)
+    if (d == a || (d.size() > a.size() && d.compare(0, a.size(), a) == 0 && d[a.size()] == '.'))
+      return v + d.substr(a.size());
+  return d;
+}
+
 }  // namespace
 
 void check_LL205(CheckContext& ctx) {
@@ -375,6 +434,9 @@ void check_LL205(CheckContext& ctx) {
     for (int ci : L.calls)
       if (f.calls[ci].func == L.func) sites.push_back(ci);
     std::vector<Ev> ev = events.of_sites(sites, 0, {}, -1, true, L.func);
+    const auto aliases = attribute_aliases(f, L.func);
+    if (!aliases.empty())
+      for (Ev& x : ev) x.model = canonical(x.model, aliases);
     const size_t n = ev.size();
     for (size_t i = 0; i < n; ++i) {
       if (ev[i].kind != 'E') continue;
@@ -399,7 +461,7 @@ void check_LL205(CheckContext& ctx) {
       if (!forward) continue;
       std::string model = !ev[i].model.empty() ? ev[i].model : forward->model;
       if (model_is_mode_free(f, L.func, model, f.calls[ev[i].site].call)) continue;
-      if (model_is_frozen(f, model)) continue;
+      if (model_is_frozen(f, L.func, model)) continue;
       if (!reported.insert(ev[i].site).second) continue;
       const CallSite& site = f.calls[ev[i].site];
       const CallSite& origin = f.calls[ev[i].origin];
