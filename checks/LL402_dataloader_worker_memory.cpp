@@ -6,19 +6,32 @@
 namespace ll {
 namespace {
 
-// num_workers derived from os.cpu_count() / multiprocessing.cpu_count() with no min() bound.
+bool is_cpu_count(const Facts& f, Id call) {
+  const std::string& q = f.callee_qual(call);
+  return q == "os.cpu_count" || q == "multiprocessing.cpu_count" || q == "torch.multiprocessing.cpu_count" ||
+         q == "os.sched_getaffinity" || q == "psutil.cpu_count";
+}
+
+// num_workers derived from os.cpu_count() / multiprocessing.cpu_count() with no bound: no
+// min(), and no choice on the count itself (`5 if cpu_count() > 4 else cpu_count()`).
 bool unbounded_cpu_count(const Facts& f, Id func, Id x, int depth = 0) {
   if (x == kNone || depth > 4) return false;
   bool found = false, bounded = false;
   for_each_expr(f.m, x, [&](Id y) {
     const Expr& e = f.e(y);
+    if (e.kind == ExprKind::Conditional && e.kids.size() == 3 && f.e(e.kids[1]).kind == ExprKind::Compare) {
+      bool tests_count = false;
+      for_each_expr(f.m, e.kids[1], [&](Id z) {
+        tests_count = tests_count || (f.e(z).kind == ExprKind::Call && is_cpu_count(f, z));
+        return !tests_count;
+      });
+      if (tests_count) { bounded = true; return false; }
+    }
     if (e.kind == ExprKind::Call) {
       const std::string& q = f.callee_qual(y);
       const Expr& callee = f.e(e.kids[0]);
       if (callee.kind == ExprKind::Name && q.empty() && callee.text == "min") { bounded = true; return false; }
-      if (q == "os.cpu_count" || q == "multiprocessing.cpu_count" || q == "torch.multiprocessing.cpu_count" ||
-          q == "os.sched_getaffinity" || q == "psutil.cpu_count")
-        found = true;
+      if (is_cpu_count(f, y)) found = true;
     }
     if (e.kind == ExprKind::Name && depth < 4)
       for (Id v : f.bindings(func, e.text))
@@ -27,6 +40,9 @@ bool unbounded_cpu_count(const Facts& f, Id func, Id x, int depth = 0) {
   });
   return found && !bounded;
 }
+
+// Samples in flight (batches in flight x a visible batch size) small enough not to matter.
+constexpr long kFewSamplesInFlight = 256;
 
 }  // namespace
 
@@ -48,7 +64,7 @@ void check_LL402(CheckContext& ctx) {
     long prefetch = 2;
     if (pf != kNone) {
       const Expr* lit = f.literal_of(pf, c.func);
-      prefetch = lit && lit->lit == LitKind::Int ? std::stol(lit->text) : -1;
+      prefetch = lit ? int_literal_value(*lit) : -1;
     }
     std::string pin = pinned ? ", and pin_memory=True holds the same batches again in page-locked memory" : "";
     // LibTorch's DataLoader runs its workers as threads of the process, each with its own
@@ -60,7 +76,7 @@ void check_LL402(CheckContext& ctx) {
       inflight = 2 * workers;
       if (Id mj = f.arg(c.call, static_cast<size_t>(-1), "max_jobs"); mj != kNone) {
         const Expr* lit = f.literal_of(mj, c.func);
-        inflight = lit && lit->lit == LitKind::Int ? std::stol(lit->text) : -1;
+        inflight = lit ? int_literal_value(*lit) : -1;
       }
     }
     const std::string each = cpp ? "each worker is a thread with its own copy of the dataset object"
@@ -108,6 +124,18 @@ void check_LL402(CheckContext& ctx) {
             "num_workers";
     }
     if (msg.empty()) continue;
+    // Impact: batches of a visible size that hold few samples in flight all together
+    // (`batch_size=1` with 24 workers: 48 samples) cost little host RAM whatever a sample is.
+    long samples = -1;
+    if (Id bs = f.arg(c.call, 1, "batch_size"); bs != kNone && inflight > 0)
+      if (const Expr* lit = f.literal_of(bs, c.func); lit && int_literal_value(*lit) >= 0)
+        samples = inflight * int_literal_value(*lit);
+    if (samples >= 0 && samples <= kFewSamplesInFlight) {
+      ctx.report_weak("LL402", f.e(c.call).range, msg,
+                      "its batches in flight hold " + std::to_string(samples) + " samples in all (at most " +
+                          std::to_string(kFewSamplesInFlight) + "), little host memory whatever a sample is");
+      continue;
+    }
     if (only_the_count)
       ctx.report_weak("LL402", f.e(c.call).range, msg,
                       "its " + std::to_string(inflight) + " batches in flight are within max-inflight-batches (" +

@@ -195,20 +195,25 @@ bool iterates_batches(const Facts& f, int loop) {
   return found;
 }
 
+long int_literal_value(const Expr& e) {
+  if (e.kind != ExprKind::Literal) return -1;
+  std::string digits;
+  for (char ch : e.text) {
+    if (ch == '_') continue;
+    if (ch < '0' || ch > '9') return -1;
+    digits += ch;
+  }
+  if (digits.empty() || digits.size() > 9) return -1;
+  return std::stol(digits);
+}
+
 namespace {
 
 bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
   const Expr& e = f.e(x);
   if (e.kind == ExprKind::Literal) {
-    std::string digits;
-    for (char ch : e.text) {
-      if (ch == '_') continue;
-      if (ch < '0' || ch > '9') return false;
-      digits += ch;
-    }
-    if (digits.empty() || digits.size() > 9) return false;
-    *out = std::stol(digits);
-    return true;
+    *out = int_literal_value(e);
+    return *out >= 0;
   }
   if (e.kind != ExprKind::Name || depth > 0) return false;
   auto vals = f.bindings(func, e.text);

@@ -42,6 +42,9 @@ inline constexpr const char* kTestCodeReason = "test code runs once, on small in
 // Is `dotted` bound (assigned or a loop target) by any statement inside loop `loop`?
 bool assigned_in_loop(const Facts& f, int loop, const std::string& dotted);
 
+// A decimal integer literal's value (`16`, `1_024`), -1 for anything else or above 9 digits.
+long int_literal_value(const Expr& e);
+
 // How many times loop `loop` runs, when the code says so: `range(...)` of integer constants
 // (or of names bound once to one), or a body that ends in an unconditional `break` (1).
 // 0 when unknown or above `limit`.

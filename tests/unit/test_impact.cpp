@@ -699,3 +699,26 @@ TEST(Impact, ARetryInABroadExceptThatNeverMentionsMemoryIsWeak) {
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->low_confidence);
 }
+
+TEST(Impact, FewSamplesInFlightAreWeak) {
+  // 24 workers x prefetch 2 x batch_size 1 = 48 samples in flight: little host memory whatever a
+  // sample is. The same loader with batch_size=64 holds 3,072 samples: full severity. A batch
+  // size the file does not show: full.
+  auto ll402 = [](const std::string& bs) {
+    return analyze_text("loader.py",
+                        "import torch\n\ndef make(ds, n):\n"
+                        "    return torch.utils.data.DataLoader(ds, batch_size=" + bs + ", num_workers=24)\n",
+                        Config{}, EngineOptions{});
+  };
+  const FileResult one = ll402("1");
+  const Finding* weak = only(one, "LL402");
+  ASSERT_NE(weak, nullptr);
+  EXPECT_TRUE(weak->low_confidence);
+  EXPECT_NE(weak->message.find("hold 48 samples in all"), std::string::npos) << weak->message;
+  for (const std::string bs : {std::string("64"), std::string("n")}) {
+    const FileResult r = ll402(bs);
+    const Finding* full = only(r, "LL402");
+    ASSERT_NE(full, nullptr) << bs;
+    EXPECT_FALSE(full->low_confidence) << bs;
+  }
+}
