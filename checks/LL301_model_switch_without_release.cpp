@@ -117,14 +117,48 @@ bool moves_param(const Facts& f, Id g, const std::string& p) {
   return false;
 }
 
+// Does a statement bind something other than `d` to a value built from `d` (`opt =
+// SGD(model.parameters())`, `self.net = model`, `engine = Wrapper(model)`)?
+bool aliased_in(const Facts& f, const std::vector<Id>& stmts, const std::string& d) {
+  for (Id sid : stmts) {
+    const Stmt& s = f.m.s(sid);
+    if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) || s.value == kNone) continue;
+    bool to_d = false;
+    for (Id t : s.targets) to_d = to_d || f.dotted(t) == d;
+    if (to_d) continue;
+    Id v = f.unplaced(s.value);
+    if (f.dotted(v) == d) return true;  // `net = model`, `self.model = model.cuda()`
+    if (f.e(v).kind != ExprKind::Call) continue;
+    // A constructor (`SGD(model.parameters())`, `Engine(model)`) given the model or its
+    // parameters keeps them; a function's result (`acc = evaluate(model)`) and a forward's
+    // output (`out = model(x)`) hold values computed from it, not the model.
+    std::string callee(f.last_component(f.dotted(f.e(v).kids[0])));
+    if (callee.empty() || !std::isupper(static_cast<unsigned char>(callee[0]))) continue;
+    for (size_t k = 1; k < f.e(v).kids.size(); ++k) {
+      Id a = f.e(v).kids[k];
+      if (f.e(a).kind == ExprKind::Call && in(f.callee_attr(a), {"parameters", "named_parameters"}))
+        a = f.callee_receiver(a);
+      if (a != kNone && f.dotted(f.unplaced(a)) == d) return true;
+    }
+  }
+  return false;
+}
+
 // Loaded with map_location="cpu" / device="cpu", or built on the CPU, and never moved to a
 // GPU in the loop: not by `.to()`/`.cuda()` there, nor by a function it is handed to (a
 // same-file function that does not move that parameter is fine; another one may).
-bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmts, const std::string& d) {
+bool stays_on_cpu(const Facts& f, Id func, Id value, int loop, const std::string& d) {
+  const std::vector<Id>& stmts = f.loops[loop].stmts;
   Id where = f.arg(value, static_cast<size_t>(-1), "map_location");
   if (where == kNone) where = f.arg(value, static_cast<size_t>(-1), "device");
   const bool cpu = where != kNone && f.e(where).kind == ExprKind::Literal && f.e(where).text == "cpu";
   if (!cpu && !constructed_on_cpu(f, func, value)) return false;
+  // The new model lands on the CPU, so while it loads only the old one is on the GPU, and
+  // the rebinding drops the old one before `model.to(device)` moves the new one — unless the
+  // iteration binds the model to another name too (an optimizer, a wrapper, an attribute),
+  // which keeps the old one alive past the rebinding, or the loop trains, so that the moved
+  // model stays on the GPU through the training until the next rebinding.
+  if (!aliased_in(f, stmts, d) && !f.loop_reaches_backprop(loop)) return true;
   for (Id sid : stmts) {
     bool moved = false;
     for_each_expr(f.m, f.m.s(sid).value, [&](Id x) {
@@ -410,7 +444,7 @@ void check_LL301(CheckContext& ctx) {
     if (site.loop >= 0) {
       const Loop& L = f.loops[site.loop];
       if (L.stmt == kNone) continue;
-      if (stays_on_cpu(f, site.func, s.value, L.stmts, d)) continue;
+      if (stays_on_cpu(f, site.func, s.value, site.loop, d)) continue;
       // Released in the iteration, or kept on purpose (an ensemble) in any enclosing loop.
       bool kept = releases(f, L.stmts, d, UINT32_MAX);
       for (int l = site.loop; l >= 0 && !kept; l = f.loops[l].parent) kept = stored(f, f.loops[l].stmts, d);
