@@ -26,8 +26,21 @@ std::string released_name(const Facts& f, Id stmt) {
 
 // Was `name` holding an object when empty_cache() ran: a binding of the function reaches
 // the call, or it is a parameter or an attribute (bound outside)?
-bool live_before(const Facts& f, Id call_stmt, const std::string& name, Id func) {
-  if (name.find('.') != std::string::npos) return true;
+bool live_before(const Facts& f, const std::vector<Id>& body, size_t call, const std::string& name, Id func) {
+  const Id call_stmt = body[call];
+  if (name.find('.') != std::string::npos) {
+    // An attribute: the block's last statement about it before the call decides (`del
+    // self.gradients` or `self.gradients = None` drops it, another assignment binds it).
+    for (size_t k = call; k-- > 0;) {
+      const Stmt& s = f.m.s(body[k]);
+      if (s.kind != StmtKind::Delete && s.kind != StmtKind::Assign) continue;
+      for (Id t : s.targets)
+        if (f.dotted(t) == name)
+          return !(s.kind == StmtKind::Delete ||
+                   (s.value != kNone && f.e(s.value).kind == ExprKind::Literal && f.e(s.value).lit == LitKind::None));
+    }
+    return true;
+  }
   bool outside = false;
   if (!f.flow().reaching(call_stmt, name, &outside).empty()) return true;
   if (outside && func != kNone)
@@ -53,7 +66,7 @@ void check_block(CheckContext& ctx, const std::vector<Id>& body) {
       }
       // `x = None` that initialises a new name, or releases an object bound after the
       // empty_cache() call, says nothing about what was live at the call.
-      if (rebound.count(name) || !live_before(f, body[i], name, func)) {
+      if (rebound.count(name) || !live_before(f, body, i, name, func)) {
         rebound.insert(name);
         continue;
       }
