@@ -59,6 +59,20 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
   return memo[g] = ok ? fw : nullptr;
 }
 
+// The function wraps inputs in `Variable(x, volatile=True)`: PyTorch before 0.4 ran such a
+// forward without autograd. Since 0.4 `volatile` is ignored (with a warning) and the graph is
+// recorded, but the code was written not to record one, for a PyTorch that no longer runs it.
+bool legacy_volatile(const Facts& f, Id func) {
+  for (int ci : f.calls_in(func)) {
+    Id call = f.calls[ci].call;
+    const std::string& q = f.callee_qual(call);
+    if (q != "torch.autograd.Variable" && q != "torch.autograd.variable.Variable") continue;
+    Id v = f.arg(call, static_cast<size_t>(-1), "volatile");
+    if (v != kNone && f.e(v).kind == ExprKind::Literal && f.e(v).lit == LitKind::True) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_LL101(CheckContext& ctx) {
@@ -110,6 +124,11 @@ void check_LL101(CheckContext& ctx) {
       trips *= constant_trips(f, l, kFewForwards);
     const bool test = f.in_test_code(c.func);
     Finding* fd = test ? ctx.report_weak("LL101", f.e(c.call).range, msg, kTestCodeReason)
+                  : legacy_volatile(f, c.func)
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "the function builds `Variable(..., volatile=True)`, how PyTorch before 0.4 "
+                                        "disabled autograd; since 0.4 `volatile` is ignored and the graph is "
+                                        "recorded, which matters once this code is ported")
                   : serving && c.loop < 0 && c.func == kNone
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "a single forward at the top level of a script or notebook keeps one "

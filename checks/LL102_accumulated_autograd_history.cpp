@@ -163,7 +163,16 @@ class History {
     Id st = f_.stmt_of(call);
     if (st == kNone || e.kids.size() < 2) return false;
     for (size_t i = 1; i < e.kids.size(); ++i) {
-      const Expr& a = f_.e(e.kids[i]);
+      // A reshape or selection of a local value is that value (`logits.view(-1, n)`,
+      // `labels[:, 1:]`): its root name decides.
+      Id x = e.kids[i];
+      for (int hops = 0; hops < 16; ++hops) {
+        const Expr& k = f_.e(x);
+        if (k.kind == ExprKind::Subscript || (k.kind == ExprKind::Attribute && !k.kids.empty())) x = k.kids[0];
+        else if (k.kind == ExprKind::Call && f_.e(k.kids[0]).kind == ExprKind::Attribute) x = f_.e(k.kids[0]).kids[0];
+        else break;
+      }
+      const Expr& a = f_.e(x);
       if (a.kind == ExprKind::Literal) continue;
       if (a.kind != ExprKind::Name) return false;
       bool outside = false;

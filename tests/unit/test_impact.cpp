@@ -722,3 +722,32 @@ TEST(Impact, FewSamplesInFlightAreWeak) {
     EXPECT_FALSE(full->low_confidence) << bs;
   }
 }
+
+TEST(Impact, AnEvaluationWithLegacyVolatileInputsIsWeak) {
+  // PyTorch before 0.4 disabled autograd with `Variable(x, volatile=True)`; since 0.4 the flag
+  // is ignored. The loop records graphs on a current PyTorch, but it was written not to: weak.
+  const std::string src =
+      "import torch\nfrom torch.autograd import Variable\n\n"
+      "def test(model, loader):\n"
+      "    model.eval()\n"
+      "    correct = 0\n"
+      "    for data, target in loader:\n"
+      "        data = Variable(data.cuda(), volatile=VOLATILE)\n"
+      "        output = model(data)\n"
+      "        correct += output.max(1)[1].eq(target.cuda()).sum().item()\n"
+      "    return correct\n";
+  auto with = [&](const std::string& flag) {
+    std::string s = src;
+    s.replace(s.find("VOLATILE"), 8, flag);
+    return analyze_text("main.py", s, Config{}, EngineOptions{});
+  };
+  const FileResult legacy = with("True");
+  const Finding* f = only(legacy, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_NE(f->message.find("volatile=True"), std::string::npos) << f->message;
+  const FileResult plain = with("False");
+  const Finding* g = only(plain, "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence);
+}
