@@ -1103,6 +1103,16 @@ FileSummary Facts::summarize() const {
   out.module = module_of_path(path);
   for (Id k = 0; k < m.classes.size(); ++k)
     if (forward_decorated_off(k)) out.grad_off_forwards.push_back(m.classes[k].name);
+  {
+    std::set<std::string> refs;
+    for (const Function& fn : m.funcs)
+      for (const std::string& t : fn.param_types) {
+        const std::string root = t.substr(0, t.find('.'));
+        auto it = root.empty() ? m.aliases.end() : m.aliases.find(root);
+        if (it != m.aliases.end() && it->second.rfind("torch", 0) != 0) refs.insert(it->second + t.substr(root.size()));
+      }
+    out.type_refs.assign(refs.begin(), refs.end());
+  }
   for (Id c = 0; c < m.classes.size(); ++c)
     if (class_derives(c, {"Dataset", "IterableDataset"})) out.classes.push_back(m.classes[c].name);
   // Another file's call sites can only change this file's findings through entry_off_:
@@ -1657,16 +1667,38 @@ bool Facts::forward_decorated_off(Id cls) const {
   return fw != kNone && decorated_off_[fw];
 }
 
+// A parameter annotated with a class whose forward runs with grad disabled (`model:
+// Transformer`): of this file, or imported from a project module that says so.
+bool Facts::annotated_grad_off(Id func, const std::string& name) const {
+  if (func == kNone) return false;
+  const Function& fn = m.funcs[func];
+  std::string type;
+  for (size_t i = 0; i < fn.params.size() && i < fn.param_types.size(); ++i)
+    if (fn.params[i] == name) type = fn.param_types[i];
+  // `"Transformer"` (a forward reference) names the class too.
+  if (type.size() >= 2 && (type.front() == '"' || type.front() == '\'') && type.back() == type.front())
+    type = type.substr(1, type.size() - 2);
+  if (type.empty()) return false;
+  if (Id k = class_at(type, m.funcs[func].range.begin); k != kNone) return forward_decorated_off(k);
+  if (!project || project->grad_off_forward_classes.empty()) return false;
+  std::string q = type;
+  const std::string root = type.substr(0, type.find('.'));
+  if (auto it = m.aliases.find(root); it != m.aliases.end()) q = it->second + type.substr(root.size());
+  return project->grad_off_forward_classes.count(q) > 0;
+}
+
 bool Facts::forward_grad_off(Id func, Id obj) const {
   if (Id k = instance_class(func, obj); k != kNone) return forward_decorated_off(k);
-  if (!project || project->grad_off_forward_classes.empty()) return false;
   const std::string& d = dotted(obj);
   if (d.empty() || d == "self") return false;
   std::vector<Id> values = bindings(func, d);
-  if (values.empty()) return false;
+  if (values.empty()) return e(obj).kind == ExprKind::Name && annotated_grad_off(func, d);
   for (Id v : values) {
     v = unplaced(v);
-    if (e(v).kind != ExprKind::Call || !project->grad_off_forward_classes.count(e(e(v).kids[0]).qname)) return false;
+    // `self.model = model` in `__init__(self, model: Transformer)`.
+    if (e(v).kind == ExprKind::Name && annotated_grad_off(function_at(e(v).range.begin), e(v).text)) continue;
+    if (!project || e(v).kind != ExprKind::Call || !project->grad_off_forward_classes.count(e(e(v).kids[0]).qname))
+      return false;
   }
   return true;
 }

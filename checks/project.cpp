@@ -149,6 +149,11 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (o != off_forward_def.end() && !defining_files(q, i, o->second, files).empty())
         views[i].grad_off_forward_classes.insert(q);
     }
+    for (const auto& q : files[i].type_refs) {
+      auto o = off_forward_def.find(last(q));
+      if (o != off_forward_def.end() && !defining_files(q, i, o->second, files).empty())
+        views[i].grad_off_forward_classes.insert(q);
+    }
     for (const auto& [q, element] : files[i].distributed_feeds) {
       auto it = func_def.find(last(q));
       if (it == func_def.end()) continue;

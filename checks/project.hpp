@@ -36,6 +36,9 @@ struct FileSummary {
   // Classes whose `forward` runs with grad disabled (`@torch.no_grad()` on it): calling an
   // instance records no graph, in this file or in the files that import the class.
   std::vector<std::string> grad_off_forwards;
+  // Imported names used as parameter annotations (`model: Transformer`), qualified: what a
+  // typed parameter holds, for grad_off_forwards of the defining file.
+  std::vector<std::string> type_refs;
   std::vector<std::pair<std::string, int>> distributed_feeds;
   // Methods called by name across files (`decoder.generate(...)` on a value whose class the
   // file does not show): each such attribute name, and whether every such call in this file

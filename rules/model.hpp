@@ -112,6 +112,9 @@ struct Function {
   Id parent = kNone;       // enclosing function, for nested functions
   Id stmt = kNone;         // the FunctionDef statement
   std::vector<std::string> params;
+  // Annotation text per parameter (`Transformer` of `model: Transformer`), "" when none;
+  // empty when the frontend records none.
+  std::vector<std::string> param_types;
   std::vector<Id> decorators;
   std::vector<Id> body;
   Range range;             // whole definition (decorators included)

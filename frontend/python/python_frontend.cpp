@@ -882,6 +882,7 @@ class Lowerer {
     if (!ts_node_is_null(params)) {
       for (const auto& p : named_children_of(params)) {
         K pk = kind_of(p.node);
+        const size_t before = f.params.size();
         if (pk == K::Identifier) {
           f.params.push_back(text_of(p.node));
         } else if (pk == K::DefaultParameter || pk == K::TypedDefaultParameter) {
@@ -889,6 +890,11 @@ class Lowerer {
         } else if (pk == K::TypedParameter) {
           for (const auto& x : children_of(p.node))
             if (kind_of(x.node) == K::Identifier) { f.params.push_back(text_of(x.node)); break; }
+        }
+        if (f.params.size() != before) {
+          TSNode type = pk == K::TypedParameter || pk == K::TypedDefaultParameter ? fchild(p.node, g_.f_type)
+                                                                                   : TSNode{};
+          f.param_types.push_back(ts_node_is_null(type) ? std::string() : text_of(type));
         }
       }
     }

@@ -533,6 +533,21 @@ def main(rank, net, train_set, val_set):
                    "    def forward(self, x):\n        return self.net(x)\n")
         self.assertEqual(self.lines_of("LL101"), {("evaluate.py", 9)})
 
+    def test_parameter_typed_with_an_imported_class_whose_forward_disables_grad(self):
+        # gen.py never constructs the model: it is handed one typed with model.py's class,
+        # whose forward runs under inference_mode. Without the decorator it records a graph.
+        decorated = ("import torch\nimport torch.nn as nn\n\n\nclass Transformer(nn.Module):\n"
+                     "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 8)\n\n"
+                     "    @torch.inference_mode()\n    def forward(self, x):\n        return self.fc(x)\n")
+        self.write("model.py", decorated)
+        self.write("gen.py", "from model import Transformer\n\n\nclass Generator:\n"
+                   "    def __init__(self, model: Transformer):\n        self.model = model\n\n"
+                   "    def generate(self, x, steps):\n        outs = []\n        for _ in range(steps):\n"
+                   "            x = self.model(x.cuda())\n            outs.append(x)\n        return outs\n")
+        self.assertEqual(self.lines_of("LL101") | self.lines_of("LL102"), set())
+        self.write("model.py", decorated.replace("    @torch.inference_mode()\n", ""))
+        self.assertEqual(self.lines_of("LL101"), {("gen.py", 11)})
+
     def test_loader_built_in_another_module_for_a_ddp_training_loop(self):
         self.write("data.py", self.LOADERS)
         self.write("train.py", self.DDP_TRAIN.format(
