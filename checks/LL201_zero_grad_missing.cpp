@@ -100,7 +100,14 @@ void check_LL201(CheckContext& ctx) {
       auto [it, fresh] = in_loop.try_emplace({loop, name}, 0);
       // An optimizer constructed inside the loop starts fresh every iteration (per-step
       // guidance, per-configuration sweeps): nothing accumulates across updates it sees.
-      if (fresh) it->second = assigned_in_loop(f, loop, name) ? 0 : !loop_resets(f, loop, name, c.func) ? 2 : 1;
+      // Distributed autograd (`with dist_autograd.context() as cid: dist_autograd.backward(cid,
+      // [loss])`) keeps each iteration's gradients in its own context, not in `.grad`.
+      if (fresh)
+        it->second = assigned_in_loop(f, loop, name) || f.loop_reaches(loop, [&](const CallSite& x) {
+                       return f.callee_qual(x.call) == "torch.distributed.autograd.backward";
+                     })
+                         ? 0
+                         : !loop_resets(f, loop, name, c.func) ? 2 : 1;
       if (it->second == 0) continue;
       fire = it->second == 2;
     } else if (c.func != kNone && f.reaches(c.func, backward)) {
