@@ -51,6 +51,19 @@ bool releases_a_model_per_iteration(const Facts& f, const CallSite& c) {
   return false;
 }
 
+// Does a loop nested in `loop` walk the batches (`for seq in dataset: loader =
+// DataLoader(seq); for frame in loader: ...`)? Then `loop` walks phases (sequences, epochs,
+// splits), and a call in its own body runs once per phase.
+bool holds_a_batch_loop(const Facts& f, int loop) {
+  for (int l = 0; l < static_cast<int>(f.loops.size()); ++l) {
+    if (l == loop || f.loops[l].func != f.loops[loop].func) continue;
+    bool inside = false;
+    for (int p = f.loops[l].parent; p >= 0 && !inside; p = f.loops[p].parent) inside = p == loop;
+    if (inside && (iterates_batches(f, l) || f.loop_reaches_backward(l))) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_LL303(CheckContext& ctx) {
@@ -72,6 +85,7 @@ void check_LL303(CheckContext& ctx) {
       for (int ci : f.loops[c.loop].calls)
         if (f.calls[ci].loop == c.loop && f.is_backward(f.calls[ci])) hot = true;
     if (!hot || (!iterates_batches(f, c.loop) && releases_a_model_per_iteration(f, c))) continue;
+    if (holds_a_batch_loop(f, c.loop)) continue;
     ctx.report("LL303", f.e(c.call).range,
                "`empty_cache()` runs on every batch: it forces the caching allocator to give memory back to the "
                "driver and request it again on the next iteration, which costs time and does not lower peak "
