@@ -557,6 +557,12 @@ class History {
     if (f_.func_is_method_of_module(func_) && !iterates_batches(f_, loop) &&
         !f_.loop_reaches_backprop(loop))
       return;
+    // The same inside `forward` itself (or a method it calls), even when the loop
+    // back-propagates (a meta-learner taking inner-loop gradients for fast weights): one call
+    // of the forward holds the list, and the graph it keeps is what the outer backward needs.
+    if (f_.func_is_method_of_module(func_) && !iterates_batches(f_, loop) &&
+        (f_.m.funcs[func_].name == "forward" || f_.part_of_forward(func_)))
+      return;
     if (accumulator_wanted(base, loop)) return;
     // Per-step states of a recurrent unroll (`h = cell(x[t], h); outs.append(h)`): the last
     // state's graph already holds every earlier step, so the list keeps nothing more (a
