@@ -5,6 +5,7 @@
 #include <set>
 
 #include "checks/common.hpp"
+#include "checks/flow.hpp"
 
 namespace ll {
 namespace {
@@ -121,6 +122,30 @@ bool summed_over_batch(const Facts& f, Id func, Id loss) {
   });
 }
 
+// For a name read at `at` that a reaching tuple assignment binds from a same-file call
+// (`loss, correct = step(...)`): the expressions that call returns in that position.
+std::vector<Id> unpacked_returns(const Facts& f, Id func, const std::string& d, Id at) {
+  std::vector<Id> out;
+  Id st = f.stmt_of(at);
+  if (st == kNone || d.find('.') != std::string::npos) return out;
+  auto si = f.stmt_index.find(st);
+  if (si == f.stmt_index.end() || f.stmt_sites[si->second].func != func) return out;
+  bool outside = false;
+  for (const Def& df : f.flow().reaching(st, d, &outside)) {
+    if (df.kind != DefKind::Unpacked || df.value == kNone || f.e(df.value).kind != ExprKind::Call) continue;
+    const Stmt& s = f.m.s(df.stmt);
+    if (s.targets.size() != 1 || f.e(s.targets[0]).kind != ExprKind::Sequence) continue;
+    const auto& names = f.e(s.targets[0]).kids;
+    size_t k = 0;
+    while (k < names.size() && f.dotted(names[k]) != d) ++k;
+    Id g = f.same_file_target(df.value, func);
+    if (k == names.size() || g == kNone) continue;
+    for (Id r : f.returned_values(g))
+      if (f.e(r).kind == ExprKind::Sequence && f.e(r).kids.size() == names.size()) out.push_back(f.e(r).kids[k]);
+  }
+  return out;
+}
+
 bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string>& seen) {
   if (x == kNone || depth > 5) return false;
   bool found = false;
@@ -155,6 +180,9 @@ bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string
         // validation part of the function, scales nothing here).
         for (Id v : f.bindings_at(func, d, y))
           if (scaled(f, func, v, n, depth + 1, seen)) { found = true; return false; }
+        // `loss, n_correct = forward_pass(...)`: the element a same-file helper returns.
+        for (Id v : unpacked_returns(f, func, d, y))
+          if (scaled(f, f.function_at(f.e(v).range.begin), v, n, depth + 1, seen)) { found = true; return false; }
         // `loss /= N`, `loss *= 1 / N`
         for (const StmtSite& s : f.stmt_sites) {
           const Stmt& st = f.m.s(s.stmt);
