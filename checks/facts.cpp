@@ -1035,6 +1035,16 @@ bool Facts::has_main_guard() const {
 
 bool Facts::runs_at_most_once(Id func, int depth) const {
   if (func == kNone || depth > 3 || m.funcs[func].cls != kNone || m.funcs[func].parent != kNone) return false;
+  // Registered with an object's decorator (`@app.route("/predict")`, `@router.post(...)`,
+  // `@bot.command()`): the framework calls it, once per request or event.
+  for (Id d : m.funcs[func].decorators) {
+    Id c = e(d).kind == ExprKind::Call ? e(d).kids[0] : d;
+    if (e(c).kind != ExprKind::Attribute) continue;
+    const std::string& q = qual(c);
+    if (q.empty() || !(q.rfind("torch", 0) == 0 || q.rfind("functools.", 0) == 0 || q.rfind("contextlib.", 0) == 0 ||
+                       q.rfind("typing.", 0) == 0 || q.rfind("abc.", 0) == 0))
+      return false;
+  }
   if (project && project->external_calls.count(m.funcs[func].name)) return false;
   if (callers_[func].empty()) {
     // Never called: only a script's own functions are known to be unused (a library's are

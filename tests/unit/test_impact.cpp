@@ -751,3 +751,23 @@ TEST(Impact, AnEvaluationWithLegacyVolatileInputsIsWeak) {
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->low_confidence);
 }
+
+TEST(Impact, AForwardInARouteHandlerRunsOncePerRequest) {
+  // A script's function that nothing in the file calls is one its main guard dropped, unless
+  // an object's decorator registers it (`@app.route`): the framework calls it per request.
+  auto src = [](const std::string& deco) {
+    return "import torch\nfrom flask import Flask\n\napp = Flask(__name__)\n"
+           "model = torch.load('m.pt', weights_only=False).cuda()\n\n" +
+           deco +
+           "def predict(x):\n    return model(x)\n\n\n"
+           "if __name__ == '__main__':\n    app.run()\n";
+  };
+  const FileResult route = analyze_text("serve.py", src("@app.route('/predict')\n"), Config{}, EngineOptions{});
+  const Finding* f = only(route, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence) << f->message;
+  const FileResult unused = analyze_text("serve.py", src(""), Config{}, EngineOptions{});
+  const Finding* g = only(unused, "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->low_confidence) << g->message;
+}
