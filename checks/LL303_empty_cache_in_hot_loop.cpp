@@ -1,5 +1,6 @@
 // LL303 empty-cache-in-hot-loop: empty_cache() inside a per-batch loop body.
 #include "checks/common.hpp"
+#include "checks/dataloader.hpp"
 
 namespace ll {
 namespace {
@@ -51,15 +52,30 @@ bool releases_a_model_per_iteration(const Facts& f, const CallSite& c) {
   return false;
 }
 
-// Does a loop nested in `loop` walk the batches (`for seq in dataset: loader =
-// DataLoader(seq); for frame in loader: ...`)? Then `loop` walks phases (sequences, epochs,
-// splits), and a call in its own body runs once per phase.
-bool holds_a_batch_loop(const Facts& f, int loop) {
+// Does each iteration of `loop` build its own DataLoader and walk it in a nested loop (`for
+// seq in dataset: loader = DataLoader(seq); for frame in loader: ...`)? Then `loop` walks
+// phases (sequences, splits), and a call in its own body runs once per phase. (A nested loop
+// over micro-batches or inner steps of one batch does not make the batch loop a phase loop.)
+bool builds_a_loader_per_iteration(const Facts& f, int loop) {
   for (int l = 0; l < static_cast<int>(f.loops.size()); ++l) {
-    if (l == loop || f.loops[l].func != f.loops[loop].func) continue;
+    if (l == loop || f.loops[l].func != f.loops[loop].func || f.loops[l].iter == kNone) continue;
     bool inside = false;
     for (int p = f.loops[l].parent; p >= 0 && !inside; p = f.loops[p].parent) inside = p == loop;
-    if (inside && (iterates_batches(f, l) || f.loop_reaches_backward(l))) return true;
+    if (!inside) continue;
+    bool fresh_loader = false;
+    for_each_expr(f.m, f.loops[l].iter, [&](Id x) {
+      if (f.e(x).kind == ExprKind::Call && is_dataloader_call(f, x)) fresh_loader = true;
+      if (f.e(x).kind == ExprKind::Name)
+        for (Id sid : f.loops[loop].stmts) {
+          const Stmt& st = f.m.s(sid);
+          if (st.kind != StmtKind::Assign || st.value == kNone || f.e(st.value).kind != ExprKind::Call ||
+              !is_dataloader_call(f, st.value))
+            continue;
+          for (Id t : st.targets) fresh_loader = fresh_loader || f.dotted(t) == f.e(x).text;
+        }
+      return !fresh_loader;
+    });
+    if (fresh_loader) return true;
   }
   return false;
 }
@@ -85,7 +101,7 @@ void check_LL303(CheckContext& ctx) {
       for (int ci : f.loops[c.loop].calls)
         if (f.calls[ci].loop == c.loop && f.is_backward(f.calls[ci])) hot = true;
     if (!hot || (!iterates_batches(f, c.loop) && releases_a_model_per_iteration(f, c))) continue;
-    if (holds_a_batch_loop(f, c.loop)) continue;
+    if (builds_a_loader_per_iteration(f, c.loop)) continue;
     ctx.report("LL303", f.e(c.call).range,
                "`empty_cache()` runs on every batch: it forces the caching allocator to give memory back to the "
                "driver and request it again on the next iteration, which costs time and does not lower peak "
