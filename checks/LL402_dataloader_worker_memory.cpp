@@ -129,7 +129,7 @@ void check_LL402(CheckContext& ctx) {
     long samples = -1;
     if (Id bs = f.arg(c.call, 1, "batch_size"); bs != kNone && inflight > 0)
       if (const Expr* lit = f.literal_of(bs, c.func); lit && int_literal_value(*lit) >= 0)
-        samples = inflight * int_literal_value(*lit);
+        if (__builtin_mul_overflow(inflight, int_literal_value(*lit), &samples)) samples = -1;
     if (samples >= 0 && samples <= kFewSamplesInFlight) {
       ctx.report_weak("LL402", f.e(c.call).range, msg,
                       "its batches in flight hold " + std::to_string(samples) + " samples in all (at most " +

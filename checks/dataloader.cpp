@@ -1,5 +1,8 @@
 #include "checks/dataloader.hpp"
 
+#include <cerrno>
+#include <cstdlib>
+
 namespace ll {
 
 namespace {
@@ -58,11 +61,11 @@ long workers_of(const Facts& f, const CallSite& c) {
   if (nw == kNone) return 0;
   const Expr* lit = f.literal_of(nw, c.func);
   if (lit && lit->lit == LitKind::Int) {
-    try {
-      return std::stol(lit->text, nullptr, 0);
-    } catch (...) {
-      return -1;
-    }
+    // `16`, `0x10`, C++ `16u`. A count beyond a billion is no worker count anyone runs, and
+    // bounding it keeps the products the checks form (workers x prefetch x batch) in range.
+    errno = 0;
+    const long v = std::strtol(lit->text.c_str(), nullptr, 0);
+    return errno == ERANGE || v < 0 || v > 1000000000L ? -1 : v;
   }
   return -1;
 }
