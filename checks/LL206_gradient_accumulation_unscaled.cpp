@@ -57,12 +57,6 @@ bool is_count(const Facts& f, Id x, Id n) {
   return !d.empty() && d == f.dotted(n);
 }
 
-// Is the value divided by the accumulation count `n` (or multiplied by its reciprocal) on
-// its way here? Follows names through the bindings that reach each use in the function (and
-// one same-file callee's returns), a few levels deep. A division by anything else (a mixup
-// weight computed upstream, an average over heads) is not the scaling this rule asks for.
-bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string>& seen);
-
 // Is `x` a batch size (`bs`, `batch_size`, `args.total_batch_size`)?
 bool is_batch_size(const Facts& f, Id x) {
   const std::string& d = f.dotted(x);
@@ -146,6 +140,10 @@ std::vector<Id> unpacked_returns(const Facts& f, Id func, const std::string& d, 
   return out;
 }
 
+// Is the value divided by the accumulation count `n` (or multiplied by its reciprocal) on
+// its way here? Follows names through the bindings that reach each use in the function (and
+// same-file callees' returns, also an element of a returned tuple the caller unpacks), a few levels deep. A division by anything else (a mixup
+// weight computed upstream, an average over heads) is not the scaling this rule asks for.
 bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string>& seen) {
   if (x == kNone || depth > 5) return false;
   bool found = false;

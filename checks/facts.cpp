@@ -1108,6 +1108,14 @@ void Facts::compute_entry_off() {
   }
 }
 
+// The qualified name an imported dotted name stands for (`Transformer` of `from model import
+// Transformer` -> `model.Transformer`); "" when its root is not an import.
+static std::string imported_name(const Module& m, const std::string& dotted) {
+  const std::string root = dotted.substr(0, dotted.find('.'));
+  auto it = root.empty() ? m.aliases.end() : m.aliases.find(root);
+  return it == m.aliases.end() ? std::string() : it->second + dotted.substr(root.size());
+}
+
 FileSummary Facts::summarize() const {
   FileSummary out;
   out.module = module_of_path(path);
@@ -1116,11 +1124,8 @@ FileSummary Facts::summarize() const {
   {
     std::set<std::string> refs;
     for (const Function& fn : m.funcs)
-      for (const std::string& t : fn.param_types) {
-        const std::string root = t.substr(0, t.find('.'));
-        auto it = root.empty() ? m.aliases.end() : m.aliases.find(root);
-        if (it != m.aliases.end() && it->second.rfind("torch", 0) != 0) refs.insert(it->second + t.substr(root.size()));
-      }
+      for (const std::string& t : fn.param_types)
+        if (std::string q = imported_name(m, t); !q.empty() && q.rfind("torch", 0) != 0) refs.insert(std::move(q));
     out.type_refs.assign(refs.begin(), refs.end());
   }
   for (Id c = 0; c < m.classes.size(); ++c)
@@ -1691,10 +1696,8 @@ bool Facts::annotated_grad_off(Id func, const std::string& name) const {
   if (type.empty()) return false;
   if (Id k = class_at(type, m.funcs[func].range.begin); k != kNone) return forward_decorated_off(k);
   if (!project || project->grad_off_forward_classes.empty()) return false;
-  std::string q = type;
-  const std::string root = type.substr(0, type.find('.'));
-  if (auto it = m.aliases.find(root); it != m.aliases.end()) q = it->second + type.substr(root.size());
-  return project->grad_off_forward_classes.count(q) > 0;
+  std::string q = imported_name(m, type);
+  return project->grad_off_forward_classes.count(q.empty() ? type : q) > 0;
 }
 
 bool Facts::forward_grad_off(Id func, Id obj) const {
