@@ -66,7 +66,7 @@ bool legacy_volatile(const Facts& f, Id func) {
   for (int ci : f.calls_in(func)) {
     Id call = f.calls[ci].call;
     const std::string& q = f.callee_qual(call);
-    if (q != "torch.autograd.Variable" && q != "torch.autograd.variable.Variable") continue;
+    if (q != "torch.autograd.Variable"sv && q != "torch.autograd.variable.Variable"sv) continue;
     Id v = f.arg(call, static_cast<size_t>(-1), "volatile");
     if (v != kNone && f.e(v).kind == ExprKind::Literal && f.e(v).lit == LitKind::True) return true;
   }

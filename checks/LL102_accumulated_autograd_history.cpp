@@ -52,7 +52,7 @@ class History {
 
   static bool is_loss_name(std::string_view name) {
     for (const auto& t : Facts::name_tokens(name))
-      if (t == "loss" || t == "criterion" || t == "losses" || t == "nll" || t == "objective") return true;
+      if (t == "loss"sv || t == "criterion"sv || t == "losses"sv || t == "nll"sv || t == "objective"sv) return true;
     return false;
   }
 
@@ -76,7 +76,7 @@ class History {
         return name_carries(e.text, x, depth);
       case ExprKind::Attribute: {
         if (in(e.text, {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim", "T"}))
-          return e.text == "T" && carries(e.kids[0], off, depth + 1);
+          return e.text == "T"sv && carries(e.kids[0], off, depth + 1);
         const std::string& d = f_.dotted(x);
         if (!d.empty() && name_carries(d, x, depth)) return true;
         return carries(e.kids[0], off, depth + 1);
@@ -92,7 +92,7 @@ class History {
       case ExprKind::BinOp:
         return carries(e.kids[0], off, depth + 1) || carries(e.kids[1], off, depth + 1);
       case ExprKind::UnaryOp:
-        return e.text != "not" && carries(e.kids[0], off, depth + 1);
+        return e.text != "not"sv && carries(e.kids[0], off, depth + 1);
       case ExprKind::BoolOp: case ExprKind::Sequence:
         for (Id k : e.kids)
           if (carries(k, off, depth + 1)) return true;
@@ -237,7 +237,7 @@ class History {
                   "multinomial", "bernoulli"}))
       return false;
     // torch.autograd.grad results carry history only with create_graph=True.
-    if (q == "torch.autograd.grad" && f_.arg(call, static_cast<size_t>(-1), "create_graph") == kNone) return false;
+    if (q == "torch.autograd.grad"sv && f_.arg(call, static_cast<size_t>(-1), "create_graph") == kNone) return false;
     // A same-file function: its returned values decide.
     {
       auto ci = f_.call_index.find(call);
@@ -448,7 +448,7 @@ class History {
       const Expr& e = f_.e(v);
       const bool set_call = e.kind == ExprKind::Call && f_.e(e.kids[0]).kind == ExprKind::Name &&
                             in(f_.e(e.kids[0]).text, {"set", "frozenset"}) && f_.qual(e.kids[0]).empty();
-      if (!set_call && !((e.kind == ExprKind::Sequence || e.kind == ExprKind::Comprehension) && e.text == "set"))
+      if (!set_call && !((e.kind == ExprKind::Sequence || e.kind == ExprKind::Comprehension) && e.text == "set"sv))
         return false;
     }
     return true;
@@ -492,7 +492,7 @@ class History {
     for (int ci : f_.loops[loop].calls) {
       const CallSite& c = f_.calls[ci];
       if (!f_.is_backward(c) || f_.arg(c.call, static_cast<size_t>(-1), "retain_graph") != kNone) continue;
-      Id r = f_.callee_attr(c.call) == "backward" ? f_.callee_receiver(c.call) : f_.arg(c.call, 0, "tensors");
+      Id r = f_.callee_attr(c.call) == "backward"sv ? f_.callee_receiver(c.call) : f_.arg(c.call, 0, "tensors");
       if (r != kNone && names.count(f_.dotted(r))) return true;
     }
     return false;
@@ -561,7 +561,7 @@ class History {
     // back-propagates (a meta-learner taking inner-loop gradients for fast weights): one call
     // of the forward holds the list, and the graph it keeps is what the outer backward needs.
     if (f_.func_is_method_of_module(func_) && !iterates_batches(f_, loop) &&
-        (f_.m.funcs[func_].name == "forward" || f_.part_of_forward(func_)))
+        (f_.m.funcs[func_].name == "forward"sv || f_.part_of_forward(func_)))
       return;
     if (accumulator_wanted(base, loop)) return;
     // Per-step states of a recurrent unroll (`h = cell(x[t], h); outs.append(h)`): the last
@@ -573,7 +573,7 @@ class History {
     // a tensor that requires grad: what it accumulates carries none.
     if (f_.read_as_numpy(func_, kNone, base, f_.m.s(sid).range.end)) return;
     std::string vtext = ctx_.text(value);
-    bool container = verb != "accumulates";
+    bool container = verb != "accumulates"sv;
     std::string shown = ctx_.brief(value);
     // The message shows the expression the fix writes (parenthesised where precedence
     // needs it): one set of facts for both.
@@ -643,7 +643,7 @@ class History {
       return;
     }
     if (s.kind == StmtKind::AugAssign && !s.targets.empty() && s.text == "+=" &&
-        f_.e(s.value).kind == ExprKind::Sequence && f_.e(s.value).text != "dict") {
+        f_.e(s.value).kind == ExprKind::Sequence && f_.e(s.value).text != "dict"sv) {
       // `history += [fake]` extends a list: it keeps the elements (the fix detaches them).
       for (Id k : f_.e(s.value).kids)
         if (carries(k, off)) {
@@ -656,7 +656,7 @@ class History {
                f_.e(s.value).kind == ExprKind::BinOp) {
       const std::string& t = f_.dotted(s.targets[0]);
       const Expr& b = f_.e(s.value);
-      if (!t.empty() && (b.text == "+" || b.text == "-" || b.text == "*")) {
+      if (!t.empty() && (b.text == "+" || b.text == "-"sv || b.text == "*")) {
         for (int side = 0; side < 2; ++side) {
           Id self = b.kids[side], other = b.kids[1 - side];
           if (f_.dotted(self) == t && carries(other, off)) {
@@ -673,8 +673,8 @@ class History {
       const Expr& ce = f_.e(call);
       Id val = kNone;
       if (in(attr, {"append", "extend", "appendleft"}) && ce.kids.size() >= 2) val = ce.kids[1];
-      else if (attr == "add" && ce.kids.size() >= 2 && holds_a_set(recv)) val = ce.kids[1];
-      else if (attr == "insert" && ce.kids.size() >= 3) val = ce.kids[2];
+      else if (attr == "add"sv && ce.kids.size() >= 2 && holds_a_set(recv)) val = ce.kids[1];
+      else if (attr == "insert"sv && ce.kids.size() >= 3) val = ce.kids[2];
       else if (runs_accumulating_method(recv, attr) && ce.kids.size() >= 2 && !f_.is_optimizer(func_, recv) &&
                !f_.is_model_value(func_, recv))
         val = ce.kids[1];
@@ -726,7 +726,7 @@ class History {
         }
       }
     } else if (s.kind == StmtKind::Expr && s.value != kNone && f_.e(s.value).kind == ExprKind::Call &&
-               (f_.callee_attr(s.value) == "detach_" || f_.callee_attr(s.value) == "requires_grad_")) {
+               (f_.callee_attr(s.value) == "detach_"sv || f_.callee_attr(s.value) == "requires_grad_"sv)) {
       // loss.detach_() drops the history in place.
       const std::string& d = f_.dotted(f_.callee_receiver(s.value));
       if (!d.empty()) {

@@ -44,7 +44,7 @@ std::string cpp_retain_effect(const Facts& f, int loop) {
     }
   }
   const std::string grow = "memory and backward time grow every iteration";
-  if (kind == "SGD")
+  if (kind == "SGD"sv)
     return "with it, " + grow + " (torch::optim::SGD updates the weights through .data(), which autograd's in-place "
            "check does not see)";
   if (!kind.empty())
@@ -70,7 +70,7 @@ void check_LL103(CheckContext& ctx) {
     if (!callee.qname.empty() || callee.kind != ExprKind::Name || f.is_function_name(c.func, callee.text)) return false;
     if (loop_retains) return true;
     for (const auto& t : Facts::name_tokens(callee.text))
-      if (t == "cell" || t == "rnn" || t == "lstm" || t == "gru") return true;
+      if (t == "cell"sv || t == "rnn"sv || t == "lstm"sv || t == "gru"sv) return true;
     return false;
   };
   for (int li = 0; li < static_cast<int>(f.loops.size()); ++li) {
@@ -109,7 +109,7 @@ void check_LL103(CheckContext& ctx) {
       auto si = f.stmt_index.find(sid);
       bool off = si != f.stmt_index.end() && f.grad_off(f.stmt_sites[si->second]);
       if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call &&
-          f.callee_attr(s.value) == "detach_") {
+          f.callee_attr(s.value) == "detach_"sv) {
         Id r = f.callee_receiver(s.value);
         while (r != kNone && f.e(r).kind == ExprKind::Subscript) r = f.e(r).kids[0];  // hidden[0].detach_()
         reset.insert(f.dotted(r));

@@ -5,10 +5,10 @@ namespace ll {
 namespace {
 
 bool is_grad_mode_class(const std::string& q) {
-  return q == "torch.no_grad" || q == "torch.enable_grad" || q == "torch.inference_mode" ||
-         q == "torch.autograd.no_grad" || q == "torch.autograd.enable_grad" ||
-         q == "torch.autograd.grad_mode.no_grad" || q == "torch.autograd.grad_mode.enable_grad" ||
-         q == "torch.autograd.grad_mode.inference_mode";
+  return q == "torch.no_grad"sv || q == "torch.enable_grad"sv || q == "torch.inference_mode"sv ||
+         q == "torch.autograd.no_grad"sv || q == "torch.autograd.enable_grad"sv ||
+         q == "torch.autograd.grad_mode.no_grad"sv || q == "torch.autograd.grad_mode.enable_grad"sv ||
+         q == "torch.autograd.grad_mode.inference_mode"sv;
 }
 
 void report(CheckContext& ctx, Id item, const std::string& what, const std::string& consequence) {
@@ -47,7 +47,7 @@ void check_LL104(CheckContext& ctx) {
       for (Id d : fn.decorators) {
         const Expr& x = f.e(d);
         if ((x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) &&
-            (x.qname == "torch.no_grad" || x.qname == "torch.enable_grad" || x.qname == "torch.autograd.no_grad"))
+            (x.qname == "torch.no_grad"sv || x.qname == "torch.enable_grad"sv || x.qname == "torch.autograd.no_grad"sv))
           report(ctx, d, "used as a bare decorator",
                  "before torch 2.0 (configured `torch-version`) this raises TypeError when the function is defined");
       }

@@ -12,8 +12,8 @@ namespace ll {
 namespace {
 
 bool is_module_hook(std::string_view a) {
-  return a == "register_forward_hook" || a == "register_forward_pre_hook" || a == "register_full_backward_hook" ||
-         a == "register_backward_hook" || a == "register_full_backward_pre_hook";
+  return a == "register_forward_hook"sv || a == "register_forward_pre_hook"sv || a == "register_full_backward_hook"sv ||
+         a == "register_backward_hook"sv || a == "register_full_backward_pre_hook"sv;
 }
 
 // Does the loop run once per batch: it trains, iterates batches or an evaluation set, or
@@ -35,15 +35,15 @@ int batch_loop_of(const Facts& f, const CallSite& c) {
 // Is there a `.remove()` call (a handle's) in `func` or a function it reaches?
 bool removes_in(const Facts& f, Id func) {
   return f.reaches(func, [&](const CallSite& x) {
-    if (f.callee_attr(x.call) == "remove_hook") return true;  // C++: tensor.remove_hook(pos)
-    if (f.callee_attr(x.call) != "remove") return false;
+    if (f.callee_attr(x.call) == "remove_hook"sv) return true;  // C++: tensor.remove_hook(pos)
+    if (f.callee_attr(x.call) != "remove"sv) return false;
     // `list.remove(item)` takes an argument; a handle's remove() takes none.
     return f.e(x.call).kids.size() == 1;
   });
 }
 
 bool is_constructor(const Facts& f, Id func) {
-  return func != kNone && f.class_of(func) != kNone && f.m.funcs[func].name == "__init__";
+  return func != kNone && f.class_of(func) != kNone && f.m.funcs[func].name == "__init__"sv;
 }
 
 // Does `func` (or what it reaches) call, on any receiver, a method of `cls` that removes a
@@ -76,7 +76,7 @@ bool is_parameter_loop_target(const Facts& f, Id func, const std::string& name) 
     for_each_expr(f.m, l.iter, [&](Id x) {
       if (f.e(x).kind == ExprKind::Call) {
         const std::string& a = f.callee_attr(x);
-        if (a == "parameters" || a == "named_parameters") params = true;
+        if (a == "parameters"sv || a == "named_parameters"sv) params = true;
       }
       return !params;
     });
@@ -135,7 +135,7 @@ bool receiver_fresh_in_loop(const Facts& f, int loop, Id func, const std::string
     ExprKind k = f.e(s.value).kind;
     // `layer = model.layer4` aliases a long-lived module; a call or arithmetic makes a new object.
     if (k == ExprKind::Call || k == ExprKind::BinOp || k == ExprKind::UnaryOp || k == ExprKind::Conditional)
-      return !(k == ExprKind::Call && f.callee_attr(s.value) == "get_submodule");
+      return !(k == ExprKind::Call && f.callee_attr(s.value) == "get_submodule"sv);
   }
   (void)func;
   return false;
@@ -161,7 +161,7 @@ bool built_by_constructor(const Facts& f, Id ctor, const std::string& root) {
     const std::string& d = f.dotted(f.e(v).kids[0]);
     std::string_view last = f.last_component(d);
     if (last.empty()) return false;
-    if (!std::isupper(static_cast<unsigned char>(last[0])) && last != "deepcopy") return false;
+    if (!std::isupper(static_cast<unsigned char>(last[0])) && last != "deepcopy"sv) return false;
   }
   return true;
 }
@@ -174,7 +174,7 @@ void check_LL105(CheckContext& ctx) {
     if (c.in_lambda) continue;
     const std::string& attr = f.callee_attr(c.call);
     const bool module_hook = is_module_hook(attr);
-    if (!module_hook && attr != "register_hook") continue;
+    if (!module_hook && attr != "register_hook"sv) continue;
     Id recv = f.callee_receiver(c.call);
     if (recv == kNone) continue;
     const std::string& rd = f.dotted(recv);
@@ -209,8 +209,8 @@ void check_LL105(CheckContext& ctx) {
     if (!discarded) {
       if (removes_in(f, c.func)) continue;
       if (loop >= 0 && f.loop_reaches(loop, [&](const CallSite& x) {
-            return (f.callee_attr(x.call) == "remove" && f.e(x.call).kids.size() == 1) ||
-                   f.callee_attr(x.call) == "remove_hook";
+            return (f.callee_attr(x.call) == "remove"sv && f.e(x.call).kids.size() == 1) ||
+                   f.callee_attr(x.call) == "remove_hook"sv;
           }))
         continue;
       if (caller && removes_in(f, caller->func)) continue;
@@ -229,7 +229,7 @@ void check_LL105(CheckContext& ctx) {
       // A tensor hook on an intermediate tensor dies with it; one on a parameter (or a
       // tensor made before the loop) stays.
       std::string last(f.last_component(rd));
-      bool param = is_parameter_loop_target(f, c.func, rd) || last == "weight" || last == "bias" ||
+      bool param = is_parameter_loop_target(f, c.func, rd) || last == "weight"sv || last == "bias"sv ||
                    rd.rfind("self.", 0) == 0;
       if (!param) {
         if (caller) continue;  // a parameter of the per-batch function: an activation, most likely

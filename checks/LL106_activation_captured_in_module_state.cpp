@@ -13,7 +13,7 @@ namespace {
 // Forward hooks see the module's inputs and outputs, which carry history. Backward hooks and
 // tensor hooks see gradients, which carry none unless backward(create_graph=True) ran.
 bool is_hook_registration(std::string_view a) {
-  return a == "register_forward_hook" || a == "register_forward_pre_hook";
+  return a == "register_forward_hook"sv || a == "register_forward_pre_hook"sv;
 }
 
 // Does the expression drop autograd history (detach, item, tolist, numpy, float, shapes)?
@@ -23,23 +23,23 @@ bool detached(const Facts& f, Id v) {
     const Expr& e = f.e(x);
     if (e.kind == ExprKind::Call) {
       const std::string& a = f.callee_attr(x);
-      if (a == "detach" || a == "item" || a == "tolist" || a == "numpy" || a == "detach_" || a == "size" ||
-          a == "dim" || a == "numel")
+      if (a == "detach"sv || a == "item"sv || a == "tolist"sv || a == "numpy"sv || a == "detach_"sv || a == "size"sv ||
+          a == "dim"sv || a == "numel"sv)
         yes = true;
       Id callee = e.kids[0];
       // A helper that converts to a host array, by its name (`torch_to_numpy(y)`, `to_np(y)`).
       if (f.e(callee).kind == ExprKind::Name || f.e(callee).kind == ExprKind::Attribute) {
         const auto toks = Facts::name_tokens(f.e(callee).text);
-        if (!toks.empty() && (toks.back() == "numpy" || toks.back() == "np") && toks.size() >= 2) yes = true;
+        if (!toks.empty() && (toks.back() == "numpy"sv || toks.back() == "np"sv) && toks.size() >= 2) yes = true;
       }
       if (f.e(callee).kind == ExprKind::Name &&
-          (f.e(callee).text == "float" || f.e(callee).text == "int" || f.e(callee).text == "len" ||
-           f.e(callee).text == "str" || f.e(callee).text == "bool" || f.e(callee).text == "type" ||
-           f.e(callee).text == "id" || f.e(callee).text == "tuple" || f.e(callee).text == "isinstance"))
+          (f.e(callee).text == "float"sv || f.e(callee).text == "int"sv || f.e(callee).text == "len"sv ||
+           f.e(callee).text == "str"sv || f.e(callee).text == "bool"sv || f.e(callee).text == "type"sv ||
+           f.e(callee).text == "id"sv || f.e(callee).text == "tuple"sv || f.e(callee).text == "isinstance"sv))
         yes = true;
     }
-    if (e.kind == ExprKind::Attribute && (e.text == "data" || e.text == "shape" || e.text == "dtype" ||
-                                          e.text == "device" || e.text == "__class__" || e.text == "__name__"))
+    if (e.kind == ExprKind::Attribute && (e.text == "data"sv || e.text == "shape"sv || e.text == "dtype"sv ||
+                                          e.text == "device"sv || e.text == "__class__"sv || e.text == "__name__"sv))
       yes = true;
     if (e.kind == ExprKind::Literal || e.kind == ExprKind::FString) yes = yes || x == v;
     return !yes;
@@ -62,7 +62,7 @@ bool from_inputs(const Facts& f, Id func, Id v, const std::vector<std::string>& 
     }
     if (e.kind == ExprKind::Name) {
       for (const auto& p : params)
-        if (p == e.text && p != "self" && p != "module" && p != "m" && p != "name") hit = true;
+        if (p == e.text && p != "self"sv && p != "module"sv && p != "m"sv && p != "name"sv) hit = true;
       if (!hit && depth < 5)
         for (const StmtSite& ss : f.stmt_sites) {
           if (ss.func != func) continue;
@@ -96,16 +96,16 @@ std::vector<Store> stores_in(const Facts& f, Id func) {
   for (const CallSite& c : f.calls) {
     if (c.func != func || c.in_lambda) continue;
     const std::string& a = f.callee_attr(c.call);
-    if (a != "append" && a != "extend" && a != "insert") continue;
+    if (a != "append"sv && a != "extend"sv && a != "insert"sv) continue;
     Id recv = f.callee_receiver(c.call);
-    Id v = f.arg(c.call, a == "insert" ? 1 : 0);
+    Id v = f.arg(c.call, a == "insert"sv ? 1 : 0);
     if (recv == kNone || v == kNone) continue;
     // `self.store[name].append(o)` -> container `self.store`
     Id base = recv;
     for (int hops = 0; hops < 8; ++hops) {
       if (f.e(base).kind == ExprKind::Subscript) base = f.e(base).kids[0];
       else if (f.e(base).kind == ExprKind::Call &&
-               (f.callee_attr(base) == "setdefault" || f.callee_attr(base) == "get") && f.callee_receiver(base) != kNone)
+               (f.callee_attr(base) == "setdefault"sv || f.callee_attr(base) == "get"sv) && f.callee_receiver(base) != kNone)
         base = f.callee_receiver(base);
       else break;
     }
@@ -128,7 +128,7 @@ bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls, bool 
   };
   for (const CallSite& c : f.calls) {
     const std::string& a = f.callee_attr(c.call);
-    if ((a == "clear" || a == "pop" || a == "popleft") && same(f.dotted(f.callee_receiver(c.call)))) return true;
+    if ((a == "clear"sv || a == "pop"sv || a == "popleft"sv) && same(f.dotted(f.callee_receiver(c.call)))) return true;
   }
   for (const StmtSite& s : f.stmt_sites) {
     const Stmt& st = f.m.s(s.stmt);
@@ -140,13 +140,13 @@ bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls, bool 
       }
     }
     if (st.kind != StmtKind::Assign && st.kind != StmtKind::AnnAssign) continue;
-    if (st.kind == StmtKind::AnnAssign && st.text == "declared-type") continue;  // C++: a declaration, not a reset
+    if (st.kind == StmtKind::AnnAssign && st.text == "declared-type"sv) continue;  // C++: a declaration, not a reset
     if (s.func == kNone && d.rfind("self.", 0) != 0) continue;  // the module-level creation
     // The creation next to the registration (`model.layer4.feats = []` before the loop).
     if (any_owner && s.func == creator && s.loop < 0) continue;
     // The creation in the constructor (`__init__`; C++: the class's own constructor).
     if (s.func != kNone && f.class_of(s.func) == owner_cls && owner_cls != kNone &&
-        (f.m.funcs[s.func].name == "__init__" || f.m.funcs[s.func].name == f.m.classes[owner_cls].name))
+        (f.m.funcs[s.func].name == "__init__"sv || f.m.funcs[s.func].name == f.m.classes[owner_cls].name))
       continue;
     for (Id t : st.targets)
       if (t != kNone && same(f.dotted(t))) return true;
@@ -187,7 +187,7 @@ bool long_lived(const Facts& f, Id func, const std::string& d, const std::string
 bool hook_removed(const Facts& f, const CallSite* reg) {
   if (!reg) return false;
   return f.reaches(reg->func, [&](const CallSite& x) {
-    return f.callee_attr(x.call) == "remove" && f.e(x.call).kids.size() == 1;
+    return f.callee_attr(x.call) == "remove"sv && f.e(x.call).kids.size() == 1;
   });
 }
 
@@ -205,7 +205,7 @@ void check_LL106(CheckContext& ctx) {
   for (const CallSite& c : f.calls)
     if (!grad_forward_in_file && !f.grad_off(c) && f.is_model_call(c) && c.loop >= 0) grad_forward_in_file = true;
   for (Id fn = 0; fn < f.m.funcs.size(); ++fn)
-    if (f.m.funcs[fn].name == "forward" && f.func_is_method_of_module(fn) && seen.insert(fn).second)
+    if (f.m.funcs[fn].name == "forward"sv && f.func_is_method_of_module(fn) && seen.insert(fn).second)
       sites.push_back({fn, "forward", nullptr});
   std::vector<std::pair<Id, const CallSite*>> lambda_hooks;
   if (grad_forward_in_file)
@@ -229,7 +229,7 @@ void check_LL106(CheckContext& ctx) {
       std::string name;
       Id cls = kNone;
       if (h.kind == ExprKind::Name) name = h.text;
-      if (h.kind == ExprKind::Attribute && f.dotted(h.kids[0]) == "self") { name = h.text; cls = f.class_of(c.func); }
+      if (h.kind == ExprKind::Attribute && f.dotted(h.kids[0]) == "self"sv) { name = h.text; cls = f.class_of(c.func); }
       if (name.empty()) continue;
       for (Id fn = 0; fn < f.m.funcs.size(); ++fn)
         if (f.m.funcs[fn].name == name && (cls == kNone ? f.m.funcs[fn].cls == kNone : f.m.funcs[fn].cls == cls) &&
@@ -263,8 +263,8 @@ void check_LL106(CheckContext& ctx) {
     if (f.func_entry_off(s.func) || hook_removed(f, s.reg)) continue;
     // A hook's first argument (after self) is the module it is registered on.
     std::string hooked;
-    if (s.role == "hook") {
-      size_t first = (!fn.params.empty() && fn.params[0] == "self") ? 1 : 0;
+    if (s.role == "hook"sv) {
+      size_t first = (!fn.params.empty() && fn.params[0] == "self"sv) ? 1 : 0;
       if (first < fn.params.size()) hooked = fn.params[first];
     }
     for (const Store& st : stores_in(f, s.func)) {
@@ -276,15 +276,15 @@ void check_LL106(CheckContext& ctx) {
       const bool on_hooked = !hooked.empty() && st.target.rfind(hooked + ".", 0) == 0;
       if (cleared_somewhere(f, st.target, f.class_of(s.func), on_hooked, s.reg ? s.reg->func : kNone)) continue;
       std::string v = ctx.text(st.value);
-      std::string owner = fn.cls != kNone && fn.name == "__call__" ? f.m.classes[fn.cls].name + "." : "";
-      std::string where = s.role == "forward" ? "`forward`" : "hook `" + owner + fn.name + "`";
+      std::string owner = fn.cls != kNone && fn.name == "__call__"sv ? f.m.classes[fn.cls].name + "." : "";
+      std::string where = s.role == "forward"sv ? "`forward`" : "hook `" + owner + fn.name + "`";
       std::string message = "`" + ctx.text(f.e(st.call).kids[0]) + "(" + v + ")` in " + where +
                             " keeps every batch's `" + v + "`, and the autograd graph behind it, reachable from `" +
                             st.target +
                             "`: it grows every batch and each graph's saved activations stay alive until "
                             "backward() frees them (forever in passes without backward()); store `" + v +
                             ".detach()`, or clear it every iteration";
-      Finding* fd = report(s.role == "hook", f.e(st.call).range, message);
+      Finding* fd = report(s.role == "hook"sv, f.e(st.call).range, message);
       if (!fd) continue;
       ExprKind k = f.e(st.value).kind;
       if (k == ExprKind::Name || k == ExprKind::Attribute || k == ExprKind::Subscript || k == ExprKind::Call) {
@@ -303,7 +303,7 @@ void check_LL106(CheckContext& ctx) {
     Id body = l.kids[0];
     if (f.e(body).kind != ExprKind::Call) continue;
     const std::string& a = f.callee_attr(body);
-    if (a != "append" && a != "extend") continue;
+    if (a != "append"sv && a != "extend"sv) continue;
     Id recv = f.callee_receiver(body);
     Id v = f.arg(body, 0);
     if (recv == kNone || v == kNone || detached(f, v) || f.e(v).kind == ExprKind::Lambda) continue;

@@ -26,7 +26,7 @@ std::set<std::string> param_modules(const Facts& f, Id func, const std::string& 
         other = true;
         return;
       }
-      if (e.kind == ExprKind::Call && f.callee_attr(x) == "parameters") {
+      if (e.kind == ExprKind::Call && f.callee_attr(x) == "parameters"sv) {
         const std::string& d = f.dotted(f.callee_receiver(x));
         if (d.empty()) other = true;
         else out.insert(d);
@@ -34,7 +34,7 @@ std::set<std::string> param_modules(const Facts& f, Id func, const std::string& 
                  (in(f.callee_qual(x), {"itertools.chain", "list"}) ||
                   (f.e(e.kids[0]).kind == ExprKind::Name && in(f.e(e.kids[0]).text, {"list", "chain"})))) {
         for (size_t k = 1; k < e.kids.size(); ++k) walk(e.kids[k], depth + 1);
-      } else if ((e.kind == ExprKind::Sequence && e.text != "dict") || (e.kind == ExprKind::BinOp && e.text == "+")) {
+      } else if ((e.kind == ExprKind::Sequence && e.text != "dict"sv) || (e.kind == ExprKind::BinOp && e.text == "+")) {
         for (Id k : e.kids) walk(k, depth + 1);
       } else {
         other = true;  // tensors, param-group dicts, names bound elsewhere
@@ -72,7 +72,7 @@ bool loop_resets(const Facts& f, int loop, const std::string& opt, Id func) {
     const Stmt& s = f.m.s(sid);
     if (s.kind == StmtKind::Assign)
       for (Id t : s.targets)
-        if (f.e(t).kind == ExprKind::Attribute && f.e(t).text == "grad") return true;
+        if (f.e(t).kind == ExprKind::Attribute && f.e(t).text == "grad"sv) return true;
     // Closures defined in the loop (LBFGS `def closure(): opt.zero_grad() ...`).
     if (s.kind == StmtKind::FunctionDef && f.reaches(s.func, resets)) return true;
   }
@@ -104,7 +104,7 @@ void check_LL201(CheckContext& ctx) {
       // [loss])`) keeps each iteration's gradients in its own context, not in `.grad`.
       if (fresh)
         it->second = assigned_in_loop(f, loop, name) || f.loop_reaches(loop, [&](const CallSite& x) {
-                       return f.callee_qual(x.call) == "torch.distributed.autograd.backward";
+                       return f.callee_qual(x.call) == "torch.distributed.autograd.backward"sv;
                      })
                          ? 0
                          : !loop_resets(f, loop, name, c.func) ? 2 : 1;

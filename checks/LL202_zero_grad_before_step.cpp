@@ -26,8 +26,8 @@ bool grad_target(const Facts& f, Id x) {
   for (int hops = 0; x != kNone && hops < 4; ++hops) {
     const Expr& e = f.e(x);
     if (e.kind != ExprKind::Attribute || e.kids.empty()) return false;
-    if (e.text == "grad") return true;
-    if (e.text != "data") return false;
+    if (e.text == "grad"sv) return true;
+    if (e.text != "data"sv) return false;
     x = e.kids[0];
   }
   return false;

@@ -30,8 +30,8 @@ bool framework_sync(const Facts& f) {
       return true;
     const std::string& a = f.callee_attr(c.call);
     std::string name = a.empty() ? f.dotted(f.e(c.call).kids[0]) : a;
-    if (name == "DistributedDataParallel" || name == "DDP" || name == "FSDP" || name == "prepare" ||
-        name == "initialize" || name == "setup_module" || name == "DistributedOptimizer")
+    if (name == "DistributedDataParallel"sv || name == "DDP"sv || name == "FSDP"sv || name == "prepare"sv ||
+        name == "initialize"sv || name == "setup_module"sv || name == "DistributedOptimizer"sv)
       return true;
   }
   return false;
@@ -42,9 +42,9 @@ bool is_collective(const Facts& f, const CallSite& c) {
   const std::string& a = f.callee_attr(c.call);
   std::string last = q.empty() ? a : std::string(f.last_component(q));
   if (!(starts_with(q, "torch.distributed.") || q.empty())) return false;
-  return last == "all_reduce" || last == "all_reduce_coalesced" || last == "reduce" || last == "reduce_scatter" ||
-         last == "all_gather" || last == "all_gather_into_tensor" || last == "reduce_scatter_tensor" ||
-         last == "broadcast" || last == "allreduce";
+  return last == "all_reduce"sv || last == "all_reduce_coalesced"sv || last == "reduce"sv || last == "reduce_scatter"sv ||
+         last == "all_gather"sv || last == "all_gather_into_tensor"sv || last == "reduce_scatter_tensor"sv ||
+         last == "broadcast"sv || last == "allreduce"sv;
 }
 
 bool mentions_grad(const Facts& f, Id func, Id root, int depth) {
@@ -52,10 +52,10 @@ bool mentions_grad(const Facts& f, Id func, Id root, int depth) {
   bool hit = false;
   for_each_expr(f.m, root, [&](Id x) {
     const Expr& e = f.e(x);
-    if (e.kind == ExprKind::Attribute && (e.text == "grad" || e.text == "grads" || e.text == "gradients")) hit = true;
+    if (e.kind == ExprKind::Attribute && (e.text == "grad"sv || e.text == "grads"sv || e.text == "gradients"sv)) hit = true;
     if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute)
       for (const auto& t : Facts::name_tokens(e.text))
-        if (t == "grad" || t == "grads" || t == "gradient" || t == "gradients") hit = true;
+        if (t == "grad"sv || t == "grads"sv || t == "gradient"sv || t == "gradients"sv) hit = true;
     if (!hit && e.kind == ExprKind::Name)
       for (Id v : f.bindings(func, e.text))
         if (mentions_grad(f, func, v, depth + 1)) hit = true;
@@ -79,7 +79,7 @@ bool syncs_gradients(const Facts& f, const CallSite& c) {
         for_each_expr(f.m, f.loops[l].iter, [&](Id x) {
           if (f.e(x).kind == ExprKind::Call) {
             const std::string& a2 = f.callee_attr(x);
-            if (a2 == "parameters" || a2 == "named_parameters") params = true;
+            if (a2 == "parameters"sv || a2 == "named_parameters"sv) params = true;
           }
           return !params;
         });
@@ -92,9 +92,9 @@ bool syncs_gradients(const Facts& f, const CallSite& c) {
   auto toks = Facts::name_tokens(f.last_component(name));
   bool grad = false, sync = false;
   for (const auto& t : toks) {
-    if (t == "grad" || t == "grads" || t == "gradient" || t == "gradients") grad = true;
-    if (t == "average" || t == "avg" || t == "allreduce" || t == "all" || t == "reduce" || t == "sync" ||
-        t == "synchronize" || t == "mean" || t == "aggregate")
+    if (t == "grad"sv || t == "grads"sv || t == "gradient"sv || t == "gradients"sv) grad = true;
+    if (t == "average"sv || t == "avg"sv || t == "allreduce"sv || t == "all"sv || t == "reduce"sv || t == "sync"sv ||
+        t == "synchronize"sv || t == "mean"sv || t == "aggregate"sv)
       sync = true;
   }
   return grad && sync;
@@ -108,7 +108,7 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
   auto vals = f.bindings(func, od);
   if (vals.size() != 1 || f.e(vals[0]).kind != ExprKind::Call) return "";
   Id params = f.arg(vals[0], 0, "params");
-  if (params == kNone || f.e(params).kind != ExprKind::Call || f.callee_attr(params) != "parameters") return "";
+  if (params == kNone || f.e(params).kind != ExprKind::Call || f.callee_attr(params) != "parameters"sv) return "";
   Id model = f.callee_receiver(params);
   const std::string& md = f.dotted(model);
   if (md.empty()) return "";
@@ -118,8 +118,8 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
     Id cur = v;
     // net.to(device), net.cuda(), net.double()
     while (cur != kNone && f.e(cur).kind == ExprKind::Call &&
-           (f.callee_attr(cur) == "to" || f.callee_attr(cur) == "cuda" || f.callee_attr(cur) == "double" ||
-            f.callee_attr(cur) == "float"))
+           (f.callee_attr(cur) == "to"sv || f.callee_attr(cur) == "cuda"sv || f.callee_attr(cur) == "double"sv ||
+            f.callee_attr(cur) == "float"sv))
       cur = f.callee_receiver(cur);
     if (cur == kNone || f.e(cur).kind != ExprKind::Call) return "";
     const std::string& q = f.callee_qual(cur);
@@ -140,7 +140,7 @@ void check_LL203(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   const CallSite* init = nullptr;
   for (const CallSite& c : f.calls)
-    if (f.callee_qual(c.call) == "torch.distributed.init_process_group") { init = &c; break; }
+    if (f.callee_qual(c.call) == "torch.distributed.init_process_group"sv) { init = &c; break; }
   if (!init || framework_sync(f)) return;
   std::set<int> seen_loops;
   for (const CallSite& step : f.calls) {

@@ -57,9 +57,9 @@ class Events {
       int here = top_level ? ci : top;
       const std::string& attr = f_.callee_attr(c.call);
       Id recv = f_.callee_receiver(c.call);
-      if ((attr == "eval" || attr == "train") && recv != kNone && f_.qual(recv).empty() && is_model(c, recv)) {
+      if ((attr == "eval"sv || attr == "train"sv) && recv != kNone && f_.qual(recv).empty() && is_model(c, recv)) {
         char k = 'T';
-        if (attr == "eval") k = f_.e(c.call).kids.size() == 1 ? 'E' : 'T';
+        if (attr == "eval"sv) k = f_.e(c.call).kids.size() == 1 ? 'E' : 'T';
         else if (f_.e(c.call).kids.size() > 1) {
           Id a = f_.arg(c.call, 0, "mode");
           if (a != kNone && f_.e(a).kind == ExprKind::Literal && f_.e(a).lit == LitKind::False) k = 'E';
@@ -69,7 +69,7 @@ class Events {
       }
       // A forward: a model call, or (C++) a call that resolves to a same-file `forward` method.
       const bool forward = f_.is_model_call(c) ||
-                           (c.target_func != kNone && f_.m.funcs[c.target_func].name == "forward" &&
+                           (c.target_func != kNone && f_.m.funcs[c.target_func].name == "forward"sv &&
                             f_.func_is_method_of_module(c.target_func));
       if (!f_.grad_off(c) && forward && trains_here(c, loop_func)) {
         Id callee = f_.e(c.call).kids[0];
@@ -94,7 +94,7 @@ class Events {
     // C++: only modules (torch::nn holders, jit modules) have eval()/train(); the facts do
     // not yet see a same-file `TORCH_MODULE(Net)` holder parameter (`Net& model`) as a model.
     if (f_.m.lang == Lang::Cpp) return !f_.dotted(recv).empty();
-    if (r.kind == ExprKind::Name && r.text == "self") return f_.func_is_method_of_module(c.func);
+    if (r.kind == ExprKind::Name && r.text == "self"sv) return f_.func_is_method_of_module(c.func);
     return f_.is_model_value(c.func, recv);
   }
 
@@ -119,7 +119,7 @@ class Events {
     std::map<std::string, std::string> out;
     const Function& g = f_.m.funcs[c.target_func];
     const Expr& call = f_.e(c.call);
-    size_t first = (g.cls != kNone && !g.params.empty() && (g.params[0] == "self" || g.params[0] == "cls")) ? 1 : 0;
+    size_t first = (g.cls != kNone && !g.params.empty() && (g.params[0] == "self"sv || g.params[0] == "cls"sv)) ? 1 : 0;
     size_t nkw = call.kw.size();
     size_t npos = call.kids.size() - 1 - nkw;
     for (const auto& p : g.params) out[p] = "";  // unknown unless bound below
@@ -156,11 +156,11 @@ bool modal_layer(const Facts& f, Id call) {
     if (last == k) {
       Id d = f.arg(call, pos, "dropout");
       if (f.has_kwargs_splat(call)) return true;
-      if (d != kNone && !(f.e(d).kind == ExprKind::Literal && (f.e(d).text == "0" || f.e(d).text == "0.0")))
+      if (d != kNone && !(f.e(d).kind == ExprKind::Literal && (f.e(d).text == "0"sv || f.e(d).text == "0.0"sv)))
         return true;
     }
   if (q.find("dropout") != std::string::npos) return true;  // F.dropout(x, training=...)
-  if (last == "Sequential" || last == "ModuleList") {
+  if (last == "Sequential"sv || last == "ModuleList"sv) {
     // Made of layers written out in the call: modal if any of them is. With none written
     // there (`nn.Sequential()` filled by add_module, a C++ parameter), nothing is known.
     const Expr& x = f.e(call);
@@ -212,11 +212,11 @@ bool mode_free_class(const Facts& f, Id cls, int depth = 0) {
         continue;
       return false;  // another same-file class or function: unknown
     }
-    if (attr == "__init__") continue;
+    if (attr == "__init__"sv) continue;
     // self.layer(x), x.view(...), torch ops: fine.
   }
   for (const auto& ex : f.m.exprs)
-    if (ex.kind == ExprKind::Attribute && ex.text == "training" && ex.range.begin >= f.m.classes[cls].range.begin &&
+    if (ex.kind == ExprKind::Attribute && ex.text == "training"sv && ex.range.begin >= f.m.classes[cls].range.begin &&
         ex.range.end <= f.m.classes[cls].range.end)
       return false;
   return true;
@@ -381,10 +381,10 @@ bool last_iteration_test(const Facts& f, Id cond) {
   bool hit = false;
   for_each_expr(f.m, cond, [&](Id x) {
     const Expr& e = f.e(x);
-    if (e.kind == ExprKind::BinOp && e.text == "-" && e.kids.size() == 2 && f.e(e.kids[1]).kind == ExprKind::Literal &&
-        f.e(e.kids[1]).text == "1")
+    if (e.kind == ExprKind::BinOp && e.text == "-"sv && e.kids.size() == 2 && f.e(e.kids[1]).kind == ExprKind::Literal &&
+        f.e(e.kids[1]).text == "1"sv)
       hit = true;
-    if (e.kind == ExprKind::Call && f.e(e.kids[0]).kind == ExprKind::Name && f.e(e.kids[0]).text == "len") hit = true;
+    if (e.kind == ExprKind::Call && f.e(e.kids[0]).kind == ExprKind::Name && f.e(e.kids[0]).text == "len"sv) hit = true;
     return !hit;
   });
   return hit;

@@ -16,8 +16,8 @@ bool mentions_accum(const Facts& f, Id root) {
     const Expr& e = f.e(x);
     if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute)
       for (const auto& t : Facts::name_tokens(e.text))
-        if (t == "accum" || t == "accumulate" || t == "accumulation" || t == "accumulated" || t == "grad_accum" ||
-            t == "accu" || t == "iters_to_accumulate")
+        if (t == "accum"sv || t == "accumulate"sv || t == "accumulation"sv || t == "accumulated"sv || t == "grad_accum"sv ||
+            t == "accu"sv || t == "iters_to_accumulate"sv)
           hit = true;
     return !hit;
   });
@@ -62,7 +62,7 @@ bool is_batch_size(const Facts& f, Id x) {
   const std::string& d = f.dotted(x);
   if (d.empty()) return false;
   for (const auto& t : Facts::name_tokens(f.last_component(d)))
-    if (t == "bs" || t == "batch" || t == "batchsize") return true;
+    if (t == "bs"sv || t == "batch"sv || t == "batchsize"sv) return true;
   return false;
 }
 
@@ -101,7 +101,7 @@ bool nominal_batch_count(const Facts& f, Id func, Id n) {
   std::set<std::string> seen;
   return derived(f, func, n, 0, seen, [&](Id y) {
     const Expr& e = f.e(y);
-    return e.kind == ExprKind::BinOp && (e.text == "/" || e.text == "//") && e.kids.size() == 2 &&
+    return e.kind == ExprKind::BinOp && (e.text == "/"sv || e.text == "//"sv) && e.kids.size() == 2 &&
            is_batch_size(f, e.kids[1]);
   });
 }
@@ -150,15 +150,15 @@ bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string
   for_each_expr(f.m, x, [&](Id y) {
     if (found) return false;
     const Expr& e = f.e(y);
-    if (e.kind == ExprKind::BinOp && (e.text == "/" || e.text == "//") && e.kids.size() == 2 && is_count(f, e.kids[1], n)) {
+    if (e.kind == ExprKind::BinOp && (e.text == "/"sv || e.text == "//"sv) && e.kids.size() == 2 && is_count(f, e.kids[1], n)) {
       found = true;
       return false;
     }
     if (e.kind == ExprKind::BinOp && e.text == "*" && (mentions_accum(f, y))) { found = true; return false; }
     if (e.kind == ExprKind::Call) {
       const std::string& a = f.callee_attr(y);
-      if ((a == "div" || a == "div_" || a == "true_divide") && is_count(f, f.arg(y, 0), n)) { found = true; return false; }
-      if ((a == "mul" || a == "mul_") && mentions_accum(f, y)) { found = true; return false; }
+      if ((a == "div"sv || a == "div_"sv || a == "true_divide"sv) && is_count(f, f.arg(y, 0), n)) { found = true; return false; }
+      if ((a == "mul"sv || a == "mul_"sv) && mentions_accum(f, y)) { found = true; return false; }
       const CallSite* c = nullptr;
       auto it = f.call_index.find(y);
       if (it != f.call_index.end()) c = &f.calls[it->second];
@@ -208,9 +208,9 @@ bool learning_rate_scaled(const Facts& f, Id n) {
     auto toks = Facts::name_tokens(f.last_component(d));
     bool learning = false, rate = false;
     for (const auto& k : toks) {
-      if (k == "lr") return true;
-      learning = learning || k == "learning";
-      rate = rate || k == "rate";
+      if (k == "lr"sv) return true;
+      learning = learning || k == "learning"sv;
+      rate = rate || k == "rate"sv;
     }
     return learning && rate;
   };
@@ -220,7 +220,7 @@ bool learning_rate_scaled(const Facts& f, Id n) {
     if (st.kind == StmtKind::AugAssign && st.text == "/=" && is_count(f, st.value, n)) return true;
     if (st.kind == StmtKind::Assign) {
       const Expr& v = f.e(st.value);
-      if (v.kind == ExprKind::BinOp && v.text == "/" && v.kids.size() == 2 && is_count(f, v.kids[1], n)) return true;
+      if (v.kind == ExprKind::BinOp && v.text == "/"sv && v.kids.size() == 2 && is_count(f, v.kids[1], n)) return true;
     }
   }
   return false;
@@ -238,8 +238,8 @@ OptimizerKind class_kind(const std::string& q) {
     return OptimizerKind::Unknown;  // a factory, a class of the file, a name from a config
   std::string_view last = q;
   if (size_t dot = last.rfind('.'); dot != std::string_view::npos) last = last.substr(dot + 1);
-  if (last.find("Adam") != std::string_view::npos || last == "RMSprop" || last == "Adagrad" || last == "Adadelta" ||
-      last == "Adafactor" || last == "Rprop" || last == "Lion" || last.find("Lamb") == 0 ||
+  if (last.find("Adam") != std::string_view::npos || last == "RMSprop"sv || last == "Adagrad"sv || last == "Adadelta"sv ||
+      last == "Adafactor"sv || last == "Rprop"sv || last == "Lion"sv || last.find("Lamb") == 0 ||
       last.find("LAMB") != std::string_view::npos)
     return OptimizerKind::ScaleInvariant;
   return OptimizerKind::ScaleSensitive;
@@ -263,7 +263,7 @@ OptimizerKind callee_kind(const Facts& f, Id func, Id callee) {
   std::vector<OptimizerKind> kinds;
   auto refs = [&](Id v) {
     const Expr& ve = f.e(v);
-    if (ve.kind == ExprKind::Sequence && ve.text == "dict" && ve.kids.size() % 2 == 0) {
+    if (ve.kind == ExprKind::Sequence && ve.text == "dict"sv && ve.kids.size() % 2 == 0) {
       for (size_t k = 1; k < ve.kids.size(); k += 2) kinds.push_back(class_kind(f.qual(ve.kids[k])));
     } else if (ve.kind == ExprKind::Name || ve.kind == ExprKind::Attribute) {
       kinds.push_back(class_kind(f.qual(v)));
@@ -313,14 +313,14 @@ void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSi
   const Expr& bcall = f.e(backward.call);
   Id loss = kNone;
   const std::string& battr = f.callee_attr(backward.call);
-  if (battr == "backward" && bcall.kids.size() == 1) {
+  if (battr == "backward"sv && bcall.kids.size() == 1) {
     loss = f.callee_receiver(backward.call);
     // scaler.scale(loss).backward()
-    if (loss != kNone && f.e(loss).kind == ExprKind::Call && f.callee_attr(loss) == "scale") {
+    if (loss != kNone && f.e(loss).kind == ExprKind::Call && f.callee_attr(loss) == "scale"sv) {
       Id inner = f.arg(loss, 0);
       if (inner != kNone) loss = inner;
     }
-  } else if (f.callee_qual(backward.call) == "torch.autograd.backward") {
+  } else if (f.callee_qual(backward.call) == "torch.autograd.backward"sv) {
     loss = f.arg(backward.call, 0, "tensors");
   }
   // engine.backward(loss), accelerator.backward(loss), manual_backward: they scale themselves.
@@ -383,13 +383,13 @@ void check_LL206(CheckContext& ctx) {
     // with and without the division).
     const OptimizerKind kind = optimizer_kind(f, step.func, opt, 0);
     if (kind == OptimizerKind::ScaleInvariant) continue;
-    if (const Expr* lit = f.literal_of(n, step.func); lit && lit->lit == LitKind::Int && lit->text == "1") continue;
+    if (const Expr* lit = f.literal_of(n, step.func); lit && lit->lit == LitKind::Int && lit->text == "1"sv) continue;
     if (learning_rate_scaled(f, n)) continue;
     // The frameworks that scale for the user.
     bool framework = false;
     for (const CallSite& x : f.calls) {
       const std::string& a = f.callee_attr(x.call);
-      if (a == "accumulate" || a == "no_sync_accumulate") framework = true;
+      if (a == "accumulate"sv || a == "no_sync_accumulate"sv) framework = true;
     }
     if (framework) continue;
     const int loop = step.loop;

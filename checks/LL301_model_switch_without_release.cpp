@@ -32,8 +32,8 @@ bool releases(const Facts& f, const std::vector<Id>& stmts, const std::string& d
     if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call) {
       const std::string& a = f.callee_attr(s.value);
       if (f.dotted(f.callee_receiver(s.value)) == d &&
-          (a == "cpu" || (a == "to" && f.arg(s.value, 0, "device") != kNone &&
-                          f.e(f.arg(s.value, 0, "device")).text == "cpu")))
+          (a == "cpu"sv || (a == "to"sv && f.arg(s.value, 0, "device") != kNone &&
+                          f.e(f.arg(s.value, 0, "device")).text == "cpu"sv)))
         return true;
     }
   }
@@ -59,7 +59,7 @@ bool stored(const Facts& f, const std::vector<Id>& stmts, const std::string& d) 
     const Stmt& s = f.m.s(sid);
     if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call) {
       const std::string& a = f.callee_attr(s.value);
-      if (a == "append" || a == "add" || a == "insert" || a == "extend")
+      if (a == "append"sv || a == "add"sv || a == "insert"sv || a == "extend"sv)
         for (size_t k = 1; k < f.e(s.value).kids.size(); ++k)
           if (holds(f, f.e(s.value).kids[k], d)) return true;
     }
@@ -78,7 +78,7 @@ bool constructed_on_cpu(const Facts& f, Id func, Id value) {
   const Expr& callee = f.e(f.e(value).kids[0]);
   const std::string& q = f.callee_qual(value);
   bool ctor = q.rfind("torch.nn.", 0) == 0 || q.rfind("torchvision.models.", 0) == 0 ||
-              f.callee_attr(value) == "from_pretrained";
+              f.callee_attr(value) == "from_pretrained"sv;
   if (!ctor && callee.kind == ExprKind::Name && q.empty()) {
     Id k = f.class_at(callee.text, callee.range.begin);
     ctor = k != kNone && f.is_module_class(k);
@@ -151,7 +151,7 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, int loop, const std::string
   const std::vector<Id>& stmts = f.loops[loop].stmts;
   Id where = f.arg(value, static_cast<size_t>(-1), "map_location");
   if (where == kNone) where = f.arg(value, static_cast<size_t>(-1), "device");
-  const bool cpu = where != kNone && f.e(where).kind == ExprKind::Literal && f.e(where).text == "cpu";
+  const bool cpu = where != kNone && f.e(where).kind == ExprKind::Literal && f.e(where).text == "cpu"sv;
   if (!cpu && !constructed_on_cpu(f, func, value)) return false;
   // The new model lands on the CPU, so while it loads only the old one is on the GPU, and
   // the rebinding drops the old one before `model.to(device)` moves the new one — unless the
@@ -163,7 +163,7 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, int loop, const std::string
     bool moved = false;
     for_each_expr(f.m, f.m.s(sid).value, [&](Id x) {
       if (f.e(x).kind != ExprKind::Call) return true;
-      if ((f.callee_attr(x) == "cuda" || f.callee_attr(x) == "to") && f.dotted(f.callee_receiver(x)) == d)
+      if ((f.callee_attr(x) == "cuda"sv || f.callee_attr(x) == "to"sv) && f.dotted(f.callee_receiver(x)) == d)
         moved = true;
       const Expr& call = f.e(x);
       for (size_t i = 1; i < call.kids.size() && !moved && !cpu; ++i) {
@@ -180,7 +180,7 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, int loop, const std::string
         Id g = f.same_file_target(x, func);
         if (g == kNone) { moved = true; break; }
         const Function& fn = f.m.funcs[g];
-        size_t first = fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self" ? 1 : 0;
+        size_t first = fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self"sv ? 1 : 0;
         size_t pi = first + (i - 1);
         if (i - 1 >= call.kids.size() - 1 - call.kw.size() || pi >= fn.params.size() || moves_param(f, g, fn.params[pi]))
           moved = true;
@@ -198,23 +198,23 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
   const std::string& q = f.callee_qual(v);
   const std::string& a = f.callee_attr(v);
   // Moving or switching mode keeps the same object: look through to what is moved.
-  if (a == "to" || a == "cuda" || a == "eval" || a == "half" || a == "float" || a == "train" || a == "bfloat16")
+  if (a == "to"sv || a == "cuda"sv || a == "eval"sv || a == "half"sv || a == "float"sv || a == "train"sv || a == "bfloat16"sv)
     return loads_model(f, func, f.callee_receiver(v), target, depth + 1);
   // Wrappers of another model are not a new model.
-  if (q == "torch.compile" || q == "torch.jit.script" || q == "torch.jit.trace" || q == "torch.nn.DataParallel" ||
-      q == "torch.nn.parallel.DistributedDataParallel")
+  if (q == "torch.compile"sv || q == "torch.jit.script"sv || q == "torch.jit.trace"sv || q == "torch.nn.DataParallel"sv ||
+      q == "torch.nn.parallel.DistributedDataParallel"sv)
     return false;
-  if (a == "from_pretrained" || a == "from_config" || a == "from_single_file") {
+  if (a == "from_pretrained"sv || a == "from_config"sv || a == "from_single_file"sv) {
     Id r = f.callee_receiver(v);
     std::string rq = f.qual(r);
     std::string rd = rq.empty() ? f.dotted(r) : rq;
     for (std::string_view bad : {"Tokenizer", "Processor", "FeatureExtractor", "Config", "Scheduler", "Extractor"})
       if (rd.find(bad) != std::string::npos) return false;
     for (const auto& t : Facts::name_tokens(f.last_component(rd)))
-      if (t == "tokenizer" || t == "processor" || t == "config" || t == "scheduler" || t == "extractor") return false;
+      if (t == "tokenizer"sv || t == "processor"sv || t == "config"sv || t == "scheduler"sv || t == "extractor"sv) return false;
     return true;
   }
-  if (q == "torch.jit.load" || q == "torch.hub.load" || q == "timm.create_model" ||
+  if (q == "torch.jit.load"sv || q == "torch.hub.load"sv || q == "timm.create_model"sv ||
       q.rfind("torchvision.models.", 0) == 0)
     return true;
   bool model_named = f.is_model_value(func, v) && !target.empty();
@@ -225,10 +225,10 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
                            : callee.kind == ExprKind::Attribute ? std::string_view(callee.text) : std::string_view();
   bool builder = false;
   auto ctoks = Facts::name_tokens(cname);
-  if (!ctoks.empty() && (ctoks.back() == "model" || ctoks.back() == "pipeline" || ctoks.back() == "net" ||
-                         ctoks.back() == "network"))
+  if (!ctoks.empty() && (ctoks.back() == "model"sv || ctoks.back() == "pipeline"sv || ctoks.back() == "net"sv ||
+                         ctoks.back() == "network"sv))
     builder = true;  // build_model(cfg), load_pipeline(name); not model_cls()
-  if (q == "torch.load") builder = true;
+  if (q == "torch.load"sv) builder = true;
   if (!builder && callee.kind == ExprKind::Name && q.empty())
     for (Id k = 0; k < f.m.classes.size(); ++k)
       if (f.m.classes[k].name == callee.text && f.is_module_class(k)) builder = true;
@@ -245,8 +245,8 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
   auto toks = Facts::name_tokens(f.last_component(target));
   if (toks.empty()) return false;
   const std::string& t = toks.back();
-  return t == "model" || t == "net" || t == "pipeline" || t == "pipe" || t == "network" || t == "generator" ||
-         t == "encoder" || t == "decoder" || t == "backbone";
+  return t == "model"sv || t == "net"sv || t == "pipeline"sv || t == "pipe"sv || t == "network"sv || t == "generator"sv ||
+         t == "encoder"sv || t == "decoder"sv || t == "backbone"sv;
 }
 
 // ---- Size class of a model the file builds from layers of literal sizes
@@ -284,7 +284,7 @@ long layer_parameters(const Facts& f, Id func, Id v, int depth) {
       "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "Upsample", "Softplus", "Hardswish", "Hardtanh"};
   for (std::string_view k : kFree)
     if (name == k) return 0;
-  if (name == "Sequential") {
+  if (name == "Sequential"sv) {
     long total = 0;
     const Expr& call = f.e(v);
     if (call.kids.size() < 2) return kUnknown;  // `nn.Sequential()` filled by add_module later
@@ -298,22 +298,22 @@ long layer_parameters(const Facts& f, Id func, Id v, int depth) {
     return total;
   }
   auto n = [&](size_t pos, std::string_view kw) { return visible_int(f, func, f.arg(v, pos, kw)); };
-  if (name == "Linear" || name == "Bilinear") {
+  if (name == "Linear"sv || name == "Bilinear"sv) {
     long a = n(0, "in_features"), b = n(1, "out_features");
     return a < 0 || b < 0 ? kUnknown : a * b + b;
   }
-  if (name == "Embedding") {
+  if (name == "Embedding"sv) {
     long a = n(0, "num_embeddings"), b = n(1, "embedding_dim");
     return a < 0 || b < 0 ? kUnknown : a * b;
   }
-  if (name == "Conv1d" || name == "Conv2d" || name == "Conv3d" || name == "ConvTranspose2d") {
+  if (name == "Conv1d"sv || name == "Conv2d"sv || name == "Conv3d"sv || name == "ConvTranspose2d"sv) {
     long a = n(0, "in_channels"), b = n(1, "out_channels"), k = n(2, "kernel_size");
     if (a < 0 || b < 0 || k < 0) return kUnknown;
-    long area = name == "Conv1d" ? k : name == "Conv3d" ? k * k * k : k * k;
+    long area = name == "Conv1d"sv ? k : name == "Conv3d"sv ? k * k * k : k * k;
     return a * b * area + b;
   }
-  if (name.rfind("BatchNorm", 0) == 0 || name == "LayerNorm" || name == "GroupNorm" || name.rfind("InstanceNorm", 0) == 0) {
-    long c = name == "GroupNorm" ? n(1, "num_channels") : n(0, name == "LayerNorm" ? "normalized_shape" : "num_features");
+  if (name.rfind("BatchNorm", 0) == 0 || name == "LayerNorm"sv || name == "GroupNorm"sv || name.rfind("InstanceNorm", 0) == 0) {
+    long c = name == "GroupNorm"sv ? n(1, "num_channels") : n(0, name == "LayerNorm"sv ? "normalized_shape" : "num_features");
     return c < 0 ? kUnknown : 2 * c;
   }
   return kUnknown;
@@ -336,7 +336,7 @@ long parameters_of(const Facts& f, Id func, Id v, int depth) {
     for (Id sid : f.m.funcs[init].body) {
       const Stmt& s = f.m.s(sid);
       if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call &&
-          f.callee_attr(s.value) == "__init__")
+          f.callee_attr(s.value) == "__init__"sv)
         continue;  // super().__init__()
       if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Literal) continue;
       if (s.kind != StmtKind::Assign || s.value == kNone || s.targets.size() != 1) return kUnknown;
@@ -416,10 +416,10 @@ bool under_none_test(const Facts& f, Id func, Id sid, const std::string& d) {
     for (Id e : st.orelse) in_else = in_else || (f.m.s(e).range.begin <= r.begin && f.m.s(e).range.end >= r.end);
     if (in_else) continue;
     const Expr& c = f.e(st.value);
-    if (c.kind == ExprKind::Compare && c.kids.size() == 2 && (c.text == "is" || c.text == "==") &&
+    if (c.kind == ExprKind::Compare && c.kids.size() == 2 && (c.text == "is"sv || c.text == "==") &&
         f.dotted(c.kids[0]) == d && f.e(c.kids[1]).kind == ExprKind::Literal && f.e(c.kids[1]).lit == LitKind::None)
       return true;
-    if (c.kind == ExprKind::UnaryOp && c.text == "not" && !c.kids.empty() && f.dotted(c.kids[0]) == d) return true;
+    if (c.kind == ExprKind::UnaryOp && c.text == "not"sv && !c.kids.empty() && f.dotted(c.kids[0]) == d) return true;
   }
   return false;
 }
@@ -455,7 +455,7 @@ void check_LL301(CheckContext& ctx) {
     // A method other than __init__ that replaces an existing self.<model>.
     if (site.func == kNone || d.rfind("self.", 0) != 0) continue;
     const Function& fn = f.m.funcs[site.func];
-    if (fn.cls == kNone || fn.name == "__init__") continue;
+    if (fn.cls == kNone || fn.name == "__init__"sv) continue;
     std::vector<Id> method_stmts;
     for (const StmtSite& o : f.stmt_sites)
       if (o.func == site.func) method_stmts.push_back(o.stmt);

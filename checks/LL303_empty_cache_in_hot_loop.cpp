@@ -14,7 +14,7 @@ bool device_test(const Facts& f, Id cond) {
     const Expr& e = f.e(x);
     if (e.kind == ExprKind::Call) {
       const std::string& q = f.callee_qual(x);
-      if (q == "torch.cuda.is_available" || q == "torch.cuda.is_initialized" || q == "torch.cuda.device_count") {
+      if (q == "torch.cuda.is_available"sv || q == "torch.cuda.is_initialized"sv || q == "torch.cuda.device_count"sv) {
         device = true;
         return false;
       }
@@ -24,7 +24,7 @@ bool device_test(const Facts& f, Id cond) {
     if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
       bool dev = false;
       for (const auto& t : Facts::name_tokens(e.text))
-        dev = dev || t == "cuda" || t == "gpu" || t == "device" || t == "type";
+        dev = dev || t == "cuda"sv || t == "gpu"sv || t == "device"sv || t == "type"sv;
       (dev ? device : other) = true;
       return false;
     }

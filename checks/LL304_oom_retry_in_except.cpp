@@ -52,10 +52,10 @@ std::string catches_oom(const Facts& f, const Stmt& tr, const Handler& h) {
   for (Id t : types) {
     std::string q = f.qual(t);
     std::string d = q.empty() ? f.dotted(t) : q;
-    if (d == "torch.cuda.OutOfMemoryError" || d == "torch.OutOfMemoryError" ||
-        d == "torch.cuda.memory.OutOfMemoryError" || d == "OutOfMemoryError")
+    if (d == "torch.cuda.OutOfMemoryError"sv || d == "torch.OutOfMemoryError"sv ||
+        d == "torch.cuda.memory.OutOfMemoryError"sv || d == "OutOfMemoryError"sv)
       return "`" + f.dotted(t) + "`";
-    if (d == "RuntimeError" || d == "Exception" || d == "BaseException") {
+    if (d == "RuntimeError"sv || d == "Exception"sv || d == "BaseException"sv) {
       if (mentions_oom_text(f, h.body)) return "`" + d + "` checked for \"out of memory\"";
       if (body_has_forward) return "`" + d + "` around a forward";
     }

@@ -15,7 +15,7 @@ void check_LL401(CheckContext& ctx) {
       zero = true;
     } else {
       const Expr* lit = f.literal_of(nw, c.func);
-      zero = lit && lit->lit == LitKind::Int && lit->text == "0";
+      zero = lit && lit->lit == LitKind::Int && lit->text == "0"sv;
     }
     if (!zero) continue;
     std::string bad;
@@ -24,7 +24,7 @@ void check_LL401(CheckContext& ctx) {
       const Expr* lit = f.literal_of(pf, c.func);
       bool none = lit && lit->lit == LitKind::None;
       // torch < 2.0 used 2 as the default and only rejected other values.
-      bool default_old = f.cfg.torch_major < 2 && lit && lit->lit == LitKind::Int && lit->text == "2";
+      bool default_old = f.cfg.torch_major < 2 && lit && lit->lit == LitKind::Int && lit->text == "2"sv;
       if (!none && !default_old && (lit || f.cfg.torch_major >= 2)) bad = "`prefetch_factor`";
     }
     Id pw = f.arg(c.call, static_cast<size_t>(-1), "persistent_workers");

@@ -8,8 +8,8 @@ namespace {
 
 bool is_cpu_count(const Facts& f, Id call) {
   const std::string& q = f.callee_qual(call);
-  return q == "os.cpu_count" || q == "multiprocessing.cpu_count" || q == "torch.multiprocessing.cpu_count" ||
-         q == "os.sched_getaffinity" || q == "psutil.cpu_count";
+  return q == "os.cpu_count"sv || q == "multiprocessing.cpu_count"sv || q == "torch.multiprocessing.cpu_count"sv ||
+         q == "os.sched_getaffinity"sv || q == "psutil.cpu_count"sv;
 }
 
 // num_workers derived from os.cpu_count() / multiprocessing.cpu_count() with no bound: no
@@ -30,7 +30,7 @@ bool unbounded_cpu_count(const Facts& f, Id func, Id x, int depth = 0) {
     if (e.kind == ExprKind::Call) {
       const std::string& q = f.callee_qual(y);
       const Expr& callee = f.e(e.kids[0]);
-      if (callee.kind == ExprKind::Name && q.empty() && callee.text == "min") { bounded = true; return false; }
+      if (callee.kind == ExprKind::Name && q.empty() && callee.text == "min"sv) { bounded = true; return false; }
       if (is_cpu_count(f, y)) found = true;
     }
     if (e.kind == ExprKind::Name && depth < 4)

@@ -34,8 +34,8 @@ void check_LL404(CheckContext& ctx) {
       if (workers_of(f, f.calls[li]) != 0) used = true;
     if (!used) continue;
     for (Id fn : f.m.classes[cls].methods)
-      if (f.m.funcs[fn].name == "__getitem__" || f.m.funcs[fn].name == "__iter__" ||
-          f.m.funcs[fn].name == "__getitems__")
+      if (f.m.funcs[fn].name == "__getitem__"sv || f.m.funcs[fn].name == "__iter__"sv ||
+          f.m.funcs[fn].name == "__getitems__"sv)
         check_function(ctx, fn, f.m.classes[cls].name + "." + f.m.funcs[fn].name);
   }
   std::set<Id> done;

@@ -14,17 +14,17 @@ namespace {
 
 bool is_distributed_wrap(const Facts& f, Id call) {
   const std::string& q = f.callee_qual(call);
-  return q == "torch.nn.parallel.DistributedDataParallel" ||
-         q == "torch.nn.parallel.distributed.DistributedDataParallel" ||
-         q == "torch.distributed.fsdp.FullyShardedDataParallel" ||
-         q == "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel" ||
-         q == "torch.distributed.fsdp.fully_shard" || q == "torch.distributed._composable.fsdp.fully_shard";
+  return q == "torch.nn.parallel.DistributedDataParallel"sv ||
+         q == "torch.nn.parallel.distributed.DistributedDataParallel"sv ||
+         q == "torch.distributed.fsdp.FullyShardedDataParallel"sv ||
+         q == "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel"sv ||
+         q == "torch.distributed.fsdp.fully_shard"sv || q == "torch.distributed._composable.fsdp.fully_shard"sv;
 }
 
 bool text_says_rank(std::string_view text) {
   for (const auto& t : Facts::name_tokens(text))
-    if (t == "rank" || t == "ranks" || t == "world" || t == "replicas" || t == "shard" || t == "shards" ||
-        t == "sharded" || t == "node" || t == "nodes")
+    if (t == "rank"sv || t == "ranks"sv || t == "world"sv || t == "replicas"sv || t == "shard"sv || t == "shards"sv ||
+        t == "sharded"sv || t == "node"sv || t == "nodes"sv)
       return true;
   return false;
 }
@@ -84,12 +84,12 @@ bool under_rank_guard(const Facts& f, const CallSite& c) {
       if (e.kind == ExprKind::Call) {
         const std::string& a = f.callee_attr(x);
         const std::string& q = f.callee_qual(x);
-        if (q == "torch.distributed.get_rank" || text_says_rank(a)) hit = true;
+        if (q == "torch.distributed.get_rank"sv || text_says_rank(a)) hit = true;
         for (const auto& tok : Facts::name_tokens(a.empty() ? f.dotted(e.kids[0]) : a))
-          if (tok == "main" || tok == "master") hit = true;
+          if (tok == "main"sv || tok == "master"sv) hit = true;
       }
       for (const auto& tok : Facts::name_tokens(t))
-        if (tok == "rank" || tok == "main" || tok == "master") hit = true;
+        if (tok == "rank"sv || tok == "main"sv || tok == "master"sv) hit = true;
       return !hit;
     });
     if (hit) return true;
@@ -214,7 +214,7 @@ int loop_fed_by(const Facts& f, Id func, const std::string& name, const CallSite
     if (x.func != func || x.target_func == kNone) continue;
     const Expr& call = f.e(x.call);
     const Function& g = f.m.funcs[x.target_func];
-    size_t first = (g.cls != kNone && !g.params.empty() && g.params[0] == "self") ? 1 : 0;
+    size_t first = (g.cls != kNone && !g.params.empty() && g.params[0] == "self"sv) ? 1 : 0;
     size_t nkw = call.kw.size(), npos = call.kids.size() - 1 - nkw;
     std::string param;
     for (size_t i = 0; i < npos; ++i)
@@ -235,7 +235,7 @@ int loop_fed_by(const Facts& f, Id func, const std::string& name, const CallSite
 bool prepared(const Facts& f, const std::string& name) {
   for (const CallSite& x : f.calls) {
     const std::string& a = f.callee_attr(x.call);
-    if (a != "prepare" && a != "setup_dataloaders" && a != "prepare_data_loader") continue;
+    if (a != "prepare"sv && a != "setup_dataloaders"sv && a != "prepare_data_loader"sv) continue;
     for (size_t i = 1; i < f.e(x.call).kids.size(); ++i)
       if (f.dotted(f.e(x.call).kids[i]) == name) return true;
   }

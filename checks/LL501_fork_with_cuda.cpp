@@ -42,7 +42,7 @@ void check_LL501(CheckContext& ctx) {
     const std::string& q = f.callee_qual(c.call);
     if (ends_with(q, "multiprocessing.set_start_method")) {
       std::string m = literal_arg(f, c.call, 0, "method");
-      if (m == "spawn" || m == "forkserver" || m == "fork") spawn_configured = true;
+      if (m == "spawn"sv || m == "forkserver"sv || m == "fork"sv) spawn_configured = true;
     }
   }
   // What the forked child runs: the Process target, or what is handed to the pool
@@ -70,7 +70,7 @@ void check_LL501(CheckContext& ctx) {
   auto callable_child = [&](Id callee, Id func, auto& self, int depth) -> Child {
     if (callee == kNone || depth > 3) return Child::Unknown;
     const Expr& ce = f.e(callee);
-    if (ce.kind == ExprKind::Call && (f.callee_qual(callee) == "functools.partial"))
+    if (ce.kind == ExprKind::Call && (f.callee_qual(callee) == "functools.partial"sv))
       return self(f.arg(callee, 0, "func"), func, self, depth + 1);
     if (ce.kind != ExprKind::Name || !ce.qname.empty()) return Child::Unknown;
     bool found = false;
@@ -135,13 +135,13 @@ void check_LL501(CheckContext& ctx) {
     std::string method;
     if (ends_with(q, "multiprocessing.set_start_method") || ends_with(q, "multiprocessing.get_context"))
       method = literal_arg(f, c.call, 0, "method");
-    else if (q == "torch.multiprocessing.start_processes")
+    else if (q == "torch.multiprocessing.start_processes"sv)
       method = literal_arg(f, c.call, static_cast<size_t>(-1), "start_method");
-    if (method == "fork") {
+    if (method == "fork"sv) {
       Finding* fd = ctx.report("LL501", f.e(c.call).range, msg);
       if (fd) {
-        Id a = f.arg(c.call, q == "torch.multiprocessing.start_processes" ? static_cast<size_t>(-1) : 0,
-                     q == "torch.multiprocessing.start_processes" ? "start_method" : "method");
+        Id a = f.arg(c.call, q == "torch.multiprocessing.start_processes"sv ? static_cast<size_t>(-1) : 0,
+                     q == "torch.multiprocessing.start_processes"sv ? "start_method" : "method");
         const Expr& lit = f.e(a);
         std::string quote(ctx.source.substr(lit.range.begin, 1));
         Fix fix;
@@ -152,7 +152,7 @@ void check_LL501(CheckContext& ctx) {
       }
       continue;
     }
-    if (q == "os.fork") {
+    if (q == "os.fork"sv) {
       // The child continues the parent's program: CUDA initialised before the fork, in
       // program order (a notebook's earlier cells, the function's earlier lines), breaks it.
       if (parent_cuda_before(c)) ctx.report("LL501", f.e(c.call).range, msg);
@@ -160,10 +160,10 @@ void check_LL501(CheckContext& ctx) {
     }
     // The platform default (fork on Linux) when nothing selects spawn/forkserver.
     if (spawn_configured) continue;
-    if (q == "multiprocessing.Process" || q == "multiprocessing.Pool" || q == "multiprocessing.pool.Pool" ||
-        q == "torch.multiprocessing.Process" || q == "torch.multiprocessing.Pool" ||
-        q == "concurrent.futures.ProcessPoolExecutor") {
-      if (q == "concurrent.futures.ProcessPoolExecutor" && f.arg(c.call, static_cast<size_t>(-1), "mp_context") != kNone)
+    if (q == "multiprocessing.Process"sv || q == "multiprocessing.Pool"sv || q == "multiprocessing.pool.Pool"sv ||
+        q == "torch.multiprocessing.Process"sv || q == "torch.multiprocessing.Pool"sv ||
+        q == "concurrent.futures.ProcessPoolExecutor"sv) {
+      if (q == "concurrent.futures.ProcessPoolExecutor"sv && f.arg(c.call, static_cast<size_t>(-1), "mp_context") != kNone)
         continue;
       const Child child = child_of(c, q);
       const bool before = parent_cuda_before(c);

@@ -11,8 +11,8 @@ bool is_main_guard(const Facts& f, Id cond) {
   if (cond == kNone || f.e(cond).kind != ExprKind::Compare) return false;
   bool name = false, main = false;
   for (Id k : f.e(cond).kids) {
-    if (f.e(k).kind == ExprKind::Name && f.e(k).text == "__name__") name = true;
-    if (f.e(k).kind == ExprKind::Literal && f.e(k).text == "__main__") main = true;
+    if (f.e(k).kind == ExprKind::Name && f.e(k).text == "__name__"sv) name = true;
+    if (f.e(k).kind == ExprKind::Literal && f.e(k).text == "__main__"sv) main = true;
   }
   return name && main;
 }
@@ -50,7 +50,7 @@ void check_LL502(CheckContext& ctx) {
   for (const CallSite& c : f.calls) {
     const std::string& q = f.callee_qual(c.call);
     std::string m = literal_str(f, c.call, 0, "method");
-    bool spawnish = m == "spawn" || m == "forkserver";
+    bool spawnish = m == "spawn"sv || m == "forkserver"sv;
     if (q.size() >= 16 && q.compare(q.size() - 16, 16, "set_start_method") == 0 && spawnish && c.func == kNone &&
         !guarded.count(c.stmt))
       spawn_default = true;
@@ -62,23 +62,23 @@ void check_LL502(CheckContext& ctx) {
   }
   auto starts_spawned = [&](const CallSite& c) -> std::string {
     const std::string& q = f.callee_qual(c.call);
-    if (q == "torch.multiprocessing.spawn") return "`torch.multiprocessing.spawn` (always spawn)";
-    if (q == "torch.multiprocessing.start_processes") {
+    if (q == "torch.multiprocessing.spawn"sv) return "`torch.multiprocessing.spawn` (always spawn)";
+    if (q == "torch.multiprocessing.start_processes"sv) {
       std::string m = literal_str(f, c.call, static_cast<size_t>(-1), "start_method");
-      if (m.empty() || m == "spawn" || m == "forkserver") return "`start_processes` with " + (m.empty() ? std::string("spawn") : m);
+      if (m.empty() || m == "spawn"sv || m == "forkserver"sv) return "`start_processes` with " + (m.empty() ? std::string("spawn") : m);
     }
     const std::string& a = f.callee_attr(c.call);
-    if (a == "Process" || a == "Pool" || a == "ProcessPoolExecutor") {
+    if (a == "Process"sv || a == "Pool"sv || a == "ProcessPoolExecutor"sv) {
       const std::string& recv = f.dotted(f.callee_receiver(c.call));
       if (spawn_ctx.count(recv)) return "a spawn/forkserver context's `" + a + "`";
       // `get_context("spawn").Pool(...)` inline
       Id r = f.callee_receiver(c.call);
       if (r != kNone && f.e(r).kind == ExprKind::Call) {
         std::string m = literal_str(f, r, 0, "method");
-        if (m == "spawn" || m == "forkserver") return "a " + m + " context's `" + a + "`";
+        if (m == "spawn"sv || m == "forkserver"sv) return "a " + m + " context's `" + a + "`";
       }
-      if (spawn_default && (q == "multiprocessing.Process" || q == "multiprocessing.Pool" ||
-                            q == "torch.multiprocessing.Process" || q == "torch.multiprocessing.Pool"))
+      if (spawn_default && (q == "multiprocessing.Process"sv || q == "multiprocessing.Pool"sv ||
+                            q == "torch.multiprocessing.Process"sv || q == "torch.multiprocessing.Pool"sv))
         return "`" + a + "` after `set_start_method(\"spawn\")`";
     }
     return "";

@@ -53,7 +53,7 @@ static bool callback_on_a_state_object(const Facts& f, const CallSite& c, Id cal
   if (c.func == kNone) return false;
   const std::string& d = f.dotted(callee);
   const std::string root = d.substr(0, d.find('.'));
-  if (root.empty() || root == d || root == "self") return false;
+  if (root.empty() || root == d || root == "self"sv) return false;
   const auto& params = f.m.funcs[c.func].params;
   if (std::find(params.begin(), params.end(), root) == params.end()) return false;
   for (const StmtSite& ss : f.stmt_sites) {
@@ -145,10 +145,10 @@ bool size_of_a_tensor(const Facts& f, Id func, const std::string& name) {
     bool sized = false;
     for_each_expr(f.m, v, [&](Id x) {
       const Expr& e = f.e(x);
-      if (e.kind == ExprKind::Attribute && e.text == "shape") sized = true;
+      if (e.kind == ExprKind::Attribute && e.text == "shape"sv) sized = true;
       if (e.kind == ExprKind::Call) {
         const Expr& callee = f.e(e.kids[0]);
-        if ((callee.kind == ExprKind::Name && callee.text == "len" && f.qual(e.kids[0]).empty()) ||
+        if ((callee.kind == ExprKind::Name && callee.text == "len"sv && f.qual(e.kids[0]).empty()) ||
             (callee.kind == ExprKind::Attribute && in(callee.text, {"size", "numel"})))
           sized = true;
       }
@@ -169,24 +169,24 @@ bool iterates_batches(const Facts& f, int loop) {
     const Expr& e = f.e(x);
     // `range(batch.shape[0])`, `range(len(batch))`, `range(batch.size(0))`: the size of one
     // batch counts the items of that batch; the loop walks them, not batches.
-    if (e.kind == ExprKind::Attribute && e.text == "shape") return false;
+    if (e.kind == ExprKind::Attribute && e.text == "shape"sv) return false;
     if (e.kind == ExprKind::Call) {
       const Expr& callee = f.e(e.kids[0]);
-      if ((callee.kind == ExprKind::Name && callee.text == "len") ||
+      if ((callee.kind == ExprKind::Name && callee.text == "len"sv) ||
           (callee.kind == ExprKind::Attribute && in(callee.text, {"size", "numel", "dim"})))
         return false;
     }
     if (e.kind == ExprKind::Call) {
       const std::string& q = f.callee_qual(x);
-      if (q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader") found = true;
+      if (q == "torch.utils.data.DataLoader"sv || q == "torch.utils.data.dataloader.DataLoader"sv) found = true;
       return !found;
     }
     // `batch_n = list(out.shape)[0]; range(batch_n)`: a size read from a tensor, the same.
     if (e.kind == ExprKind::Name && size_of_a_tensor(f, f.loops[loop].func, e.text)) return false;
     if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
       for (const auto& t : Facts::name_tokens(e.text))
-        if (t == "loader" || t == "dataloader" || t == "batches" || t == "batch" || t == "dataset" || t == "dl" ||
-            t == "ds" || t == "loaders" || t == "iterator")
+        if (t == "loader"sv || t == "dataloader"sv || t == "batches"sv || t == "batch"sv || t == "dataset"sv || t == "dl"sv ||
+            t == "ds"sv || t == "loaders"sv || t == "iterator"sv)
           found = true;
       return !found && e.kind == ExprKind::Attribute;
     }
@@ -232,7 +232,7 @@ long constant_trips(const Facts& f, int loop, long limit) {
   if (L.stmt == kNone || iter == kNone || f.e(iter).kind != ExprKind::Call) return 0;
   const Expr& call = f.e(iter);
   const Expr& callee = f.e(call.kids[0]);
-  if (!(callee.kind == ExprKind::Name && callee.text == "range" && callee.qname.empty())) return 0;
+  if (!(callee.kind == ExprKind::Name && callee.text == "range"sv && callee.qname.empty())) return 0;
   if (!call.kw.empty() || call.kids.size() < 2 || call.kids.size() > 4) return 0;
   long v[3] = {0, 0, 1};
   size_t n = call.kids.size() - 1;

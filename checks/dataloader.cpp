@@ -10,15 +10,15 @@ namespace {
 // Is the value a container of Python objects (not numpy/tensor/bytes/table)?
 std::string python_container(const Facts& f, Id v) {
   const Expr& e = f.e(v);
-  if (e.kind == ExprKind::Comprehension && (e.text == "list" || e.text == "dict")) return "a " + e.text + " comprehension";
+  if (e.kind == ExprKind::Comprehension && (e.text == "list"sv || e.text == "dict"sv)) return "a " + e.text + " comprehension";
   if (e.kind != ExprKind::Call) return "";
   const std::string& q = f.callee_qual(v);
   const std::string& a = f.callee_attr(v);
   const Expr& callee = f.e(e.kids[0]);
-  if (q == "json.load" || q == "json.loads" || q == "pickle.load" || q == "pickle.loads" || q == "yaml.safe_load" ||
-      q == "yaml.load" || q == "ujson.load" || q == "orjson.loads")
+  if (q == "json.load"sv || q == "json.loads"sv || q == "pickle.load"sv || q == "pickle.loads"sv || q == "yaml.safe_load"sv ||
+      q == "yaml.load"sv || q == "ujson.load"sv || q == "orjson.loads"sv)
     return "`" + q + "(...)`";
-  if (a == "tolist") return "`.tolist()`";
+  if (a == "tolist"sv) return "`.tolist()`";
   if (callee.kind == ExprKind::Name && q.empty() && in(callee.text, {"list", "dict", "sorted"})) {
     return "`" + callee.text + "(...)`";
   }
@@ -53,7 +53,7 @@ bool reads_attr(const Facts& f, Id func, const std::string& d) {
 
 bool is_dataloader_call(const Facts& f, Id call) {
   const std::string& q = f.callee_qual(call);
-  return q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader";
+  return q == "torch.utils.data.DataLoader"sv || q == "torch.utils.data.dataloader.DataLoader"sv;
 }
 
 long workers_of(const Facts& f, const CallSite& c) {
@@ -130,7 +130,7 @@ bool is_cuda_device(const Facts& f, Id func, Id x) {
     if (e.kind == ExprKind::Literal) return e.lit == LitKind::String && e.text.rfind("cuda", 0) == 0;
     if (e.kind == ExprKind::Call) {
       const std::string& q = f.callee_qual(x);
-      if (q == "torch.device") {
+      if (q == "torch.device"sv) {
         Id a = f.arg(x, 0, "type");
         return a != kNone && f.e(a).kind == ExprKind::Literal && f.e(a).text.rfind("cuda", 0) == 0;
       }
@@ -155,14 +155,14 @@ bool is_cuda_call(const Facts& f, const CallSite& c) {
       if (q == h) return false;
     return true;
   }
-  if (q.empty() && a == "cuda") return true;  // tensor.cuda(), model.cuda()
-  if (q.empty() && a == "to") {
+  if (q.empty() && a == "cuda"sv) return true;  // tensor.cuda(), model.cuda()
+  if (q.empty() && a == "to"sv) {
     Id d = f.arg(c.call, 0, "device");
     if (d != kNone && is_cuda_device(f, c.func, d)) return true;
   }
   for (const char* kw : {"device", "map_location"}) {
     Id dev = f.arg(c.call, static_cast<size_t>(-1), kw);
-    if (dev != kNone && is_cuda_device(f, c.func, dev) && q != "torch.device") return true;
+    if (dev != kNone && is_cuda_device(f, c.func, dev) && q != "torch.device"sv) return true;
   }
   return false;
 }
@@ -174,7 +174,7 @@ static bool per_sample(const Facts& f, Id cls, Id getitem, const std::string& d)
     bool hit = false;
     for_each_expr(f.m, x, [&](Id y) {
       const Expr& e = f.e(y);
-      if (e.kind == ExprKind::Call && f.e(e.kids[0]).kind == ExprKind::Name && f.e(e.kids[0]).text == "len" &&
+      if (e.kind == ExprKind::Call && f.e(e.kids[0]).kind == ExprKind::Name && f.e(e.kids[0]).text == "len"sv &&
           e.kids.size() > 1 && f.dotted(e.kids[1]) == d)
         hit = true;
       return !hit;
@@ -182,7 +182,7 @@ static bool per_sample(const Facts& f, Id cls, Id getitem, const std::string& d)
     return hit;
   };
   for (Id fn : f.m.classes[cls].methods) {
-    if (f.m.funcs[fn].name != "__len__") continue;
+    if (f.m.funcs[fn].name != "__len__"sv) continue;
     for (const StmtSite& site : f.stmt_sites)
       if (site.func == fn && f.m.s(site.stmt).kind == StmtKind::Return && mentions_len_of(f.m.s(site.stmt).value))
         return true;
@@ -215,8 +215,8 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
   if (!f.class_derives(cls, {"Dataset"})) return out;
   Id init = kNone, getitem = kNone;
   for (Id fn : f.m.classes[cls].methods) {
-    if (f.m.funcs[fn].name == "__init__") init = fn;
-    if (f.m.funcs[fn].name == "__getitem__") getitem = fn;
+    if (f.m.funcs[fn].name == "__init__"sv) init = fn;
+    if (f.m.funcs[fn].name == "__getitem__"sv) getitem = fn;
   }
   if (init == kNone || getitem == kNone) return out;
   // Containers assigned in __init__; `self.x = []` grown by appends in a loop counts too.
@@ -229,10 +229,10 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
       if (d.rfind("self.", 0) != 0 || !reads_attr(f, getitem, d)) continue;
       std::string what = python_container(f, s.value);
       const Expr& v = f.e(s.value);
-      if (what.empty() && v.kind == ExprKind::Sequence && v.kids.empty() && (v.text == "list" || v.text == "dict")) {
+      if (what.empty() && v.kind == ExprKind::Sequence && v.kids.empty() && (v.text == "list"sv || v.text == "dict"sv)) {
         // Grown later in __init__ by appends / item assignment.
         for (const CallSite& c : f.calls)
-          if (c.func == init && c.loop >= 0 && (f.callee_attr(c.call) == "append" || f.callee_attr(c.call) == "extend") &&
+          if (c.func == init && c.loop >= 0 && (f.callee_attr(c.call) == "append"sv || f.callee_attr(c.call) == "extend"sv) &&
               f.dotted(f.callee_receiver(c.call)) == d)
             what = "appends in a loop";
       }

@@ -64,15 +64,15 @@ bool may_name_a_gpu(std::string_view name) {
 // Seeding the CUDA generator and cuDNN flags (`torch.cuda.manual_seed(0)`,
 // `torch.backends.cudnn.benchmark = True`): boilerplate that places nothing on a GPU.
 bool gpu_setting_only(const std::string& q) {
-  return q == "torch.cuda.manual_seed" || q == "torch.cuda.manual_seed_all" || q == "torch.cuda.seed" ||
-         q == "torch.cuda.seed_all" || starts_with(q, "torch.backends.cudnn");
+  return q == "torch.cuda.manual_seed"sv || q == "torch.cuda.manual_seed_all"sv || q == "torch.cuda.seed"sv ||
+         q == "torch.cuda.seed_all"sv || starts_with(q, "torch.backends.cudnn");
 }
 
 // Under a tests/ or test/ directory, or pytest's conftest.py.
 bool in_test_directory(const std::string& path) {
   std::string_view p = path;
   return p.find("tests/") != std::string_view::npos || starts_with(p, "test/") ||
-         p.find("/test/") != std::string_view::npos || p == "conftest.py" || ends_with(p, "/conftest.py");
+         p.find("/test/") != std::string_view::npos || p == "conftest.py"sv || ends_with(p, "/conftest.py");
 }
 
 // Named like a test module: test_*.py, *_test.py.
@@ -129,8 +129,8 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
       bool called = false;
       if (e(d).kind == ExprKind::Call) { target = e(d).kids[0]; called = true; }
       const std::string& q = qual(target);
-      if (q == "torch.no_grad" || q == "torch.autograd.no_grad" || q == "torch.autograd.grad_mode.no_grad" ||
-          q == "torch.inference_mode" || q == "torch.autograd.grad_mode.inference_mode") {
+      if (q == "torch.no_grad"sv || q == "torch.autograd.no_grad"sv || q == "torch.autograd.grad_mode.no_grad"sv ||
+          q == "torch.inference_mode"sv || q == "torch.autograd.grad_mode.inference_mode"sv) {
         bool enabled_arg = false;
         if (called && q.find("inference_mode") != std::string::npos) {
           Id a = arg(d, 0, "mode");
@@ -166,7 +166,7 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
           decorated_off_[f] = 1;
       }
   for (const CallSite& c : calls)
-    if (callee_attr(c.call) == "load_state_dict") {
+    if (callee_attr(c.call) == "load_state_dict"sv) {
       const std::string& d = dotted(callee_receiver(c.call));
       if (!d.empty()) load_state_dict_.insert(std::to_string(c.func) + ":" + d);
     }
@@ -239,7 +239,7 @@ bool Facts::is_program() const {
     if (st.kind == StmtKind::For || st.kind == StmtKind::While) return true;
   }
   for (const Function& fn : m.funcs)
-    if (m.lang == Lang::Cpp && fn.name == "main" && fn.cls == kNone) return true;
+    if (m.lang == Lang::Cpp && fn.name == "main"sv && fn.cls == kNone) return true;
   return has_main_guard();
 }
 
@@ -313,7 +313,7 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
     const Expr& x = m.exprs[xi];
     if (x.kind != ExprKind::Call || x.kids.empty()) continue;
     const std::string& q = m.exprs[x.kids[0]].qname;
-    if ((q == "torch.device" || q == "torch.Device") && cpu_device_value(xi)) cpu_device_callees.insert(x.kids[0]);
+    if ((q == "torch.device"sv || q == "torch.Device"sv) && cpu_device_value(xi)) cpu_device_callees.insert(x.kids[0]);
   }
   // `torch.cuda.manual_seed(...)`, `torch.backends.cudnn.benchmark`: the whole chain, its
   // `torch.cuda` part included, places nothing.
@@ -385,9 +385,9 @@ bool Facts::cpu_device_name(Id x) const {
 bool Facts::cpu_device_value(Id v) const {
   auto cpu = [&](Id x) {
     const Expr& xe = e(x);
-    if (xe.kind == ExprKind::Literal) return xe.lit == LitKind::String && xe.text == "cpu";
+    if (xe.kind == ExprKind::Literal) return xe.lit == LitKind::String && xe.text == "cpu"sv;
     if (xe.kind == ExprKind::Name || xe.kind == ExprKind::Attribute)
-      return xe.qname == "torch.kCPU" || xe.qname == "c10.kCPU" || xe.qname == "c10.DeviceType.CPU";
+      return xe.qname == "torch.kCPU"sv || xe.qname == "c10.kCPU"sv || xe.qname == "c10.DeviceType.CPU"sv;
     return false;
   };
   if (cpu(v)) return true;
@@ -421,7 +421,7 @@ bool Facts::grad_item_effect(Id item, bool* disables) const {
   // intended so the one real problem gets one finding.
   if (e(item).kind == ExprKind::Name || e(item).kind == ExprKind::Attribute) {
     const std::string& q = qual(item);
-    if (q == "torch.no_grad" || q == "torch.inference_mode" || q == "torch.autograd.no_grad") {
+    if (q == "torch.no_grad"sv || q == "torch.inference_mode"sv || q == "torch.autograd.no_grad"sv) {
       *disables = true;
       return true;
     }
@@ -429,21 +429,21 @@ bool Facts::grad_item_effect(Id item, bool* disables) const {
   }
   if (e(item).kind != ExprKind::Call) return false;
   const std::string& q = callee_qual(item);
-  if (q == "torch.no_grad" || q == "torch.autograd.no_grad" || q == "torch.autograd.grad_mode.no_grad") {
+  if (q == "torch.no_grad"sv || q == "torch.autograd.no_grad"sv || q == "torch.autograd.grad_mode.no_grad"sv) {
     *disables = true;
     return true;
   }
-  if (q == "torch.enable_grad" || q == "torch.autograd.enable_grad") {
+  if (q == "torch.enable_grad"sv || q == "torch.autograd.enable_grad"sv) {
     *disables = false;
     return true;
   }
-  if (q == "torch.inference_mode" || q == "torch.autograd.grad_mode.inference_mode") {
+  if (q == "torch.inference_mode"sv || q == "torch.autograd.grad_mode.inference_mode"sv) {
     Id a = arg(item, 0, "mode");
     *disables = a == kNone || (e(a).kind == ExprKind::Literal && e(a).lit == LitKind::True);
     return true;
   }
-  if (q == "torch.set_grad_enabled" || q == "torch.autograd.set_grad_enabled" ||
-      q == "torch.autograd.grad_mode.set_grad_enabled") {
+  if (q == "torch.set_grad_enabled"sv || q == "torch.autograd.set_grad_enabled"sv ||
+      q == "torch.autograd.grad_mode.set_grad_enabled"sv) {
     Id a = arg(item, 0, "mode");
     if (a == kNone) return false;
     *disables = e(a).kind == ExprKind::Literal && e(a).lit == LitKind::False;
@@ -579,14 +579,14 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
       walk_body(s.body, func, loop, inner, handler);
       // `torch.set_grad_enabled(False)` as a statement switches grad mode for what follows.
       if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call &&
-          callee_attr(s.value) == "enter_context") {
+          callee_attr(s.value) == "enter_context"sv) {
         bool dis = false;
         Id a = arg(s.value, 0);
         if (a != kNone && grad_item_effect(a, &dis)) off = dis;
       }
       if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call) {
         const std::string& q = callee_qual(s.value);
-        if (q == "torch.set_grad_enabled" || q == "torch.autograd.set_grad_enabled") {
+        if (q == "torch.set_grad_enabled"sv || q == "torch.autograd.set_grad_enabled"sv) {
           Id a = arg(s.value, 0, "mode");
           if (a != kNone && e(a).kind == ExprKind::Literal) {
             if (e(a).lit == LitKind::False) off = true;
@@ -697,7 +697,7 @@ void Facts::collect_bindings() {
       Id c = s.value;
       // model.cuda().eval(), model.eval().to(dev): any .eval() in the chain
       for_each_expr(m, c, [&](Id x) {
-        if (e(x).kind == ExprKind::Call && callee_attr(x) == "eval") {
+        if (e(x).kind == ExprKind::Call && callee_attr(x) == "eval"sv) {
           Id r = callee_receiver(x);
           while (r != kNone && e(r).kind == ExprKind::Call && in(callee_attr(r), {"to", "cuda", "half", "float", "cpu"}))
             r = callee_receiver(r);
@@ -779,7 +779,7 @@ std::vector<std::pair<Id, Id>> Facts::argument_values(Id func, const std::string
   for (size_t i = 0; i < fn.params.size(); ++i)
     if (fn.params[i] == param) index = i;
   if (index == fn.params.size()) return {};
-  const size_t first = (fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self") ? 1 : 0;
+  const size_t first = (fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self"sv) ? 1 : 0;
   if (index < first) return {};
   std::vector<std::pair<Id, Id>> out;
   for (int ci : callers_[func]) {
@@ -820,8 +820,8 @@ static bool complementary(const Facts& f, Id a, Id b) {
     return !d.empty() && d == f.dotted(y);
   };
   const Expr &ea = f.e(a), &eb = f.e(b);
-  if (ea.kind == ExprKind::UnaryOp && ea.text == "not" && !ea.kids.empty()) return same(ea.kids[0], b);
-  if (eb.kind == ExprKind::UnaryOp && eb.text == "not" && !eb.kids.empty()) return same(eb.kids[0], a);
+  if (ea.kind == ExprKind::UnaryOp && ea.text == "not"sv && !ea.kids.empty()) return same(ea.kids[0], b);
+  if (eb.kind == ExprKind::UnaryOp && eb.text == "not"sv && !eb.kids.empty()) return same(eb.kids[0], a);
   if (ea.kind != ExprKind::Compare || eb.kind != ExprKind::Compare || ea.kids.size() != 2 || eb.kids.size() != 2)
     return false;
   static const std::pair<const char*, const char*> kOpposite[] = {
@@ -861,7 +861,7 @@ bool Facts::exclusive_paths(const CallSite& a, const CallSite& b) const {
 
 Id Facts::forward_receiver(Id call) const {
   Id callee = e(call).kids[0];
-  return e(callee).kind == ExprKind::Attribute && e(callee).text == "forward" ? e(callee).kids[0] : callee;
+  return e(callee).kind == ExprKind::Attribute && e(callee).text == "forward"sv ? e(callee).kids[0] : callee;
 }
 
 Id Facts::unplaced(Id v) const {
@@ -873,7 +873,7 @@ Id Facts::unplaced(Id v) const {
 
 Id Facts::instance_class(Id func, Id obj) const {
   const std::string& d = dotted(obj);
-  if (d.empty() || d == "self") return kNone;
+  if (d.empty() || d == "self"sv) return kNone;
   Id cls = kNone;
   for (Id v : bindings(func, d)) {
     v = unplaced(v);  // `Extractor(model).to(device)` is still the Extractor
@@ -891,7 +891,7 @@ void Facts::resolve_calls() {
     Id callee = e(c.call).kids[0];
     const Expr& ce = e(callee);
     Id target = kNone;
-    if (ce.kind == ExprKind::Name && ce.text == "self" && class_of(c.func) != kNone) {
+    if (ce.kind == ExprKind::Name && ce.text == "self"sv && class_of(c.func) != kNone) {
       target = method_in(class_of(c.func), "__call__");
     } else if (ce.kind == ExprKind::Name && ce.qname.empty()) {
       // Nested function of the enclosing function first, then module level.
@@ -906,7 +906,7 @@ void Facts::resolve_calls() {
     } else if (ce.kind == ExprKind::Attribute && !ce.kids.empty()) {
       const Expr& obj = e(ce.kids[0]);
       Id cls = kNone;
-      if (obj.kind == ExprKind::Name && (obj.text == "self" || obj.text == "cls")) cls = class_of(c.func);
+      if (obj.kind == ExprKind::Name && (obj.text == "self"sv || obj.text == "cls"sv)) cls = class_of(c.func);
       else if (obj.kind == ExprKind::Name) {
         cls = class_at(obj.text, obj.range.begin);
         // Not a class name: an instance of one (`cam = GradCAM(model); cam.generate(x)`).
@@ -920,7 +920,7 @@ void Facts::resolve_calls() {
     if (target != kNone) callers_[target].push_back(static_cast<int>(ci));
     if (ce.kind != ExprKind::Attribute || ce.kids.empty()) continue;
     const Expr& obj = e(ce.kids[0]);
-    const bool on_self = obj.kind == ExprKind::Name && (obj.text == "self" || obj.text == "cls");
+    const bool on_self = obj.kind == ExprKind::Name && (obj.text == "self"sv || obj.text == "cls"sv);
     if (on_self && class_of(c.func) != kNone) {
       // Dynamic dispatch: `self.evaluate_mt(...)` in a base class runs the override of a
       // same-file subclass as well (or only, when the base declares no such method).
@@ -962,7 +962,7 @@ bool Facts::called_by_name(Id func) const {
   const Function& fn = m.funcs[func];
   // Methods that Python or a framework invokes implicitly (`model(x)` runs forward, a
   // Dataset's __getitem__) have callers no name shows: their explicit calls are not all.
-  if (fn.cls == kNone || fn.parent != kNone || fn.name == "forward" || (fn.name.size() > 4 && fn.name.rfind("__", 0) == 0))
+  if (fn.cls == kNone || fn.parent != kNone || fn.name == "forward"sv || (fn.name.size() > 4 && fn.name.rfind("__", 0) == 0))
     return false;
   for (int ci : callers_[func])
     if (!neutral_caller(calls[ci], func)) return false;
@@ -1025,7 +1025,7 @@ bool Facts::has_main_guard() const {
     bool guard = false;
     if (st.kind == StmtKind::If && st.value != kNone)
       for_each_expr(m, st.value, [&](Id x) {
-        guard = guard || (e(x).kind == ExprKind::Literal && e(x).text == "__main__");
+        guard = guard || (e(x).kind == ExprKind::Literal && e(x).text == "__main__"sv);
         return !guard;
       });
     if (guard) return true;
@@ -1162,7 +1162,7 @@ FileSummary Facts::summarize() const {
   // Star imports, relative ones resolved against this file's package.
   {
     std::string package = module_of_path(path);
-    const bool init = ends_with(path, "/__init__.py") || path == "__init__.py";
+    const bool init = ends_with(path, "/__init__.py") || path == "__init__.py"sv;
     if (!init) package = package.substr(0, package.rfind('.') == std::string::npos ? 0 : package.rfind('.'));
     for (const std::string& s : m.star_imports) {
       size_t dots = 0;
@@ -1184,15 +1184,15 @@ FileSummary Facts::summarize() const {
     const std::string& q = callee.qname;
     if (q.empty() || q.rfind("torch", 0) == 0) continue;
     // A DataLoader whose dataset is an imported class: record it when workers may run.
-    if (q == "torch.utils.data.DataLoader") continue;
+    if (q == "torch.utils.data.DataLoader"sv) continue;
     out.imported_calls.emplace_back(q, grad_off(c));
   }
   for (const CallSite& c : calls) {
     const std::string& q = callee_qual(c.call);
-    if (q != "torch.utils.data.DataLoader" && q != "torch.utils.data.dataloader.DataLoader") continue;
+    if (q != "torch.utils.data.DataLoader"sv && q != "torch.utils.data.dataloader.DataLoader"sv) continue;
     Id nw = arg(c.call, 5, "num_workers");
     const Expr* lit = nw == kNone ? nullptr : literal_of(nw, c.func);
-    if (nw == kNone || (lit && lit->lit == LitKind::Int && lit->text == "0")) continue;
+    if (nw == kNone || (lit && lit->lit == LitKind::Int && lit->text == "0"sv)) continue;
     Id ds = arg(c.call, 0, "dataset");
     for (int depth = 0; ds != kNone && depth < 4; ++depth) {
       if (e(ds).kind == ExprKind::Call) {
@@ -1372,7 +1372,7 @@ const Expr* Facts::literal_of(Id x, Id func) const {
   if (x == kNone) return nullptr;
   const Expr& ex = e(x);
   if (ex.kind == ExprKind::Literal) return &ex;
-  if (ex.kind == ExprKind::UnaryOp && ex.text == "-" && e(ex.kids[0]).kind == ExprKind::Literal) return nullptr;
+  if (ex.kind == ExprKind::UnaryOp && ex.text == "-"sv && e(ex.kids[0]).kind == ExprKind::Literal) return nullptr;
   if (ex.kind == ExprKind::Name) {
     auto vals = bindings_at(func, ex.text, x);
     if (vals.size() == 1 && e(vals[0]).kind == ExprKind::Literal) return &e(vals[0]);
@@ -1401,17 +1401,17 @@ bool Facts::is_module_class(Id cls) const {
   if (cls == kNone) return false;
   // A class that defines forward() is a module whatever its (imported) bases are called.
   for (Id f : m.classes[cls].methods)
-    if (m.funcs[f].name == "forward") return true;
+    if (m.funcs[f].name == "forward"sv) return true;
   for (int hops = 0; cls != kNone && hops < 16; ++hops) {
     Id next = kNone;
     for (Id b : m.classes[cls].bases) {
       std::string q = qual(b);
-      if (q == "torch.nn.Module" || q == "torch.nn.modules.module.Module" ||
+      if (q == "torch.nn.Module"sv || q == "torch.nn.modules.module.Module"sv ||
           ends_with(q, "LightningModule") || ends_with(q, "PreTrainedModel") ||
           (starts_with(q, "torch.nn.") && !ends_with(q, "Loss")))
         return true;
       const std::string& d = dotted(b);
-      if (q.empty() && (d == "nn.Module" || d == "Module" || ends_with(d, "LightningModule"))) return true;
+      if (q.empty() && (d == "nn.Module"sv || d == "Module"sv || ends_with(d, "LightningModule"))) return true;
       if (e(b).kind == ExprKind::Name)
         for (Id k = 0; k < m.classes.size(); ++k)
           if (k != cls && m.classes[k].name == e(b).text) next = k;
@@ -1448,12 +1448,12 @@ bool Facts::name_looks_like_model(std::string_view d) const {
                                         "device", "state", "params", "output", "outputs", "pred", "preds", "out"}))
     return false;
   for (const auto& t : toks)
-    if (t == "tokenizer" || t == "processor" || t == "pipeline" || t == "pipe") return false;
+    if (t == "tokenizer"sv || t == "processor"sv || t == "pipeline"sv || t == "pipe"sv) return false;
   for (const auto& extra : cfg.model_names)
     if (last == extra || d == extra) return true;
   if (in(last, {"model", "net", "network", "encoder", "decoder", "generator", "backbone",
                 "discriminator", "classifier", "module", "teacher", "student"}))
-    return last != "module" || starts_with(d, "self.") || d == "module";
+    return last != "module"sv || starts_with(d, "self.") || d == "module"sv;
   if (ends_with(last, "_model") || ends_with(last, "_net") ||
       ends_with(last, "_encoder") || ends_with(last, "_decoder") || ends_with(last, "_backbone"))
     return true;
@@ -1473,7 +1473,7 @@ bool Facts::not_a_torch_model(Id receiver) const {
     if (last.find(bad) != std::string_view::npos) return true;
   if (starts_with(last, "Flax") || starts_with(last, "TF")) return true;
   for (const auto& t : name_tokens(last))
-    if (t == "tokenizer" || t == "processor" || t == "config" || t == "scheduler" || t == "pipe" || t == "pipeline")
+    if (t == "tokenizer"sv || t == "processor"sv || t == "config"sv || t == "scheduler"sv || t == "pipe"sv || t == "pipeline"sv)
       return true;
   return false;
 }
@@ -1492,12 +1492,12 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
           !in(last, {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict"}))
         return true;
     }
-    if (starts_with(q, "torchvision.models.") || q == "timm.create_model" || q == "torch.jit.load" ||
-        q == "torch.jit.script" || q == "torch.jit.trace" || q == "torch.load" || q == "torch.hub.load" ||
-        q == "torch.compile")
+    if (starts_with(q, "torchvision.models.") || q == "timm.create_model"sv || q == "torch.jit.load"sv ||
+        q == "torch.jit.script"sv || q == "torch.jit.trace"sv || q == "torch.load"sv || q == "torch.hub.load"sv ||
+        q == "torch.compile"sv)
       return true;
   }
-  if (attr == "from_pretrained" || attr == "from_config" || attr == "from_single_file")
+  if (attr == "from_pretrained"sv || attr == "from_config"sv || attr == "from_single_file"sv)
     return !not_a_torch_model(callee_receiver(v));
   if (in(attr, {"to", "cuda", "eval", "half", "float", "double", "train", "cpu", "bfloat16", "requires_grad_"})) {
     Id r = callee_receiver(v);
@@ -1562,11 +1562,11 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
       if (starts_with(q, "torch.nn.") && ends_with(q, "Loss")) known_other = true;
       if (starts_with(q, "torch.optim") || starts_with(q, "torch.utils.data")) known_other = true;
       const std::string& a = callee_attr(v);
-      if ((a == "from_pretrained" || a == "from_config") && not_a_torch_model(callee_receiver(v))) known_other = true;
+      if ((a == "from_pretrained"sv || a == "from_config"sv) && not_a_torch_model(callee_receiver(v))) known_other = true;
     }
   }
   if (known_other) return false;
-  if (d == "self" && func != kNone && is_module_class(class_of(func))) return true;
+  if (d == "self"sv && func != kNone && is_module_class(class_of(func))) return true;
   return !no_name_evidence_ && name_looks_like_model(d);
 }
 
@@ -1597,15 +1597,15 @@ bool Facts::compute_is_model_call(const CallSite& c) const {
   const Expr& call = e(c.call);
   Id callee = call.kids[0];
   const Expr& ce = e(callee);
-  if (ce.kind == ExprKind::Attribute && ce.text == "forward" && !ce.kids.empty()) {
+  if (ce.kind == ExprKind::Attribute && ce.text == "forward"sv && !ce.kids.empty()) {
     const Expr& r = e(ce.kids[0]);
     if (r.kind == ExprKind::Call && callee_qual(ce.kids[0]).empty() && e(r.kids[0]).kind == ExprKind::Name &&
-        e(r.kids[0]).text == "super")
+        e(r.kids[0]).text == "super"sv)
       return false;
     return true;
   }
   if (ce.kind == ExprKind::Name || ce.kind == ExprKind::Attribute || ce.kind == ExprKind::Subscript) {
-    if (ce.kind == ExprKind::Name && ce.text == "self") return func_is_method_of_module(c.func);
+    if (ce.kind == ExprKind::Name && ce.text == "self"sv) return func_is_method_of_module(c.func);
     return is_model_value(c.func, callee);
   }
   return false;
@@ -1626,7 +1626,7 @@ bool Facts::read_as_numpy(Id func, Id value, const std::string& name, uint32_t a
   if (!numpy_calls_) {
     numpy_calls_.emplace();
     for (int ci = 0; ci < static_cast<int>(calls.size()); ++ci)
-      if (callee_attr(calls[ci].call) == "numpy") numpy_calls_->push_back(ci);
+      if (callee_attr(calls[ci].call) == "numpy"sv) numpy_calls_->push_back(ci);
   }
   for (int ci : *numpy_calls_) {
     const CallSite& c = calls[ci];
@@ -1636,12 +1636,12 @@ bool Facts::read_as_numpy(Id func, Id value, const std::string& name, uint32_t a
     for (int depth = 0; r != kNone && depth < 16; ++depth) {
       if (r == value) return true;
       const Expr& x = e(r);
-      if (x.kind == ExprKind::Subscript || (x.kind == ExprKind::Attribute && x.text == "T")) {
+      if (x.kind == ExprKind::Subscript || (x.kind == ExprKind::Attribute && x.text == "T"sv)) {
         r = x.kids.empty() ? kNone : x.kids[0];
       } else if (x.kind == ExprKind::Call && !x.kids.empty() && e(x.kids[0]).kind == ExprKind::Attribute) {
         const std::string& a = callee_attr(r);
         const std::string& q = e(x.kids[0]).qname;
-        if (q == "torch.cat" || q == "torch.stack" || q == "torch.concat") {
+        if (q == "torch.cat"sv || q == "torch.stack"sv || q == "torch.concat"sv) {
           r = arg(r, 0, "tensors");
           continue;
         }
@@ -1649,7 +1649,7 @@ bool Facts::read_as_numpy(Id func, Id value, const std::string& name, uint32_t a
                     "view", "reshape", "contiguous", "flatten", "clone", "t"}))
           break;
         bool cast = false;
-        if (a == "to")
+        if (a == "to"sv)
           for (size_t k = 1; k < x.kids.size() && !cast; ++k)
             for_each_expr(m, x.kids[k], [&](Id y) {
               for (const char* w : {"int", "long", "bool", "uint", "dtype", "short"})
@@ -1703,7 +1703,7 @@ bool Facts::annotated_grad_off(Id func, const std::string& name) const {
 bool Facts::forward_grad_off(Id func, Id obj) const {
   if (Id k = instance_class(func, obj); k != kNone) return forward_decorated_off(k);
   const std::string& d = dotted(obj);
-  if (d.empty() || d == "self") return false;
+  if (d.empty() || d == "self"sv) return false;
   std::vector<Id> values = bindings(func, d);
   if (values.empty()) return e(obj).kind == ExprKind::Name && annotated_grad_off(func, d);
   for (Id v : values) {
@@ -1726,7 +1726,7 @@ bool Facts::part_of_forward(Id func) const {
     for (int ci : callers_[work[i]]) {
       Id g = calls[ci].func;
       if (g == kNone || m.funcs[g].cls != m.funcs[func].cls) continue;
-      if (m.funcs[g].name == "forward") return true;
+      if (m.funcs[g].name == "forward"sv) return true;
       if (seen.insert(g).second) work.push_back(g);
     }
   return false;
@@ -1824,7 +1824,7 @@ bool Facts::loaded_value(Id func, Id v, int depth) const {
   }
   const std::string& q = callee_qual(v);
   const std::string& a = callee_attr(v);
-  if (q == "torch.jit.load" || q == "torch.load" || q == "torch.hub.load" || a == "from_pretrained") return true;
+  if (q == "torch.jit.load"sv || q == "torch.load"sv || q == "torch.hub.load"sv || a == "from_pretrained"sv) return true;
   if (in(a, {"to", "cuda", "eval", "half", "float", "cpu"})) return loaded_value(func, callee_receiver(v), depth + 1);
   Id target = same_file_target(v, func);
   if (target != kNone)
@@ -1859,7 +1859,7 @@ bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
 static std::string frozen_receiver(const Facts& f, Id x, bool* on) {
   std::string out;
   for_each_expr(f.m, x, [&](Id y) {
-    if (!out.empty() || f.e(y).kind != ExprKind::Call || f.callee_attr(y) != "requires_grad_") return out.empty();
+    if (!out.empty() || f.e(y).kind != ExprKind::Call || f.callee_attr(y) != "requires_grad_"sv) return out.empty();
     Id a = f.arg(y, 0, "requires_grad");
     *on = a == kNone || f.e(a).kind != ExprKind::Literal || f.e(a).lit != LitKind::False;
     Id r = f.callee_receiver(y);
@@ -1891,11 +1891,11 @@ void Facts::note_freezes(const Stmt& s, Id func) {
         events.push_back({td.substr(0, dot), s.range.begin, false});
     }
   } else if (s.kind == StmtKind::For && !s.targets.empty() && s.value != kNone && e(s.value).kind == ExprKind::Call &&
-             (callee_attr(s.value) == "parameters" || callee_attr(s.value) == "named_parameters")) {
+             (callee_attr(s.value) == "parameters"sv || callee_attr(s.value) == "named_parameters"sv)) {
     // for p in model.parameters(): p.requires_grad = False
     // for k, v in model.named_parameters(): v.requires_grad = False
     Id target = s.targets[0];
-    if (callee_attr(s.value) == "named_parameters") {
+    if (callee_attr(s.value) == "named_parameters"sv) {
       if (e(target).kind != ExprKind::Sequence || e(target).kids.size() != 2) return;
       target = e(target).kids[1];
     }
@@ -1951,7 +1951,7 @@ bool Facts::is_optimizer(Id func, Id x) const {
     if (starts_with(q, "torch.optim.") && q.find("lr_scheduler") == std::string::npos &&
         q.find("swa_utils") == std::string::npos)
       return true;
-    if (callee_attr(v) == "optimizers") return true;
+    if (callee_attr(v) == "optimizers"sv) return true;
     // A class of this file is an optimizer only if it is one (`WeightEMA`, whose step()
     // blends weights into an EMA copy and never reads .grad, is not, whatever it is named).
     if (Id k = constructed_class(v); k != kNone) return class_derives(k, {"Optimizer"});
@@ -1963,14 +1963,14 @@ bool Facts::is_optimizer(Id func, Id x) const {
   auto toks = name_tokens(last_component(d));
   bool opt = false;
   for (const auto& t : toks) {
-    if (t == "sched" || t == "scheduler" || t == "lr" || t == "warmup") return false;
-    if (t == "opt" || t == "optim" || t == "optimizer" || t == "optimiser" || t == "optimizers") opt = true;
+    if (t == "sched"sv || t == "scheduler"sv || t == "lr"sv || t == "warmup"sv) return false;
+    if (t == "opt"sv || t == "optim"sv || t == "optimizer"sv || t == "optimiser"sv || t == "optimizers"sv) opt = true;
   }
   return opt;
 }
 
 Id Facts::optimizer_of_step(const CallSite& c) const {
-  if (callee_attr(c.call) != "step") return kNone;
+  if (callee_attr(c.call) != "step"sv) return kNone;
   Id r = callee_receiver(c.call);
   if (r == kNone) return kNone;
   if (is_optimizer(c.func, r)) return r;
@@ -1980,7 +1980,7 @@ Id Facts::optimizer_of_step(const CallSite& c) const {
     const std::string& d = dotted(r);
     bool scaler = false;
     for (const auto& t : name_tokens(last_component(d)))
-      if (t == "scaler") scaler = true;
+      if (t == "scaler"sv) scaler = true;
     for (Id v : bindings(c.func, d))
       if (ends_with(callee_qual(v), "GradScaler")) scaler = true;
     if (scaler) return a;
@@ -1991,16 +1991,16 @@ Id Facts::optimizer_of_step(const CallSite& c) const {
 bool Facts::is_grad_reset(const CallSite& c, Id* optimizer) const {
   *optimizer = kNone;
   const std::string& a = callee_attr(c.call);
-  if (a == "zero_grad") {
+  if (a == "zero_grad"sv) {
     Id r = callee_receiver(c.call);
     if (r != kNone && is_optimizer(c.func, r)) *optimizer = r;
     return true;
   }
   // p.grad.zero_(), p.grad.detach_().zero_()
-  if (a == "zero_" || a == "detach_") {
+  if (a == "zero_"sv || a == "detach_"sv) {
     Id r = callee_receiver(c.call);
     while (r != kNone && e(r).kind == ExprKind::Call) r = callee_receiver(r);
-    if (r != kNone && e(r).kind == ExprKind::Attribute && (e(r).text == "grad" || e(r).text == "data")) return true;
+    if (r != kNone && e(r).kind == ExprKind::Attribute && (e(r).text == "grad"sv || e(r).text == "data"sv)) return true;
   }
   return false;
 }
@@ -2008,10 +2008,10 @@ bool Facts::is_grad_reset(const CallSite& c, Id* optimizer) const {
 bool Facts::is_backward(const CallSite& c) const {
   const std::string& a = callee_attr(c.call);
   // mmengine's OptimWrapper.update_params(loss) runs backward() and step().
-  if (a == "backward" || a == "manual_backward" || a == "update_params") return true;
-  if (a == "step" && differentiable_step(c)) return true;
+  if (a == "backward"sv || a == "manual_backward"sv || a == "update_params"sv) return true;
+  if (a == "step"sv && differentiable_step(c)) return true;
   const std::string& q = callee_qual(c.call);
-  return q == "torch.autograd.backward";
+  return q == "torch.autograd.backward"sv;
 }
 
 bool Facts::differentiable_step(const CallSite& c) const {
@@ -2051,7 +2051,7 @@ bool Facts::differentiable_step(const CallSite& c) const {
 bool Facts::is_backprop(const CallSite& c) const {
   if (is_backward(c)) return true;
   const std::string& q = callee_qual(c.call);
-  return q == "torch.autograd.grad";
+  return q == "torch.autograd.grad"sv;
 }
 
 bool Facts::is_torch_call(Id call, std::initializer_list<std::string_view> qnames) const {
@@ -2121,18 +2121,18 @@ bool Facts::is_eval_function_name(std::string_view name) const {
   for (const auto& n : cfg.eval_function_names)
     if (n == name) return true;
   // Test functions (`test_*`) are not evaluation functions by their name alone.
-  if (starts_with(name, "test_") && name != "test_epoch" && name != "test_one_epoch" && name != "test_loop")
+  if (starts_with(name, "test_") && name != "test_epoch"sv && name != "test_one_epoch"sv && name != "test_loop"sv)
     return false;
-  bool pytest_name = starts_with(name, "test_") || name == "test";
+  bool pytest_name = starts_with(name, "test_") || name == "test"sv;
   auto toks = name_tokens(name);
   for (const auto& t : toks) {
     if (in(t, {"validate", "validation", "valid", "val", "evaluate", "evaluation", "eval", "infer",
                "inference", "predict", "prediction", "predictions", "sample", "sampling", "generate",
                "generation"}))
       return true;
-    if (t == "test" && !(pytest_name && is_test_file) && name != "test_step") {
+    if (t == "test"sv && !(pytest_name && is_test_file) && name != "test_step"sv) {
       // `test`, `test_epoch`, `run_test` outside pytest files
-      if (!starts_with(name, "test_") || name == "test_epoch" || !is_test_file) return true;
+      if (!starts_with(name, "test_") || name == "test_epoch"sv || !is_test_file) return true;
     }
   }
   return false;

@@ -21,6 +21,10 @@
 
 namespace ll {
 
+// `s == "name"sv` compares lengths first; `std::string == const char*` runs strlen and an
+// out-of-line compare on every call (the checks ask millions of such questions).
+using namespace std::string_view_literals;
+
 class Flow;
 
 // Is `s` one of `set`? (Name tables of the checks.)

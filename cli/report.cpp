@@ -92,43 +92,36 @@ int display_width(uint32_t cp) {
 // A source file split into lines, for snippets and for converting positions.
 class SourceIndex {
  public:
-  explicit SourceIndex(std::string_view src) : src_(src) {
-    if (src_.empty()) return;
-    starts_.push_back(0);
-    for (std::size_t i = 0; i < src_.size(); ++i) {
-      // `\n`, `\r\n`, or a lone `\r` (old Mac files; the Python frontend reads it so).
-      if (src_[i] == '\n' || (src_[i] == '\r' && (i + 1 == src_.size() || src_[i + 1] != '\n')))
-        starts_.push_back(i + 1);
-    }
-  }
+  // The line starts are found on first use: most files of a run have nothing to report.
+  explicit SourceIndex(std::string_view src) : src_(src) {}
 
   bool available() const { return !src_.empty(); }
   std::string_view source() const { return src_; }
 
-  bool has_line(uint32_t line) const { return line >= 1 && line <= starts_.size(); }
+  bool has_line(uint32_t line) const { return line >= 1 && line <= starts().size(); }
 
   // The text of a 1-based line without its line terminator.
   std::string_view line_text(uint32_t line) const {
     if (!has_line(line)) return {};
-    const std::size_t begin = starts_[line - 1];
-    std::size_t end = line < starts_.size() ? starts_[line] - 1 : src_.size();
+    const std::size_t begin = starts()[line - 1];
+    std::size_t end = line < starts().size() ? starts()[line] - 1 : src_.size();
     if (end > begin && src_[end - 1] == '\r') --end;
     return src_.substr(begin, end - begin);
   }
 
   // 1-based line and byte column of a byte offset.
   std::pair<uint32_t, uint32_t> position(uint32_t offset) const {
-    if (starts_.empty()) return {0, 0};
+    if (starts().empty()) return {0, 0};
     const std::size_t off = std::min<std::size_t>(offset, src_.size());
-    const auto it = std::upper_bound(starts_.begin(), starts_.end(), off);
-    const auto line = static_cast<std::size_t>(it - starts_.begin());  // >= 1
-    return {static_cast<uint32_t>(line), static_cast<uint32_t>(off - starts_[line - 1] + 1)};
+    const auto it = std::upper_bound(starts().begin(), starts().end(), off);
+    const auto line = static_cast<std::size_t>(it - starts().begin());  // >= 1
+    return {static_cast<uint32_t>(line), static_cast<uint32_t>(off - starts()[line - 1] + 1)};
   }
 
   // The byte offset of a 1-based line/byte column, clamped to the source.
   std::size_t offset(uint32_t line, uint32_t byte_col) const {
     if (!has_line(line)) return src_.size();
-    return std::min<std::size_t>(starts_[line - 1] + (byte_col > 0 ? byte_col - 1 : 0), src_.size());
+    return std::min<std::size_t>(starts()[line - 1] + (byte_col > 0 ? byte_col - 1 : 0), src_.size());
   }
 
   // Converts a 1-based byte column to a 1-based UTF-16 column on `line`.
@@ -149,7 +142,21 @@ class SourceIndex {
 
  private:
   std::string_view src_;
-  std::vector<std::size_t> starts_;
+  const std::vector<std::size_t>& starts() const {
+    if (!indexed_ && !src_.empty()) {
+      indexed_ = true;
+      starts_.push_back(0);
+      for (std::size_t i = 0; i < src_.size(); ++i) {
+        // `\n`, `\r\n`, or a lone `\r` (old Mac files; the Python frontend reads it so).
+        if (src_[i] == '\n' || (src_[i] == '\r' && (i + 1 == src_.size() || src_[i + 1] != '\n')))
+          starts_.push_back(i + 1);
+      }
+    }
+    return starts_;
+  }
+
+  mutable bool indexed_ = false;
+  mutable std::vector<std::size_t> starts_;
 };
 
 // ---- shared facts ----------------------------------------------------------------------
