@@ -40,6 +40,23 @@ bool expr_says_rank(const Facts& f, Id root) {
   return hit;
 }
 
+// Data split by rank: a subscript whose index reads the rank (`items[rank::world_size]`), or a
+// call that takes the data and the rank (`split_for(items, rank, world_size)`). A value built
+// from the rank alone (`torch.device(f"cuda:{rank}")`) splits nothing.
+bool split_by_rank(const Facts& f, Id v) {
+  const Expr& e = f.e(v);
+  if (e.kind == ExprKind::Subscript && e.kids.size() >= 2) {
+    if (expr_says_rank(f, e.kids[0])) return false;
+    for (size_t k = 1; k < e.kids.size(); ++k)
+      if (expr_says_rank(f, e.kids[k])) return true;
+    return false;
+  }
+  if (e.kind != ExprKind::Call || f.callee_qual(v).rfind("torch.", 0) == 0) return false;
+  bool rank = false, data = false;
+  for (size_t k = 1; k < e.kids.size(); ++k) (expr_says_rank(f, e.kids[k]) ? rank : data) = true;
+  return rank && data;
+}
+
 // A dataset that shards by rank itself: an IterableDataset, or a same-file class that reads
 // the rank / world size; `.shard(...)`, `split_dataset_by_node(...)` on the way.
 bool rank_aware_dataset(const Facts& f, Id func, Id ds, int depth = 0) {
@@ -52,6 +69,14 @@ bool rank_aware_dataset(const Facts& f, Id func, Id ds, int depth = 0) {
     return false;
   }
   if (e.kind != ExprKind::Call) return false;
+  // Data split by rank before the dataset is built: an argument bound to such a split
+  // (`mine = items[rank::world]`, `part = split_for(items, rank, world_size)`; `Pairs(mine)`).
+  for (size_t k = 1; k < e.kids.size(); ++k) {
+    const Expr& a = f.e(e.kids[k]);
+    if (a.kind != ExprKind::Name && a.kind != ExprKind::Attribute) continue;
+    for (Id v : f.bindings(func, f.dotted(e.kids[k])))
+      if (split_by_rank(f, v)) return true;
+  }
   Id callee = e.kids[0];
   if (f.e(callee).kind == ExprKind::Name && f.qual(callee).empty())
     for (Id k = 0; k < f.m.classes.size(); ++k) {
@@ -66,6 +91,19 @@ bool rank_aware_dataset(const Facts& f, Id func, Id ds, int depth = 0) {
   const std::string& q = f.callee_qual(ds);
   if (q.find("IterableDataset") != std::string::npos || q.find("datapipes") != std::string::npos) return true;
   return false;
+}
+
+// A process group of one (`init_process_group(..., world_size=1)`, every such call of the
+// file): the only process walks the data once, whatever the loader.
+bool single_process_group(const Facts& f) {
+  bool one = false;
+  for (const CallSite& c : f.calls) {
+    if (f.callee_qual(c.call) != "torch.distributed.init_process_group"sv) continue;
+    Id ws = f.arg(c.call, 3, "world_size");
+    if (ws == kNone || int_literal_value(f.e(ws)) != 1) return false;
+    one = true;
+  }
+  return one;
 }
 
 // Is the call inside an `if` that selects one rank (`if rank == 0:`, `if is_main_process():`)?
@@ -333,7 +371,7 @@ void summarize_LL405(const Facts& f, FileSummary& out) {
 
 void check_LL405(CheckContext& ctx) {
   const Facts& f = ctx.facts;
-  if (f.m.lang != Lang::Python) return;
+  if (f.m.lang != Lang::Python || single_process_group(f)) return;
   if (f.project && !f.project->feeds_distributed.empty()) check_returned_loaders(ctx);
   bool any_wrap = false;
   for (const CallSite& c : f.calls) any_wrap = any_wrap || wraps_model(f, c.call);
