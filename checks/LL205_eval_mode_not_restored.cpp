@@ -136,6 +136,8 @@ class Events {
 
 bool same_model(const std::string& a, const std::string& b) { return a.empty() || b.empty() || a == b; }
 
+bool mode_free_container(const Facts& f, Id call, Id cls, int depth);
+
 // A torch.nn layer call (`nn.Dropout(0.1)`, `nn.LSTM(..., dropout=0.2)`): does it behave
 // differently in eval mode? Another library's layer, or a `torch.nn` call this does not
 // know, counts as modal.
@@ -160,66 +162,136 @@ bool modal_layer(const Facts& f, Id call) {
         return true;
     }
   if (q.find("dropout") != std::string::npos) return true;  // F.dropout(x, training=...)
-  if (last == "Sequential"sv || last == "ModuleList"sv) {
-    // Made of layers written out in the call: modal if any of them is. With none written
-    // there (`nn.Sequential()` filled by add_module, a C++ parameter), nothing is known.
-    const Expr& x = f.e(call);
-    if (f.has_kwargs_splat(call) || !x.kw.empty() || x.kids.size() < 2) return true;
-    for (size_t k = 1; k < x.kids.size(); ++k) {
-      Id a = x.kids[k];
-      if (f.e(a).kind == ExprKind::Sequence)  // nn.ModuleList([...])
-        for (Id y : f.e(a).kids) {
-          if (f.e(y).kind != ExprKind::Call || modal_layer(f, y)) return true;
-        }
-      else if (f.e(a).kind != ExprKind::Call || modal_layer(f, a))
-        return true;
+  // Made of layers written out in the call: modal if any of them is.
+  if (last == "Sequential"sv || last == "ModuleList"sv) return !mode_free_container(f, call, kNone, 0);
+  return false;
+}
+
+bool mode_free_class(const Facts& f, Id cls, int depth = 0);
+bool mode_free_function(const Facts& f, Id fn, int depth);
+
+// A same-file nn.Module class with methods (its layers are visible), `depth` levels down.
+bool mode_free_submodule(const Facts& f, Id call, Id cls, int depth) {
+  Id callee = f.e(call).kids[0];
+  if (f.e(callee).kind != ExprKind::Name || !f.qual(callee).empty()) return false;
+  Id sub = f.class_at(f.e(callee).text, f.e(callee).range.begin);
+  return sub != kNone && sub != cls && depth < 4 && f.is_module_class(sub) && !f.m.classes[sub].methods.empty() &&
+         mode_free_class(f, sub, depth + 1);
+}
+
+// `nn.ModuleList([Block() for _ in range(n)])`, `nn.Sequential(Block(), nn.ReLU())`: the
+// layers written in the container, torch.nn ones or same-file module classes. An empty
+// container (`nn.Sequential()` filled by add_module, a C++ parameter) tells nothing.
+bool mode_free_container(const Facts& f, Id call, Id cls, int depth) {
+  const Expr& x = f.e(call);
+  if (f.has_kwargs_splat(call) || !x.kw.empty() || x.kids.size() < 2) return false;
+  auto layer = [&](Id y) {
+    if (f.e(y).kind != ExprKind::Call) return false;
+    if (f.callee_qual(y).rfind("torch.nn.", 0) == 0) {
+      std::string_view last = f.last_component(f.callee_qual(y));
+      if (last == "Sequential"sv || last == "ModuleList"sv) return mode_free_container(f, y, cls, depth + 1);
+      return !modal_layer(f, y);
+    }
+    return mode_free_submodule(f, y, cls, depth);
+  };
+  for (size_t k = 1; k < x.kids.size(); ++k) {
+    const Expr& a = f.e(x.kids[k]);
+    if (a.kind == ExprKind::Sequence) {
+      for (Id y : a.kids)
+        if (!layer(y)) return false;
+    } else if (a.kind == ExprKind::Comprehension) {
+      if (a.kids.empty() || !layer(a.kids[0])) return false;
+    } else if (!layer(x.kids[k])) {
+      return false;
     }
   }
+  return true;
+}
+
+// Is every definition of `name` that reaches call `c` one of `self`'s attributes, an element
+// of one, or a loop over one?
+bool bound_to_own_layers(const Facts& f, const CallSite& c, const std::string& name) {
+  Id st = f.stmt_of(c.call);
+  if (st == kNone) return false;
+  bool outside = false;
+  const std::vector<Def> defs = f.flow().reaching(st, name, &outside);
+  if (outside || defs.empty()) return false;
+  for (const Def& d : defs) {
+    if (d.value == kNone || (d.kind != DefKind::Assign && d.kind != DefKind::LoopTarget)) return false;
+    Id v = d.value;
+    while (f.e(v).kind == ExprKind::Subscript || (f.e(v).kind == ExprKind::Call && in(f.callee_attr(v), {"values", "children", "modules"})))
+      v = f.e(v).kind == ExprKind::Subscript ? f.e(v).kids[0] : f.callee_receiver(v);
+    if (f.e(v).kind == ExprKind::Call && f.e(f.e(v).kids[0]).kind == ExprKind::Name &&
+        in(f.e(f.e(v).kids[0]).text, {"zip", "enumerate"}) && f.e(v).kids.size() == 2)
+      v = f.e(v).kids[1];
+    if (v == kNone || f.dotted(v).rfind("self.", 0) != 0) return false;
+  }
+  return true;
+}
+
+// A call made by a module's methods (or by a function they call) that behaves the same in
+// train() and eval(). `cls` is the class whose layers are being read (kNone in a function).
+bool mode_free_call(const Facts& f, const CallSite& c, Id cls, int depth) {
+  const std::string& q = f.callee_qual(c.call);
+  if (q.rfind("torch.nn.", 0) == 0) {
+    std::string_view last = f.last_component(q);
+    if (last == "Sequential"sv || last == "ModuleList"sv) return mode_free_container(f, c.call, cls, depth);
+    return !modal_layer(f, c.call);
+  }
+  if (q.rfind("torch.", 0) == 0)
+    // Tensor functions (`torch.cat`, `torch.relu`) behave the same in both modes, except
+    // the functional dropout and normalisations.
+    return q.find("dropout") == std::string::npos && q.find("batch_norm") == std::string::npos &&
+           q.find("instance_norm") == std::string::npos;
+  // NumPy and math compute on plain arrays and numbers: no module, no mode.
+  if (q.rfind("numpy.", 0) == 0 || q.rfind("math.", 0) == 0) return true;
+  if (!q.empty()) return false;  // another library's layer: unknown
+  Id callee = f.e(c.call).kids[0];
+  if (f.e(callee).kind == ExprKind::Name) {
+    const std::string& name = f.e(callee).text;
+    if (in(name, {"super", "range", "len", "int", "float", "bool", "print", "isinstance", "min", "max", "zip",
+                  "enumerate", "list", "tuple", "dict", "sum", "abs", "getattr", "hasattr"}) &&
+        f.class_at(name, f.e(callee).range.begin) == kNone && !f.is_function_name(c.func, name))
+      return true;
+    // A submodule of a class of this file (`self.block = Block(dim)`): mode-free if its
+    // own layers are, a few levels deep.
+    if (mode_free_submodule(f, c.call, cls, depth)) return true;
+    // A local name for the module's own layers (`for layer in self.layers: x = layer(x)`,
+    // `block = self.blocks[i]`): those are read where the class builds them.
+    if (cls != kNone && bound_to_own_layers(f, c, name)) return true;
+    // A helper function of this file (`mask = pad_mask(q, k)`): mode-free if what it calls is.
+    Id target = f.same_file_target(c.call, c.func);
+    if (target != kNone && depth < 4 && f.class_of(target) == kNone && mode_free_function(f, target, depth + 1))
+      return true;
+    return false;  // another same-file class or function: unknown
+  }
+  // self.layer(x), x.view(...), a layer built and called at once: fine.
+  return true;
+}
+
+// Reads `self.training` (or any `.training`) inside `r`: behaves differently by mode.
+bool reads_training(const Facts& f, const Range& r) {
+  for (const auto& ex : f.m.exprs)
+    if (ex.kind == ExprKind::Attribute && ex.text == "training"sv && ex.range.begin >= r.begin && ex.range.end <= r.end)
+      return true;
   return false;
 }
 
 // A class of this file whose layers are all torch.nn layers that behave the same in
 // train() and eval(): switching its mode changes nothing.
-bool mode_free_class(const Facts& f, Id cls, int depth = 0) {
+bool mode_free_class(const Facts& f, Id cls, int depth) {
   for (const CallSite& c : f.calls) {
     if (c.func == kNone || f.class_of(c.func) != cls) continue;
-    const std::string& q = f.callee_qual(c.call);
-    const std::string& attr = f.callee_attr(c.call);
-    if (q.rfind("torch.nn.", 0) == 0) {
-      if (modal_layer(f, c.call)) return false;
-      continue;
-    }
-    if (q.rfind("torch.", 0) == 0) {
-      // Tensor functions (`torch.cat`, `torch.relu`) behave the same in both modes, except
-      // the functional dropout and normalisations.
-      if (q.find("dropout") != std::string::npos || q.find("batch_norm") != std::string::npos ||
-          q.find("instance_norm") != std::string::npos)
-        return false;
-      continue;
-    }
-    if (!q.empty()) return false;  // another library's layer: unknown
-    Id callee = f.e(c.call).kids[0];
-    if (f.e(callee).kind == ExprKind::Name) {
-      if (in(f.e(callee).text, {"super", "range", "len", "int", "float", "bool", "print", "isinstance", "min", "max",
-                                "zip", "enumerate", "list", "tuple", "dict", "sum", "abs", "getattr", "hasattr"}) &&
-          f.class_at(f.e(callee).text, f.e(callee).range.begin) == kNone && !f.is_function_name(c.func, f.e(callee).text))
-        continue;
-      // A submodule of a class of this file (`self.block = Block(dim)`): mode-free if its
-      // own layers are, a few levels deep.
-      Id sub = f.class_at(f.e(callee).text, f.e(callee).range.begin);
-      if (sub != kNone && sub != cls && depth < 4 && f.is_module_class(sub) && !f.m.classes[sub].methods.empty() &&
-          mode_free_class(f, sub, depth + 1))
-        continue;
-      return false;  // another same-file class or function: unknown
-    }
-    if (attr == "__init__"sv) continue;
-    // self.layer(x), x.view(...), torch ops: fine.
+    if (!mode_free_call(f, c, cls, depth)) return false;
   }
-  for (const auto& ex : f.m.exprs)
-    if (ex.kind == ExprKind::Attribute && ex.text == "training"sv && ex.range.begin >= f.m.classes[cls].range.begin &&
-        ex.range.end <= f.m.classes[cls].range.end)
-      return false;
-  return true;
+  return !reads_training(f, f.m.classes[cls].range);
+}
+
+// A same-file function whose calls all behave the same in both modes.
+bool mode_free_function(const Facts& f, Id fn, int depth) {
+  for (const CallSite& c : f.calls)
+    if (c.func == fn && !mode_free_call(f, c, kNone, depth)) return false;
+  return !reads_training(f, f.m.funcs[fn].range);
 }
 
 // `model.cuda()`, `Net().to(device)`, `net.double()`: the module that is moved or cast.

@@ -83,10 +83,13 @@ bool constructed_on_cpu(const Facts& f, Id func, Id value) {
     Id k = f.class_at(callee.text, callee.range.begin);
     ctor = k != kNone && f.is_module_class(k);
   }
-  // A project's model class imported from another module (`from gpt import GPTModel`):
-  // instantiated by its capitalised class name, not a factory function.
-  if (!ctor && callee.kind == ExprKind::Name && !q.empty() && q.rfind("torch", 0) != 0 && !callee.text.empty() &&
-      std::isupper(static_cast<unsigned char>(callee.text[0])))
+  // A project's model class from another module (`from gpt import GPTModel`; `GPTModel(...)`,
+  // `models.Net(...)`, `import_module(name).Net(...)`): instantiated by its capitalised class
+  // name, not a factory function.
+  const std::string_view last = callee.kind == ExprKind::Attribute ? std::string_view(callee.text)
+                                : callee.kind == ExprKind::Name && !q.empty() ? std::string_view(callee.text)
+                                                                              : std::string_view();
+  if (!ctor && !last.empty() && q.rfind("torch", 0) != 0 && std::isupper(static_cast<unsigned char>(last[0])))
     ctor = true;
   if (!ctor) return false;
   bool device = false;
@@ -444,6 +447,10 @@ void check_LL301(CheckContext& ctx) {
     if (site.loop >= 0) {
       const Loop& L = f.loops[site.loop];
       if (L.stmt == kNone) continue;
+      // Loops that all run once (`for batch in loader: ...; break`) never rebind.
+      bool once = true;
+      for (int l = site.loop; l >= 0 && once; l = f.loops[l].parent) once = constant_trips(f, l, 1) == 1;
+      if (once) continue;
       if (stays_on_cpu(f, site.func, s.value, site.loop, d)) continue;
       // Released in the iteration, or kept on purpose (an ensemble) in any enclosing loop.
       bool kept = releases(f, L.stmts, d, UINT32_MAX);

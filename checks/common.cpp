@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <map>
 #include <set>
 
 namespace ll {
@@ -222,12 +223,48 @@ bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
 
 }  // namespace
 
+// Does the loop's first iteration reach a `break` at the top of its body: an unconditional
+// one, or one under a counter test that already holds (`count = 0` before the loop, `count +=
+// 1` in the body, then `if count >= 1: break`)?
+bool breaks_in_first_iteration(const Facts& f, const Loop& L) {
+  std::map<std::string, long> added;  // counter -> sum of `+= <int>` seen so far in the body
+  for (Id sid : f.m.s(L.stmt).body) {
+    const Stmt& s = f.m.s(sid);
+    if (s.kind == StmtKind::Break) return true;
+    if (s.kind == StmtKind::AugAssign && s.text == "+="sv && s.targets.size() == 1 &&
+        f.e(s.targets[0]).kind == ExprKind::Name && s.value != kNone) {
+      long n = int_literal_value(f.e(s.value));
+      if (n >= 0) added[f.e(s.targets[0]).text] += n;
+      continue;
+    }
+    if (s.kind != StmtKind::If || s.body.empty() || f.m.s(s.body[0]).kind != StmtKind::Break || s.value == kNone)
+      continue;
+    const Expr& test = f.e(s.value);
+    if (test.kind != ExprKind::Compare || test.kids.size() != 2 || f.e(test.kids[0]).kind != ExprKind::Name) continue;
+    const std::string& counter = f.e(test.kids[0]).text;
+    auto it = added.find(counter);
+    long bound = int_literal_value(f.e(test.kids[1]));
+    if (it == added.end() || bound < 0) continue;
+    // The counter's one plain binding in the function is a literal: its value before the loop.
+    long start = -1;
+    int plain = 0;
+    for (Id v : f.bindings(L.func, counter)) {
+      if (f.e(v).kind == ExprKind::Literal) start = int_literal_value(f.e(v));
+      if (f.e(v).kind != ExprKind::Literal || ++plain > 1) start = -1;
+    }
+    if (start < 0) continue;
+    const long now = start + it->second;
+    if ((test.text == ">="sv && now >= bound) || (test.text == ">"sv && now > bound) ||
+        (test.text == "=="sv && now == bound))
+      return true;
+  }
+  return false;
+}
+
 long constant_trips(const Facts& f, int loop, long limit) {
   if (loop < 0) return 0;
   const Loop& L = f.loops[loop];
-  if (L.stmt != kNone)
-    for (Id sid : f.m.s(L.stmt).body)
-      if (f.m.s(sid).kind == StmtKind::Break) return 1;
+  if (L.stmt != kNone && breaks_in_first_iteration(f, L)) return 1;
   Id iter = L.iter;
   if (L.stmt == kNone || iter == kNone || f.e(iter).kind != ExprKind::Call) return 0;
   const Expr& call = f.e(iter);
