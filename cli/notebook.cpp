@@ -1,5 +1,7 @@
 #include "cli/notebook.hpp"
 
+#include "frontend/python/python_frontend.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -308,16 +310,38 @@ std::vector<std::string> lower_cell(const std::vector<std::string>& lines) {
   out.reserve(lines.size());
   const bool cell_magic = !lines.empty() && lines[0].rfind("%%", 0) == 0;
   const bool python_body = cell_magic && python_cell_magic(lines[0]);
+  // Rows inside a multi-line string are text, whatever they look like (`"""Why?` ends in
+  // `?` but asks for no help): found by parsing the cell, with the lines that can only be
+  // IPython's (`%`/`!` first, no quote in them) blanked so they cannot open a string.
+  python::StringRows in_string;
+  bool triple = false;
+  for (const std::string& l : lines)
+    triple = triple || l.find("\"\"\"") != std::string::npos || l.find("'''") != std::string::npos;
+  if (triple) {
+    std::string probe;
+    for (const std::string& l : lines) {
+      size_t i = l.find_first_not_of(" \t");
+      const bool shell = i != std::string::npos && (l[i] == '%' || l[i] == '!') &&
+                         l.find_first_of("\"'") == std::string::npos;
+      std::string t = shell ? std::string() : l;
+      if (t.empty() || t.back() != '\n') t += '\n';
+      probe += t;
+    }
+    in_string = python::string_rows(probe);
+  }
+  auto text_row = [&](size_t k) {
+    return k < in_string.starts.size() && (in_string.starts[k] || in_string.ends[k]);
+  };
   bool in_magic = false;  // a continuation line of a magic or shell escape
   for (size_t k = 0; k < lines.size(); ++k) {
     std::string l = lines[k];
-    if (l.back() != '\n') l += '\n';
+    if (l.empty() || l.back() != '\n') l += '\n';
     if (cell_magic && (k == 0 || !python_body)) {
       l = "\n";
     } else if (in_magic) {
       in_magic = continues(l);
       l = "\n";
-    } else if (is_magic(l)) {
+    } else if (!text_row(k) && is_magic(l)) {
       in_magic = continues(l);
       l = l.substr(0, l.find_first_not_of(" \t")) + "pass\n";
     }

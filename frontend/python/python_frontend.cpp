@@ -1092,6 +1092,50 @@ void normalize_lone_cr(std::string& s) {
     if (i + 1 == s.size() || s[i + 1] != '\n') s[i] = '\n';
 }
 
+StringRows string_rows(std::string_view source, uint64_t timeout_micros) {
+  StringRows out;
+  size_t rows = 1;
+  for (char c : source) rows += c == '\n';
+  out.starts.assign(rows, false);
+  out.ends.assign(rows, false);
+  TSParser* parser = thread_parser();
+  ts_parser_reset(parser);
+  ts_parser_set_timeout_micros(parser, timeout_micros);
+  std::unique_ptr<TSTree, TreeDeleter> tree(
+      ts_parser_parse_string(parser, nullptr, source.data(), static_cast<uint32_t>(source.size())));
+  ts_parser_set_timeout_micros(parser, 0);
+  if (!tree) return out;
+  static const TSSymbol kString = ts_language_symbol_for_name(grammar().lang, "string", 6, true);
+  // Only nodes spanning rows can hold a multi-line string: single-row subtrees are skipped.
+  // One cursor walks the tree in O(nodes).
+  TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(tree.get()));
+  for (;;) {
+    TSNode n = ts_tree_cursor_current_node(&c);
+    const uint32_t first = ts_node_start_point(n).row, last = ts_node_end_point(n).row;
+    bool descend = false;
+    if (first != last) {
+      if (ts_node_symbol(n) == kString) {
+        for (uint32_t r = first; r <= last && r < rows; ++r) {
+          if (r > first) out.starts[r] = true;
+          if (r < last) out.ends[r] = true;
+        }
+      } else {
+        descend = true;
+      }
+    }
+    if (descend && ts_tree_cursor_goto_first_child(&c)) continue;
+    bool more = true;
+    while (!ts_tree_cursor_goto_next_sibling(&c))
+      if (!ts_tree_cursor_goto_parent(&c)) {
+        more = false;
+        break;
+      }
+    if (!more) break;
+  }
+  ts_tree_cursor_delete(&c);
+  return out;
+}
+
 size_t parse_only(std::string_view source) {
   TSParser* parser = thread_parser();
   ts_parser_reset(parser);

@@ -25,6 +25,15 @@ bool lower(std::string_view source, const std::string& path, Module& out,
 bool has_lone_cr(std::string_view s);
 void normalize_lone_cr(std::string& s);
 
+// Where multi-line string literals lie, per `\n`-separated row of `source`: `starts` is
+// true for a row that begins inside one (a continuation row of a triple-quoted string),
+// `ends` for a row whose end lies inside one (the row that opens it, or a middle row).
+// Notebook cells use it to leave such rows alone: IPython reads `a?` inside a string as text.
+struct StringRows {
+  std::vector<bool> starts, ends;
+};
+StringRows string_rows(std::string_view source, uint64_t timeout_micros = 1'000'000);
+
 // Parse only (no lowering): the floor for benchmarks. Returns the number of nodes.
 size_t parse_only(std::string_view source);
 

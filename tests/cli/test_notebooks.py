@@ -220,6 +220,19 @@ class Magics(Tmp):
         self.assertEqual(cells, expected)
 
 
+    def test_rows_inside_multi_line_strings_are_text(self):
+        # `a?` ending the opening row of a string, `%`/`!` rows and `why?` inside one: text,
+        # not IPython help or magics; the real magic and help rows around them still are.
+        cells = [["s = \"\"\"a?\n", "b\"\"\"\n", "print(s)\n"],
+                 ["doc = '''\n", "%not a magic\n", "!nor this\n", "why?\n", "'''\n", "%matplotlib inline\n",
+                  "len?\n"],
+                 ["x = 1\n", ""]]
+        path = self.write("strings.ipynb", json.dumps({"cells": [
+            {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c} for c in cells],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+        rc, out, err = self.run_ll("--format", "json", path)
+        self.assertEqual(json.loads(out)["errors"], [], out)
+
 INDENTED = [
     ["import torch\n", "for x in loader:\n", "    print(x.shape)\n"],
     ["    class Tiny(torch.nn.Module):\n", "        def forward(self, x):\n", "            return x * 2\n", "\n",
