@@ -1121,8 +1121,6 @@ FileSummary Facts::summarize() const {
   out.module = module_of_path(path);
   for (Id k = 0; k < m.classes.size(); ++k)
     if (forward_decorated_off(k)) out.grad_off_forwards.push_back(m.classes[k].name);
-  for (Id k = 0; k < m.classes.size(); ++k)
-    if (is_module_class(k)) out.module_classes.push_back(m.classes[k].name);
   {
     std::set<std::string> refs;
     for (const Function& fn : m.funcs)
@@ -1494,8 +1492,6 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
           !in(last, {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict"}))
         return true;
     }
-    // A project class that derives from nn.Module in the module it comes from.
-    if (project && project->module_classes.count(q)) return true;
     if (starts_with(q, "torchvision.models.") || q == "timm.create_model"sv || q == "torch.jit.load"sv ||
         q == "torch.jit.script"sv || q == "torch.jit.trace"sv || q == "torch.load"sv || q == "torch.hub.load"sv ||
         q == "torch.compile"sv)

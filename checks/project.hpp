@@ -36,9 +36,6 @@ struct FileSummary {
   // Classes whose `forward` runs with grad disabled (`@torch.no_grad()` on it): calling an
   // instance records no graph, in this file or in the files that import the class.
   std::vector<std::string> grad_off_forwards;
-  // Classes of this file that derive from nn.Module: an instance built in another file
-  // (`model = UNet(3, 2)` with `from models.unet import UNet`) is a model there.
-  std::vector<std::string> module_classes;
   // Imported names used as parameter annotations (`model: Transformer`), qualified: what a
   // typed parameter holds, for grad_off_forwards of the defining file.
   std::vector<std::string> type_refs;
@@ -75,12 +72,10 @@ struct ProjectView {
   std::map<std::string, bool> external_method_calls;
   // Imported classes (as this file names them) whose forward runs with grad disabled.
   std::set<std::string> grad_off_forward_classes;
-  // Imported classes (as this file names them) that derive from nn.Module in their module.
-  std::set<std::string> module_classes;
   bool empty() const {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
-           grad_off_forward_classes.empty() && module_classes.empty();
+           grad_off_forward_classes.empty();
   }
 };
 

@@ -548,25 +548,6 @@ def main(rank, net, train_set, val_set):
         self.write("model.py", decorated.replace("    @torch.inference_mode()\n", ""))
         self.assertEqual(self.lines_of("LL101"), {("gen.py", 11)})
 
-    def test_model_built_from_a_module_class_of_another_project_file(self):
-        # `UNet` derives from nn.Module in models/unet.py: `model = UNet(3, 2)` is a model, so
-        # the training loop's loss carries history. Unknown to the run, the class is not one.
-        self.write("models/__init__.py", "")
-        self.write("models/unet.py", "import torch.nn as nn\n\n\nclass UNet(nn.Module):\n"
-                   "    def __init__(self, a, b):\n        super().__init__()\n        self.conv = nn.Conv2d(a, b, 3)\n\n"
-                   "    def forward(self, x):\n        return self.conv(x)\n")
-        self.write("train.py", "import torch\nfrom models.unet import UNet\n\n\ndef train():\n"
-                   "    for epoch in range(10):\n        loss_f = 0\n        for batch in train_dataloader:\n"
-                   "            predicted = model(batch[\"image\"])\n            optimizer.zero_grad()\n"
-                   "            loss = criterion(predicted, batch[\"mask\"])\n            loss.backward()\n"
-                   "            optimizer.step()\n            loss_f += loss.float()\n        print(loss_f)\n\n\n"
-                   "if __name__ == \"__main__\":\n    model = UNet(3, 3)\n    model = model.cuda()\n"
-                   "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
-                   "    criterion = torch.nn.CrossEntropyLoss()\n    train()\n")
-        self.assertEqual(self.lines_of("LL102"), {("train.py", 14)})
-        os.remove(os.path.join(self.dir, "models", "unet.py"))
-        self.assertEqual(self.lines_of("LL102"), set())
-
     def test_loader_built_in_another_module_for_a_ddp_training_loop(self):
         self.write("data.py", self.LOADERS)
         self.write("train.py", self.DDP_TRAIN.format(

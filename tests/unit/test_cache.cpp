@@ -75,7 +75,6 @@ FileSummary sample_summary() {
   s.star_modules = {"pkg.helpers"};
   s.wrapping_functions = {"wrap_ddp"};
   s.grad_off_forwards = {"Sampler"};
-  s.module_classes = {"UNet", "Block"};
   s.type_refs = {"model.Transformer"};
   s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
   s.program = true;
@@ -133,7 +132,6 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.star_modules, sample_summary().star_modules);
   EXPECT_EQ(s.wrapping_functions, sample_summary().wrapping_functions);
   EXPECT_EQ(s.grad_off_forwards, sample_summary().grad_off_forwards);
-  EXPECT_EQ(s.module_classes, sample_summary().module_classes);
   EXPECT_EQ(s.type_refs, sample_summary().type_refs);
   EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
   EXPECT_TRUE(s.program);
@@ -188,7 +186,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"mcl":["UNet"],"tr":["m.T"],"sm":["p.q"],"df":[["c.d",-1]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"sm":["p.q"],"df":[["c.d",-1]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -213,7 +211,6 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"a.b\",true]", "[\"a.b\",1]"));
   EXPECT_TRUE(bad("[\"a.b\",true]", "[\"a.b\"]"));
   EXPECT_TRUE(bad("\"mod\":\"m\"", "\"mod\":null"));
-  EXPECT_TRUE(bad("\"mcl\":[\"UNet\"]", "\"mcl\":[7]"));
   EXPECT_TRUE(bad("\"tor\":true,", ""));
   EXPECT_TRUE(bad("\"im\":[\"torch\"]", "\"im\":[1]"));
   EXPECT_TRUE(bad("\"d\":[]", "\"d\":{}"));
