@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace ll {
 
@@ -88,7 +89,7 @@ std::vector<size_t> reexporting_files(const std::string& q, size_t importer, con
   if (q.size() <= name.size() + 1) return out;
   // (module as written, the file that imports it)
   std::vector<std::pair<std::string, size_t>> frontier = {{q.substr(0, q.size() - name.size() - 1), importer}};
-  std::vector<bool> seen(files.size());
+  std::unordered_set<size_t> seen;  // files visited (a few; never one flag per file of the run)
   for (int depth = 0; depth < 4 && !frontier.empty(); ++depth) {
     std::vector<std::pair<std::string, size_t>> next;
     for (const auto& [mod, from] : frontier) {
@@ -104,8 +105,7 @@ std::vector<size_t> reexporting_files(const std::string& q, size_t importer, con
         for (size_t k : it->second)
           if (k != from && module_is(files[k].module, mod)) named.push_back(k);
       for (size_t k : named) {
-        if (k == importer || seen[k]) continue;
-        seen[k] = true;
+        if (k == importer || !seen.insert(k).second) continue;
         if (depth > 0 && std::find(candidates.begin(), candidates.end(), k) != candidates.end()) out.push_back(k);
         for (const std::string& s : files[k].star_modules) next.emplace_back(s, k);
       }
