@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <cstring>
+#include <random>
 #include <atomic>
 #include <fstream>
 #include <iostream>
@@ -247,20 +248,53 @@ bool write_whole(int fd, const std::string& text) {
   return true;
 }
 
+// Six random letters or digits for a temporary name (as mkstemp's XXXXXX).
+std::string random_suffix() {
+  static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string out(6, 'x');
+  for (char& c : out) c = kChars[rng() % (sizeof kChars - 1)];
+  return out;
+}
+
+// Creates `prefix + XXXXXX + suffix` exclusively (a file 0600, or with `directory` a
+// directory 0700) and tracks it for the signal handler. The name is tracked before it exists,
+// so a SIGTERM at any moment after creation finds it (mkstemp would create it first and leave
+// a window in which a signal left the copy behind); a name already taken is never tracked.
+// Returns the tracking slot (or -1 when tracking is full) with the open fd in `*fd` for a file.
+bool create_tracked(const std::string& prefix, const std::string& suffix, bool directory, std::string* name,
+                    int* slot, int* fd, std::string* error) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string candidate = prefix + random_suffix() + suffix;
+    struct stat st {};
+    if (::lstat(candidate.c_str(), &st) == 0) continue;  // taken: never track someone else's name
+    const int s = track_temp_file(candidate);
+    int got = directory ? ::mkdir(candidate.c_str(), 0700)
+                        : ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (got >= 0) {
+      *name = candidate;
+      *slot = s;
+      if (!directory) *fd = got;
+      return true;
+    }
+    const int e = errno;
+    untrack_temp_file(s);
+    if (e != EEXIST) {
+      *error = std::strerror(e);
+      return false;
+    }
+  }
+  *error = "no free temporary name";
+  return false;
+}
+
 // Creates `dir/<stem>.leaklint-XXXXXX<ext>` (O_EXCL, 0600) holding `text`. The stem comes
 // first so that a compile database without this name infers the command of the file itself.
 bool make_copy(const std::string& dir, const std::string& stem, const std::string& ext, const std::string& text,
                TempCopy& t, std::string* error) {
-  std::string name = (dir.empty() ? std::string(".") : dir) + "/" + stem + ".leaklint-XXXXXX" + ext;
-  std::vector<char> buf(name.begin(), name.end());
-  buf.push_back('\0');
-  const int fd = ::mkostemps(buf.data(), static_cast<int>(ext.size()), O_CLOEXEC);
-  if (fd < 0) {
-    *error = std::strerror(errno);
-    return false;
-  }
-  t.file = buf.data();
-  t.slot = track_temp_file(t.file);
+  const std::string prefix = (dir.empty() ? std::string(".") : dir) + "/" + stem + ".leaklint-";
+  int fd = -1;
+  if (!create_tracked(prefix, ext, false, &t.file, &t.slot, &fd, error)) return false;
   const bool ok = write_whole(fd, text);
   if (!ok) *error = std::string("write failed: ") + std::strerror(errno);
   ::close(fd);
@@ -325,17 +359,14 @@ FileResult analyze_cpp_buffer(const std::string& path, const std::string& text, 
       copy.slot = -1;
     }
     const char* tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/leaklint-buffer-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (!::mkdtemp(buf.data())) {
+    const std::string prefix = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/leaklint-buffer-";
+    std::string why;
+    if (!create_tracked(prefix, "", true, &copy.dir, &copy.dir_slot, nullptr, &why)) {
       r.diagnostics.push_back(fatal(path, "io-error",
-                                    std::string("cannot create a temporary copy of the buffer for leaklint-cpp: ") +
-                                        std::strerror(errno) + "; not analysed"));
+                                    "cannot create a temporary copy of the buffer for leaklint-cpp: " + why +
+                                        "; not analysed"));
       return r;
     }
-    copy.dir = buf.data();
-    copy.dir_slot = track_temp_file(copy.dir);
     if (!make_copy(copy.dir, stem, ext, text, copy, &err)) {
       r.diagnostics.push_back(fatal(path, "io-error", "cannot write a temporary copy of the buffer: " + err + "; not analysed"));
       return r;
