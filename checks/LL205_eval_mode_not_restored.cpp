@@ -179,6 +179,14 @@ bool mode_free_submodule(const Facts& f, Id call, Id cls, int depth) {
          mode_free_class(f, sub, depth + 1);
 }
 
+// A torch.nn call: a container (`nn.Sequential`, `nn.ModuleList`) is read through its
+// layers, `depth` levels down; any other layer by what it is.
+bool mode_free_nn_layer(const Facts& f, Id call, Id cls, int depth) {
+  std::string_view last = f.last_component(f.callee_qual(call));
+  if (last == "Sequential"sv || last == "ModuleList"sv) return mode_free_container(f, call, cls, depth);
+  return !modal_layer(f, call);
+}
+
 // `nn.ModuleList([Block() for _ in range(n)])`, `nn.Sequential(Block(), nn.ReLU())`: the
 // layers written in the container, torch.nn ones or same-file module classes. An empty
 // container (`nn.Sequential()` filled by add_module, a C++ parameter) tells nothing.
@@ -187,11 +195,7 @@ bool mode_free_container(const Facts& f, Id call, Id cls, int depth) {
   if (f.has_kwargs_splat(call) || !x.kw.empty() || x.kids.size() < 2) return false;
   auto layer = [&](Id y) {
     if (f.e(y).kind != ExprKind::Call) return false;
-    if (f.callee_qual(y).rfind("torch.nn.", 0) == 0) {
-      std::string_view last = f.last_component(f.callee_qual(y));
-      if (last == "Sequential"sv || last == "ModuleList"sv) return mode_free_container(f, y, cls, depth + 1);
-      return !modal_layer(f, y);
-    }
+    if (f.callee_qual(y).rfind("torch.nn.", 0) == 0) return mode_free_nn_layer(f, y, cls, depth + 1);
     return mode_free_submodule(f, y, cls, depth);
   };
   for (size_t k = 1; k < x.kids.size(); ++k) {
@@ -233,11 +237,7 @@ bool bound_to_own_layers(const Facts& f, const CallSite& c, const std::string& n
 // train() and eval(). `cls` is the class whose layers are being read (kNone in a function).
 bool mode_free_call(const Facts& f, const CallSite& c, Id cls, int depth) {
   const std::string& q = f.callee_qual(c.call);
-  if (q.rfind("torch.nn.", 0) == 0) {
-    std::string_view last = f.last_component(q);
-    if (last == "Sequential"sv || last == "ModuleList"sv) return mode_free_container(f, c.call, cls, depth);
-    return !modal_layer(f, c.call);
-  }
+  if (q.rfind("torch.nn.", 0) == 0) return mode_free_nn_layer(f, c.call, cls, depth);
   if (q.rfind("torch.", 0) == 0)
     // Tensor functions (`torch.cat`, `torch.relu`) behave the same in both modes, except
     // the functional dropout and normalisations.

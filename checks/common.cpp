@@ -226,7 +226,7 @@ bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
 // Does the loop's first iteration reach a `break` at the top of its body: an unconditional
 // one, or one under a counter test that already holds (`count = 0` before the loop, `count +=
 // 1` in the body, then `if count >= 1: break`)?
-bool breaks_in_first_iteration(const Facts& f, const Loop& L) {
+static bool breaks_in_first_iteration(const Facts& f, const Loop& L) {
   std::map<std::string, long> added;  // counter -> sum of `+= <int>` seen so far in the body
   for (Id sid : f.m.s(L.stmt).body) {
     const Stmt& s = f.m.s(sid);

@@ -261,7 +261,7 @@ std::string random_suffix() {
 // directory 0700) and tracks it for the signal handler. The name is tracked before it exists,
 // so a SIGTERM at any moment after creation finds it (mkstemp would create it first and leave
 // a window in which a signal left the copy behind); a name already taken is never tracked.
-// Returns the tracking slot (or -1 when tracking is full) with the open fd in `*fd` for a file.
+// Sets `*name`, `*slot` (-1 when tracking is full) and, for a file, the open `*fd`.
 bool create_tracked(const std::string& prefix, const std::string& suffix, bool directory, std::string* name,
                     int* slot, int* fd, std::string* error) {
   for (int attempt = 0; attempt < 100; ++attempt) {
