@@ -57,8 +57,110 @@ bool split_by_rank(const Facts& f, Id v) {
   return rank && data;
 }
 
-// A dataset that shards by rank itself: an IterableDataset, or a same-file class that reads
-// the rank / world size; `.shard(...)`, `split_dataset_by_node(...)` on the way.
+// Does `name` occur in the function's body other than as a `del` target (`del index`)?
+bool reads_param(const Facts& f, const Function& fn, const std::string& name) {
+  std::vector<Range> dels;
+  for (const Stmt& st : f.m.stmts)
+    if (st.kind == StmtKind::Delete && st.range.begin >= fn.range.begin && st.range.end <= fn.range.end)
+      dels.push_back(st.range);
+  for (const Expr& ex : f.m.exprs) {
+    if (ex.kind != ExprKind::Name || ex.text != name || ex.range.begin < fn.range.begin || ex.range.end > fn.range.end)
+      continue;
+    bool deleted = false;
+    for (const Range& d : dels) deleted = deleted || (ex.range.begin >= d.begin && ex.range.end <= d.end);
+    if (!deleted) return true;
+  }
+  return false;
+}
+
+// A same-file Dataset class that shards by rank itself: an IterableDataset / datapipe, or a
+// class that reads the rank / world size.
+bool sharding_class(const Facts& f, Id k) {
+  const Class& cls = f.m.classes[k];
+  if (f.class_derives(k, {"IterableDataset", "IterDataPipe"})) return true;
+  for (const auto& ex : f.m.exprs)
+    if ((ex.kind == ExprKind::Name || ex.kind == ExprKind::Attribute) && ex.range.begin >= cls.range.begin &&
+        ex.range.end <= cls.range.end && text_says_rank(ex.text))
+      return true;
+  return false;
+}
+
+// A same-file Dataset class that makes its items on the fly: `__getitem__` never reads its
+// index (synthetic data, a fresh draw per item).
+bool synthetic_class(const Facts& f, Id k) {
+  for (Id mi : f.m.classes[k].methods) {
+    const Function& fn = f.m.funcs[mi];
+    if (fn.name == "__getitem__"sv && fn.params.size() >= 2) return !reads_param(f, fn, fn.params[1]);
+  }
+  return false;
+}
+
+// Random tensors made by this process (`torch.randn(64, 3)`, through `.to(device)`, arithmetic
+// and the names bound to them): synthetic data, different on every rank unless seeded alike,
+// and never a dataset whose passes an epoch counts.
+bool random_data(const Facts& f, Id func, Id x, int depth = 0) {
+  if (x == kNone || depth > 4) return false;
+  const Expr& e = f.e(x);
+  switch (e.kind) {
+    case ExprKind::Name: {
+      std::vector<Id> vs = f.bindings(func, e.text);
+      if (vs.empty()) return false;
+      for (Id v : vs)
+        if (!random_data(f, func, v, depth + 1)) return false;
+      return true;
+    }
+    case ExprKind::BinOp:
+      return (f.e(e.kids[0]).kind == ExprKind::Literal || random_data(f, func, e.kids[0], depth + 1)) &&
+             (f.e(e.kids[1]).kind == ExprKind::Literal || random_data(f, func, e.kids[1], depth + 1));
+    case ExprKind::Call: {
+      const std::string& q = f.callee_qual(x);
+      if (in(q, {"torch.randn"sv, "torch.rand"sv, "torch.randint"sv, "torch.randn_like"sv, "torch.rand_like"sv,
+                 "torch.randint_like"sv, "torch.normal"sv, "torch.randperm"sv, "numpy.random.randn"sv,
+                 "numpy.random.rand"sv, "numpy.random.randint"sv, "numpy.random.normal"sv,
+                 "numpy.random.uniform"sv, "numpy.random.random"sv}))
+        return true;
+      Id r = f.callee_receiver(x);
+      return r != kNone && in(f.callee_attr(x), {"to"sv, "cuda"sv, "float"sv, "long"sv, "half"sv, "view"sv,
+                                                  "reshape"sv, "unsqueeze"sv, "squeeze"sv, "abs"sv})
+                 ? random_data(f, func, r, depth + 1)
+                 : false;
+    }
+    default:
+      return false;
+  }
+}
+
+// Synthetic data: `TensorDataset` of random tensors, torchvision's `FakeData`, a same-file
+// class whose items ignore their index. Ranks draw different samples (unless seeded alike):
+// the duplicated passes the rule is about need a real dataset, so the evidence is weak.
+bool synthetic_dataset(const Facts& f, Id func, Id ds, int depth = 0) {
+  if (ds == kNone || depth > 4) return false;
+  const Expr& e = f.e(ds);
+  if (e.kind == ExprKind::Name) {
+    std::vector<Id> vs = f.bindings(func, e.text);
+    for (Id v : vs)
+      if (!synthetic_dataset(f, func, v, depth + 1)) return false;
+    return !vs.empty();
+  }
+  if (e.kind != ExprKind::Call) return false;
+  const std::string& q = f.callee_qual(ds);
+  if (q == "torchvision.datasets.FakeData"sv) return true;
+  if (q == "torch.utils.data.TensorDataset"sv || q == "torch.utils.data.dataset.TensorDataset"sv) {
+    if (e.kids.size() < 2) return false;
+    for (size_t k = 1; k < e.kids.size(); ++k)
+      if (!random_data(f, func, e.kids[k])) return false;
+    return true;
+  }
+  Id callee = e.kids[0];
+  if (f.e(callee).kind == ExprKind::Name && f.qual(callee).empty())
+    for (Id k = 0; k < f.m.classes.size(); ++k)
+      if (f.m.classes[k].name == f.e(callee).text && synthetic_class(f, k)) return true;
+  return false;
+}
+
+// A dataset that shards by rank itself (an IterableDataset, a class that reads the rank /
+// world size, here or in a project module; `.shard(...)`, `split_dataset_by_node(...)` on the
+// way), or whose data are split by rank before it is built.
 bool rank_aware_dataset(const Facts& f, Id func, Id ds, int depth = 0) {
   if (ds == kNone || depth > 4) return false;
   if (expr_says_rank(f, ds)) return true;
@@ -79,18 +181,11 @@ bool rank_aware_dataset(const Facts& f, Id func, Id ds, int depth = 0) {
   }
   Id callee = e.kids[0];
   if (f.e(callee).kind == ExprKind::Name && f.qual(callee).empty())
-    for (Id k = 0; k < f.m.classes.size(); ++k) {
-      const Class& cls = f.m.classes[k];
-      if (cls.name != f.e(callee).text) continue;
-      if (f.class_derives(k, {"IterableDataset", "IterDataPipe"})) return true;
-      for (const auto& ex : f.m.exprs)
-        if ((ex.kind == ExprKind::Name || ex.kind == ExprKind::Attribute) && ex.range.begin >= cls.range.begin &&
-            ex.range.end <= cls.range.end && text_says_rank(ex.text))
-          return true;
-    }
+    for (Id k = 0; k < f.m.classes.size(); ++k)
+      if (f.m.classes[k].name == f.e(callee).text && sharding_class(f, k)) return true;
   const std::string& q = f.callee_qual(ds);
   if (q.find("IterableDataset") != std::string::npos || q.find("datapipes") != std::string::npos) return true;
-  return false;
+  return f.project && f.project->sharding_datasets.count(q) > 0;
 }
 
 // A process group of one (`init_process_group(..., world_size=1)`, every such call of the
@@ -280,6 +375,19 @@ bool prepared(const Facts& f, const std::string& name) {
   return false;
 }
 
+constexpr const char* kSyntheticReason =
+    "the data are synthetic (random tensors, or items that ignore their index): ranks draw different "
+    "samples unless seeded alike, so only a real dataset is walked world-size times per epoch";
+
+// Reports through the impact policy: a loader of synthetic data is weak evidence.
+Finding* report_loader(CheckContext& ctx, const CallSite& c, std::string message) {
+  const Facts& f = ctx.facts;
+  const Range& where = f.e(c.call).range;
+  if (synthetic_dataset(f, c.func, f.arg(c.call, 0, "dataset")))
+    return ctx.report_weak("LL405", where, std::move(message), kSyntheticReason);
+  return ctx.report("LL405", where, std::move(message));
+}
+
 std::string consequence(const CheckContext& ctx, Id ds) {
   return ": every rank iterates the whole dataset, so each epoch is world-size passes over the data and costs "
          "world-size times the work; pass `sampler=DistributedSampler(" +
@@ -321,7 +429,7 @@ void check_returned_loaders(CheckContext& ctx) {
                               "(DDP/FSDP) model in `" + importer +
                               "` but has no DistributedSampler and its dataset does not shard by rank" +
                               consequence(ctx, f.arg(c.call, 0, "dataset"));
-        ctx.report("LL405", f.e(c.call).range, message);
+        report_loader(ctx, c, std::move(message));
       }
   }
 }
@@ -330,6 +438,9 @@ void check_returned_loaders(CheckContext& ctx) {
 
 void summarize_LL405(const Facts& f, FileSummary& out) {
   if (f.m.lang != Lang::Python) return;
+  for (Id k = 0; k < f.m.classes.size(); ++k)
+    if (f.class_derives(k, {"Dataset", "IterableDataset", "IterDataPipe"}) && sharding_class(f, k))
+      out.sharding_datasets.push_back(f.m.classes[k].name);
   bool wraps = false;
   for (const CallSite& c : f.calls) wraps = wraps || is_distributed_wrap(f, c.call);
   if (!wraps) return;
@@ -394,7 +505,7 @@ void check_LL405(CheckContext& ctx) {
     std::string message = "`" + name + "` feeds the training loop of a " + wrapper +
                           " model but has no DistributedSampler and its dataset does not shard by rank" +
                           consequence(ctx, f.arg(c.call, 0, "dataset"));
-    Finding* fd = ctx.report("LL405", f.e(c.call).range, message);
+    Finding* fd = report_loader(ctx, c, std::move(message));
     if (!fd) continue;
     fd->notes.push_back({f.e(wrap->call).range, "model wrapped here"});
     fd->notes.push_back({f.e(f.loops[loop].iter).range, "training loop over it"});

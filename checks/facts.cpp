@@ -1298,8 +1298,15 @@ std::vector<Id> Facts::bindings(Id func, const std::string& d) const {
   const auto& local = bind_[func == kNone ? m.funcs.size() : func];
   auto it = local.find(d);
   if (it != local.end()) out = it->second;
-  if (out.empty()) out = outer_bindings(func, d);
-  return out;
+  if (!out.empty()) return out;
+  // A parameter shadows the names of enclosing functions and of the module (`def
+  // build(dataset):` never reads a module-level `dataset = ...`); `self.x` is the class's.
+  if (func != kNone && !starts_with(d, "self.")) {
+    const std::string_view root = std::string_view(d).substr(0, d.find('.'));
+    for (const auto& p : m.funcs[func].params)
+      if (p == root) return out;
+  }
+  return outer_bindings(func, d);
 }
 
 // What a name holds when no binding of the function itself reaches: attributes set by any

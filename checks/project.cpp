@@ -121,7 +121,7 @@ std::vector<size_t> reexporting_files(const std::string& q, size_t importer, con
 std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
-  std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def;
+  std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -129,6 +129,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& f : files[i].functions) func_def[f].push_back(i);
     for (const auto& f : files[i].wrapping_functions) wrap_def[f].push_back(i);
     for (const auto& c : files[i].grad_off_forwards) off_forward_def[c].push_back(i);
+    for (const auto& c : files[i].sharding_datasets) sharding_def[c].push_back(i);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {
@@ -148,11 +149,17 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       auto o = off_forward_def.find(last(q));
       if (o != off_forward_def.end() && !defining_files(q, i, o->second, files).empty())
         views[i].grad_off_forward_classes.insert(q);
+      auto r = sharding_def.find(last(q));
+      if (r != sharding_def.end() && !defining_files(q, i, r->second, files).empty())
+        views[i].sharding_datasets.insert(q);
     }
     for (const auto& q : files[i].type_refs) {
       auto o = off_forward_def.find(last(q));
       if (o != off_forward_def.end() && !defining_files(q, i, o->second, files).empty())
         views[i].grad_off_forward_classes.insert(q);
+      auto r = sharding_def.find(last(q));
+      if (r != sharding_def.end() && !defining_files(q, i, r->second, files).empty())
+        views[i].sharding_datasets.insert(q);
     }
     for (const auto& [q, element] : files[i].distributed_feeds) {
       auto it = func_def.find(last(q));

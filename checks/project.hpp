@@ -40,6 +40,9 @@ struct FileSummary {
   // typed parameter holds, for grad_off_forwards of the defining file.
   std::vector<std::string> type_refs;
   std::vector<std::pair<std::string, int>> distributed_feeds;
+  // Dataset classes that shard by rank themselves (an IterableDataset / datapipe, a class that
+  // reads the rank or world size): a loader of one needs no DistributedSampler.
+  std::vector<std::string> sharding_datasets;
   // Methods called by name across files (`decoder.generate(...)` on a value whose class the
   // file does not show): each such attribute name, and whether every such call in this file
   // runs with grad disabled. And this file's methods that no call resolves to whose entry
@@ -67,6 +70,8 @@ struct ProjectView {
   // Local functions whose result feeds a distributed training loop in another file:
   // function -> (element of its returned tuple or -1, the importing module).
   std::map<std::string, std::vector<std::pair<int, std::string>>> feeds_distributed;
+  // Imported Dataset classes (as this file names them) that shard by rank themselves.
+  std::set<std::string> sharding_datasets;
   // Methods of this file decided by the calls that name them: whether every such call in the
   // run's other files runs with grad disabled (only entries that change a decision).
   std::map<std::string, bool> external_method_calls;
@@ -75,7 +80,7 @@ struct ProjectView {
   bool empty() const {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
-           grad_off_forward_classes.empty();
+           grad_off_forward_classes.empty() && sharding_datasets.empty();
   }
 };
 

@@ -604,6 +604,41 @@ def main(rank, net, train_set, val_set):
                    "    dl = DataLoader(ds, batch_size=bs, shuffle=True)\n    return dl\n")
         self.assertEqual(self.lines_of("LL405"), {("data.py", 5)})
 
+    def test_dataset_class_of_another_module_that_shards_by_rank_is_silent(self):
+        # The dataset class lives in another project module and keeps only this rank's items
+        # (an IterableDataset that reads the rank): the loader needs no sampler.
+        self.write("streams.py", "import torch.distributed as dist\nfrom torch.utils.data import IterableDataset\n\n\n"
+                   "class Stream(IterableDataset):\n    def __init__(self, items):\n        self.items = items\n\n"
+                   "    def __iter__(self):\n        rank, world = dist.get_rank(), dist.get_world_size()\n"
+                   "        for i, x in enumerate(self.items):\n            if i % world == rank:\n"
+                   "                yield x\n")
+        train = ("import torch\nimport torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+                 "from torch.utils.data import DataLoader\nfrom streams import Stream\n\n\n"
+                 "def main(rank, net, items):\n    model = DDP(net.to(rank), device_ids=[rank])\n"
+                 "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                 "    loader = DataLoader(Stream(items), batch_size=8)\n    for x, y in loader:\n"
+                 "        loss = F.cross_entropy(model(x), y)\n        opt.zero_grad()\n        loss.backward()\n"
+                 "        opt.step()\n")
+        self.write("train.py", train)
+        self.assertEqual(self.lines_of("LL405"), set())
+        # A map-style class of that module that does not shard keeps the finding.
+        self.write("streams.py", "from torch.utils.data import Dataset\n\n\nclass Stream(Dataset):\n"
+                   "    def __init__(self, items):\n        self.items = items\n\n"
+                   "    def __len__(self):\n        return len(self.items)\n\n"
+                   "    def __getitem__(self, i):\n        return self.items[i]\n")
+        self.assertEqual(self.lines_of("LL405"), {("train.py", 11)})
+
+    def test_builder_parameter_is_not_a_module_level_name(self):
+        # The builder's `dataset` parameter shadows the module's `dataset = Stream()` of its
+        # self-check: what the parameter holds comes from the caller, not from that binding.
+        self.write("data.py", "import torch.distributed as dist\nfrom torch.utils.data import DataLoader, IterableDataset\n\n\n"
+                   "class Stream(IterableDataset):\n    def __iter__(self):\n"
+                   "        yield from range(dist.get_rank(), 100, dist.get_world_size())\n\n\n"
+                   "def get_loader(dataset):\n    loader = DataLoader(dataset, batch_size=8, shuffle=True)\n"
+                   "    return loader\n\n\nif __name__ == \"__main__\":\n    dataset = Stream()\n")
+        self.write("train.py", self.DDP_TRAIN.format(builder="get_loader", bind="train_loader = get_loader(train_set)"))
+        self.assertEqual(self.lines_of("LL405"), {("data.py", 11)})
+
     def test_model_wrapped_in_another_module(self):
         self.write("dist_utils.py", "import torch\nfrom torch.nn.parallel import DistributedDataParallel\n\n\n"
                    "def wrap(net, rank):\n    model = DistributedDataParallel(net.to(rank), device_ids=[rank])\n"
