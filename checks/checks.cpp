@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "checks/common.hpp"
 #include "checks/relevance.hpp"
 
 #include "rules/registry.hpp"
@@ -171,6 +172,15 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
   CheckContext ctx(facts, source, out);
   for (const auto& c : all_checks())
     if (ctx.enabled(c.id)) c.run(ctx);
+  // The impact policy's test code (docs/impact.md): a test runs once, on small inputs, to
+  // check behaviour, so what a rule says a run wastes or computes wrongly over its
+  // iterations is weak there. Patterns that fail at once (`with torch.no_grad:`, an invalid
+  // DataLoader option, CUDA in a worker or a forked child, spawn without a main guard) keep
+  // their severity in tests too.
+  for (Finding& fd : out)
+    if (!fd.low_confidence && !in(fd.rule, {"LL104", "LL401", "LL404", "LL501", "LL502"}) &&
+        facts.in_test_code(facts.function_at(fd.range.begin)))
+      make_weak(fd, kTestCodeReason);
   // Methods whose findings depend on their entry grad mode, which calls in other files may
   // decide (Facts::called_by_name), directly or through the same-file methods they are
   // reached from: the join looks them up.

@@ -107,8 +107,9 @@ std::vector<std::string> Facts::name_tokens(std::string_view name) {
 Facts::Facts(const Module& mod, const Config& config, const std::string& p, const ProjectView* proj)
     : project(proj), m(mod), cfg(config), path(p) {
   // A name alone is weaker evidence than a directory: `u2net_test.py` that runs a loaded
-  // model over a folder under a main guard is the project's test-set inference script.
-  is_test_file = in_test_directory(path) || (named_like_a_test(path) && !untested_program());
+  // model over a folder under a main guard is the project's test-set inference script, and
+  // `test_time_augmentation.py` a module of the model's test-time augmentation.
+  is_test_file = in_test_directory(path) || (named_like_a_test(path) && !shows_no_test());
   size_t nf = m.funcs.size();
   entry_off_.assign(nf, 0);
   decorated_off_.assign(nf, 0);
@@ -220,8 +221,8 @@ bool Facts::cpu_only_at(uint32_t pos) const {
   return false;
 }
 
-bool Facts::untested_program() const {
-  if (m.lang != Lang::Python || !is_program()) return false;
+bool Facts::shows_no_test() const {
+  if (m.lang != Lang::Python) return false;
   for (const auto& [local, q] : m.aliases)
     for (std::string_view fw : {"pytest", "unittest", "nose", "hypothesis"})
       if (q == fw || starts_with(q, std::string(fw) + ".")) return false;

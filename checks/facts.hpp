@@ -98,7 +98,7 @@ class Facts {
   const Module& m;
   const Config& cfg;
   std::string path;
-  bool is_test_file = false;  // under tests/ (or conftest.py); test_*.py, *_test.py unless untested_program()
+  bool is_test_file = false;  // under tests/ (or conftest.py); test_*.py, *_test.py unless shows_no_test()
 
   std::vector<Loop> loops;
   std::vector<CallSite> calls;
@@ -286,9 +286,9 @@ class Facts {
   }
   // A notebook, a script with top-level loops or a main guard, a C++ file with main().
   bool is_program() const;
-  // A Python program (is_program()) with nothing of a test: no test framework import, no
-  // test_* function, no Test* class. A test-like file name alone does not make it test code.
-  bool untested_program() const;
+  // A Python file with nothing of a test: no test framework import, no test_* function, no
+  // Test* class. A test-like file name alone does not make it test code.
+  bool shows_no_test() const;
   // Anything in the file that can place a tensor on a GPU (the evidence cpu_only_program()
   // reads), wherever it is; the project-level policy asks every file (FileSummary).
   bool has_gpu_evidence() const;

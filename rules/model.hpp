@@ -118,7 +118,7 @@ struct Function {
   std::vector<Id> decorators;
   std::vector<Id> body;
   Range range;             // whole definition (decorators included)
-  Range header;            // the `def` line
+  Range header;            // the definition without its decorators (`def` to the end of the body)
   uint32_t body_indent = 0;  // column (0-based) of the body's first statement
 };
 

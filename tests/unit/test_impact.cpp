@@ -427,6 +427,39 @@ TEST(Impact, FindingsInTestCodeAreWeak) {
   EXPECT_FALSE(f->low_confidence);
 }
 
+TEST(Impact, EveryRuleWhoseCostGrowsWithARunIsWeakInTestCode) {
+  // A smoke test under test/ that trains a few steps without zero_grad (LL201) and empties the
+  // cache every step (LL303): the test checks that a step runs, not what ten steps compute or
+  // cost. The same text as a training script keeps the full severity; a pattern that fails at
+  // once (`with torch.no_grad:`, LL104) keeps it in tests too.
+  const std::string smoke =
+      "import torch\n"
+      "model = torch.nn.Linear(4, 2).cuda()\n"
+      "optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)\n"
+      "for i in range(10):\n"
+      "    loss = model(torch.rand(3, 4).cuda()).sum()\n"
+      "    loss.backward()\n"
+      "    optimizer.step()\n"
+      "    torch.cuda.empty_cache()\n"
+      "with torch.no_grad:\n"
+      "    model(torch.rand(3, 4).cuda())\n";
+  for (const std::string rule : {"LL201", "LL303"}) {
+    const FileResult t = analyze_text("test/test_smoke.py", smoke, Config{}, EngineOptions{});
+    const Finding* f = only(t, rule);
+    ASSERT_NE(f, nullptr) << rule;
+    EXPECT_TRUE(f->low_confidence) << rule;
+    EXPECT_NE(f->message.find("test code runs once"), std::string::npos) << f->message;
+    const FileResult r = analyze_text("train.py", smoke, Config{}, EngineOptions{});
+    const Finding* g = only(r, rule);
+    ASSERT_NE(g, nullptr) << rule;
+    EXPECT_FALSE(g->low_confidence) << rule;
+  }
+  const FileResult t = analyze_text("test/test_smoke.py", smoke, Config{}, EngineOptions{});
+  const Finding* f = only(t, "LL104");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence);
+}
+
 TEST(Impact, ATestLikeNameAloneDoesNotMakeAProgramTestCode) {
   // `u2net_test.py`: a main guard runs a loaded model over a folder on CUDA, and nothing in the
   // file is a test. The same text with a test function, a pytest import, or under tests/, is
@@ -455,6 +488,21 @@ TEST(Impact, ATestLikeNameAloneDoesNotMakeAProgramTestCode) {
     ASSERT_NE(f, nullptr) << path;
     EXPECT_TRUE(f->low_confidence) << path;
   }
+  // `test_time_augmentation.py`: a module of definitions (no main guard, no top-level loop)
+  // whose name reads like a test; nothing in it is one, so its findings keep their severity.
+  const std::string tta =
+      "import torch\n"
+      "class ModelWithTTA:\n"
+      "    def __init__(self, model):\n"
+      "        self.model = model.cuda()\n"
+      "    def batch_inference(self, batches):\n"
+      "        outputs = []\n"
+      "        for b in batches:\n"
+      "            outputs.append(self.model(b.cuda()))\n"
+      "        return outputs\n";
+  const FileResult r = analyze_text("pkg/test_time_augmentation.py", tta, Config{}, EngineOptions{});
+  ASSERT_FALSE(r.findings.empty());
+  for (const Finding& f : r.findings) EXPECT_FALSE(f.low_confidence) << f.rule << ": " << f.message;
 }
 
 TEST(Impact, AHookInAProgramWhoseModelRunsOnceIsWeak) {
