@@ -59,6 +59,17 @@ bool calls_remover_of(const Facts& f, Id cls, Id func) {
   });
 }
 
+// Is the object built as a `with` item (`with GradCAM(model, layer) as cam:`) of a class whose
+// `__exit__` removes its handles? Leaving the block removes the hook.
+bool exit_removes(const Facts& f, Id cls, const CallSite& built) {
+  if (built.stmt == kNone || f.m.s(built.stmt).kind != StmtKind::With) return false;
+  const auto& items = f.m.s(built.stmt).items;
+  if (std::find(items.begin(), items.end(), built.call) == items.end()) return false;
+  for (Id mf : f.m.classes[cls].methods)
+    if (f.m.funcs[mf].name == "__exit__"sv && removes_in(f, mf)) return true;
+  return false;
+}
+
 // A loop variable bound by iterating `.parameters()` / `.named_parameters()` of something:
 // the tensor is a parameter that lives as long as the model.
 bool is_parameter_loop_target(const Facts& f, Id func, const std::string& name) {
@@ -218,6 +229,7 @@ void check_LL105(CheckContext& ctx) {
       // method removing it (`def close(self): self.hook.remove()`): calling that method,
       // whatever holds the object (`for h in hooks: h.close()`), removes the hook.
       if (caller && is_constructor(f, c.func) && calls_remover_of(f, f.class_of(c.func), caller->func)) continue;
+      if (caller && is_constructor(f, c.func) && exit_removes(f, f.class_of(c.func), *caller)) continue;
       // Returned to a caller in another file, or kept for later: nothing here says it leaks.
       if (st.kind == StmtKind::Return) continue;
     }
