@@ -205,12 +205,15 @@ void check_LL304(CheckContext& ctx) {
     std::string retry;
     if (pass == 1) {
       // The same callee as a call in the try body (`out = self.pipe(x)` in both), whatever
-      // it runs; library and bookkeeping calls (torch ops, logging, gc) are not the work.
+      // it runs; library and bookkeeping calls (torch ops, logging, gc) are not the work, and
+      // neither are the calls that release what the failed attempt held (`optimizer.zero_grad()`
+      // drops the gradients, `empty_cache()` / `gc.collect()` / `.clear()` free the rest).
       const std::string& callee = f.dotted(f.e(c.call).kids[0]);  // "" unless a name chain
       const std::string& q = f.callee_qual(c.call);
       if (!callee.empty() && q.empty() && called_in(f, tr.body, callee) &&
           !in(callee, {"print", "len", "str", "int", "float", "range", "isinstance", "super", "dict", "list"}) &&
-          !in(f.callee_attr(c.call), {"append", "info", "warning", "debug", "error", "write", "format"}))
+          !in(f.callee_attr(c.call), {"append", "info", "warning", "debug", "error", "write", "format", "zero_grad",
+                                       "empty_cache", "collect", "clear", "synchronize", "reset_peak_memory_stats"}))
         retry = "`" + callee + "(...)`, the call that failed";
     }
     else if (f.is_model_call(c)) retry = "forward";
