@@ -3,6 +3,7 @@
 
 usage: test_cli.py LEAKLINT_BINARY SOURCE_DIR
 """
+import atexit
 import json
 import os
 import shutil
@@ -1048,6 +1049,7 @@ class Parallel(Tmp):
 
 if __name__ == "__main__":
     os.environ["LEAKLINT_CACHE_DIR"] = tempfile.mkdtemp(prefix="leaklint-cli-cache-")
+    atexit.register(shutil.rmtree, os.environ["LEAKLINT_CACHE_DIR"], True)
     BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     del sys.argv[1:3]
     unittest.main(verbosity=2)

@@ -18,10 +18,12 @@ Modes:
                      the LibTorch headers), using one shared precompiled header.
 """
 import argparse
+import atexit
 import concurrent.futures
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -123,6 +125,7 @@ def compile_check(clang, root, rels, jobs):
             inc = cand
             break
     tmp = tempfile.mkdtemp(prefix="leaklint-compile-check-")
+    atexit.register(shutil.rmtree, tmp, True)
     hdr = os.path.join(tmp, "torch_all.h")
     with open(hdr, "w") as fh:
         fh.write("#include <torch/torch.h>\n")
