@@ -1120,6 +1120,7 @@ static std::string imported_name(const Module& m, const std::string& dotted) {
 FileSummary Facts::summarize() const {
   FileSummary out;
   out.module = module_of_path(path);
+  out.path = path;
   for (Id k = 0; k < m.classes.size(); ++k)
     if (forward_decorated_off(k)) out.grad_off_forwards.push_back(m.classes[k].name);
   {

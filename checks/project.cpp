@@ -165,7 +165,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       auto it = func_def.find(last(q));
       if (it == func_def.end()) continue;
       for (size_t j : defining_files(q, i, it->second, files))
-        views[j].feeds_distributed[last(q)].emplace_back(element, files[i].module);
+        views[j].feeds_distributed[last(q)].emplace_back(element, files[i].path.empty() ? files[i].module : files[i].path);
     }
   }
   // Methods called by name in other files: an open method (still with grad) turns off when

@@ -14,6 +14,7 @@ namespace ll {
 
 struct FileSummary {
   std::string module;  // dotted module path derived from the file path ("pkg.data")
+  std::string path;    // the file as the run names it (messages about this file name it so)
   // Qualified names of classes handed to a DataLoader with workers (num_workers != 0).
   std::vector<std::string> dataset_uses;
   // Calls of imported functions: qualified callee, whether grad was disabled at the call.
@@ -68,7 +69,7 @@ struct ProjectView {
   // Callees (as this file names them) that return a distributed wrap of a model.
   std::set<std::string> distributed_wrappers;
   // Local functions whose result feeds a distributed training loop in another file:
-  // function -> (element of its returned tuple or -1, the importing module).
+  // function -> (element of its returned tuple or -1, the importing file's path).
   std::map<std::string, std::vector<std::pair<int, std::string>>> feeds_distributed;
   // Imported Dataset classes (as this file names them) that shard by rank themselves.
   std::set<std::string> sharding_datasets;

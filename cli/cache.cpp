@@ -246,7 +246,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   if (r.transcoded) j["t"] = true;
   Json ic = Json::array();
   for (const auto& [q, off] : summary.imported_calls) ic.push_back(Json::array({q, off}));
-  j["p"] = {{"mod", summary.module}, {"du", summary.dataset_uses}, {"cl", summary.classes},
+  j["p"] = {{"mod", summary.module}, {"pth", summary.path}, {"du", summary.dataset_uses}, {"cl", summary.classes},
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
             {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
@@ -364,6 +364,7 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     r.transcoded = opt_bool(j, "t");
     const Json& p = at(j, "p");
     s.module = str(at(p, "mod"));
+    s.path = str(at(p, "pth"));
     s.dataset_uses = strings(at(p, "du"));
     s.classes = strings(at(p, "cl"));
     s.functions = strings(at(p, "fn"));

@@ -556,6 +556,11 @@ def main(rank, net, train_set, val_set):
         # The training loader (element 0) is reported where it is built; the validation
         # loader is never iterated by the training loop.
         self.assertEqual(self.lines_of("LL405"), {("data.py", 6)})
+        # The message names the training file as the run names it (an absolute root gives an
+        # absolute path, never a dotted module made of the root's directories).
+        rc, out, err = run(["--no-cache", "--format", "json", os.path.abspath(self.dir)])
+        [msg] = [f["message"] for f in json.loads(out)["findings"] if f["rule"] == "LL405"]
+        self.assertIn("model in `" + os.path.join(os.path.abspath(self.dir), "train.py") + "`", msg)
         # Alone, data.py says nothing about distributed training.
         rc, out, err = run(["--no-cache", "--format", "json", os.path.join(self.dir, "data.py")])
         self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL405"], [])

@@ -65,6 +65,7 @@ FileResult sample_result() {
 FileSummary sample_summary() {
   FileSummary s;
   s.module = "src.train";
+  s.path = "src/train.py";
   s.dataset_uses = {"data.Images"};
   s.imported_calls = {{"utils.evaluate", true}, {"utils.log", false}};
   s.classes = {"Images"};
@@ -126,6 +127,7 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(out.diagnostics[0].kind, "syntax-error");
   EXPECT_EQ(out.diagnostics[0].col, 7u);
   EXPECT_EQ(s.module, "src.train");
+  EXPECT_EQ(s.path, "src/train.py");
   EXPECT_EQ(s.imported_calls, sample_summary().imported_calls);
   EXPECT_EQ(s.caller_off, std::vector<std::string>{"evaluate"});
   EXPECT_TRUE(s.imports_torch);
@@ -187,7 +189,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
-                         R"("p":{"mod":"m","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
+                         R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
                          R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"sm":["p.q"],"df":[["c.d",-1]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]]}})";
   FileResult out;
   FileSummary s;
