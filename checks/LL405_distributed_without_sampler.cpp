@@ -95,9 +95,9 @@ bool synthetic_class(const Facts& f, Id k) {
   return false;
 }
 
-// Random tensors made by this process (`torch.randn(64, 3)`, through `.to(device)`, arithmetic
-// and the names bound to them): synthetic data, different on every rank unless seeded alike,
-// and never a dataset whose passes an epoch counts.
+// Tensors made by this process from nothing (`torch.randn(64, 3)`, `torch.arange(n)`, through
+// `.to(device)`, `.repeat(k)`, arithmetic and the names bound to them): synthetic data, never a
+// dataset whose passes an epoch counts; random draws differ per rank unless seeded alike.
 bool random_data(const Facts& f, Id func, Id x, int depth = 0) {
   if (x == kNone || depth > 4) return false;
   const Expr& e = f.e(x);
@@ -115,13 +115,15 @@ bool random_data(const Facts& f, Id func, Id x, int depth = 0) {
     case ExprKind::Call: {
       const std::string& q = f.callee_qual(x);
       if (in(q, {"torch.randn"sv, "torch.rand"sv, "torch.randint"sv, "torch.randn_like"sv, "torch.rand_like"sv,
-                 "torch.randint_like"sv, "torch.normal"sv, "torch.randperm"sv, "numpy.random.randn"sv,
+                 "torch.randint_like"sv, "torch.normal"sv, "torch.randperm"sv, "torch.arange"sv, "torch.zeros"sv,
+                 "torch.ones"sv, "torch.full"sv, "torch.empty"sv, "torch.linspace"sv, "numpy.random.randn"sv,
                  "numpy.random.rand"sv, "numpy.random.randint"sv, "numpy.random.normal"sv,
                  "numpy.random.uniform"sv, "numpy.random.random"sv}))
         return true;
       Id r = f.callee_receiver(x);
-      return r != kNone && in(f.callee_attr(x), {"to"sv, "cuda"sv, "float"sv, "long"sv, "half"sv, "view"sv,
-                                                  "reshape"sv, "unsqueeze"sv, "squeeze"sv, "abs"sv})
+      return r != kNone && in(f.callee_attr(x), {"to"sv, "cuda"sv, "float"sv, "long"sv, "half"sv, "int"sv,
+                                                  "double"sv, "view"sv, "reshape"sv, "unsqueeze"sv, "squeeze"sv,
+                                                  "abs"sv, "repeat"sv, "expand"sv, "clone"sv, "contiguous"sv})
                  ? random_data(f, func, r, depth + 1)
                  : false;
     }
@@ -130,7 +132,7 @@ bool random_data(const Facts& f, Id func, Id x, int depth = 0) {
   }
 }
 
-// Synthetic data: `TensorDataset` of random tensors, torchvision's `FakeData`, a same-file
+// Synthetic data: `TensorDataset` of made tensors, torchvision's `FakeData`, a same-file
 // class whose items ignore their index. Ranks draw different samples (unless seeded alike):
 // the duplicated passes the rule is about need a real dataset, so the evidence is weak.
 bool synthetic_dataset(const Facts& f, Id func, Id ds, int depth = 0) {
@@ -364,20 +366,37 @@ int loop_fed_by(const Facts& f, Id func, const std::string& name, const CallSite
   return -1;
 }
 
-// accelerate / Lightning Fabric shard a loader passed to prepare()/setup_dataloaders().
+// Is the loader handed over and replaced? accelerate / Lightning Fabric shard a loader passed
+// to prepare() / setup_dataloaders(); an engine object's method that takes the loader and
+// rebinds its name with what it returns (`model, opt, train_loader =
+// privacy_engine.make_private(..., data_loader=train_loader)`) decides the batches the loop
+// sees. A plain function or a constructor (`DataPrefetcher(train_loader)`, `tqdm(...)`)
+// wraps the same loader.
 bool prepared(const Facts& f, const std::string& name) {
   for (const CallSite& x : f.calls) {
+    const Expr& call = f.e(x.call);
+    bool passes = false;
+    for (size_t i = 1; i < call.kids.size(); ++i) passes = passes || f.dotted(call.kids[i]) == name;
+    if (!passes) continue;
     const std::string& a = f.callee_attr(x.call);
-    if (a != "prepare"sv && a != "setup_dataloaders"sv && a != "prepare_data_loader"sv) continue;
-    for (size_t i = 1; i < f.e(x.call).kids.size(); ++i)
-      if (f.dotted(f.e(x.call).kids[i]) == name) return true;
+    if (in(a, {"prepare"sv, "setup_dataloaders"sv, "prepare_data_loader"sv})) return true;
+    Id recv = f.callee_receiver(x.call);
+    if (a.empty() || recv == kNone || !f.qual(recv).empty() || x.stmt == kNone) continue;
+    const Stmt& st = f.m.s(x.stmt);
+    if (st.kind != StmtKind::Assign || st.value != x.call) continue;
+    for (Id t : st.targets) {
+      if (f.dotted(t) == name) return true;
+      if (f.e(t).kind == ExprKind::Sequence)
+        for (Id k : f.e(t).kids)
+          if (f.dotted(k) == name) return true;
+    }
   }
   return false;
 }
 
 constexpr const char* kSyntheticReason =
-    "the data are synthetic (random tensors, or items that ignore their index): ranks draw different "
-    "samples unless seeded alike, so only a real dataset is walked world-size times per epoch";
+    "the data are synthetic (tensors the program makes, or items that ignore their index): the extra passes "
+    "per epoch only matter for a real dataset";
 
 // Reports through the impact policy: a loader of synthetic data is weak evidence.
 Finding* report_loader(CheckContext& ctx, const CallSite& c, std::string message) {
