@@ -585,6 +585,14 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
         Id a = arg(s.value, 0);
         if (a != kNone && grad_item_effect(a, &dis)) off = dis;
       }
+      // `torch.no_grad().__enter__()`: the context entered by hand, never left, switches grad
+      // mode for the rest of the body as the statement form does.
+      if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call &&
+          callee_attr(s.value) == "__enter__"sv) {
+        bool dis = false;
+        Id r = callee_receiver(s.value);
+        if (r != kNone && e(r).kind == ExprKind::Call && grad_item_effect(r, &dis)) off = dis;
+      }
       if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call) {
         const std::string& q = callee_qual(s.value);
         if (q == "torch.set_grad_enabled"sv || q == "torch.autograd.set_grad_enabled"sv) {
