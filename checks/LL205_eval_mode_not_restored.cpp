@@ -170,6 +170,21 @@ bool modal_layer(const Facts& f, Id call) {
 bool mode_free_class(const Facts& f, Id cls, int depth = 0);
 bool mode_free_function(const Facts& f, Id fn, int depth);
 
+// An activation handed in as a parameter and called (`activation()`, `act_layer()`: timm's and
+// many model zoos' convention): torch's activations behave the same in both modes.
+bool activation_parameter(const Facts& f, Id call) {
+  Id callee = f.e(call).kids[0];
+  if (f.e(callee).kind != ExprKind::Name) return false;
+  const Id fn = f.function_at(f.e(call).range.begin);
+  if (fn == kNone) return false;
+  const std::string& name = f.e(callee).text;
+  const auto& params = f.m.funcs[fn].params;
+  if (std::find(params.begin(), params.end(), name) == params.end()) return false;
+  for (const auto& t : Facts::name_tokens(name))
+    if (in(t, {"activation"sv, "act"sv, "nonlinearity"sv, "nonlin"sv})) return true;
+  return false;
+}
+
 // A same-file nn.Module class with methods (its layers are visible), `depth` levels down.
 bool mode_free_submodule(const Facts& f, Id call, Id cls, int depth) {
   Id callee = f.e(call).kids[0];
@@ -194,9 +209,21 @@ bool mode_free_container(const Facts& f, Id call, Id cls, int depth) {
   const Expr& x = f.e(call);
   if (f.has_kwargs_splat(call) || !x.kw.empty() || x.kids.size() < 2) return false;
   auto layer = [&](Id y) {
+    // `nn.Sequential(*layers)` in a class: `layers` collects displays of calls the class makes
+    // (`layers = []`, `layers += [nn.Sequential(nn.Conv2d(...), act())]`), each of which the
+    // class's own reading checks as one of its calls.
+    if (f.e(y).kind == ExprKind::Starred && cls != kNone && !f.e(y).kids.empty() &&
+        f.e(f.e(y).kids[0]).kind == ExprKind::Name) {
+      const Id fn = f.function_at(f.e(y).range.begin);
+      const std::vector<Id> vs = f.bindings(fn, f.e(f.e(y).kids[0]).text);
+      if (fn == kNone || f.class_of(fn) != cls || vs.empty()) return false;
+      for (Id v : vs)
+        if (f.e(v).kind != ExprKind::Sequence && f.e(v).kind != ExprKind::Comprehension) return false;
+      return true;
+    }
     if (f.e(y).kind != ExprKind::Call) return false;
     if (f.callee_qual(y).rfind("torch.nn.", 0) == 0) return mode_free_nn_layer(f, y, cls, depth + 1);
-    return mode_free_submodule(f, y, cls, depth);
+    return activation_parameter(f, y) || mode_free_submodule(f, y, cls, depth);
   };
   for (size_t k = 1; k < x.kids.size(); ++k) {
     const Expr& a = f.e(x.kids[k]);
@@ -253,6 +280,7 @@ bool mode_free_call(const Facts& f, const CallSite& c, Id cls, int depth) {
                   "enumerate", "list", "tuple", "dict", "sum", "abs", "getattr", "hasattr"}) &&
         f.class_at(name, f.e(callee).range.begin) == kNone && !f.is_function_name(c.func, name))
       return true;
+    if (activation_parameter(f, c.call)) return true;
     // A submodule of a class of this file (`self.block = Block(dim)`): mode-free if its
     // own layers are, a few levels deep.
     if (mode_free_submodule(f, c.call, cls, depth)) return true;
