@@ -266,7 +266,28 @@ long constant_trips(const Facts& f, int loop, long limit) {
   const Loop& L = f.loops[loop];
   if (L.stmt != kNone && breaks_in_first_iteration(f, L)) return 1;
   Id iter = L.iter;
-  if (L.stmt == kNone || iter == kNone || f.e(iter).kind != ExprKind::Call) return 0;
+  if (L.stmt == kNone || iter == kNone) return 0;
+  // A list or tuple written out (`for name in ["gpt2", "t5-small"]:`), directly or through a
+  // name bound once to one that nothing appends to: one trip per element.
+  auto display_size = [&](Id x) -> long {
+    const Expr& d = f.e(x);
+    if (d.kind != ExprKind::Sequence || (d.text != "list"sv && d.text != "tuple"sv)) return 0;
+    for (Id k : d.kids)
+      if (f.e(k).kind == ExprKind::Starred) return 0;
+    return static_cast<long>(d.kids.size());
+  };
+  long shown = display_size(iter);
+  if (shown == 0 && f.e(iter).kind == ExprKind::Name) {
+    const std::vector<Id> vs = f.bindings(L.func, f.e(iter).text);
+    bool grown = false;
+    for (const CallSite& c : f.calls)
+      if (in(f.callee_attr(c.call), {"append"sv, "extend"sv, "insert"sv}) && f.callee_receiver(c.call) != kNone &&
+          f.dotted(f.callee_receiver(c.call)) == f.e(iter).text)
+        grown = true;
+    if (vs.size() == 1 && !grown) shown = display_size(vs[0]);
+  }
+  if (shown > 0) return shown <= limit ? shown : 0;
+  if (f.e(iter).kind != ExprKind::Call) return 0;
   const Expr& call = f.e(iter);
   const Expr& callee = f.e(call.kids[0]);
   if (!(callee.kind == ExprKind::Name && callee.text == "range"sv && callee.qname.empty())) return 0;
