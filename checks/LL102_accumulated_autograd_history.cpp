@@ -172,13 +172,24 @@ class History {
         else if (k.kind == ExprKind::Call && f_.e(k.kids[0]).kind == ExprKind::Attribute) x = f_.e(k.kids[0]).kids[0];
         else break;
       }
-      const Expr& a = f_.e(x);
-      if (a.kind == ExprKind::Literal) continue;
-      if (a.kind != ExprKind::Name) return false;
-      bool outside = false;
-      if (f_.flow().reaching(st, a.text, &outside).empty() || outside) return false;
+      if (!input_known(st, x)) return false;
     }
     return true;
+  }
+
+  // A literal, a choice between literals (`None if exact else 1.0`), a name bound in this
+  // function on every path to the statement, or an imported name (`loss_fn=l1_loss`: another
+  // module's function or constant, never a graph of this run's forward).
+  bool input_known(Id st, Id x) const {
+    const Expr& a = f_.e(x);
+    if (a.kind == ExprKind::Literal) return true;
+    if (a.kind == ExprKind::Conditional)
+      return a.kids.size() == 3 && input_known(st, a.kids[0]) && input_known(st, a.kids[2]);
+    if (a.kind != ExprKind::Name) return false;
+    bool outside = false;
+    const bool local = !f_.flow().reaching(st, a.text, &outside).empty();
+    if (local && !outside) return true;
+    return !local && !f_.qual(x).empty();
   }
 
   // The same-file function a call runs (not this one), else kNone.
@@ -396,13 +407,14 @@ class History {
       });
       return hit;
     };
-    // Names the accumulator flows into, a few hops: `total = content + style_loss`, and
-    // `loss += subloss / n` (a per-crop sum added into the loss that is back-propagated).
+    // Names the accumulator flows into, a few hops: `total = content + style_loss`,
+    // `loss += subloss / n` (a per-crop sum added into the loss that is back-propagated), and
+    // the containers it is appended into (`means.append(torch.stack(per_sample[i]).mean())`).
     std::set<std::string> derived{base};
     std::vector<Id> stmts;
     for (const StmtSite& s : f_.stmt_sites)
       if (s.func == func_) stmts.push_back(s.stmt);
-    follow_flow(f_, stmts, derived, 3, false);
+    follow_flow(f_, stmts, derived, 3, true);
     auto mentions_derived = [&](Id x) { return mentions_any(f_, x, derived); };
     // Also in functions nested in this one, which read its names as closure cells
     // (`def process(batch): gcam.backward(statistic)`).

@@ -160,10 +160,36 @@ bool size_of_a_tensor(const Facts& f, Id func, const std::string& name) {
   return true;
 }
 
+// Does `x` read the size of one batch (`len(batch)`, `img_batch.size(0)`, `x_batch.shape[0]`)?
+static bool size_of_one_batch(const Facts& f, Id x) {
+  const Expr& e = f.e(x);
+  Id of = kNone;
+  if (e.kind == ExprKind::Call && e.kids.size() >= 2 && f.e(e.kids[0]).kind == ExprKind::Name &&
+      f.e(e.kids[0]).text == "len"sv)
+    of = e.kids[1];
+  else if (e.kind == ExprKind::Call && f.callee_attr(x) == "size"sv)
+    of = f.callee_receiver(x);
+  else if (e.kind == ExprKind::Subscript && !e.kids.empty() && f.e(e.kids[0]).kind == ExprKind::Attribute &&
+           f.e(e.kids[0]).text == "shape"sv && !f.e(e.kids[0]).kids.empty())
+    of = f.e(e.kids[0]).kids[0];
+  if (of == kNone || (f.e(of).kind != ExprKind::Name && f.e(of).kind != ExprKind::Attribute)) return false;
+  for (const auto& t : Facts::name_tokens(f.e(of).text))
+    if (t == "batch"sv || t == "minibatch"sv) return true;
+  return false;
+}
+
 bool iterates_batches(const Facts& f, int loop) {
   if (loop < 0) return false;
   Id iter = f.loops[loop].iter;
   if (iter == kNone) return false;
+  // `range(0, img_batch.size(0), chunk_size)`: chunks of one batch, whatever the step is named.
+  {
+    const Expr& r = f.e(iter);
+    if (r.kind == ExprKind::Call && f.e(r.kids[0]).kind == ExprKind::Name && f.e(r.kids[0]).text == "range"sv &&
+        f.qual(r.kids[0]).empty() && r.kids.size() >= 2 && r.kw.empty() &&
+        size_of_one_batch(f, r.kids[r.kids.size() == 2 ? 1 : 2]))
+      return false;
+  }
   bool found = false;
   for_each_expr(f.m, iter, [&](Id x) {
     if (found) return false;
