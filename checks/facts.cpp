@@ -1902,6 +1902,17 @@ void Facts::note_freezes(const Stmt& s, Id func) {
       if (td.empty()) continue;
       // `ema = copy.deepcopy(G).eval().requires_grad_(False)`: the new name is frozen.
       if (!d.empty()) events.push_back({td, s.range.begin, !on});
+      // A view or copy of a frozen module is frozen too: `extractor =
+      // create_feature_extractor(model, ...)`, `net = torch.compile(model)`, `copy.deepcopy(model)`.
+      if (d.empty() && e(s.value).kind == ExprKind::Call && e(s.value).kids.size() >= 2) {
+        const Expr& callee = e(e(s.value).kids[0]);
+        const std::string_view name = callee.kind == ExprKind::Name || callee.kind == ExprKind::Attribute
+                                          ? std::string_view(callee.text) : std::string_view();
+        if (in(name, {"create_feature_extractor"sv, "IntermediateLayerGetter"sv, "compile"sv, "deepcopy"sv,
+                      "DataParallel"sv}) &&
+            frozen_at(func, dotted(e(s.value).kids[1]), s.range.begin))
+          events.push_back({td, s.range.begin, true});
+      }
       // `model.fc = nn.Linear(...)`: a new submodule whose parameters require grad.
       size_t dot = td.rfind('.');
       if (dot != std::string::npos && td.compare(dot, std::string::npos, ".requires_grad") != 0)
@@ -1929,16 +1940,24 @@ void Facts::note_freezes(const Stmt& s, Id func) {
 }
 
 bool Facts::frozen_at(Id func, const std::string& d, uint32_t pos) const {
+  if (d.empty()) return false;
   auto it = freezes_.find(func);
-  if (it == freezes_.end() || d.empty()) return false;
-  bool frozen = false;
+  bool frozen = false, seen = false;
   uint32_t last = 0;
-  for (const Freeze& z : it->second)
-    if (z.pos < pos && z.pos >= last && (z.name == d || (!z.frozen && starts_with(z.name, d + ".")))) {
-      frozen = z.frozen && z.name == d;
-      last = z.pos;
-    }
-  return frozen;
+  if (it != freezes_.end())
+    for (const Freeze& z : it->second)
+      if (z.pos < pos && z.pos >= last && (z.name == d || (!z.frozen && starts_with(z.name, d + ".")))) {
+        frozen = z.frozen && z.name == d;
+        seen = true;
+        last = z.pos;
+      }
+  if (seen || func == kNone) return frozen;
+  // A module-level name that the function neither binds nor takes as a parameter (a script's
+  // `extractor` read by its `extract()` function): as the module's statements leave it.
+  const std::string root = d.substr(0, d.find('.'));
+  const auto& params = m.funcs[func].params;
+  if (std::find(params.begin(), params.end(), root) != params.end() || bound_names_[func].count(root)) return false;
+  return m.funcs[func].parent == kNone && frozen_at(kNone, d, UINT32_MAX);
 }
 
 bool Facts::frozen_anywhere(const std::string& d) const {
