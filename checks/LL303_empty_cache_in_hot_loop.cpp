@@ -1,4 +1,5 @@
 // LL303 empty-cache-in-hot-loop: empty_cache() inside a per-batch loop body.
+#include <set>
 #include "checks/common.hpp"
 #include "checks/dataloader.hpp"
 
@@ -80,6 +81,34 @@ bool builds_a_loader_per_iteration(const Facts& f, int loop) {
   return false;
 }
 
+// A `while` loop whose condition reads a counter the body multiplies (`while bs <= max_bs:
+// ... bs *= 2`): a search over sizes (a batch-size probe), a handful of differently sized
+// attempts, each a phase of its own, not batches of one run.
+bool geometric_search(const Facts& f, int loop) {
+  const Loop& L = f.loops[loop];
+  if (L.stmt == kNone || f.m.s(L.stmt).kind != StmtKind::While || f.m.s(L.stmt).value == kNone) return false;
+  std::set<std::string> tested;
+  for_each_expr(f.m, f.m.s(L.stmt).value, [&](Id x) {
+    if (f.e(x).kind == ExprKind::Name) tested.insert(f.e(x).text);
+    return true;
+  });
+  for (Id sid : L.stmts) {
+    const Stmt& st = f.m.s(sid);
+    if (st.targets.size() != 1 || st.value == kNone || f.e(st.targets[0]).kind != ExprKind::Name ||
+        !tested.count(f.e(st.targets[0]).text))
+      continue;
+    const std::string& n = f.e(st.targets[0]).text;
+    if (st.kind == StmtKind::AugAssign && (st.text == "*="sv || st.text == "<<="sv) && int_literal_value(f.e(st.value)) >= 1)
+      return st.text == "<<="sv || int_literal_value(f.e(st.value)) >= 2;
+    const Expr& v = f.e(st.value);
+    if (st.kind == StmtKind::Assign && v.kind == ExprKind::BinOp && v.text == "*"sv &&
+        ((f.e(v.kids[0]).kind == ExprKind::Name && f.e(v.kids[0]).text == n && int_literal_value(f.e(v.kids[1])) >= 2) ||
+         (f.e(v.kids[1]).kind == ExprKind::Name && f.e(v.kids[1]).text == n && int_literal_value(f.e(v.kids[0])) >= 2)))
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_LL303(CheckContext& ctx) {
@@ -102,6 +131,7 @@ void check_LL303(CheckContext& ctx) {
         if (f.calls[ci].loop == c.loop && f.is_backward(f.calls[ci])) hot = true;
     if (!hot || (!iterates_batches(f, c.loop) && releases_a_model_per_iteration(f, c))) continue;
     if (builds_a_loader_per_iteration(f, c.loop)) continue;
+    if (!iterates_batches(f, c.loop) && geometric_search(f, c.loop)) continue;
     ctx.report("LL303", f.e(c.call).range,
                "`empty_cache()` runs on every batch: it forces the caching allocator to give memory back to the "
                "driver and request it again on the next iteration, which costs time and does not lower peak "
