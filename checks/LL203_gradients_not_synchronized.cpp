@@ -134,6 +134,19 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
   return md;
 }
 
+// The model communicates by itself: a collective runs in a method of one of the file's
+// modules or autograd Functions (tensor or pipeline parallelism: `dist.all_reduce(out)` in a
+// row-parallel layer's forward, `dist.all_reduce(dX)` in its backward). Its parameters are
+// shards, not replicas, and it synchronises what it needs itself.
+bool model_communicates(const Facts& f) {
+  for (const CallSite& x : f.calls) {
+    if (x.func == kNone || !is_collective(f, x)) continue;
+    Id k = f.class_of(x.func);
+    if (k != kNone && (f.is_module_class(k) || f.class_derives(k, {"Function"}))) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_LL203(CheckContext& ctx) {
@@ -141,7 +154,7 @@ void check_LL203(CheckContext& ctx) {
   const CallSite* init = nullptr;
   for (const CallSite& c : f.calls)
     if (f.callee_qual(c.call) == "torch.distributed.init_process_group"sv) { init = &c; break; }
-  if (!init || framework_sync(f)) return;
+  if (!init || framework_sync(f) || model_communicates(f)) return;
   std::set<int> seen_loops;
   for (const CallSite& step : f.calls) {
     if (step.in_lambda || step.loop < 0) continue;
