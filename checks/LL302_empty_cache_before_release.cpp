@@ -49,6 +49,16 @@ bool live_before(const Facts& f, const std::vector<Id>& body, size_t call, const
   return false;
 }
 
+// A name that says it holds configuration (`dataset_config`, `args`, `cfg`, `out_dir`): an
+// object of settings and paths, with no tensor of its own for empty_cache() to return.
+bool names_configuration(const std::string& name) {
+  for (const auto& t : Facts::name_tokens(name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1)))
+    if (in(t, {"config"sv, "cfg"sv, "conf"sv, "configs"sv, "settings"sv, "args"sv, "opts"sv, "options"sv,
+               "hparams"sv, "path"sv, "paths"sv, "dir"sv, "filename"sv}))
+      return true;
+  return false;
+}
+
 void check_block(CheckContext& ctx, const std::vector<Id>& body) {
   const Facts& f = ctx.facts;
   for (size_t i = 0; i < body.size(); ++i) {
@@ -66,7 +76,7 @@ void check_block(CheckContext& ctx, const std::vector<Id>& body) {
       }
       // `x = None` that initialises a new name, or releases an object bound after the
       // empty_cache() call, says nothing about what was live at the call.
-      if (rebound.count(name) || !live_before(f, body, i, name, func)) {
+      if (rebound.count(name) || names_configuration(name) || !live_before(f, body, i, name, func)) {
         rebound.insert(name);
         continue;
       }
