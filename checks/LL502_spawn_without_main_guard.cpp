@@ -40,6 +40,10 @@ std::string literal_str(const Facts& f, Id call, size_t pos, const char* kw) {
 
 void check_LL502(CheckContext& ctx) {
   const Facts& f = ctx.facts;
+  // A notebook's cells are not a module a child re-imports: spawned children never run them
+  // again, so there is no main guard to add (functions defined in cells fail to unpickle in
+  // the child instead, a different error).
+  if (std::string_view(f.path).size() >= 6 && std::string_view(f.path).substr(f.path.size() - 6) == ".ipynb"sv) return;
   // Statements that run on import: top level, outside the main guard.
   std::set<Id> guarded;
   for (Id s : f.m.body)

@@ -888,6 +888,24 @@ class Notebooks(unittest.TestCase):
         rc, out, _ = run(["--format", "json", self.nb])
         self.assertEqual(json.loads(out)["errors"], [])
 
+    def test_spawn_in_a_notebook_needs_no_main_guard(self):
+        # Spawned children re-import a script's main module, never a notebook's cells: LL502's
+        # mechanism is a script's. The same code as a script keeps the finding.
+        code = ["import torch.multiprocessing as mp\n", "\n", "def work(rank):\n", "    print(rank)\n", "\n",
+                "mp.spawn(work, nprocs=2)\n"]
+        nb = {"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": code}],
+              "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "spawn.ipynb"), "w") as fh:
+            json.dump(nb, fh)
+        with open(os.path.join(d, "spawn.py"), "w") as fh:
+            fh.write("".join(code))
+        rc, out, _ = run(["--no-cache", "--format", "json", d])
+        rules = {(os.path.basename(f["path"]), f["rule"]) for f in json.loads(out)["findings"]}
+        self.assertIn(("spawn.py", "LL502"), rules)
+        self.assertNotIn(("spawn.ipynb", "LL502"), rules)
+
 
 class Adoption(Tmp):
     def git(self, *args):
