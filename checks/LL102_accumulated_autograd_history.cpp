@@ -166,6 +166,10 @@ class History {
       // A reshape or selection of a local value is that value (`logits.view(-1, n)`,
       // `labels[:, 1:]`): its root name decides.
       Id x = e.kids[i];
+      // An imported name handed over as it is (`loss_fn=l1_loss`): another module's function
+      // or constant, never a graph of this run's forward. (Reached through a call it is a
+      // module: `F.softmax(y)` computes on `y`, which stays unknown.)
+      if (f_.e(x).kind == ExprKind::Name && !f_.qual(x).empty() && !local_name(st, x)) continue;
       for (int hops = 0; hops < 16; ++hops) {
         const Expr& k = f_.e(x);
         if (k.kind == ExprKind::Subscript || (k.kind == ExprKind::Attribute && !k.kids.empty())) x = k.kids[0];
@@ -177,9 +181,14 @@ class History {
     return true;
   }
 
-  // A literal, a choice between literals (`None if exact else 1.0`), a name bound in this
-  // function on every path to the statement, or an imported name (`loss_fn=l1_loss`: another
-  // module's function or constant, never a graph of this run's forward).
+  // Is the name bound in this function on some path to the statement?
+  bool local_name(Id st, Id x) const {
+    bool outside = false;
+    return !f_.flow().reaching(st, f_.e(x).text, &outside).empty();
+  }
+
+  // A literal, a choice between literals (`None if exact else 1.0`), or a name bound in this
+  // function on every path to the statement.
   bool input_known(Id st, Id x) const {
     const Expr& a = f_.e(x);
     if (a.kind == ExprKind::Literal) return true;
@@ -187,9 +196,7 @@ class History {
       return a.kids.size() == 3 && input_known(st, a.kids[0]) && input_known(st, a.kids[2]);
     if (a.kind != ExprKind::Name) return false;
     bool outside = false;
-    const bool local = !f_.flow().reaching(st, a.text, &outside).empty();
-    if (local && !outside) return true;
-    return !local && !f_.qual(x).empty();
+    return !f_.flow().reaching(st, a.text, &outside).empty() && !outside;
   }
 
   // The same-file function a call runs (not this one), else kNone.
