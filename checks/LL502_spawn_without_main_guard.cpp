@@ -41,9 +41,11 @@ std::string literal_str(const Facts& f, Id call, size_t pos, const char* kw) {
 void check_LL502(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   // A notebook's cells are not a module a child re-imports: spawned children never run them
-  // again, so there is no main guard to add (functions defined in cells fail to unpickle in
-  // the child instead, a different error).
-  if (std::string_view(f.path).size() >= 6 && std::string_view(f.path).substr(f.path.size() - 6) == ".ipynb"sv) return;
+  // again, so there is no main guard to add. What breaks there is the target: defined in a
+  // cell, it is pickled by reference to `__main__`, which in a spawned child is not the
+  // notebook (reported below with that mechanism and fix).
+  const bool notebook =
+      std::string_view(f.path).size() >= 6 && std::string_view(f.path).substr(f.path.size() - 6) == ".ipynb"sv;
   // Statements that run on import: top level, outside the main guard.
   std::set<Id> guarded;
   for (Id s : f.m.body)
@@ -91,6 +93,25 @@ void check_LL502(CheckContext& ctx) {
   std::set<Id> import_time_funcs;
   for (const CallSite& c : f.calls)
     if (c.func == kNone && !guarded.count(c.stmt) && c.target_func != kNone) import_time_funcs.insert(c.target_func);
+  if (notebook) {
+    for (const CallSite& c : f.calls) {
+      std::string how = starts_spawned(c);
+      if (how.empty() || c.in_lambda) continue;
+      // The target: `spawn(fn, ...)`, `start_processes(fn, ...)`, `Process(target=fn)`.
+      const std::string& a = f.callee_attr(c.call);
+      Id target = a == "Process"sv ? f.arg(c.call, 1, "target") : a == "Pool"sv || a == "ProcessPoolExecutor"sv
+                                                                      ? kNone : f.arg(c.call, 0, "fn");
+      if (target == kNone || f.e(target).kind != ExprKind::Name) continue;
+      const std::string& name = f.e(target).text;
+      if (f.module_func_at(name, f.e(c.call).range.begin) == kNone) continue;
+      ctx.report("LL502", f.e(c.call).range,
+                 "processes are started with " + how + " from a notebook, and their target `" + name +
+                     "` is defined in a cell: a spawned child unpickles it by reference to `__main__`, which there is "
+                     "not the notebook, so every child fails with \"AttributeError: Can't get attribute '" + name +
+                     "' on <module '__main__'>\"; move `" + name + "` into a .py module and import it");
+    }
+    return;
+  }
   for (const CallSite& c : f.calls) {
     bool at_import = (c.func == kNone && !guarded.count(c.stmt)) || (c.func != kNone && import_time_funcs.count(c.func));
     if (!at_import || c.in_lambda) continue;
