@@ -44,8 +44,7 @@ void check_LL502(CheckContext& ctx) {
   // again, so there is no main guard to add. What breaks there is the target: defined in a
   // cell, it is pickled by reference to `__main__`, which in a spawned child is not the
   // notebook (reported below with that mechanism and fix).
-  const bool notebook =
-      std::string_view(f.path).size() >= 6 && std::string_view(f.path).substr(f.path.size() - 6) == ".ipynb"sv;
+  const bool notebook = f.is_notebook();
   // Statements that run on import: top level, outside the main guard.
   std::set<Id> guarded;
   for (Id s : f.m.body)

@@ -305,12 +305,14 @@ long constant_trips(const Facts& f, int loop, long limit) {
   long shown = display_size(iter);
   if (shown == 0 && f.e(iter).kind == ExprKind::Name) {
     const std::vector<Id> vs = f.bindings(L.func, f.e(iter).text);
-    bool grown = false;
-    for (const CallSite& c : f.calls)
-      if (in(f.callee_attr(c.call), {"append"sv, "extend"sv, "insert"sv}) && f.callee_receiver(c.call) != kNone &&
-          f.dotted(f.callee_receiver(c.call)) == f.e(iter).text)
-        grown = true;
-    if (vs.size() == 1 && !grown) shown = display_size(vs[0]);
+    if (vs.size() == 1) shown = display_size(vs[0]);
+    // Only a name bound to a display is worth the walk over the file's calls for appends.
+    for (size_t ci = 0; shown > 0 && ci < f.calls.size(); ++ci) {
+      const Id call = f.calls[ci].call;
+      if (in(f.callee_attr(call), {"append"sv, "extend"sv, "insert"sv}) && f.callee_receiver(call) != kNone &&
+          f.dotted(f.callee_receiver(call)) == f.e(iter).text)
+        shown = 0;
+    }
   }
   if (shown > 0) return shown <= limit ? shown : 0;
   if (f.e(iter).kind != ExprKind::Call) return 0;

@@ -233,8 +233,10 @@ bool Facts::shows_no_test() const {
   return true;
 }
 
+bool Facts::is_notebook() const { return ends_with(path, ".ipynb"); }
+
 bool Facts::is_program() const {
-  if (ends_with(path, ".ipynb")) return true;
+  if (is_notebook()) return true;
   for (Id s : m.body) {
     const Stmt& st = m.s(s);
     if (st.kind == StmtKind::For || st.kind == StmtKind::While) return true;

@@ -284,6 +284,8 @@ class Facts {
     if (cpu_only_program_ < 0) cpu_only_program_ = compute_cpu_only_program() ? 1 : 0;
     return cpu_only_program_ == 1;
   }
+  // A Jupyter notebook (`.ipynb`), lowered cell by cell into one module.
+  bool is_notebook() const;
   // A notebook, a script with top-level loops or a main guard, a C++ file with main().
   bool is_program() const;
   // A Python file with nothing of a test: no test framework import, no test_* function, no
