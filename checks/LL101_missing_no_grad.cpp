@@ -9,6 +9,8 @@ namespace ll {
 namespace {
 
 constexpr long kFewForwards = 4;
+// Runs of a check on made tensors (a timing loop of `range(10)`, a loop over five models).
+constexpr long kFewChecks = 100;
 
 std::string no_grad_message(const std::string& model, const std::string& why) {
   return "forward of " + model + " runs with autograd enabled " + why +
@@ -73,6 +75,15 @@ bool legacy_volatile(const Facts& f, Id func) {
   return false;
 }
 
+// Every argument of the forward is a tensor the program makes from nothing.
+bool made_inputs(const Facts& f, const CallSite& c) {
+  const Expr& call = f.e(c.call);
+  if (call.kids.size() < 2) return false;
+  for (size_t k = 1; k < call.kids.size(); ++k)
+    if (!made_tensor(f, c.func, call.kids[k])) return false;
+  return true;
+}
+
 }  // namespace
 
 void check_LL101(CheckContext& ctx) {
@@ -123,6 +134,12 @@ void check_LL101(CheckContext& ctx) {
     for (int l = c.loop; l >= 0 && trips > 0; l = l == outer ? -1 : f.loops[l].parent)
       trips *= constant_trips(f, l, kFewForwards);
     const bool test = f.in_test_code(c.func);
+    // A forward on tensors the program makes (`net(torch.randn(2, 3, 32, 32))`), once or a
+    // fixed number of times: a shape or timing check of the model, not a pass over data.
+    long made_trips = 1;
+    for (int l = c.loop; l >= 0 && made_trips > 0; l = f.loops[l].parent)
+      made_trips *= constant_trips(f, l, kFewChecks);
+    const bool smoke = made_trips > 0 && made_trips <= kFewChecks && made_inputs(f, c);
     Finding* fd = test ? ctx.report_weak("LL101", f.e(c.call).range, msg, kTestCodeReason)
                   : legacy_volatile(f, c.func)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
@@ -138,6 +155,9 @@ void check_LL101(CheckContext& ctx) {
                                         "a single forward in `" + f.m.funcs[c.func].name +
                                             "()`, which the program runs at most once, keeps one input's graph, "
                                             "once")
+                  : smoke ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                            "the forward runs on tensors the program makes (a shape or timing check "
+                                            "of the model), a fixed number of times")
                   : trips > 0 && trips <= kFewForwards
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         trips == 1 ? "the loop runs once, the same as a single forward"

@@ -11,6 +11,9 @@
 namespace ll {
 namespace {
 
+// Prefix of the names of models a called function builds on every call.
+constexpr const char* kFresh = "@fresh";
+
 struct Ev {
   char kind;          // 'E' eval, 'T' train (or unknown mode), 'F' training forward
   std::string model;  // dotted name in the loop's terms ("" when unknown)
@@ -39,6 +42,54 @@ std::string model_name(const Facts& f, Id func, Id x) {
     if (d.size() > std::string(suffix).size() && d.compare(d.size() - std::string(suffix).size(), std::string::npos, suffix) == 0)
       d.resize(d.size() - std::string(suffix).size());
   return d;
+}
+
+Id moved_module(const Facts& f, Id v);
+
+// A model that function `g` builds for itself on every call (`model = PINN(...).to(device)`)
+// and neither returns nor stores anywhere else: its mode ends with the call. Not a parameter,
+// not `self`, not built by a method of one of them (which may hand back a shared module).
+bool fresh_each_call(const Facts& f, Id g, const std::string& root) {
+  if (g == kNone || root.empty() || root == "self"sv) return false;
+  const auto& params = f.m.funcs[g].params;
+  auto foreign = [&](const std::string& d) {
+    const std::string r = d.substr(0, d.find('.'));
+    return r == "self"sv || std::find(params.begin(), params.end(), r) != params.end();
+  };
+  if (foreign(root)) return false;
+  const std::vector<Id> vals = f.own_bindings(g, root);
+  if (vals.empty()) return false;
+  for (Id v : vals) {
+    Id u = moved_module(f, v);
+    if (f.dotted(u) == root) continue;  // `model = model.to(device)`
+    if (f.e(u).kind != ExprKind::Call) return false;
+    const std::string& callee = f.dotted(f.e(u).kids[0]);
+    if (foreign(callee) || callee.rfind(root + ".", 0) == 0) return false;
+  }
+  // Handed back: `return model`, `return model, history`.
+  auto is_it = [&](Id x) { return f.dotted(moved_module(f, x)) == root; };
+  for (Id r : f.returned_values(g)) {
+    if (is_it(r)) return false;
+    if (f.e(r).kind == ExprKind::Sequence)
+      for (Id k : f.e(r).kids)
+        if (is_it(k)) return false;
+  }
+  // Stored elsewhere: `self.model = model`, `models.append(model)`.
+  for (const StmtSite& ss : f.stmt_sites) {
+    if (ss.func != g) continue;
+    const Stmt& st = f.m.s(ss.stmt);
+    if (st.kind != StmtKind::Assign || st.value == kNone || !is_it(st.value)) continue;
+    for (Id t : st.targets)
+      if (f.dotted(t) != root) return false;
+  }
+  for (int ci : f.calls_in(g)) {
+    const Id call = f.calls[ci].call;
+    if (!in(f.callee_attr(call), {"append"sv, "extend"sv, "insert"sv, "add"sv, "put"sv})) continue;
+    const Expr& x = f.e(call);
+    for (size_t k = 1; k < x.kids.size(); ++k)
+      if (is_it(x.kids[k])) return false;
+  }
+  return true;
 }
 
 class Events {
@@ -78,9 +129,8 @@ class Events {
       }
       if (c.target_func != kNone && depth < 4 && c.target_func != c.func) {
         std::map<std::string, std::string> inner = bind_params(c, rename);
-        std::vector<int> body;
-        for (int cj = 0; cj < static_cast<int>(f_.calls.size()); ++cj)
-          if (f_.calls[cj].func == c.target_func) body.push_back(cj);
+        const std::vector<int>& body = f_.calls_in(c.target_func);
+        add_fresh_locals(c.target_func, body, inner);
         auto sub = of_sites(body, depth + 1, inner, here, false, c.target_func);
         out.insert(out.end(), sub.begin(), sub.end());
       }
@@ -96,6 +146,22 @@ class Events {
     if (f_.m.lang == Lang::Cpp) return !f_.dotted(recv).empty();
     if (r.kind == ExprKind::Name && r.text == "self"sv) return f_.func_is_method_of_module(c.func);
     return f_.is_model_value(c.func, recv);
+  }
+
+  // Models the called function `g` builds on every call get a name of their own
+  // (kFresh...), which no event of the loop's models matches.
+  void add_fresh_locals(Id g, const std::vector<int>& body, std::map<std::string, std::string>& names) const {
+    for (int cj : body) {
+      const CallSite& x = f_.calls[cj];
+      Id recv = kNone;
+      if (in(f_.callee_attr(x.call), {"eval"sv, "train"sv})) recv = f_.callee_receiver(x.call);
+      else if (f_.is_model_call(x)) recv = f_.e(x.call).kids[0];
+      if (recv == kNone) continue;
+      const std::string d = model_name(f_, g, recv);
+      const std::string root = d.substr(0, d.find('.'));
+      if (root.empty() || names.count(root)) continue;
+      if (fresh_each_call(f_, g, root)) names[root] = kFresh + std::to_string(g) + "." + root;
+    }
   }
 
   // A forward that trains: in the loop's own function, its innermost loop back-propagates;
@@ -519,6 +585,26 @@ std::string canonical(const std::string& d, const std::map<std::string, std::str
   return d;
 }
 
+// Does loop `li` bind `model` to a newly built module (`model = Net().to(device)`),
+// unconditionally and directly in its body, on the way from the eval() at `from` round the
+// loop's back edge to the forward at `to`?
+bool rebuilt_between(const Facts& f, int li, const std::string& model, Id from, Id to) {
+  if (model.empty() || model.find('.') != std::string::npos) return false;
+  const uint32_t after = f.e(from).range.begin, before = f.e(to).range.begin;
+  for (Id sid : f.loops[li].stmts) {
+    const Stmt& st = f.m.s(sid);
+    if (st.kind != StmtKind::Assign || st.value == kNone || st.targets.size() != 1 || f.dotted(st.targets[0]) != model)
+      continue;
+    const Id u = moved_module(f, st.value);
+    if (f.e(u).kind != ExprKind::Call || f.dotted(u) == model) continue;
+    bool direct = false;
+    for (int ci : f.calls_in_stmt[sid])
+      if (f.calls[ci].call == u) direct = f.calls[ci].loop == li && f.calls[ci].guard == kNone;
+    if (direct && (st.range.begin > after || st.range.begin < before)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_LL205(CheckContext& ctx) {
@@ -528,6 +614,8 @@ void check_LL205(CheckContext& ctx) {
   for (int li = 0; li < static_cast<int>(f.loops.size()); ++li) {
     const Loop& L = f.loops[li];
     if (L.stmt == kNone || !f.loop_reaches_backward(li)) continue;
+    // A loop that runs once (`for epoch in range(1):`) has no next iteration to train in.
+    if (constant_trips(f, li, 1) == 1) continue;
     // Lightning switches modes itself around validation.
     if (f.class_of(L.func) != kNone && f.class_derives(f.class_of(L.func), {"LightningModule"})) continue;
     std::vector<int> sites;
@@ -540,6 +628,8 @@ void check_LL205(CheckContext& ctx) {
     const size_t n = ev.size();
     for (size_t i = 0; i < n; ++i) {
       if (ev[i].kind != 'E') continue;
+      // A model the called function builds for itself: its mode ends with the call.
+      if (ev[i].model.rfind(kFresh, 0) == 0) continue;
       // Eval mode set on the loop's last iteration only: judged by the enclosing loop.
       if (f.calls[ev[i].site].loop == li && last_iteration_test(f, f.calls[ev[i].site].guard)) continue;
       // Going round the loop from the eval(): the next training forward of the same model,
@@ -559,6 +649,8 @@ void check_LL205(CheckContext& ctx) {
         }
       }
       if (!forward) continue;
+      // A fresh model built on the way round (`for lr in lrs: model = Net(); ...`).
+      if (rebuilt_between(f, li, ev[i].model, f.calls[ev[i].site].call, f.calls[forward->site].call)) continue;
       std::string model = !ev[i].model.empty() ? ev[i].model : forward->model;
       if (model_is_mode_free(f, L.func, model, f.calls[ev[i].site].call)) continue;
       if (model_is_frozen(f, L.func, model)) continue;

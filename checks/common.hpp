@@ -50,6 +50,10 @@ long int_literal_value(const Expr& e);
 // 0 when unknown or above `limit`.
 long constant_trips(const Facts& f, int loop, long limit);
 
+// Tensors made by this process from nothing (`torch.randn(64, 3)`, `torch.arange(n)`, through
+// `.to(device)`, `.repeat(k)`, arithmetic and the names bound to them): synthetic data.
+bool made_tensor(const Facts& f, Id func, Id x, int depth = 0);
+
 // Is `dotted` a recurrent state of loop `loop`: rebound inside it from an expression that
 // reads its previous value (`h = cell(x[t], h)`, `hx, cx = lstm(x[t], (hx, cx))`)?
 bool carried_in_loop(const Facts& f, int loop, const std::string& dotted);

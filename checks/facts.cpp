@@ -1305,6 +1305,12 @@ bool Facts::has_kwargs_splat(Id call) const {
   return false;
 }
 
+std::vector<Id> Facts::own_bindings(Id func, const std::string& d) const {
+  const auto& local = bind_[func == kNone ? m.funcs.size() : func];
+  auto it = local.find(d);
+  return it == local.end() ? std::vector<Id>{} : it->second;
+}
+
 std::vector<Id> Facts::bindings(Id func, const std::string& d) const {
   std::vector<Id> out;
   const auto& local = bind_[func == kNone ? m.funcs.size() : func];
@@ -2039,6 +2045,20 @@ bool Facts::is_grad_reset(const CallSite& c, Id* optimizer) const {
     Id r = callee_receiver(c.call);
     while (r != kNone && e(r).kind == ExprKind::Call) r = callee_receiver(r);
     if (r != kNone && e(r).kind == ExprKind::Attribute && (e(r).text == "grad"sv || e(r).text == "data"sv)) return true;
+  }
+  // A helper this file cannot see whose name says it resets gradients (`reset_grad()`,
+  // `self.clear_grads()`, `zeroGrad(model)`): defined in another notebook or module. A
+  // same-file helper is read through its body instead.
+  if (c.target_func == kNone && (a.empty() || a != "step"sv)) {
+    const Id callee = e(c.call).kids[0];
+    const std::string_view name = e(callee).kind == ExprKind::Name || e(callee).kind == ExprKind::Attribute
+                                      ? std::string_view(e(callee).text) : std::string_view();
+    bool reset = false, grad = false;
+    for (const auto& t : name_tokens(name)) {
+      reset = reset || in(t, {"zero"sv, "reset"sv, "clear"sv});
+      grad = grad || in(t, {"grad"sv, "grads"sv, "gradient"sv, "gradients"sv});
+    }
+    if (reset && grad && callee_qual(c.call).rfind("torch.", 0) != 0) return true;
   }
   return false;
 }

@@ -142,6 +142,9 @@ class Facts {
   // The same, restricted to the bindings that can reach expression `at` (flow-sensitive,
   // through Flow::reaching); falls back to bindings() when `at` is not in `func`'s graph.
   std::vector<Id> bindings_at(Id func, const std::string& dotted, Id at) const;
+  // Values assigned to `dotted` by `func`'s own statements only (no class, enclosing or
+  // module-level fallback): empty when the function does not bind it.
+  std::vector<Id> own_bindings(Id func, const std::string& dotted) const;
   // Literal value visible for an expression: the expression itself when a literal, or the
   // single literal assigned to a plain name in the same function.
   const Expr* literal_of(Id expr, Id func) const;

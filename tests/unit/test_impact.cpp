@@ -617,7 +617,7 @@ TEST(Impact, AOneShotForwardInAFunctionTheProgramRunsOnceIsWeak) {
       "import torch\n"
       "def load_demo():\n"
       "    model = torch.load('mnist.pt', map_location='cuda')\n"
-      "    out = model(torch.rand(1, 1, 28, 28, device='cuda'))\n"
+      "    out = model(torch.load('digit.pt', map_location='cuda'))\n"
       "    print(out.shape)\n";
   // Called once from the main guard, or not at all in a script: one input's graph, once.
   for (const std::string tail : {"if __name__ == '__main__':\n    load_demo()\n",
@@ -818,4 +818,31 @@ TEST(Impact, AForwardInARouteHandlerRunsOncePerRequest) {
   const Finding* g = only(unused, "LL101");
   ASSERT_NE(g, nullptr);
   EXPECT_TRUE(g->low_confidence) << g->message;
+}
+
+TEST(Impact, AForwardOnTensorsTheProgramMakesIsAShapeOrTimingCheck) {
+  // A model file's self-check (`net(torch.randn(2, 3, 32, 32))` for each of a few models) or a
+  // timing loop of a fixed count: weak. The same model over a loader keeps the full severity,
+  // and so does a loop on made tensors with no fixed count.
+  auto program = [](const std::string& body) {
+    return "import torch\n"
+           "net = torch.load('seg.pt').cuda()\n"
+           "net.eval()\n" + body;
+  };
+  for (const std::string body : {std::string("for i in range(10):\n    x = torch.randn(1, 3, 512, 512).cuda()\n"
+                                             "    out = net(x)\n"),
+                                 std::string("for k in range(5):\n    out = net(torch.rand(2, 3, 32, 32))\n")}) {
+    const FileResult r = analyze_text("seg.py", program(body), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << body;
+    EXPECT_TRUE(f->low_confidence) << body;
+    EXPECT_NE(f->message.find("tensors the program makes"), std::string::npos) << f->message;
+  }
+  for (const std::string body : {std::string("for x, _ in test_loader:\n    out = net(x.cuda())\n"),
+                                 std::string("while True:\n    out = net(torch.randn(1, 3, 512, 512).cuda())\n")}) {
+    const FileResult r = analyze_text("seg.py", program(body), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << body;
+    EXPECT_FALSE(f->low_confidence) << body;
+  }
 }
