@@ -13,7 +13,7 @@ namespace {
 class History;
 // Does a `return` of `func` carry history? With `element` >= 0: element `element` of the
 // returned tuple (`return loss.item(), logits` unpacked by the caller).
-bool returns_history(CheckContext& ctx, Id func, int element = -1);
+bool returns_history(CheckContext& ctx, Id func, int element = -1, Id call = kNone);
 
 class History {
  public:
@@ -22,9 +22,12 @@ class History {
 
   void run(const std::vector<Id>& body) { walk(body, 0); }
   // Analyse without reporting; true when a `return` value carries history.
-  bool returns(const std::vector<Id>& body, int element) {
+  // `fixed`: parameters the call binds to a literal (`val=True`), whose tests (`if not val:`)
+  // then take one branch.
+  bool returns(const std::vector<Id>& body, int element, std::map<std::string, bool> fixed = {}) {
     quiet_ = true;
     element_ = element;
+    fixed_ = std::move(fixed);
     walk(body, 0);
     return returned_history_;
   }
@@ -39,6 +42,22 @@ class History {
   const std::unordered_set<std::string>& accumulating_methods_;  // same-file methods that keep their argument
   bool quiet_ = false;
   int element_ = -1;
+  std::map<std::string, bool> fixed_;
+
+  // The truth of an `if` test over parameters bound to literals: 1, 0, or -1 when unknown.
+  int truth(Id cond) const {
+    if (cond == kNone || fixed_.empty()) return -1;
+    const Expr& c = f_.e(cond);
+    if (c.kind == ExprKind::Name) {
+      auto it = fixed_.find(c.text);
+      return it == fixed_.end() ? -1 : it->second ? 1 : 0;
+    }
+    if (c.kind == ExprKind::UnaryOp && c.text == "not"sv && !c.kids.empty()) {
+      const int t = truth(c.kids[0]);
+      return t < 0 ? -1 : 1 - t;
+    }
+    return -1;
+  }
   bool returned_history_ = false;
 
   bool grad_off_at(Id stmt) const {
@@ -97,8 +116,15 @@ class History {
         for (Id k : e.kids)
           if (carries(k, off, depth + 1)) return true;
         return false;
-      case ExprKind::Conditional:
-        return e.kids.size() == 3 && (carries(e.kids[0], off, depth + 1) || carries(e.kids[2], off, depth + 1));
+      case ExprKind::Conditional: {
+        if (e.kids.size() != 3) return false;
+        // `loss.item() if isinstance(loss, torch.Tensor) else loss`: the branch that keeps the
+        // value runs only when it is not a tensor (and the other way round).
+        const int tensor_test = tensor_type_test(e.kids[1]);
+        const bool body_plain = tensor_test == 0 && same_value(e.kids[0], e.kids[1]);
+        const bool else_plain = tensor_test == 1 && same_value(e.kids[2], e.kids[1]);
+        return (!body_plain && carries(e.kids[0], off, depth + 1)) || (!else_plain && carries(e.kids[2], off, depth + 1));
+      }
       case ExprKind::Comprehension:
         return !e.kids.empty() && carries(e.kids[0], off, depth + 1);
       case ExprKind::Call:
@@ -106,6 +132,26 @@ class History {
       default:
         return false;
     }
+  }
+
+  // `isinstance(x, torch.Tensor)`: 1; `not isinstance(x, torch.Tensor)`: 0; else -1.
+  int tensor_type_test(Id t) const {
+    const Expr& c = f_.e(t);
+    if (c.kind == ExprKind::UnaryOp && c.text == "not"sv && !c.kids.empty()) {
+      const int v = tensor_type_test(c.kids[0]);
+      return v < 0 ? -1 : 1 - v;
+    }
+    if (c.kind != ExprKind::Call || c.kids.size() != 3 || f_.e(c.kids[0]).kind != ExprKind::Name ||
+        f_.e(c.kids[0]).text != "isinstance"sv)
+      return -1;
+    return f_.qual(c.kids[2]) == "torch.Tensor"sv ? 1 : -1;
+  }
+  // The branch value is the tested value itself (`... else loss` after `isinstance(loss, ...)`).
+  bool same_value(Id branch, Id test) const {
+    const Expr& c = f_.e(test);
+    if (c.kind == ExprKind::UnaryOp) return !c.kids.empty() && same_value(branch, c.kids[0]);
+    const std::string& d = f_.dotted(branch);
+    return !d.empty() && c.kind == ExprKind::Call && c.kids.size() == 3 && f_.dotted(c.kids[1]) == d;
   }
 
   // Does the name, read at expression `at`, carry history? Flow-sensitive: it does when a
@@ -146,7 +192,7 @@ class History {
         auto ci = f_.call_index.find(call);
         if (ci != f_.call_index.end() && f_.is_model_call(f_.calls[ci->second])) return true;
         if (int k = unpacked_element(df.stmt, d); k >= 0 && same_file_callee(call) != kNone)
-          return returns_history(ctx_, same_file_callee(call), k);
+          return returns_history(ctx_, same_file_callee(call), k, call);
         return is_loss_name(f_.last_component(d));
       }
       case DefKind::Augmented:
@@ -261,7 +307,7 @@ class History {
       auto ci = f_.call_index.find(call);
       if (ci != f_.call_index.end() && f_.calls[ci->second].target_func != kNone &&
           f_.calls[ci->second].target_func != func_)
-        return returns_history(ctx_, f_.calls[ci->second].target_func);
+        return returns_history(ctx_, f_.calls[ci->second].target_func, -1, call);
     }
     if (callee.kind == ExprKind::Name && q.empty() &&
         in(callee.text, {"float", "int", "bool", "len", "str", "repr", "print", "isinstance", "round", "format",
@@ -441,17 +487,50 @@ class History {
       for (size_t k = 1; k < call.kids.size(); ++k)
         if (mentions_derived(call.kids[k])) return true;
     }
+    auto returned = [&]() {
+      for (const StmtSite& s : f_.stmt_sites) {
+        if (s.func != func_) continue;
+        const Stmt& st = f_.m.s(s.stmt);
+        if (st.kind == StmtKind::Return && st.value != kNone && (mentions(st.value) || mentions_derived(st.value)))
+          return true;
+      }
+      return false;
+    };
+    // A loss summed over the items of one forward's output (`for i in range(pred.shape[0]):`)
+    // and returned: one graph, the caller's to back-propagate, even when the loop takes
+    // per-item gradients itself (a Jacobian row by row).
+    if (walks_one_output(loop) && returned()) return true;
     if (f_.loop_reaches_backprop(loop)) return false;
     // Summing per-head losses for the caller is intended; keeping per-batch graphs is not.
     if (f_.is_eval_source(f_.loops[loop].iter) || iterates_batches(f_, loop)) return false;
     if (func_ != kNone && f_.is_eval_function_name(f_.m.funcs[func_].name)) return false;
-    for (const StmtSite& s : f_.stmt_sites) {
-      if (s.func != func_) continue;
-      const Stmt& st = f_.m.s(s.stmt);
-      if (st.kind == StmtKind::Return && st.value != kNone && (mentions(st.value) || mentions_derived(st.value)))
-        return true;
+    return returned();
+  }
+
+  // `for i in range(pred.shape[0])` (`pred.size(0)`, `len(pred)`) where `pred` is bound only to
+  // a model's output in this function: the loop walks the items of one forward.
+  bool walks_one_output(int loop) const {
+    const Expr& r = f_.e(f_.loops[loop].iter);
+    if (r.kind != ExprKind::Call || f_.e(r.kids[0]).kind != ExprKind::Name || f_.e(r.kids[0]).text != "range"sv ||
+        !f_.qual(r.kids[0]).empty() || r.kids.size() != 2)
+      return false;
+    const Expr& n = f_.e(r.kids[1]);
+    Id of = kNone;
+    if (n.kind == ExprKind::Call && n.kids.size() >= 2 && f_.e(n.kids[0]).kind == ExprKind::Name && f_.e(n.kids[0]).text == "len"sv)
+      of = n.kids[1];
+    else if (n.kind == ExprKind::Call && f_.callee_attr(r.kids[1]) == "size"sv)
+      of = f_.callee_receiver(r.kids[1]);
+    else if (n.kind == ExprKind::Subscript && !n.kids.empty() && f_.e(n.kids[0]).kind == ExprKind::Attribute &&
+             f_.e(n.kids[0]).text == "shape"sv && !f_.e(n.kids[0]).kids.empty())
+      of = f_.e(n.kids[0]).kids[0];
+    if (of == kNone || f_.e(of).kind != ExprKind::Name) return false;
+    const std::vector<Id> vs = f_.own_bindings(func_, f_.e(of).text);
+    if (vs.empty()) return false;
+    for (Id v : vs) {
+      auto ci = f_.call_index.find(v);
+      if (ci == f_.call_index.end() || !f_.is_model_call(f_.calls[ci->second])) return false;
     }
-    return false;
+    return true;
   }
 
   // `.add(x)` keeps `x` when the receiver is a set (`seen = set()`, `{...}`); on an object of
@@ -732,7 +811,7 @@ class History {
             Id callee = unpacked != kNone ? same_file_callee(unpacked) : kNone;
             bool ck = v.kind == ExprKind::Sequence && k < v.kids.size() ? carries(v.kids[k], off)
                       : !c                                           ? false
-                      : callee != kNone && loss_tuple ? returns_history(ctx_, callee, static_cast<int>(k))
+                      : callee != kNone && loss_tuple ? returns_history(ctx_, callee, static_cast<int>(k), unpacked)
                       : loss_tuple                    ? is_loss_name(f_.last_component(d))
                                                       : c;
             if (ck) tainted_.insert(d); else tainted_.erase(d);
@@ -774,6 +853,10 @@ class History {
         walk(s.orelse, depth + 1, doubled);
         continue;
       }
+      if (const int t = s.kind == StmtKind::If ? truth(s.value) : -1; t >= 0) {
+        walk(t ? s.body : s.orelse, depth + 1, doubled);
+        continue;
+      }
       walk(s.body, depth + 1, doubled);
       walk(s.orelse, depth + 1, doubled);
       for (const auto& h : s.handlers) walk(h.body, depth + 1, doubled);
@@ -782,12 +865,59 @@ class History {
   }
 };
 
-bool returns_history(CheckContext& ctx, Id func, int element) {
+// Parameters of `func` that `call` binds to a literal truth value (`val=True`, `False`,
+// `None`, `0`): their tests take one branch in the callee.
+std::map<std::string, bool> literal_flags(const Facts& f, Id func, Id call) {
+  std::map<std::string, bool> out;
+  if (call == kNone) return out;
+  const Function& g = f.m.funcs[func];
+  const Expr& x = f.e(call);
+  if (f.has_kwargs_splat(call)) return out;
+  auto value = [&](Id a, bool* v) {
+    const Expr& l = f.e(a);
+    if (l.kind != ExprKind::Literal) return false;
+    if (l.lit == LitKind::True || l.lit == LitKind::False || l.lit == LitKind::None) {
+      *v = l.lit == LitKind::True;
+      return true;
+    }
+    if (l.lit == LitKind::Int) {
+      *v = l.text != "0"sv;
+      return true;
+    }
+    return false;
+  };
+  const size_t first = (g.cls != kNone && !g.params.empty() && (g.params[0] == "self"sv || g.params[0] == "cls"sv) &&
+                        f.callee_receiver(call) != kNone) ? 1 : 0;
+  const size_t nkw = x.kw.size(), npos = x.kids.size() - 1 - nkw;
+  for (size_t i = 0; i < npos; ++i) {
+    if (f.e(x.kids[1 + i]).kind == ExprKind::Starred) return out;
+    bool v;
+    if (first + i < g.params.size() && value(x.kids[1 + i], &v)) out[g.params[first + i]] = v;
+  }
+  for (size_t i = 0; i < nkw; ++i) {
+    bool v;
+    if (std::find(g.params.begin(), g.params.end(), x.kw[i]) != g.params.end() && value(x.kids[1 + npos + i], &v))
+      out[x.kw[i]] = v;
+  }
+  return out;
+}
+
+bool returns_history(CheckContext& ctx, Id func, int element, Id call) {
   // Memoised per file and element; a recursive call in progress counts as "no history".
   if (element >= 31) element = -1;
   auto& memo = ctx.returns_history_memo;
   const Id key = func * 32 + static_cast<Id>(element + 1);
   auto it = memo.find(key);
+  if (it != memo.end() && it->second == 0) return false;
+  // A call that fixes flags of the callee (`_run_batch(x, y, val=True)`) reads its branches
+  // under them, unmemoised.
+  if (auto fixed = literal_flags(ctx.facts, func, call); !fixed.empty() && !ctx.facts.func_entry_off(func)) {
+    const bool fresh = it == memo.end();
+    if (fresh) memo[key] = 0;
+    const bool r = History(ctx, func).returns(ctx.facts.m.funcs[func].body, element, std::move(fixed));
+    if (fresh) memo.erase(key);
+    return r;
+  }
   if (it != memo.end()) return it->second == 2;
   memo[key] = 0;
   bool r = ctx.facts.func_entry_off(func) ? false
