@@ -257,8 +257,20 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
 // only such layers, a same-file builder returning one): its parameter count, or -1 when any
 // part is not visible (a pretrained backbone, a size read from data or a config).
 
-// A non-negative integer visible at `x`: a literal, or a name bound once to one.
-long visible_int(const Facts& f, Id func, Id x) {
+// A non-negative integer visible at `x`: a literal, a name bound once to one, or integer
+// arithmetic of those (`3 * 32 * 32`, `hidden // 2`).
+long visible_int(const Facts& f, Id func, Id x, int depth = 0) {
+  if (x == kNone || depth > 8) return -1;
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::BinOp && e.kids.size() == 2) {
+    const long a = visible_int(f, func, e.kids[0], depth + 1), b = visible_int(f, func, e.kids[1], depth + 1);
+    if (a < 0 || b < 0 || a > 1'000'000'000L || b > 1'000'000'000L) return -1;
+    if (e.text == "+"sv) return a + b;
+    if (e.text == "*"sv) return a * b > 1'000'000'000'000L ? -1 : a * b;
+    if (e.text == "-"sv) return a >= b ? a - b : -1;
+    if (e.text == "//"sv) return b > 0 ? a / b : -1;
+    return -1;
+  }
   const Expr* lit = f.literal_of(x, func);
   if (!lit && func != kNone) lit = f.literal_of(x, kNone);
   if (!lit || lit->lit != LitKind::Int) return -1;
@@ -322,6 +334,21 @@ long layer_parameters(const Facts& f, Id func, Id v, int depth) {
   return kUnknown;
 }
 
+// A parameter of `__init__` kept as a setting, not a module (`self.activation = activation`,
+// `self.hidden = hidden`): its name says so.
+bool settings_parameter(const Facts& f, Id init, const std::string& name) {
+  const auto& params = f.m.funcs[init].params;
+  if (std::find(params.begin(), params.end(), name) == params.end()) return false;
+  const auto toks = Facts::name_tokens(name);
+  if (toks.empty()) return false;
+  for (const auto& t : toks)
+    if (in(t, {"activation"sv, "act"sv, "nonlinearity"sv, "nonlin"sv, "dim"sv, "dims"sv, "size"sv, "hidden"sv,
+               "num"sv, "n"sv, "dropout"sv, "rate"sv, "eps"sv, "classes"sv, "channels"sv, "features"sv, "depth"sv,
+               "width"sv, "heads"sv, "bias"sv, "momentum"sv, "scale"sv, "temperature"sv, "seed"sv}))
+      return true;
+  return false;
+}
+
 // Parameters of the model a value builds (see above).
 long parameters_of(const Facts& f, Id func, Id v, int depth) {
   if (v == kNone || depth > 6 || f.e(v).kind != ExprKind::Call) return kUnknown;
@@ -344,6 +371,7 @@ long parameters_of(const Facts& f, Id func, Id v, int depth) {
       if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Literal) continue;
       if (s.kind != StmtKind::Assign || s.value == kNone || s.targets.size() != 1) return kUnknown;
       if (f.e(s.value).kind == ExprKind::Literal) continue;  // `self.n = 3`
+      if (f.e(s.value).kind == ExprKind::Name && settings_parameter(f, init, f.e(s.value).text)) continue;
       if (f.e(s.value).kind != ExprKind::Call) return kUnknown;
       long p = layer_parameters(f, init, s.value, depth + 1);
       if (p < 0) return kUnknown;
@@ -388,7 +416,7 @@ void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
   const long params = parameters_of(ctx.facts, func, ctx.facts.m.s(sid).value, 0);
   if (ctx.facts.in_test_code(func)) {
     ctx.report_weak("LL301", where, std::move(message), kTestCodeReason);
-  } else if (params > 0 && params <= kSmallModel) {
+  } else if (params >= 0 && params <= kSmallModel) {
     // "4.7M parameters (about 19 MB in float32)"
     auto tenths = [](long v, long unit) {
       const long t = (v * 10 + unit / 2) / unit;
@@ -398,12 +426,42 @@ void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
                               : params >= 1'000   ? tenths(params, 1'000) + "k"
                                                   : std::to_string(params);
     const long mb = (params * 4 + 999'999) / 1'000'000;
+    if (params == 0)
+      ctx.report_weak("LL301", where, std::move(message),
+                      "the model's class builds no layer with parameters, so holding two of them costs nothing");
+    else
     ctx.report_weak("LL301", where, std::move(message),
                     "the model has " + count + " parameters (about " + std::to_string(mb) +
                         " MB in float32), so holding two of them costs little");
   } else {
     report_memory_claim(ctx, "LL301", where, std::move(message));
   }
+}
+
+// Is `name` the counter of a loop around statement `sid`: `for i in range(...)`, or the index
+// of `for i, x in enumerate(...)`, never rebound in the loop?
+bool loop_counter(const Facts& f, Id sid, const std::string& name) {
+  const Range& r = f.m.s(sid).range;
+  for (int l = 0; l < static_cast<int>(f.loops.size()); ++l) {
+    const Loop& L = f.loops[l];
+    if (L.stmt == kNone || L.iter == kNone || L.range.begin > r.begin || L.range.end < r.end) continue;
+    const Stmt& st = f.m.s(L.stmt);
+    if (st.targets.size() != 1 || f.e(L.iter).kind != ExprKind::Call) continue;
+    const Expr& callee = f.e(f.e(L.iter).kids[0]);
+    if (callee.kind != ExprKind::Name || !callee.qname.empty()) continue;
+    Id t = st.targets[0];
+    if (callee.text == "enumerate"sv && f.e(t).kind == ExprKind::Sequence && !f.e(t).kids.empty()) t = f.e(t).kids[0];
+    else if (callee.text != "range"sv) continue;
+    if (f.dotted(t) == name) {
+      // Rebound inside the loop: no longer the counter.
+      int binds = 0;
+      for (Id s : L.stmts)
+        for (Id tt : f.m.s(s).targets)
+          if (f.dotted(tt) == name) ++binds;
+      return binds == 0;
+    }
+  }
+  return false;
 }
 
 // Is the assignment inside `if d is None:` (`if not d:`, `if d == None:`), in the body
@@ -423,6 +481,14 @@ bool under_none_test(const Facts& f, Id func, Id sid, const std::string& d) {
         f.dotted(c.kids[0]) == d && f.e(c.kids[1]).kind == ExprKind::Literal && f.e(c.kids[1]).lit == LitKind::None)
       return true;
     if (c.kind == ExprKind::UnaryOp && c.text == "not"sv && !c.kids.empty() && f.dotted(c.kids[0]) == d) return true;
+    // `if i == 0:` on the counter of an enclosing loop: built on the first iteration only.
+    if (c.kind == ExprKind::Compare && c.kids.size() == 2 && c.text == "=="sv) {
+      const Id name = f.e(c.kids[1]).kind == ExprKind::Literal ? c.kids[0] : c.kids[1];
+      const Id zero = name == c.kids[0] ? c.kids[1] : c.kids[0];
+      if (f.e(zero).kind == ExprKind::Literal && f.e(zero).text == "0"sv && f.e(name).kind == ExprKind::Name &&
+          loop_counter(f, sid, f.e(name).text))
+        return true;
+    }
   }
   return false;
 }

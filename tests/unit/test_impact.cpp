@@ -846,3 +846,45 @@ TEST(Impact, AForwardOnTensorsTheProgramMakesIsAShapeOrTimingCheck) {
     EXPECT_FALSE(f->low_confidence) << body;
   }
 }
+
+TEST(Impact, AModelSizedByArithmeticAndKeepingItsSettingsIsOfVisibleSize) {
+  // `nn.Linear(3 * 32 * 32, 128)` and `self.activation = activation` (a setting handed in):
+  // the size is visible, 402k parameters. A module handed in (`self.backbone = backbone`)
+  // hides it. A class that builds no layer (an exercise left blank) costs nothing.
+  auto program = [](const std::string& init, const std::string& extra) {
+    return "import torch\n"
+           "import torch.nn as nn\n"
+           "class SimpleNN(nn.Module):\n"
+           "    def __init__(self, " + init + "):\n"
+           "        super().__init__()\n" + extra +
+           "    def forward(self, x):\n"
+           "        return self.fc2(self.activation(self.fc1(x.view(-1, 3 * 32 * 32))))\n"
+           "for act in [nn.ReLU(), nn.Tanh(), nn.Sigmoid()]:\n"
+           "    model = SimpleNN(act).to('cuda')\n"
+           "    train(model)\n";
+  };
+  const std::string layers = "        self.fc1 = nn.Linear(3 * 32 * 32, 128)\n        self.fc2 = nn.Linear(128, 10)\n";
+  {
+    const FileResult r = analyze_text("acts.py", program("activation", layers + "        self.activation = activation\n"),
+                                      Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL301");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+    EXPECT_NE(f->message.find("394.6k parameters"), std::string::npos) << f->message;
+  }
+  {
+    const FileResult r = analyze_text("acts.py", program("activation", "        self.activation = activation\n"),
+                                      Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL301");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+    EXPECT_NE(f->message.find("builds no layer with parameters"), std::string::npos) << f->message;
+  }
+  {
+    const FileResult r = analyze_text("acts.py", program("backbone", layers + "        self.activation = backbone\n"),
+                                      Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL301");
+    ASSERT_NE(f, nullptr);
+    EXPECT_FALSE(f->low_confidence) << f->message;
+  }
+}
