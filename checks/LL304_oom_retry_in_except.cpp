@@ -213,7 +213,9 @@ void check_LL304(CheckContext& ctx) {
       if (!callee.empty() && q.empty() && called_in(f, tr.body, callee) &&
           !in(callee, {"print", "len", "str", "int", "float", "range", "isinstance", "super", "dict", "list"}) &&
           !in(f.callee_attr(c.call), {"append", "info", "warning", "debug", "error", "write", "format", "zero_grad",
-                                       "empty_cache", "collect", "clear", "synchronize", "reset_peak_memory_stats"}))
+                                       "empty_cache", "collect", "clear", "synchronize", "reset_peak_memory_stats",
+                                       "print", "print_exception", "log", "exception", "critical", "warn", "echo",
+                                       "secho", "flush", "set_postfix", "set_description"}))
         retry = "`" + callee + "(...)`, the call that failed";
     }
     else if (f.is_model_call(c)) retry = "forward";
