@@ -837,6 +837,17 @@ class History {
     }
   }
 
+  // Does the block always end in `return` or `raise` (through `with` bodies and `if`s whose
+  // branches all do)?
+  bool always_exits(const std::vector<Id>& body, int depth) const {
+    if (body.empty() || depth > 16) return false;
+    const Stmt& last = f_.m.s(body.back());
+    if (last.kind == StmtKind::Return || last.kind == StmtKind::Raise) return true;
+    if (last.kind == StmtKind::With) return always_exits(last.body, depth + 1);
+    if (last.kind == StmtKind::If) return always_exits(last.body, depth + 1) && always_exits(last.orelse, depth + 1);
+    return false;
+  }
+
   // `doubled` counts enclosing loops already walked twice: nested loops are walked twice
   // only a few levels deep, so deeply nested input cannot make this exponential.
   void walk(const std::vector<Id>& body, int depth, int doubled = 0) {
@@ -854,7 +865,10 @@ class History {
         continue;
       }
       if (const int t = s.kind == StmtKind::If ? truth(s.value) : -1; t >= 0) {
-        walk(t ? s.body : s.orelse, depth + 1, doubled);
+        const std::vector<Id>& taken = t ? s.body : s.orelse;
+        walk(taken, depth + 1, doubled);
+        // A taken branch that returns leaves the rest of this block unreachable.
+        if (always_exits(taken, 0)) return;
         continue;
       }
       walk(s.body, depth + 1, doubled);
@@ -894,10 +908,19 @@ std::map<std::string, bool> literal_flags(const Facts& f, Id func, Id call) {
     bool v;
     if (first + i < g.params.size() && value(x.kids[1 + i], &v)) out[g.params[first + i]] = v;
   }
+  std::set<std::string> given;
+  for (size_t i = 0; i < npos && first + i < g.params.size(); ++i) given.insert(g.params[first + i]);
   for (size_t i = 0; i < nkw; ++i) {
+    given.insert(x.kw[i]);
     bool v;
     if (std::find(g.params.begin(), g.params.end(), x.kw[i]) != g.params.end() && value(x.kids[1 + npos + i], &v))
       out[x.kw[i]] = v;
+  }
+  // Parameters the call leaves at a literal default (`def batch_predict(x, to_numpy=True)`).
+  for (size_t i = 0; i < g.params.size() && i < g.param_defaults.size(); ++i) {
+    const std::string& d = g.param_defaults[i];
+    if (d.empty() || given.count(g.params[i])) continue;
+    out[g.params[i]] = !(d == "False" || d == "None" || d == "0");
   }
   return out;
 }

@@ -115,6 +115,9 @@ struct Function {
   // Annotation text per parameter (`Transformer` of `model: Transformer`), "" when none;
   // empty when the frontend records none.
   std::vector<std::string> param_types;
+  // Default per parameter when it is a simple literal (`True`, `False`, `None`, an integer
+  // as written), "" otherwise or when there is none; empty when the frontend records none.
+  std::vector<std::string> param_defaults;
   std::vector<Id> decorators;
   std::vector<Id> body;
   Range range;             // whole definition (decorators included)

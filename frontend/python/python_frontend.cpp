@@ -895,6 +895,13 @@ class Lowerer {
           TSNode type = pk == K::TypedParameter || pk == K::TypedDefaultParameter ? fchild(p.node, g_.f_type)
                                                                                    : TSNode{};
           f.param_types.push_back(ts_node_is_null(type) ? std::string() : text_of(type));
+          std::string def;
+          if (pk == K::DefaultParameter || pk == K::TypedDefaultParameter) {
+            TSNode v = fchild(p.node, g_.f_value);
+            const K vk = ts_node_is_null(v) ? K::Unknown : kind_of(v);
+            if (vk == K::True || vk == K::False || vk == K::None || vk == K::Integer) def = text_of(v);
+          }
+          f.param_defaults.push_back(std::move(def));
         }
       }
     }
