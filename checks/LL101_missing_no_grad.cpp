@@ -84,6 +84,27 @@ bool made_inputs(const Facts& f, const CallSite& c) {
   return true;
 }
 
+// The file reads scalars the way PyTorch before 0.4 required (`loss.data[0]`, which raises
+// on the 0-dim losses of 0.5 and later) and wraps inputs in `Variable`: code for a PyTorch
+// that had no `torch.no_grad()`.
+bool pre_0_4_file(const Facts& f) {
+  bool variable = false;
+  for (const auto& [local, q] : f.m.aliases)
+    variable = variable || q == "torch.autograd.Variable"sv || q == "torch.autograd.variable.Variable"sv;
+  if (!variable) return false;
+  for (const StmtSite& ss : f.stmt_sites) {
+    const Stmt& st = f.m.s(ss.stmt);
+    if (st.kind != StmtKind::AugAssign || st.value == kNone) continue;
+    const Expr& v = f.e(st.value);
+    if (v.kind != ExprKind::Subscript || v.kids.size() != 2 || f.e(v.kids[1]).kind != ExprKind::Literal ||
+        f.e(v.kids[1]).text != "0"sv)
+      continue;
+    const Expr& a = f.e(v.kids[0]);
+    if (a.kind == ExprKind::Attribute && a.text == "data"sv) return true;  // `total += loss.data[0]`
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_LL101(CheckContext& ctx) {
@@ -146,6 +167,11 @@ void check_LL101(CheckContext& ctx) {
                                         "the function builds `Variable(..., volatile=True)`, how PyTorch before 0.4 "
                                         "disabled autograd; since 0.4 `volatile` is ignored and the graph is "
                                         "recorded, which matters once this code is ported")
+                  : pre_0_4_file(f)
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "the file is written for PyTorch before 0.4 (`Variable` inputs, sums of "
+                                        "`x.data[0]`, which raises on the 0-dim losses of later versions), which had "
+                                        "no `torch.no_grad()`; this matters once the code is ported")
                   : serving && c.loop < 0 && c.func == kNone
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "a single forward at the top level of a script or notebook keeps one "

@@ -888,3 +888,35 @@ TEST(Impact, AModelSizedByArithmeticAndKeepingItsSettingsIsOfVisibleSize) {
     EXPECT_FALSE(f->low_confidence) << f->message;
   }
 }
+
+TEST(Impact, AnEvaluationInAFileWrittenForPyTorchBefore04IsWeak) {
+  // `Variable` inputs and sums of `loss.data[0]` (which raises on the 0-dim losses of 0.5 and
+  // later): code for a PyTorch that had no torch.no_grad(). A current file that sums
+  // `loss.item()`, or reads `.data[0]` without `Variable`, keeps the full severity.
+  auto program = [](const std::string& imports, const std::string& sum) {
+    return "import torch\n" + imports +
+           "def test(model, loader):\n"
+           "    model.eval()\n"
+           "    total = 0\n"
+           "    for data, target in loader:\n"
+           "        output = model(data.cuda())\n"
+           "        loss = torch.nn.functional.cross_entropy(output, target.cuda())\n"
+           "        total += " + sum + "\n"
+           "    return total\n";
+  };
+  const std::string variable = "from torch.autograd import Variable\n";
+  {
+    const FileResult r = analyze_text("old.py", program(variable, "loss.data[0]"), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+    EXPECT_NE(f->message.find("before 0.4"), std::string::npos) << f->message;
+  }
+  for (const auto& [imports, sum] : {std::pair<std::string, std::string>{variable, "loss.item()"},
+                                     std::pair<std::string, std::string>{"", "loss.data[0]"}}) {
+    const FileResult r = analyze_text("new.py", program(imports, sum), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << sum;
+    EXPECT_FALSE(f->low_confidence) << imports << sum;
+  }
+}
