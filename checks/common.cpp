@@ -244,7 +244,24 @@ bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
   }
   if (e.kind != ExprKind::Name || depth > 0) return false;
   auto vals = f.bindings(func, e.text);
-  return vals.size() == 1 && int_constant(f, func, vals[0], out, depth + 1);
+  if (vals.size() == 1) return int_constant(f, func, vals[0], out, depth + 1);
+  // A parameter never rebound, for which every same-file call passes an integer literal
+  // (`train_model(model, 100, ...)`): the largest of them.
+  if (!vals.empty() || func == kNone) return false;
+  const auto& params = f.m.funcs[func].params;
+  if (std::find(params.begin(), params.end(), e.text) == params.end()) return false;
+  // Called from another file of the run too: those calls are not visible here.
+  if (f.project && f.project->external_calls.count(f.m.funcs[func].name)) return false;
+  const auto args = f.argument_values(func, e.text);
+  if (args.empty() || args.size() > 16) return false;
+  long most = -1;
+  for (const auto& [where, a] : args) {
+    const long v = f.e(a).kind == ExprKind::Literal ? int_literal_value(f.e(a)) : -1;
+    if (v < 0) return false;
+    most = std::max(most, v);
+  }
+  *out = most;
+  return true;
 }
 
 }  // namespace

@@ -920,3 +920,37 @@ TEST(Impact, AnEvaluationInAFileWrittenForPyTorchBefore04IsWeak) {
     EXPECT_FALSE(f->low_confidence) << imports << sum;
   }
 }
+
+TEST(Impact, ATripCountEverySameFileCallerPassesAsALiteralIsKnown) {
+  // `def train(model, epochs, ...)` called only as `train(model, 100, ...)`: the epoch loop
+  // runs at most 100 times. A caller passing a name, or a huge count, leaves it unknown or large.
+  auto program = [](const std::string& calls) {
+    return "import torch\n"
+           "def train(model, epochs, x, y, opt):\n"
+           "    history = []\n"
+           "    for epoch in range(epochs):\n"
+           "        loss = ((model(x) - y) ** 2).mean()\n"
+           "        opt.zero_grad()\n"
+           "        loss.backward()\n"
+           "        opt.step()\n"
+           "        history.append(loss)\n"
+           "    return history\n"
+           "model = torch.nn.Linear(2, 1).cuda()\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + calls;
+  };
+  {
+    const FileResult r = analyze_text("toy.py", program("h = train(model, 100, x, y, opt)\nh = train(model, 20, x, y, opt)\n"),
+                                      Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+    EXPECT_NE(f->message.find("run at most 100 times"), std::string::npos) << f->message;
+  }
+  for (const std::string calls : {"h = train(model, n_epochs, x, y, opt)\n", "h = train(model, 100000, x, y, opt)\n",
+                                  "h = train(model, 100, x, y, opt)\nh = train(model, epochs=n, x=x, y=y, opt=opt)\n"}) {
+    const FileResult r = analyze_text("toy.py", program(calls), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << calls;
+    EXPECT_FALSE(f->low_confidence) << calls;
+  }
+}
