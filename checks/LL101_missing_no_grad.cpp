@@ -75,6 +75,35 @@ bool legacy_volatile(const Facts& f, Id func) {
   return false;
 }
 
+// The model is one this file defines: built from a same-file module class (or a same-file
+// builder), directly or as an element of a written-out list the loop walks
+// (`for net in [ResNet18(10), ResNet34(10)]:`). A file's self-check of its own models, not
+// a benchmark of someone else's.
+bool own_model(const Facts& f, const CallSite& c) {
+  Id callee = f.forward_receiver(c.call);
+  if (callee == kNone || f.e(callee).kind != ExprKind::Name) return false;
+  auto built_here = [&](Id v) {
+    v = f.unplaced(v);
+    if (f.e(v).kind != ExprKind::Call) return false;
+    const Id k = f.constructed_class(v);
+    if (k != kNone) return f.is_module_class(k);
+    return f.same_file_target(v, c.func) != kNone;
+  };
+  std::vector<Id> vals = f.bindings(c.func, f.e(callee).text);
+  // A loop target: the elements of the written-out list it walks.
+  for (int l = c.loop; l >= 0 && vals.empty(); l = f.loops[l].parent) {
+    const Loop& L = f.loops[l];
+    if (L.stmt == kNone || L.iter == kNone || f.m.s(L.stmt).targets.size() != 1 ||
+        f.dotted(f.m.s(L.stmt).targets[0]) != f.e(callee).text || f.e(L.iter).kind != ExprKind::Sequence)
+      continue;
+    vals = f.e(L.iter).kids;
+  }
+  if (vals.empty()) return false;
+  for (Id v : vals)
+    if (!built_here(v)) return false;
+  return true;
+}
+
 // Every argument of the forward is a tensor the program makes from nothing.
 bool made_inputs(const Facts& f, const CallSite& c) {
   const Expr& call = f.e(c.call);
@@ -160,7 +189,7 @@ void check_LL101(CheckContext& ctx) {
     long made_trips = 1;
     for (int l = c.loop; l >= 0 && made_trips > 0; l = f.loops[l].parent)
       made_trips *= constant_trips(f, l, kFewChecks);
-    const bool smoke = made_trips > 0 && made_trips <= kFewChecks && made_inputs(f, c);
+    const bool smoke = made_trips > 0 && made_trips <= kFewChecks && made_inputs(f, c) && own_model(f, c);
     Finding* fd = test ? ctx.report_weak("LL101", f.e(c.call).range, msg, kTestCodeReason)
                   : legacy_volatile(f, c.func)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
@@ -182,8 +211,8 @@ void check_LL101(CheckContext& ctx) {
                                             "()`, which the program runs at most once, keeps one input's graph, "
                                             "once")
                   : smoke ? ctx.report_weak("LL101", f.e(c.call).range, msg,
-                                            "the forward runs on tensors the program makes (a shape or timing check "
-                                            "of the model), a fixed number of times")
+                                            "the forward runs a model this file defines on tensors the program makes, "
+                                            "a fixed number of times: a self-check of the model, not a pass over data")
                   : trips > 0 && trips <= kFewForwards
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         trips == 1 ? "the loop runs once, the same as a single forward"
