@@ -148,8 +148,15 @@ bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls, bool 
     if (s.func != kNone && f.class_of(s.func) == owner_cls && owner_cls != kNone &&
         (f.m.funcs[s.func].name == "__init__"sv || f.m.funcs[s.func].name == f.m.classes[owner_cls].name))
       continue;
+    // `self.a = []`, and each name of a tuple target (`self.a, self.b = [], []`).
+    bool hit = false;
     for (Id t : st.targets)
-      if (t != kNone && same(f.dotted(t))) return true;
+      if (t != kNone)
+        for_each_expr(f.m, t, [&](Id x) {
+          if (same(f.dotted(x))) hit = true;
+          return !hit && (f.e(x).kind == ExprKind::Sequence || f.e(x).kind == ExprKind::Starred);
+        });
+    if (hit) return true;
   }
   return false;
 }
