@@ -66,6 +66,7 @@ void check_LL103(CheckContext& ctx) {
   // loop that retains graphs or when it is named like a recurrent cell (`h = cell(x, h)`).
   auto forward_call = [&](const CallSite& c, bool loop_retains) {
     if (f.is_model_call(c)) return true;
+    if (python_builtin_call(f, c.call)) return false;  // `best = max(score, best)`
     const Expr& callee = f.e(f.e(c.call).kids[0]);
     if (!callee.qname.empty() || callee.kind != ExprKind::Name || f.is_function_name(c.func, callee.text)) return false;
     if (loop_retains) return true;

@@ -342,10 +342,7 @@ bool mode_free_call(const Facts& f, const CallSite& c, Id cls, int depth) {
   Id callee = f.e(c.call).kids[0];
   if (f.e(callee).kind == ExprKind::Name) {
     const std::string& name = f.e(callee).text;
-    if (in(name, {"super", "range", "len", "int", "float", "bool", "print", "isinstance", "min", "max", "zip",
-                  "enumerate", "list", "tuple", "dict", "sum", "abs", "getattr", "hasattr"}) &&
-        f.class_at(name, f.e(callee).range.begin) == kNone && !f.is_function_name(c.func, name))
-      return true;
+    if (python_builtin_call(f, c.call)) return true;
     if (activation_parameter(f, c.call)) return true;
     // A submodule of a class of this file (`self.block = Block(dim)`): mode-free if its
     // own layers are, a few levels deep.

@@ -439,12 +439,30 @@ void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
 }
 
 // Is `name` the counter of a loop around statement `sid`: `for i in range(...)`, or the index
-// of `for i, x in enumerate(...)`, never rebound in the loop?
+// of `for i, x in enumerate(...)`, never rebound in the loop; or a name the function sets to 0
+// once, outside the loop, and the loop only increases (`global_step += n`)?
 bool loop_counter(const Facts& f, Id sid, const std::string& name) {
   const Range& r = f.m.s(sid).range;
   for (int l = 0; l < static_cast<int>(f.loops.size()); ++l) {
     const Loop& L = f.loops[l];
-    if (L.stmt == kNone || L.iter == kNone || L.range.begin > r.begin || L.range.end < r.end) continue;
+    if (L.stmt == kNone || L.range.begin > r.begin || L.range.end < r.end) continue;
+    // A step counter: `step = 0` before the loop, only `step += ...` inside it.
+    {
+      const std::vector<Id> vals = f.own_bindings(L.func, name);
+      bool zero_once = vals.size() == 1 && f.e(vals[0]).kind == ExprKind::Literal && f.e(vals[0]).text == "0"sv &&
+                       !(f.e(vals[0]).range.begin >= L.range.begin && f.e(vals[0]).range.end <= L.range.end);
+      bool increased = false;
+      for (Id s : L.stmts) {
+        const Stmt& st = f.m.s(s);
+        for (Id t : st.targets) {
+          if (f.dotted(t) != name) continue;
+          if (st.kind == StmtKind::AugAssign && st.text == "+="sv) increased = true;
+          else zero_once = false;
+        }
+      }
+      if (zero_once && increased) return true;
+    }
+    if (L.iter == kNone) continue;
     const Stmt& st = f.m.s(L.stmt);
     if (st.targets.size() != 1 || f.e(L.iter).kind != ExprKind::Call) continue;
     const Expr& callee = f.e(f.e(L.iter).kids[0]);

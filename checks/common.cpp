@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <unordered_set>
 
 namespace ll {
 
@@ -345,6 +346,20 @@ long constant_trips(const Facts& f, int loop, long limit) {
   if (step <= 0 || hi <= lo) return 0;
   long count = (hi - lo + step - 1) / step;
   return count <= limit ? count : 0;
+}
+
+bool python_builtin_call(const Facts& f, Id call) {
+  static const std::unordered_set<std::string_view> kBuiltins = {
+      "abs", "all", "any", "bool", "dict", "divmod", "enumerate", "filter", "float", "format", "getattr",
+      "hasattr", "hash", "id", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max", "min",
+      "next", "pow", "print", "range", "repr", "reversed", "round", "set", "setattr", "sorted", "str", "sum",
+      "super", "tuple", "type", "zip"};
+  if (f.m.lang != Lang::Python || f.e(call).kind != ExprKind::Call) return false;
+  const Expr& callee = f.e(f.e(call).kids[0]);
+  if (callee.kind != ExprKind::Name || !callee.qname.empty() || !kBuiltins.count(callee.text)) return false;
+  const Id fn = f.function_at(callee.range.begin);
+  return f.class_at(callee.text, callee.range.begin) == kNone && !f.is_function_name(fn, callee.text) &&
+         f.bindings(fn, callee.text).empty();
 }
 
 // Tensors made by this process from nothing (`torch.randn(64, 3)`, `torch.arange(n)`, through

@@ -50,6 +50,10 @@ long int_literal_value(const Expr& e);
 // 0 when unknown or above `limit`.
 long constant_trips(const Facts& f, int loop, long limit);
 
+// A call of a Python builtin (`max(a, b)`, `len(x)`, `float(v)`) that no import or
+// definition of the file shadows. Python only: C++ has no such names.
+bool python_builtin_call(const Facts& f, Id call);
+
 // Tensors made by this process from nothing (`torch.randn(64, 3)`, `torch.arange(n)`, through
 // `.to(device)`, `.repeat(k)`, arithmetic and the names bound to them): synthetic data.
 bool made_tensor(const Facts& f, Id func, Id x, int depth = 0);
