@@ -1132,7 +1132,7 @@ FileSummary Facts::summarize() const {
   out.module = module_of_path(path);
   out.path = path;
   for (Id k = 0; k < m.classes.size(); ++k)
-    if (forward_decorated_off(k)) out.grad_off_forwards.push_back(m.classes[k].name);
+    if (graph_free_class(k)) out.grad_off_forwards.push_back(m.classes[k].name);
   {
     std::set<std::string> refs;
     for (const Function& fn : m.funcs)
@@ -1707,6 +1707,51 @@ bool Facts::forward_decorated_off(Id cls) const {
   return fw != kNone && decorated_off_[fw];
 }
 
+bool Facts::constructor_freezes(Id cls, std::string* param) const {
+  const Id init = method_in(cls, "__init__");
+  if (init == kNone || class_of(init) != cls || m.lang != Lang::Python) return false;
+  if (param) param->clear();
+  if (frozen_at(init, "self", m.funcs[init].range.end)) return true;
+  // `for p in self.parameters(): p.requires_grad = requires_grad`, the parameter defaulting to False.
+  const Function& fn = m.funcs[init];
+  for (const StmtSite& ss : stmt_sites) {
+    if (ss.func != init) continue;
+    const Stmt& s = m.s(ss.stmt);
+    if (s.kind != StmtKind::For || s.targets.size() != 1 || s.value == kNone || e(s.value).kind != ExprKind::Call ||
+        callee_attr(s.value) != "parameters"sv || dotted(callee_receiver(s.value)) != "self"sv ||
+        e(s.targets[0]).kind != ExprKind::Name)
+      continue;
+    const std::string& p = e(s.targets[0]).text;
+    for (Id b : s.body) {
+      const Stmt& st = m.s(b);
+      if (st.kind != StmtKind::Assign || st.targets.size() != 1 || st.value == kNone ||
+          dotted(st.targets[0]) != p + ".requires_grad" || e(st.value).kind != ExprKind::Name)
+        continue;
+      for (size_t i = 0; i < fn.params.size() && i < fn.param_defaults.size(); ++i)
+        if (fn.params[i] == e(st.value).text && fn.param_defaults[i] == "False") {
+          if (param) *param = fn.params[i];
+          return true;
+        }
+    }
+  }
+  return false;
+}
+
+bool Facts::graph_free_class(Id cls, Id construction) const {
+  if (forward_decorated_off(cls)) return true;
+  std::string param;
+  if (!constructor_freezes(cls, &param)) return false;
+  if (param.empty() || construction == kNone || e(construction).kind != ExprKind::Call) return true;
+  // The switch passed by name, or by position (after `self`), to anything but False.
+  if (has_kwargs_splat(construction)) return false;
+  const Function& init = m.funcs[method_in(cls, "__init__")];
+  size_t pos = 0;
+  for (size_t i = 1; i < init.params.size(); ++i)
+    if (init.params[i] == param) pos = i - 1;
+  const Id a = arg(construction, pos, param);
+  return a == kNone || (e(a).kind == ExprKind::Literal && e(a).lit == LitKind::False);
+}
+
 // A parameter annotated with a class whose forward runs with grad disabled (`model:
 // Transformer`): of this file, or imported from a project module that says so.
 bool Facts::annotated_grad_off(Id func, const std::string& name) const {
@@ -1719,18 +1764,38 @@ bool Facts::annotated_grad_off(Id func, const std::string& name) const {
   if (type.size() >= 2 && (type.front() == '"' || type.front() == '\'') && type.back() == type.front())
     type = type.substr(1, type.size() - 2);
   if (type.empty()) return false;
-  if (Id k = class_at(type, m.funcs[func].range.begin); k != kNone) return forward_decorated_off(k);
+  if (Id k = class_at(type, m.funcs[func].range.begin); k != kNone) return graph_free_class(k);
   if (!project || project->grad_off_forward_classes.empty()) return false;
   std::string q = imported_name(m, type);
   return project->grad_off_forward_classes.count(q.empty() ? type : q) > 0;
 }
 
 bool Facts::forward_grad_off(Id func, Id obj) const {
-  if (Id k = instance_class(func, obj); k != kNone) return forward_decorated_off(k);
   const std::string& d = dotted(obj);
   if (d.empty() || d == "self"sv) return false;
   std::vector<Id> values = bindings(func, d);
-  if (values.empty()) return e(obj).kind == ExprKind::Name && annotated_grad_off(func, d);
+  if (Id k = instance_class(func, obj); k != kNone) {
+    for (Id v : values) {
+      v = unplaced(v);
+      if (dotted(v) != d && !graph_free_class(k, v)) return false;
+    }
+    return true;
+  }
+  if (values.empty() && e(obj).kind == ExprKind::Name && annotated_grad_off(func, d)) return true;
+  // A parameter: what every same-file caller hands in (`extract(FeatNet(blocks), arrays)`).
+  if (values.empty() && e(obj).kind == ExprKind::Name && d.find('.') == std::string::npos) {
+    const auto args = argument_values(func, d);
+    if (args.empty()) return false;
+    for (const auto& [where, a] : args) {
+      Id v = unplaced(a);
+      const Id k = e(v).kind == ExprKind::Call ? constructed_class(v) : kNone;
+      if (k != kNone ? !graph_free_class(k, v)
+                     : !(project && e(v).kind == ExprKind::Call && project->grad_off_forward_classes.count(e(e(v).kids[0]).qname)))
+        return false;
+    }
+    return true;
+  }
+  if (values.empty()) return false;
   for (Id v : values) {
     v = unplaced(v);
     // `self.model = model` in `__init__(self, model: Transformer)`.

@@ -176,6 +176,16 @@ class Facts {
   // The class's own `forward` is decorated to run with grad disabled (`@torch.no_grad()`,
   // `@torch.inference_mode()`, a project decorator that does so).
   bool forward_decorated_off(Id cls) const;
+  // The class's constructor switches off every parameter it holds: `for p in
+  // self.parameters(): p.requires_grad = False` (or `self.requires_grad_(False)`), or the same
+  // with a parameter whose default is `False` (`def __init__(self, ..., requires_grad=False)`,
+  // vendored pytorch_fid's InceptionV3), then `*param` names it: a construction that passes it
+  // may switch them back on.
+  bool constructor_freezes(Id cls, std::string* param = nullptr) const;
+  // Calling an instance of the class records no graph: its forward is decorated off, or its
+  // constructor freezes it and `construction` (a call of the class, or kNone) does not pass
+  // the switch.
+  bool graph_free_class(Id cls, Id construction = kNone) const;
   // `obj` (read in `func`) holds an instance of such a class: of this file, or imported from
   // another project module (ProjectView::grad_off_forward_classes). Calling it records no graph.
   bool forward_grad_off(Id func, Id obj) const;
