@@ -1770,7 +1770,7 @@ bool Facts::annotated_grad_off(Id func, const std::string& name) const {
   return project->grad_off_forward_classes.count(q.empty() ? type : q) > 0;
 }
 
-bool Facts::forward_grad_off(Id func, Id obj) const {
+bool Facts::forward_grad_off(Id func, Id obj, int depth) const {
   const std::string& d = dotted(obj);
   if (d.empty() || d == "self"sv) return false;
   std::vector<Id> values = bindings(func, d);
@@ -1784,10 +1784,15 @@ bool Facts::forward_grad_off(Id func, Id obj) const {
   if (values.empty() && e(obj).kind == ExprKind::Name && annotated_grad_off(func, d)) return true;
   // A parameter: what every same-file caller hands in (`extract(FeatNet(blocks), arrays)`).
   if (values.empty() && e(obj).kind == ExprKind::Name && d.find('.') == std::string::npos) {
-    const auto args = argument_values(func, d);
+    const auto args = depth < 4 ? argument_values(func, d) : std::vector<std::pair<Id, Id>>{};
     if (args.empty()) return false;
     for (const auto& [where, a] : args) {
       Id v = unplaced(a);
+      // Handed down from the caller's own name (`get_activations(files, model)`), a few hops.
+      if (e(v).kind == ExprKind::Name) {
+        if (!forward_grad_off(where, v, depth + 1)) return false;
+        continue;
+      }
       const Id k = e(v).kind == ExprKind::Call ? constructed_class(v) : kNone;
       if (k != kNone ? !graph_free_class(k, v)
                      : !(project && e(v).kind == ExprKind::Call && project->grad_off_forward_classes.count(e(e(v).kids[0]).qname)))

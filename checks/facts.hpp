@@ -188,7 +188,7 @@ class Facts {
   bool graph_free_class(Id cls, Id construction = kNone) const;
   // `obj` (read in `func`) holds an instance of such a class: of this file, or imported from
   // another project module (ProjectView::grad_off_forward_classes). Calling it records no graph.
-  bool forward_grad_off(Id func, Id obj) const;
+  bool forward_grad_off(Id func, Id obj, int depth = 0) const;
   // The parameter `name` of `func` is annotated with such a class (`model: Transformer`).
   bool annotated_grad_off(Id func, const std::string& name) const;
   // A call site that does not decide `func`'s entry grad mode: its own recursion, or test
