@@ -147,6 +147,84 @@ bool aliased_in(const Facts& f, const std::vector<Id>& stmts, const std::string&
   return false;
 }
 
+// Does loop `loop` train without `d` while the model `d` holds sits idle on the GPU: a
+// statement of the loop's body that back-propagates and never mentions `d`, before the
+// rebinding (`value` is the new model) or after the body's last mention of `d`?
+bool idle_through_training(const Facts& f, int loop, const std::string& d, Id value) {
+  const Loop& L = f.loops[loop];
+  if (L.stmt == kNone) return false;
+  const Id rebinding = f.stmt_of(value);
+  if (rebinding == kNone) return false;
+  const std::vector<Id>& body = f.m.s(L.stmt).body;
+  uint32_t last_use = 0;
+  for (Id sid : body)
+    if (sid != rebinding) {
+      bool hit = false;
+      for (int ci : L.calls)
+        if (!hit && f.calls[ci].func == L.func) {
+          const Range& r = f.e(f.calls[ci].call).range;
+          if (r.begin >= f.m.s(sid).range.begin && r.end <= f.m.s(sid).range.end && mentions(f, f.calls[ci].call, d))
+            hit = true;
+        }
+      if (hit) last_use = std::max(last_use, f.m.s(sid).range.begin);
+    }
+  auto backprop = [&](const CallSite& x) { return f.is_backprop(x); };
+  const uint32_t at = f.m.s(rebinding).range.begin;
+  for (Id sid : body) {
+    const Range& sr = f.m.s(sid).range;
+    if (sid == rebinding || !(sr.begin < at || sr.begin > last_use)) continue;
+    bool trains = false, uses = false;
+    for (int ci : L.calls) {
+      const CallSite& c = f.calls[ci];
+      const Range& r = f.e(c.call).range;
+      if (r.begin < sr.begin || r.end > sr.end) continue;
+      uses = uses || mentions(f, c.call, d);
+      trains = trains || f.is_backprop(c) || (c.target_func != kNone && f.reaches(c.target_func, backprop));
+    }
+    if (trains && !uses) return true;
+  }
+  return false;
+}
+
+// Does a statement bind the result of a same-file function that returns the model it is
+// handed (`val_acc, _, trained = main(args, model)` where `main` ends `return acc, loss,
+// model`)? That result outlives the rebinding of `d`.
+bool handed_back_in(const Facts& f, Id func, const std::vector<Id>& stmts, const std::string& d) {
+  for (Id sid : stmts) {
+    const Stmt& s = f.m.s(sid);
+    if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) || s.value == kNone) continue;
+    const Id v = f.unplaced(s.value);
+    if (f.e(v).kind != ExprKind::Call) continue;
+    const Id g = f.same_file_target(v, func);
+    const Expr& call = f.e(v);
+    for (size_t k = 1; k < call.kids.size(); ++k) {
+      if (f.dotted(f.unplaced(call.kids[k])) != d) continue;
+      if (g == kNone) break;  // another library's function: what it returns is not visible
+      const Function& fn = f.m.funcs[g];
+      const size_t first = fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self"sv ? 1 : 0;
+      const size_t npos = call.kids.size() - 1 - call.kw.size();
+      std::string param;
+      if (k - 1 < npos && first + (k - 1) < fn.params.size()) param = fn.params[first + (k - 1)];
+      else if (k - 1 >= npos) param = call.kw[k - 1 - npos];
+      if (param.empty()) return true;
+      for (Id r : f.returned_values(g)) {
+        bool hit = false;
+        for_each_expr(f.m, r, [&](Id y) {
+          const std::string& yd = f.dotted(f.unplaced(y));
+          if (yd == param) hit = true;
+          return !hit && (f.e(y).kind == ExprKind::Sequence || f.e(y).kind == ExprKind::Call);
+        });
+        // Rebound inside before it is returned (`model = model.to(device)` keeps the object).
+        if (!hit && f.e(r).kind == ExprKind::Name)
+          for (Id b : f.own_bindings(g, f.e(r).text))
+            if (f.dotted(f.unplaced(b)) == param) hit = true;
+        if (hit) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // Loaded with map_location="cpu" / device="cpu", or built on the CPU, and never moved to a
 // GPU in the loop: not by `.to()`/`.cuda()` there, nor by a function it is handed to (a
 // same-file function that does not move that parameter is fine; another one may).
@@ -158,10 +236,14 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, int loop, const std::string
   if (!cpu && !constructed_on_cpu(f, func, value)) return false;
   // The new model lands on the CPU, so while it loads only the old one is on the GPU, and
   // the rebinding drops the old one before `model.to(device)` moves the new one — unless the
-  // iteration binds the model to another name too (an optimizer, a wrapper, an attribute),
-  // which keeps the old one alive past the rebinding, or the loop trains, so that the moved
-  // model stays on the GPU through the training until the next rebinding.
-  if (!aliased_in(f, stmts, d) && !f.loop_reaches_backprop(loop)) return true;
+  // iteration binds the model to another name too (an optimizer, a wrapper, an attribute, the
+  // result of a same-file function that hands the model back), which keeps the old one alive
+  // past the rebinding, or the loop trains something else while the moved model sits on the
+  // GPU until the rebinding (a validation pipeline built after each epoch's training). Training
+  // the moved model itself in between changes nothing: the rebinding drops it before the next
+  // move.
+  if (!aliased_in(f, stmts, d) && !handed_back_in(f, func, stmts, d) && !idle_through_training(f, loop, d, value))
+    return true;
   for (Id sid : stmts) {
     bool moved = false;
     for_each_expr(f.m, f.m.s(sid).value, [&](Id x) {
