@@ -118,6 +118,28 @@ std::vector<size_t> reexporting_files(const std::string& q, size_t importer, con
 
 }  // namespace
 
+// `q` = "pkg.datasets.RLDSDataset" where pkg/datasets/__init__.py imports the defining
+// module by name (`from .datasets import RLDSDataset`: its imports hold
+// "pkg.datasets.datasets"): a package re-exporting a class of one of its modules.
+bool reexported_by_name(const std::string& q, const std::vector<size_t>& candidates,
+                        const std::vector<FileSummary>& files,
+                        const std::unordered_map<std::string, std::vector<size_t>>& by_last) {
+  const std::string name = last(q);
+  if (q.size() <= name.size() + 1) return false;
+  const std::string mod = q.substr(0, q.size() - name.size() - 1);
+  auto it = by_last.find(last(mod));
+  if (it == by_last.end()) return false;
+  for (size_t j : it->second) {
+    if (!module_is(files[j].module, mod)) continue;
+    for (size_t k : candidates)
+      for (std::string imp : files[j].imports) {
+        while (!imp.empty() && imp[0] == '.') imp.erase(0, 1);  // `from .datasets import ...`
+        if (!imp.empty() && k != j && module_is(files[k].module, imp)) return true;
+      }
+  }
+  return false;
+}
+
 std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
@@ -146,12 +168,16 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       }
       auto w = wrap_def.find(last(q));
       if (w != wrap_def.end() && !defining_files(q, i, w->second, files).empty()) views[i].distributed_wrappers.insert(q);
+      // Classes too may come through a package's `__init__` that re-exports them
+      // (`from pkg.datasets import RLDSDataset`, defined in pkg/datasets/datasets.py).
+      auto defined = [&](const std::vector<size_t>& defs) {
+        return !defining_files(q, i, defs, files).empty() || !reexporting_files(q, i, defs, files, by_last).empty() ||
+               reexported_by_name(q, defs, files, by_last);
+      };
       auto o = off_forward_def.find(last(q));
-      if (o != off_forward_def.end() && !defining_files(q, i, o->second, files).empty())
-        views[i].grad_off_forward_classes.insert(q);
+      if (o != off_forward_def.end() && defined(o->second)) views[i].grad_off_forward_classes.insert(q);
       auto r = sharding_def.find(last(q));
-      if (r != sharding_def.end() && !defining_files(q, i, r->second, files).empty())
-        views[i].sharding_datasets.insert(q);
+      if (r != sharding_def.end() && defined(r->second)) views[i].sharding_datasets.insert(q);
     }
     for (const auto& q : files[i].type_refs) {
       auto o = off_forward_def.find(last(q));

@@ -634,6 +634,31 @@ def main(rank, net, train_set, val_set):
                    "    def __getitem__(self, i):\n        return self.items[i]\n")
         self.assertEqual(self.lines_of("LL405"), {("train.py", 11)})
 
+    def test_sharding_dataset_class_reexported_by_a_package_is_silent(self):
+        # `from pkg.datasets import Stream`, where pkg/datasets/__init__.py re-exports the class
+        # by name from pkg/datasets/streams.py (an IterableDataset): the loader needs no sampler.
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/datasets/__init__.py", "from .streams import Stream\n")
+        self.write("pkg/datasets/streams.py", "from torch.utils.data import IterableDataset\n\n\n"
+                   "class Stream(IterableDataset):\n    def __init__(self, items):\n        self.items = items\n\n"
+                   "    def __iter__(self):\n        yield from self.items\n")
+        train = ("import torch\nimport torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+                 "from torch.utils.data import DataLoader\nfrom pkg.datasets import Stream\n\n\n"
+                 "def main(rank, net, items):\n    model = DDP(net.to(rank), device_ids=[rank])\n"
+                 "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                 "    loader = DataLoader(Stream(items), batch_size=8)\n    for x, y in loader:\n"
+                 "        loss = F.cross_entropy(model(x), y)\n        opt.zero_grad()\n        loss.backward()\n"
+                 "        opt.step()\n")
+        self.write("train.py", train)
+        self.assertEqual(self.lines_of("LL405"), set())
+        # The package re-exports another module's class under that name: the finding stays.
+        self.write("pkg/datasets/__init__.py", "from .frames import Stream\n")
+        self.write("pkg/datasets/frames.py", "from torch.utils.data import Dataset\n\n\nclass Stream(Dataset):\n"
+                   "    def __init__(self, items):\n        self.items = items\n\n"
+                   "    def __len__(self):\n        return len(self.items)\n\n"
+                   "    def __getitem__(self, i):\n        return self.items[i]\n")
+        self.assertEqual(self.lines_of("LL405"), {("train.py", 11)})
+
     def test_builder_parameter_is_not_a_module_level_name(self):
         # The builder's `dataset` parameter shadows the module's `dataset = Stream()` of its
         # self-check: what the parameter holds comes from the caller, not from that binding.
