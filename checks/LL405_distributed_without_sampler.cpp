@@ -120,7 +120,8 @@ bool synthetic_dataset(const Facts& f, Id func, Id ds, int depth = 0) {
   if (f.e(callee).kind == ExprKind::Name && f.qual(callee).empty())
     for (Id k = 0; k < f.m.classes.size(); ++k)
       if (f.m.classes[k].name == f.e(callee).text && synthetic_class(f, k)) return true;
-  return false;
+  // A class of another module of the run whose items ignore their index.
+  return f.project && !q.empty() && f.project->synthetic_datasets.count(q) > 0;
 }
 
 // A dataset that shards by rank itself (an IterableDataset, a class that reads the rank /
@@ -421,8 +422,10 @@ void check_returned_loaders(CheckContext& ctx) {
 void summarize_LL405(const Facts& f, FileSummary& out) {
   if (f.m.lang != Lang::Python) return;
   for (Id k = 0; k < f.m.classes.size(); ++k)
-    if (f.class_derives(k, {"Dataset", "IterableDataset", "IterDataPipe"}) && sharding_class(f, k))
-      out.sharding_datasets.push_back(f.m.classes[k].name);
+    if (f.class_derives(k, {"Dataset", "IterableDataset", "IterDataPipe"})) {
+      if (sharding_class(f, k)) out.sharding_datasets.push_back(f.m.classes[k].name);
+      else if (synthetic_class(f, k)) out.synthetic_datasets.push_back(f.m.classes[k].name);
+    }
   bool wraps = false;
   for (const CallSite& c : f.calls) wraps = wraps || is_distributed_wrap(f, c.call);
   if (!wraps) return;

@@ -143,7 +143,8 @@ bool reexported_by_name(const std::string& q, const std::vector<size_t>& candida
 std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
-  std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def;
+  std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
+      synthetic_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -152,6 +153,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& f : files[i].wrapping_functions) wrap_def[f].push_back(i);
     for (const auto& c : files[i].grad_off_forwards) off_forward_def[c].push_back(i);
     for (const auto& c : files[i].sharding_datasets) sharding_def[c].push_back(i);
+    for (const auto& c : files[i].synthetic_datasets) synthetic_def[c].push_back(i);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {
@@ -178,6 +180,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (o != off_forward_def.end() && defined(o->second)) views[i].grad_off_forward_classes.insert(q);
       auto r = sharding_def.find(last(q));
       if (r != sharding_def.end() && defined(r->second)) views[i].sharding_datasets.insert(q);
+      auto y = synthetic_def.find(last(q));
+      if (y != synthetic_def.end() && defined(y->second)) views[i].synthetic_datasets.insert(q);
     }
     for (const auto& q : files[i].type_refs) {
       auto o = off_forward_def.find(last(q));

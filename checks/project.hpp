@@ -44,6 +44,9 @@ struct FileSummary {
   // Dataset classes that shard by rank themselves (an IterableDataset / datapipe, a class that
   // reads the rank or world size): a loader of one needs no DistributedSampler.
   std::vector<std::string> sharding_datasets;
+  // Dataset classes of synthetic data (items made on the fly, ignoring their index): a loader
+  // of one is weak evidence for LL405 in the files that import the class.
+  std::vector<std::string> synthetic_datasets;
   // Methods called by name across files (`decoder.generate(...)` on a value whose class the
   // file does not show): each such attribute name, and whether every such call in this file
   // runs with grad disabled. And this file's methods that no call resolves to whose entry
@@ -73,6 +76,7 @@ struct ProjectView {
   std::map<std::string, std::vector<std::pair<int, std::string>>> feeds_distributed;
   // Imported Dataset classes (as this file names them) that shard by rank themselves.
   std::set<std::string> sharding_datasets;
+  std::set<std::string> synthetic_datasets;  // qualified, as this file imports them
   // Methods of this file decided by the calls that name them: whether every such call in the
   // run's other files runs with grad disabled (only entries that change a decision).
   std::map<std::string, bool> external_method_calls;
@@ -81,7 +85,8 @@ struct ProjectView {
   bool empty() const {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
-           grad_off_forward_classes.empty() && sharding_datasets.empty();
+           grad_off_forward_classes.empty() && sharding_datasets.empty() &&
+           synthetic_datasets.empty();
   }
 };
 

@@ -659,6 +659,24 @@ def main(rank, net, train_set, val_set):
                    "    def __getitem__(self, i):\n        return self.items[i]\n")
         self.assertEqual(self.lines_of("LL405"), {("train.py", 11)})
 
+    def test_synthetic_dataset_class_of_another_module_is_weak(self):
+        # The dataset class lives in another module and makes its items on the fly, ignoring
+        # the index (a benchmark's toy data): the missing sampler is weak evidence there.
+        self.write("toy.py", "import torch\nfrom torch.utils.data import Dataset\n\n\nclass Toy(Dataset):\n"
+                   "    def __len__(self):\n        return 1000\n\n"
+                   "    def __getitem__(self, i):\n        return torch.randn(16), torch.randint(0, 4, ())\n")
+        train = ("import torch\nimport torch.nn.functional as F\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n"
+                 "from torch.utils.data import DataLoader\nfrom toy import Toy\n\n\n"
+                 "def main(rank, net):\n    model = DDP(net.to(rank), device_ids=[rank])\n"
+                 "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                 "    loader = DataLoader(Toy(), batch_size=8)\n    for x, y in loader:\n"
+                 "        loss = F.cross_entropy(model(x), y)\n        opt.zero_grad()\n        loss.backward()\n"
+                 "        opt.step()\n")
+        self.write("train.py", train)
+        rc, out, err = run(["--no-cache", "--format", "json", self.dir])
+        found = [f for f in json.loads(out)["findings"] if f["rule"] == "LL405"]
+        self.assertEqual([(f["line"], f.get("low_confidence")) for f in found], [(11, True)])
+
     def test_builder_parameter_is_not_a_module_level_name(self):
         # The builder's `dataset` parameter shadows the module's `dataset = Stream()` of its
         # self-check: what the parameter holds comes from the caller, not from that binding.

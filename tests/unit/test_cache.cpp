@@ -78,6 +78,7 @@ FileSummary sample_summary() {
   s.grad_off_forwards = {"Sampler"};
   s.type_refs = {"model.Transformer"};
   s.sharding_datasets = {"StreamingDataset"};
+  s.synthetic_datasets = {"RandomImages"};
   s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
   s.program = true;
   s.method_calls = {{"generate", true}, {"append", false}};
@@ -137,6 +138,7 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.grad_off_forwards, sample_summary().grad_off_forwards);
   EXPECT_EQ(s.type_refs, sample_summary().type_refs);
   EXPECT_EQ(s.sharding_datasets, sample_summary().sharding_datasets);
+  EXPECT_EQ(s.synthetic_datasets, sample_summary().synthetic_datasets);
   EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
   EXPECT_TRUE(s.program);
   EXPECT_FALSE(s.gpu_evidence);
@@ -190,7 +192,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"sm":["p.q"],"df":[["c.d",-1]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"sm":["p.q"],"df":[["c.d",-1]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
