@@ -81,6 +81,24 @@ bool loop_resets(const Facts& f, int loop, const std::string& opt, Id func) {
 
 }  // namespace
 
+// A call in the loop that is handed the optimizer and that the file cannot resolve: neither a
+// same-file function nor a torch one (`scaler.step(opt)`, `clip_grad_norm_` are known not to
+// reset). Its callee's text, or "" when there is none.
+std::string handed_to_unseen_call(const Facts& f, int loop, const std::string& name) {
+  for (int ci : f.loops[loop].calls) {
+    const CallSite& x = f.calls[ci];
+    if (x.target_func != kNone || f.callee_qual(x.call).rfind("torch", 0) == 0 || python_builtin_call(f, x.call)) continue;
+    if (in(f.callee_attr(x.call), {"step"sv, "unscale_"sv, "update"sv, "scale"sv, "append"sv, "log"sv})) continue;
+    const Expr& call = f.e(x.call);
+    for (size_t k = 1; k < call.kids.size(); ++k)
+      if (f.dotted(call.kids[k]) == name) {
+        const std::string& callee = f.dotted(call.kids[0]);
+        return callee.empty() ? std::string("a call") : callee;
+      }
+  }
+  return "";
+}
+
 void check_LL201(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   auto backward = [&](const CallSite& c) { return f.is_backward(c); };
@@ -121,12 +139,19 @@ void check_LL201(CheckContext& ctx) {
         if (caller.target_func == c.func && caller.loop >= 0 && !loop_resets(f, caller.loop, name, c.func)) fire = true;
     }
     if (!fire || !seen.insert({loop, name}).second) continue;
-    Finding* fd = ctx.report(
-        "LL201", f.e(c.call).range,
+    std::string message =
         "`" + name + ".step()` runs every iteration but gradients are never reset: backward() adds into `.grad`, "
         "so each step applies the sum of all earlier gradients and training is wrong (memory does not grow); "
-        "call `" + name + ".zero_grad()` once per update");
-    (void)fd;
+        "call `" + name + ".zero_grad()` once per update";
+    // The optimizer is handed to a call this file cannot see into (`self.objective.step_loss(net,
+    // opt, x, y)` of another module): that call may reset it.
+    const std::string unseen = loop >= 0 ? handed_to_unseen_call(f, loop, name) : std::string();
+    if (!unseen.empty())
+      ctx.report_weak("LL201", f.e(c.call).range, std::move(message),
+                      "`" + name + "` is handed to `" + unseen + "(...)`, which this file cannot see into and which may "
+                      "reset its gradients");
+    else
+      ctx.report("LL201", f.e(c.call).range, std::move(message));
   }
 }
 
