@@ -104,6 +104,28 @@ bool own_model(const Facts& f, const CallSite& c) {
   return true;
 }
 
+// The last placement of the model before the forward, in its function, is `model.cpu()` or
+// `model.to("cpu")` (`model.eval(); model = model.cpu()` before a validation loop): the
+// forward runs on the CPU.
+bool placed_on_cpu(const Facts& f, const CallSite& c) {
+  const std::string& name = f.dotted(f.forward_receiver(c.call));
+  if (name.empty() || name == "self"sv) return false;
+  const uint32_t at = f.e(c.call).range.begin;
+  int last = -1;  // 1 CPU, 0 another device
+  uint32_t last_pos = 0;
+  for (int ci : f.calls_in(c.func)) {
+    const Id x = f.calls[ci].call;
+    const uint32_t pos = f.e(x).range.begin;
+    if (pos >= at || pos < last_pos) continue;
+    const std::string& a = f.callee_attr(x);
+    if (!in(a, {"cpu"sv, "cuda"sv, "to"sv}) || f.dotted(f.callee_receiver(x)) != name) continue;
+    const Id dev = a == "to"sv ? f.arg(x, 0, "device") : kNone;
+    last = a == "cpu"sv || (dev != kNone && f.cpu_device_value(dev)) ? 1 : 0;
+    last_pos = pos;
+  }
+  return last == 1;
+}
+
 // Every argument of the forward is a tensor the program makes from nothing.
 bool made_inputs(const Facts& f, const CallSite& c) {
   const Expr& call = f.e(c.call);
@@ -213,6 +235,10 @@ void check_LL101(CheckContext& ctx) {
                   : smoke ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                             "the forward runs a model this file defines on tensors the program makes, "
                                             "a fixed number of times: a self-check of the model, not a pass over data")
+                  : placed_on_cpu(f, c)
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "the model was moved to the CPU before this forward, so the graph costs host "
+                                        "memory of a CPU run")
                   : trips > 0 && trips <= kFewForwards
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         trips == 1 ? "the loop runs once, the same as a single forward"

@@ -971,3 +971,32 @@ TEST(Impact, ATripCountEverySameFileCallerPassesAsALiteralIsKnown) {
     EXPECT_FALSE(f->low_confidence) << calls;
   }
 }
+
+TEST(Impact, AnEvaluationOfAModelMovedToTheCpuIsWeak) {
+  // `model = model.cpu()` (or `model.to("cpu")`) before the validation loop, in a program that
+  // uses the GPU elsewhere: the graph costs host memory. Moved back to the GPU before the loop,
+  // or to another device, the full severity stays.
+  auto program = [](const std::string& placement) {
+    return "import torch\n"
+           "def validate(model, loader):\n"
+           "    model.eval()\n" + placement +
+           "    acc = 0\n"
+           "    for x, y in loader:\n"
+           "        acc += (model(x).argmax(1) == y).float().mean().item()\n"
+           "    model = model.cuda()\n"
+           "    return acc\n";
+  };
+  for (const std::string p : {"    model = model.cpu()\n", "    model.to('cpu')\n"}) {
+    const FileResult r = analyze_text("train.py", program(p), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << p;
+    EXPECT_TRUE(f->low_confidence) << p;
+    EXPECT_NE(f->message.find("moved to the CPU"), std::string::npos) << f->message;
+  }
+  for (const std::string p : {"    model = model.cpu()\n    model = model.cuda()\n", "    model.to('cuda:1')\n"}) {
+    const FileResult r = analyze_text("train.py", program(p), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << p;
+    EXPECT_FALSE(f->low_confidence) << p;
+  }
+}
