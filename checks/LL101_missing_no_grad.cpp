@@ -205,15 +205,14 @@ void check_LL101(CheckContext& ctx) {
     long trips = c.loop >= 0 ? 1 : 0;
     for (int l = c.loop; l >= 0 && trips > 0; l = l == outer ? -1 : f.loops[l].parent)
       trips *= constant_trips(f, l, kFewForwards);
-    const bool test = f.in_test_code(c.func);
+    // (Test code: the impact pass after the checks makes the finding weak; run_checks.)
     // A forward on tensors the program makes (`net(torch.randn(2, 3, 32, 32))`), once or a
     // fixed number of times: a shape or timing check of the model, not a pass over data.
     long made_trips = 1;
     for (int l = c.loop; l >= 0 && made_trips > 0; l = f.loops[l].parent)
       made_trips *= constant_trips(f, l, kFewChecks);
     const bool smoke = made_trips > 0 && made_trips <= kFewChecks && made_inputs(f, c) && own_model(f, c);
-    Finding* fd = test ? ctx.report_weak("LL101", f.e(c.call).range, msg, kTestCodeReason)
-                  : legacy_volatile(f, c.func)
+    Finding* fd = legacy_volatile(f, c.func)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the function builds `Variable(..., volatile=True)`, how PyTorch before 0.4 "
                                         "disabled autograd; since 0.4 `volatile` is ignored and the graph is "
@@ -288,8 +287,7 @@ void check_LL101(CheckContext& ctx) {
     if (!reported_loops.insert(outer).second) continue;
     const std::string& helper = f.m.funcs[h.target_func].name;
     std::string msg = no_grad_message("`" + d + "` in `" + helper + "()`", why);
-    Finding* fd = f.in_test_code(h.func) ? ctx.report_weak("LL101", f.e(h.call).range, msg, kTestCodeReason)
-                                         : report_memory_claim(ctx, "LL101", f.e(h.call).range, msg);
+    Finding* fd = report_memory_claim(ctx, "LL101", f.e(h.call).range, msg);
     if (!fd) continue;
     fd->notes.push_back({f.e(fw->call).range, "the forward `" + helper + "()` runs"});
     const std::string no_grad = spelling_of(f.m, "torch.no_grad");
