@@ -51,10 +51,9 @@ Id moved_module(const Facts& f, Id v);
 // not `self`, not built by a method of one of them (which may hand back a shared module).
 bool fresh_each_call(const Facts& f, Id g, const std::string& root) {
   if (g == kNone || root.empty() || root == "self"sv) return false;
-  const auto& params = f.m.funcs[g].params;
   auto foreign = [&](const std::string& d) {
     const std::string r = d.substr(0, d.find('.'));
-    return r == "self"sv || std::find(params.begin(), params.end(), r) != params.end();
+    return r == "self"sv || f.is_param(g, r);
   };
   if (foreign(root)) return false;
   const std::vector<Id> vals = f.own_bindings(g, root);
@@ -244,8 +243,7 @@ bool activation_parameter(const Facts& f, Id call) {
   const Id fn = f.function_at(f.e(call).range.begin);
   if (fn == kNone) return false;
   const std::string& name = f.e(callee).text;
-  const auto& params = f.m.funcs[fn].params;
-  if (std::find(params.begin(), params.end(), name) == params.end()) return false;
+  if (!f.is_param(fn, name)) return false;
   for (const auto& t : Facts::name_tokens(name))
     if (in(t, {"activation"sv, "act"sv, "nonlinearity"sv, "nonlin"sv})) return true;
   return false;

@@ -419,8 +419,7 @@ long layer_parameters(const Facts& f, Id func, Id v, int depth) {
 // A parameter of `__init__` kept as a setting, not a module (`self.activation = activation`,
 // `self.hidden = hidden`): its name says so.
 bool settings_parameter(const Facts& f, Id init, const std::string& name) {
-  const auto& params = f.m.funcs[init].params;
-  if (std::find(params.begin(), params.end(), name) == params.end()) return false;
+  if (!f.is_param(init, name)) return false;
   const auto toks = Facts::name_tokens(name);
   if (toks.empty()) return false;
   for (const auto& t : toks)

@@ -301,8 +301,7 @@ int loop_fed_by(const Facts& f, Id func, const std::string& name, const CallSite
   // for X, Y in train_loader:`), which neither take nor bind a name of their own for it.
   if (func == kNone && name.find('.') == std::string::npos)
     for (Id g = 0; g < f.m.funcs.size(); ++g) {
-      const Function& fn = f.m.funcs[g];
-      if (std::find(fn.params.begin(), fn.params.end(), name) != fn.params.end()) continue;
+      if (f.is_param(g, name)) continue;
       bool local = false;
       for (Id v : f.bindings(g, name)) local = local || f.function_at(f.e(v).range.begin) == g;
       if (local) continue;

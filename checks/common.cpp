@@ -56,8 +56,7 @@ static bool callback_on_a_state_object(const Facts& f, const CallSite& c, Id cal
   const std::string& d = f.dotted(callee);
   const std::string root = d.substr(0, d.find('.'));
   if (root.empty() || root == d || root == "self"sv) return false;
-  const auto& params = f.m.funcs[c.func].params;
-  if (std::find(params.begin(), params.end(), root) == params.end()) return false;
+  if (!f.is_param(c.func, root)) return false;
   for (const StmtSite& ss : f.stmt_sites) {
     if (ss.func != c.func) continue;
     const Stmt& st = f.m.s(ss.stmt);
@@ -249,8 +248,7 @@ bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
   // A parameter never rebound, for which every same-file call passes an integer literal
   // (`train_model(model, 100, ...)`): the largest of them.
   if (!vals.empty() || func == kNone) return false;
-  const auto& params = f.m.funcs[func].params;
-  if (std::find(params.begin(), params.end(), e.text) == params.end()) return false;
+  if (!f.is_param(func, e.text)) return false;
   // Called from another file of the run too: those calls are not visible here.
   if (f.project && f.project->external_calls.count(f.m.funcs[func].name)) return false;
   const auto args = f.argument_values(func, e.text);

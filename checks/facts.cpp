@@ -1305,6 +1305,12 @@ bool Facts::has_kwargs_splat(Id call) const {
   return false;
 }
 
+bool Facts::is_param(Id func, std::string_view name) const {
+  if (func == kNone) return false;
+  const auto& params = m.funcs[func].params;
+  return std::find(params.begin(), params.end(), name) != params.end();
+}
+
 std::vector<Id> Facts::own_bindings(Id func, const std::string& d) const {
   const auto& local = bind_[func == kNone ? m.funcs.size() : func];
   auto it = local.find(d);
@@ -2033,8 +2039,7 @@ bool Facts::frozen_at(Id func, const std::string& d, uint32_t pos) const {
   // A module-level name that the function neither binds nor takes as a parameter (a script's
   // `extractor` read by its `extract()` function): as the module's statements leave it.
   const std::string root = d.substr(0, d.find('.'));
-  const auto& params = m.funcs[func].params;
-  if (std::find(params.begin(), params.end(), root) != params.end() || bound_names_[func].count(root)) return false;
+  if (is_param(func, root) || bound_names_[func].count(root)) return false;
   return m.funcs[func].parent == kNone && frozen_at(kNone, d, UINT32_MAX);
 }
 

@@ -145,6 +145,8 @@ class Facts {
   // Values assigned to `dotted` by `func`'s own statements only (no class, enclosing or
   // module-level fallback): empty when the function does not bind it.
   std::vector<Id> own_bindings(Id func, const std::string& dotted) const;
+  // Is `name` a parameter of `func` (false at module level)?
+  bool is_param(Id func, std::string_view name) const;
   // Literal value visible for an expression: the expression itself when a literal, or the
   // single literal assigned to a plain name in the same function.
   const Expr* literal_of(Id expr, Id func) const;
