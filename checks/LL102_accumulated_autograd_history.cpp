@@ -571,6 +571,28 @@ class History {
     return total;
   }
 
+  // `for epoch in range(n_epochs):` (the target or the count named for epochs) with no
+  // enclosing loop in the container's scope: it runs once per epoch, a few hundred times
+  // at most, whatever the count is.
+  bool epoch_loop(const std::string& base, int loop) const {
+    const Loop& L = f_.loops[loop];
+    if (L.stmt == kNone || L.iter == kNone) return false;
+    if (L.parent >= 0 && !assigned_in_loop(f_, L.parent, base)) return false;
+    const Expr& it = f_.e(L.iter);
+    if (it.kind != ExprKind::Call || f_.e(it.kids[0]).kind != ExprKind::Name || f_.e(it.kids[0]).text != "range"sv)
+      return false;
+    auto says_epoch = [&](std::string_view text) {
+      for (const auto& t : Facts::name_tokens(text))
+        if (t == "epoch"sv || t == "epochs"sv) return true;
+      return false;
+    };
+    const Stmt& st = f_.m.s(L.stmt);
+    if (st.targets.size() == 1 && says_epoch(f_.dotted(st.targets[0]))) return true;
+    for (size_t k = 1; k < it.kids.size(); ++k)
+      if (says_epoch(f_.last_component(f_.dotted(it.kids[k])))) return true;
+    return false;
+  }
+
   // `backward()` (no retain_graph) runs inside the loop on the value itself or on a value
   // computed from it (`score = classifier(fake).mean(); score.backward()`): the value's
   // graph has had its saved tensors freed. A list display counts by its elements.
@@ -710,6 +732,10 @@ class History {
                                          "the loops around it run at most " + std::to_string(trips) +
                                              " times and backward() already freed each graph's saved tensors, so "
                                              "it keeps that many values and their autograd nodes")
+                  : trips == 0 && epoch_loop(base, loop) && backpropagated_in_loop(value, loop)
+                      ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                         "it keeps one value per epoch, and backward() already freed each graph's "
+                                         "saved tensors, so it holds that many values and their autograd nodes")
                   : recreated && trips > 0 && trips <= kFewSteps
                       ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                          "`" + base + "` is re-created every iteration of the enclosing loop and "

@@ -939,13 +939,13 @@ TEST(Impact, AnEvaluationInAFileWrittenForPyTorchBefore04IsWeak) {
 }
 
 TEST(Impact, ATripCountEverySameFileCallerPassesAsALiteralIsKnown) {
-  // `def train(model, epochs, ...)` called only as `train(model, 100, ...)`: the epoch loop
+  // `def train(model, steps, ...)` called only as `train(model, 100, ...)`: the epoch loop
   // runs at most 100 times. A caller passing a name, or a huge count, leaves it unknown or large.
   auto program = [](const std::string& calls) {
     return "import torch\n"
-           "def train(model, epochs, x, y, opt):\n"
+           "def train(model, steps, x, y, opt):\n"
            "    history = []\n"
-           "    for epoch in range(epochs):\n"
+           "    for step in range(steps):\n"
            "        loss = ((model(x) - y) ** 2).mean()\n"
            "        opt.zero_grad()\n"
            "        loss.backward()\n"
@@ -963,8 +963,8 @@ TEST(Impact, ATripCountEverySameFileCallerPassesAsALiteralIsKnown) {
     EXPECT_TRUE(f->low_confidence);
     EXPECT_NE(f->message.find("run at most 100 times"), std::string::npos) << f->message;
   }
-  for (const std::string calls : {"h = train(model, n_epochs, x, y, opt)\n", "h = train(model, 100000, x, y, opt)\n",
-                                  "h = train(model, 100, x, y, opt)\nh = train(model, epochs=n, x=x, y=y, opt=opt)\n"}) {
+  for (const std::string calls : {"h = train(model, n_steps, x, y, opt)\n", "h = train(model, 100000, x, y, opt)\n",
+                                  "h = train(model, 100, x, y, opt)\nh = train(model, steps=n, x=x, y=y, opt=opt)\n"}) {
     const FileResult r = analyze_text("toy.py", program(calls), Config{}, EngineOptions{});
     const Finding* f = only(r, "LL102");
     ASSERT_NE(f, nullptr) << calls;
@@ -998,5 +998,39 @@ TEST(Impact, AnEvaluationOfAModelMovedToTheCpuIsWeak) {
     const Finding* f = only(r, "LL101");
     ASSERT_NE(f, nullptr) << p;
     EXPECT_FALSE(f->low_confidence) << p;
+  }
+}
+
+TEST(Impact, ABackpropagatedLossKeptOncePerEpochIsWeak) {
+  // A full-batch loop over `range(args.epochs)` keeps one back-propagated loss per epoch: a
+  // few hundred values and their autograd nodes. The same append in a loop over batches or
+  // steps, or of a value whose graph backward() kept (retain_graph=True), stays at full severity.
+  auto program = [](const std::string& loop, const std::string& backward) {
+    return "import torch\n"
+           "def fit(model, x, y, opt, args, loader):\n"
+           "    history = []\n" +
+           loop +
+           "        loss = ((model(x.cuda()) - y.cuda()) ** 2).mean()\n"
+           "        opt.zero_grad()\n" + backward +
+           "        opt.step()\n"
+           "        history.append(loss)\n"
+           "    return history\n";
+  };
+  const std::string backward = "        loss.backward()\n";
+  for (const std::string loop : {"    for epoch in range(args.epochs):\n", "    for i in range(n_epochs):\n"}) {
+    const FileResult r = analyze_text("fit.py", program(loop, backward), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << loop;
+    EXPECT_TRUE(f->low_confidence) << loop;
+    EXPECT_NE(f->message.find("one value per epoch"), std::string::npos) << f->message;
+  }
+  for (const auto& [loop, bw] : std::vector<std::pair<std::string, std::string>>{
+           {"    for x, y in loader:\n", backward},
+           {"    for step in range(args.steps):\n", backward},
+           {"    for epoch in range(args.epochs):\n", "        loss.backward(retain_graph=True)\n"}}) {
+    const FileResult r = analyze_text("fit.py", program(loop, bw), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << loop << bw;
+    EXPECT_FALSE(f->low_confidence) << loop << bw;
   }
 }
