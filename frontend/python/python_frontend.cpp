@@ -622,6 +622,7 @@ class Lowerer {
             TSNode right = fchild(cur, g_.f_right);
             TSNode type = fchild(cur, g_.f_type);
             s.targets.push_back(expr(fchild(cur, g_.f_left), depth + 1));
+            if (!ts_node_is_null(type)) s.text = text_of(type);  // the annotation (`nn.Module`)
             if (!ts_node_is_null(type) && ts_node_is_null(right)) {
               s.kind = StmtKind::AnnAssign;
               cur = TSNode{};
