@@ -126,34 +126,6 @@ bool placed_on_cpu(const Facts& f, const CallSite& c) {
   return last == 1;
 }
 
-// A "forward" of a name taken for a model by its name only whose results are used as modules
-// somewhere in the file (`net: nn.Module = self.network(cfg)`, `client_net =
-// self.network(s); client_net.state_dict()`): the callee builds models (a class handed in),
-// it is not one.
-bool builds_modules(const Facts& f, const CallSite& c) {
-  const Id callee = f.forward_receiver(c.call);
-  if (callee == kNone || !f.model_by_name(c.func, callee)) return false;
-  const std::string& name = f.dotted(callee);
-  if (name.empty()) return false;
-  for (const StmtSite& ss : f.stmt_sites) {
-    const Stmt& s = f.m.s(ss.stmt);
-    if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) || s.value == kNone || s.targets.size() != 1 ||
-        f.e(s.value).kind != ExprKind::Call || f.dotted(f.e(s.value).kids[0]) != name)
-      continue;
-    if (s.kind == StmtKind::AnnAssign && f.last_component(s.text).find("Module") != std::string_view::npos) return true;
-    const std::string& d = f.dotted(s.targets[0]);
-    if (d.empty()) continue;
-    for (int ci : f.calls_in(ss.func)) {
-      const Id x = f.calls[ci].call;
-      if (f.dotted(f.callee_receiver(x)) == d &&
-          in(f.callee_attr(x), {"parameters"sv, "named_parameters"sv, "state_dict"sv, "load_state_dict"sv,
-                                "modules"sv, "named_modules"sv, "children"sv}))
-        return true;
-    }
-  }
-  return false;
-}
-
 // Every argument of the forward is a tensor the program makes from nothing.
 bool made_inputs(const Facts& f, const CallSite& c) {
   const Expr& call = f.e(c.call);
@@ -198,7 +170,6 @@ void check_LL101(CheckContext& ctx) {
     // no activations to keep (its inputs come from data, or from forwards judged on their own).
     if (f.frozen_at(c.func, f.dotted(callee), f.e(c.call).range.begin)) continue;
     if (f.forward_grad_off(c.func, callee)) continue;
-    if (builds_modules(f, c)) continue;
     std::string why = eval_loop_reason(f, c);
     bool serving = false;
     if (why.empty()) {

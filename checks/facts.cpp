@@ -1637,7 +1637,37 @@ bool Facts::compute_is_model_call(const CallSite& c) const {
   }
   if (ce.kind == ExprKind::Name || ce.kind == ExprKind::Attribute || ce.kind == ExprKind::Subscript) {
     if (ce.kind == ExprKind::Name && ce.text == "self"sv) return func_is_method_of_module(c.func);
-    return is_model_value(c.func, callee);
+    return is_model_value(c.func, callee) && !(model_by_name(c.func, callee) && builds_modules(callee));
+  }
+  return false;
+}
+
+// A name whose calls' results the file uses as modules: a call of it annotated `nn.Module`
+// (`net: nn.Module = self.network(width=1.0)`), or a result whose `state_dict()` /
+// `parameters()` is read. It holds a model class handed in (a builder), not a model.
+bool Facts::builds_modules(Id callee) const {
+  const std::string& name = dotted(callee);
+  if (name.empty()) return false;
+  auto memo = builds_modules_.find(name);
+  if (memo != builds_modules_.end()) return memo->second;
+  bool& out = builds_modules_[name];
+  out = false;
+  for (const StmtSite& ss : stmt_sites) {
+    const Stmt& s = m.s(ss.stmt);
+    if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) || s.value == kNone || s.targets.size() != 1 ||
+        e(s.value).kind != ExprKind::Call || dotted(e(s.value).kids[0]) != name)
+      continue;
+    if (s.kind == StmtKind::AnnAssign && last_component(s.text).find("Module") != std::string_view::npos)
+      return out = true;
+    const std::string& d = dotted(s.targets[0]);
+    if (d.empty()) continue;
+    for (int ci : calls_in(ss.func)) {
+      const Id x = calls[ci].call;
+      if (dotted(callee_receiver(x)) == d &&
+          in(callee_attr(x), {"parameters"sv, "named_parameters"sv, "state_dict"sv, "load_state_dict"sv, "modules"sv,
+                              "named_modules"sv, "children"sv}))
+        return out = true;
+    }
   }
   return false;
 }

@@ -155,6 +155,9 @@ class Facts {
   // A model only by the last-resort name heuristic (`model`, `net`, `build_model(...)`):
   // nothing the file binds to it says so. Findings that rest on it say so.
   bool model_by_name(Id func, Id expr) const;
+  // Calls of `callee` build modules (a model class handed in and kept under a model's name):
+  // a result annotated `nn.Module`, or whose `state_dict()` / `parameters()` the file reads.
+  bool builds_modules(Id callee) const;
   bool is_model_call(const CallSite& c) const;       // a forward: model(x) / model.forward(x)
   bool func_is_method_of_module(Id func) const;
   // Is a same-file caller of `func` a function that back-propagates?
@@ -348,6 +351,7 @@ class Facts {
   mutable std::deque<std::string> dotted_strings_;
   mutable bool no_name_evidence_ = false;
   mutable std::vector<std::vector<Id>> returns_;   // returned_values(), built on first use
+  mutable std::unordered_map<std::string, bool> builds_modules_;  // builds_modules(), per name
   mutable std::optional<std::vector<int>> numpy_calls_;  // `.numpy()` call sites, for read_as_numpy()
   std::vector<std::unordered_set<std::string>> bound_names_;  // per function slot: every name bound there
   bool loaded_value(Id func, Id v, int depth) const;  // model_by_name(): evaluate without name heuristics
