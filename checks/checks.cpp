@@ -181,6 +181,17 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     if (!fd.low_confidence && !in(fd.rule, {"LL104", "LL401", "LL404", "LL501", "LL502"}) &&
         facts.in_test_code(facts.function_at(fd.range.begin)))
       make_weak(fd, kTestCodeReason);
+  // Code the author switched off: a function whose only calls are commented out runs only if
+  // something outside the file calls it.
+  for (Finding& fd : out) {
+    if (fd.low_confidence) continue;
+    for (Id fn = facts.function_at(fd.range.begin); fn != kNone; fn = facts.m.funcs[fn].parent)
+      if (facts.switched_off(fn)) {
+        make_weak(fd, "`" + facts.m.funcs[fn].name + "()` is called only from commented-out lines; nothing in "
+                      "this file runs it");
+        break;
+      }
+  }
   // Methods whose findings depend on their entry grad mode, which calls in other files may
   // decide (Facts::called_by_name), directly or through the same-file methods they are
   // reached from: the join looks them up.

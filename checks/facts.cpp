@@ -1305,6 +1305,22 @@ bool Facts::has_kwargs_splat(Id call) const {
   return false;
 }
 
+bool Facts::switched_off(Id func) const {
+  if (func == kNone || m.lang != Lang::Python) return false;
+  const std::string& name = m.funcs[func].name;
+  if (name.empty() || name.rfind("__", 0) == 0 || name == "forward"sv || !m.funcs[func].decorators.empty()) return false;
+  if (project && (project->external_calls.count(name) || project->external_method_calls.count(name))) return false;
+  const std::string called = name + "(";
+  bool commented = false;
+  for (const Comment& c : m.comments)
+    if (c.text.find(called) != std::string::npos) commented = true;
+  if (!commented) return false;
+  // Any live mention: a call, or a reference handed on (`map(self.get_DBindex, xs)`).
+  for (const Expr& x : m.exprs)
+    if ((x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) && x.text == name) return false;
+  return true;
+}
+
 bool Facts::is_param(Id func, std::string_view name) const {
   if (func == kNone) return false;
   const auto& params = m.funcs[func].params;

@@ -145,6 +145,9 @@ class Facts {
   // Values assigned to `dotted` by `func`'s own statements only (no class, enclosing or
   // module-level fallback): empty when the function does not bind it.
   std::vector<Id> own_bindings(Id func, const std::string& dotted) const;
+  // The function's only calls are commented out (`# self.get_DBindex(x, labels)`) and nothing
+  // else in the file names it: code the author switched off. Python only.
+  bool switched_off(Id func) const;
   // Is `name` a parameter of `func` (false at module level)?
   bool is_param(Id func, std::string_view name) const;
   // Literal value visible for an expression: the expression itself when a literal, or the

@@ -1034,3 +1034,35 @@ TEST(Impact, ABackpropagatedLossKeptOncePerEpochIsWeak) {
     EXPECT_FALSE(f->low_confidence) << loop << bw;
   }
 }
+
+TEST(Impact, AFindingInAFunctionWhoseCallsAreCommentedOutIsWeak) {
+  // `# self.db_index(x, labels)`: the author switched the call off, and nothing else in the
+  // file names the method. A live call (or a reference handed on) keeps the full severity.
+  auto program = [](const std::string& call) {
+    return "import torch\n"
+           "class Attack:\n"
+           "    def __init__(self, model):\n"
+           "        self.model = model.cuda()\n"
+           "    def step(self, x, labels):\n" + call +
+           "        return x\n"
+           "    def db_index(self, loader, labels):\n"
+           "        self.model.eval()\n"
+           "        feats = []\n"
+           "        for x in loader:\n"
+           "            feats.append(self.model(x.cuda()))\n"
+           "        return feats\n";
+  };
+  {
+    const FileResult r = analyze_text("attack.py", program("        # self.db_index(x, labels)\n"), Config{}, EngineOptions{});
+    ASSERT_FALSE(r.findings.empty());
+    for (const Finding& f : r.findings) {
+      EXPECT_TRUE(f.low_confidence) << f.rule << f.message;
+      EXPECT_NE(f.message.find("commented-out"), std::string::npos) << f.message;
+    }
+  }
+  for (const std::string call : {"        self.db_index(x, labels)\n", "        fn = self.db_index  # self.db_index(x, labels)\n"}) {
+    const FileResult r = analyze_text("attack.py", program(call), Config{}, EngineOptions{});
+    ASSERT_FALSE(r.findings.empty()) << call;
+    for (const Finding& f : r.findings) EXPECT_FALSE(f.low_confidence) << call << f.rule;
+  }
+}
