@@ -58,8 +58,11 @@ bool stored(const Facts& f, const std::vector<Id>& stmts, const std::string& d) 
   for (Id sid : stmts) {
     const Stmt& s = f.m.s(sid);
     if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call) {
+      // `models.append(net)`, `ensemble.add_member(net)`, `registry.register_model(net)`.
       const std::string& a = f.callee_attr(s.value);
-      if (a == "append"sv || a == "add"sv || a == "insert"sv || a == "extend"sv)
+      const auto toks = Facts::name_tokens(a);
+      if (!toks.empty() && in(toks.front(), {"append"sv, "add"sv, "insert"sv, "extend"sv, "register"sv, "push"sv,
+                                              "put"sv, "store"sv}))
         for (size_t k = 1; k < f.e(s.value).kids.size(); ++k)
           if (holds(f, f.e(s.value).kids[k], d)) return true;
     }
@@ -86,9 +89,12 @@ bool constructed_on_cpu(const Facts& f, Id func, Id value) {
   // A project's model class from another module (`from gpt import GPTModel`; `GPTModel(...)`,
   // `models.Net(...)`, `import_module(name).Net(...)`): instantiated by its capitalised class
   // name, not a factory function.
+  // A capitalised name from a star import (`from models import *; ResNet18(...)`) too, unless
+  // the file defines a function of that name.
   const std::string_view last = callee.kind == ExprKind::Attribute ? std::string_view(callee.text)
-                                : callee.kind == ExprKind::Name && !q.empty() ? std::string_view(callee.text)
-                                                                              : std::string_view();
+                                : callee.kind == ExprKind::Name && (!q.empty() || !f.is_function_name(func, callee.text))
+                                    ? std::string_view(callee.text)
+                                    : std::string_view();
   if (!ctor && !last.empty() && q.rfind("torch", 0) != 0 && std::isupper(static_cast<unsigned char>(last[0])))
     ctor = true;
   if (!ctor) return false;
