@@ -50,14 +50,37 @@ std::set<std::string> param_modules(const Facts& f, Id func, const std::string& 
 // functions defined in the loop, or same-file functions they call? Another optimizer's
 // zero_grad() resets `opt`'s gradients too when, between them, they hold the same modules:
 // `opt_info` over G and D is reset by `opt_G.zero_grad(); opt_D.zero_grad()`.
+// Attribute names that hold the same optimizer as `self.<attr>`: `self.Discriminator_opt =
+// optimizer_D` in a constructor that also hands `optimizer_D` to `super().__init__(...)`, where
+// the base class (often in another file) keeps it as `self.optimizer_D`.
+std::set<std::string> same_optimizer(const Facts& f, Id func, const std::string& opt) {
+  std::set<std::string> out{opt};
+  if (opt.rfind("self.", 0) != 0 || f.class_of(func) == kNone) return out;
+  for (Id v : f.bindings(func, opt)) {
+    if (f.e(v).kind != ExprKind::Name) continue;
+    const std::string& p = f.e(v).text;
+    const Id init = f.function_at(f.e(v).range.begin);
+    if (init == kNone || !f.is_param(init, p)) continue;
+    for (int ci : f.calls_in(init)) {
+      const Id x = f.calls[ci].call;
+      if (f.callee_attr(x) != "__init__"sv) continue;
+      const Expr& call = f.e(x);
+      for (size_t k = 1; k < call.kids.size(); ++k)
+        if (f.dotted(call.kids[k]) == p && f.bindings(func, "self." + p).empty()) out.insert("self." + p);
+    }
+  }
+  return out;
+}
+
 bool loop_resets(const Facts& f, int loop, const std::string& opt, Id func) {
+  const std::set<std::string> names = same_optimizer(f, func, opt);
   std::set<std::string> others;  // modules whose gradients other optimizers reset
   auto resets = [&](const CallSite& c) {
     Id o = kNone;
     if (!f.is_grad_reset(c, &o)) return false;
     if (o == kNone) return true;  // model.zero_grad(), p.grad.zero_()
     const std::string& d = f.dotted(f.e(o).kind == ExprKind::Subscript ? f.e(o).kids[0] : o);
-    if (d == opt || opt.empty()) return true;
+    if (names.count(d) || opt.empty()) return true;
     if (!d.empty())
       for (const std::string& m : param_modules(f, c.func, d)) others.insert(m);
     return false;
