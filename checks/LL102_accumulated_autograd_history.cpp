@@ -514,15 +514,7 @@ class History {
     if (r.kind != ExprKind::Call || f_.e(r.kids[0]).kind != ExprKind::Name || f_.e(r.kids[0]).text != "range"sv ||
         !f_.qual(r.kids[0]).empty() || r.kids.size() != 2)
       return false;
-    const Expr& n = f_.e(r.kids[1]);
-    Id of = kNone;
-    if (n.kind == ExprKind::Call && n.kids.size() >= 2 && f_.e(n.kids[0]).kind == ExprKind::Name && f_.e(n.kids[0]).text == "len"sv)
-      of = n.kids[1];
-    else if (n.kind == ExprKind::Call && f_.callee_attr(r.kids[1]) == "size"sv)
-      of = f_.callee_receiver(r.kids[1]);
-    else if (n.kind == ExprKind::Subscript && !n.kids.empty() && f_.e(n.kids[0]).kind == ExprKind::Attribute &&
-             f_.e(n.kids[0]).text == "shape"sv && !f_.e(n.kids[0]).kids.empty())
-      of = f_.e(n.kids[0]).kids[0];
+    const Id of = size_read_of(f_, r.kids[1]);
     if (of == kNone || f_.e(of).kind != ExprKind::Name) return false;
     const std::vector<Id> vs = f_.own_bindings(func_, f_.e(of).text);
     if (vs.empty()) return false;
@@ -926,27 +918,18 @@ std::map<std::string, bool> literal_flags(const Facts& f, Id func, Id call) {
     }
     return false;
   };
-  const size_t first = (g.cls != kNone && !g.params.empty() && (g.params[0] == "self"sv || g.params[0] == "cls"sv) &&
-                        f.callee_receiver(call) != kNone) ? 1 : 0;
-  const size_t nkw = x.kw.size(), npos = x.kids.size() - 1 - nkw;
-  for (size_t i = 0; i < npos; ++i) {
-    if (f.e(x.kids[1 + i]).kind == ExprKind::Starred) return out;
+  for (size_t k = 1; k < x.kids.size(); ++k)
+    if (f.e(x.kids[k]).kind == ExprKind::Starred) return out;
+  for (size_t i = 0; i < g.params.size(); ++i) {
+    const Id a = f.argument_for(call, func, g.params[i]);
     bool v;
-    if (first + i < g.params.size() && value(x.kids[1 + i], &v)) out[g.params[first + i]] = v;
-  }
-  std::set<std::string> given;
-  for (size_t i = 0; i < npos && first + i < g.params.size(); ++i) given.insert(g.params[first + i]);
-  for (size_t i = 0; i < nkw; ++i) {
-    given.insert(x.kw[i]);
-    bool v;
-    if (std::find(g.params.begin(), g.params.end(), x.kw[i]) != g.params.end() && value(x.kids[1 + npos + i], &v))
-      out[x.kw[i]] = v;
-  }
-  // Parameters the call leaves at a literal default (`def batch_predict(x, to_numpy=True)`).
-  for (size_t i = 0; i < g.params.size() && i < g.param_defaults.size(); ++i) {
-    const std::string& d = g.param_defaults[i];
-    if (d.empty() || given.count(g.params[i])) continue;
-    out[g.params[i]] = !(d == "False" || d == "None" || d == "0");
+    if (a != kNone) {
+      if (value(a, &v)) out[g.params[i]] = v;
+    } else if (i < g.param_defaults.size() && !g.param_defaults[i].empty()) {
+      // Left at a literal default (`def batch_predict(x, to_numpy=True)`).
+      const std::string& d = g.param_defaults[i];
+      out[g.params[i]] = !(d == "False" || d == "None" || d == "0");
+    }
   }
   return out;
 }

@@ -206,12 +206,9 @@ bool handed_back_in(const Facts& f, Id func, const std::vector<Id>& stmts, const
     for (size_t k = 1; k < call.kids.size(); ++k) {
       if (f.dotted(f.unplaced(call.kids[k])) != d) continue;
       if (g == kNone) break;  // another library's function: what it returns is not visible
-      const Function& fn = f.m.funcs[g];
-      const size_t first = fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self"sv ? 1 : 0;
-      const size_t npos = call.kids.size() - 1 - call.kw.size();
       std::string param;
-      if (k - 1 < npos && first + (k - 1) < fn.params.size()) param = fn.params[first + (k - 1)];
-      else if (k - 1 >= npos) param = call.kw[k - 1 - npos];
+      for (const std::string& p : f.m.funcs[g].params)
+        if (f.argument_for(v, g, p) == call.kids[k]) param = p;
       if (param.empty()) return true;
       for (Id r : f.returned_values(g)) {
         bool hit = false;

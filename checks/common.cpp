@@ -160,18 +160,21 @@ bool size_of_a_tensor(const Facts& f, Id func, const std::string& name) {
   return true;
 }
 
-// Does `x` read the size of one batch (`len(batch)`, `img_batch.size(0)`, `x_batch.shape[0]`)?
-static bool size_of_one_batch(const Facts& f, Id x) {
+Id size_read_of(const Facts& f, Id x) {
   const Expr& e = f.e(x);
-  Id of = kNone;
   if (e.kind == ExprKind::Call && e.kids.size() >= 2 && f.e(e.kids[0]).kind == ExprKind::Name &&
       f.e(e.kids[0]).text == "len"sv)
-    of = e.kids[1];
-  else if (e.kind == ExprKind::Call && f.callee_attr(x) == "size"sv)
-    of = f.callee_receiver(x);
-  else if (e.kind == ExprKind::Subscript && !e.kids.empty() && f.e(e.kids[0]).kind == ExprKind::Attribute &&
-           f.e(e.kids[0]).text == "shape"sv && !f.e(e.kids[0]).kids.empty())
-    of = f.e(e.kids[0]).kids[0];
+    return e.kids[1];
+  if (e.kind == ExprKind::Call && f.callee_attr(x) == "size"sv) return f.callee_receiver(x);
+  if (e.kind == ExprKind::Subscript && !e.kids.empty() && f.e(e.kids[0]).kind == ExprKind::Attribute &&
+      f.e(e.kids[0]).text == "shape"sv && !f.e(e.kids[0]).kids.empty())
+    return f.e(e.kids[0]).kids[0];
+  return kNone;
+}
+
+// Does `x` read the size of one batch (`len(batch)`, `img_batch.size(0)`, `x_batch.shape[0]`)?
+static bool size_of_one_batch(const Facts& f, Id x) {
+  const Id of = size_read_of(f, x);
   if (of == kNone || (f.e(of).kind != ExprKind::Name && f.e(of).kind != ExprKind::Attribute)) return false;
   for (const auto& t : Facts::name_tokens(f.e(of).text))
     if (t == "batch"sv || t == "minibatch"sv) return true;

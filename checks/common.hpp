@@ -45,6 +45,9 @@ bool assigned_in_loop(const Facts& f, int loop, const std::string& dotted);
 // A decimal integer literal's value (`16`, `1_024`), -1 for anything else or above 9 digits.
 long int_literal_value(const Expr& e);
 
+// The value whose size `x` reads: `len(v)`, `v.size(...)`, `v.shape[k]`; kNone otherwise.
+Id size_read_of(const Facts& f, Id x);
+
 // How many times loop `loop` runs, when the code says so: `range(...)` of integer constants
 // (or of names bound once to one), or a body that ends in an unconditional `break` (1).
 // 0 when unknown or above `limit`.

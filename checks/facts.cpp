@@ -783,26 +783,31 @@ Id Facts::constructed_class(Id call) const {
   return class_at(callee.text, callee.range.begin);
 }
 
-std::vector<std::pair<Id, Id>> Facts::argument_values(Id func, const std::string& param) const {
-  if (func == kNone || callers_[func].empty()) return {};
+Id Facts::argument_for(Id call_id, Id func, std::string_view param) const {
+  if (func == kNone) return kNone;
   const Function& fn = m.funcs[func];
   size_t index = fn.params.size();
   for (size_t i = 0; i < fn.params.size(); ++i)
     if (fn.params[i] == param) index = i;
-  if (index == fn.params.size()) return {};
+  if (index == fn.params.size()) return kNone;
   const size_t first = (fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self"sv) ? 1 : 0;
-  if (index < first) return {};
+  if (index < first) return kNone;
+  const Expr& call = e(call_id);
+  const size_t nkw = call.kw.size(), npos = call.kids.size() - 1 - nkw;
+  Id a = kNone;
+  if (index - first < npos) a = call.kids[1 + index - first];
+  for (size_t k = 0; k < nkw; ++k)
+    if (call.kw[k] == param) a = call.kids[1 + npos + k];
+  return a == kNone || e(a).kind == ExprKind::Starred ? kNone : a;
+}
+
+std::vector<std::pair<Id, Id>> Facts::argument_values(Id func, const std::string& param) const {
+  if (func == kNone || callers_[func].empty() || !is_param(func, param)) return {};
   std::vector<std::pair<Id, Id>> out;
   for (int ci : callers_[func]) {
-    const CallSite& c = calls[ci];
-    const Expr& call = e(c.call);
-    const size_t nkw = call.kw.size(), npos = call.kids.size() - 1 - nkw;
-    Id a = kNone;
-    if (index - first < npos) a = call.kids[1 + index - first];
-    for (size_t k = 0; k < nkw; ++k)
-      if (call.kw[k] == param) a = call.kids[1 + npos + k];
-    if (a == kNone || e(a).kind == ExprKind::Starred) return {};
-    out.emplace_back(c.func, a);
+    const Id a = argument_for(calls[ci].call, func, param);
+    if (a == kNone) return {};
+    out.emplace_back(calls[ci].func, a);
   }
   return out;
 }
@@ -1796,11 +1801,7 @@ bool Facts::graph_free_class(Id cls, Id construction) const {
   if (param.empty() || construction == kNone || e(construction).kind != ExprKind::Call) return true;
   // The switch passed by name, or by position (after `self`), to anything but False.
   if (has_kwargs_splat(construction)) return false;
-  const Function& init = m.funcs[method_in(cls, "__init__")];
-  size_t pos = 0;
-  for (size_t i = 1; i < init.params.size(); ++i)
-    if (init.params[i] == param) pos = i - 1;
-  const Id a = arg(construction, pos, param);
+  const Id a = argument_for(construction, method_in(cls, "__init__"), param);
   return a == kNone || (e(a).kind == ExprKind::Literal && e(a).lit == LitKind::False);
 }
 

@@ -121,7 +121,7 @@ std::vector<size_t> reexporting_files(const std::string& q, size_t importer, con
 // `q` = "pkg.datasets.RLDSDataset" where pkg/datasets/__init__.py imports the defining
 // module by name (`from .datasets import RLDSDataset`: its imports hold
 // "pkg.datasets.datasets"): a package re-exporting a class of one of its modules.
-bool reexported_by_name(const std::string& q, const std::vector<size_t>& candidates,
+static bool reexported_by_name(const std::string& q, const std::vector<size_t>& candidates,
                         const std::vector<FileSummary>& files,
                         const std::unordered_map<std::string, std::vector<size_t>>& by_last) {
   const std::string name = last(q);
