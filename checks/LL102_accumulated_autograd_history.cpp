@@ -510,6 +510,8 @@ class History {
   // `for i in range(pred.shape[0])` (`pred.size(0)`, `len(pred)`) where `pred` is bound only to
   // a model's output in this function: the loop walks the items of one forward.
   bool walks_one_output(int loop) const {
+    // A `while` loop has no iterable.
+    if (f_.loops[loop].iter == kNone) return false;
     const Expr& r = f_.e(f_.loops[loop].iter);
     if (r.kind != ExprKind::Call || f_.e(r.kids[0]).kind != ExprKind::Name || f_.e(r.kids[0]).text != "range"sv ||
         !f_.qual(r.kids[0]).empty() || r.kids.size() != 2)
