@@ -109,6 +109,19 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
       const std::string& src = f.dotted(f.loops[l].iter);
       eval_source = src.empty() ? "in a loop over an evaluation set" : "in a loop over `" + src + "`";
     }
+  // A module's own forward (and a helper it calls) runs its submodules in its caller's grad
+  // mode, even after `self.decoder.eval()` under a flag: the caller's evaluation loop is where
+  // no_grad belongs, and where it is judged. Only a loop of the forward over data (an
+  // evaluation set, a loader, batches handed in) is an evaluation loop of its own.
+  if (eval_source.empty() && (d == "self" || d.rfind("self.", 0) == 0) && f.in_module_forward(c.func)) {
+    bool walks_data = false;
+    for (int l = c.loop; l >= 0 && !walks_data; l = f.loops[l].parent) {
+      const std::string& it = f.dotted(f.loops[l].iter);
+      walks_data = iterates_batches(f, l) || (!it.empty() && f.is_param(c.func, it)) ||
+                   it.find("loader") != std::string::npos;
+    }
+    if (!walks_data) return "";
+  }
   if (!d.empty() && f.eval_called_before(c.func, d, f.e(c.call).range.begin))
     return "after `" + d + ".eval()`" + (eval_source.empty() ? "" : ", " + eval_source);
   if (!eval_source.empty()) return eval_source;

@@ -1113,7 +1113,9 @@ void Facts::compute_entry_off() {
           const CallSite& c = calls[ci];
           if (neutral_caller(c, f)) continue;
           ++deciding;
-          if (!(c.local_off || func_entry_off(c.func))) return false;
+          // A call inside a module's own forward runs in the mode of whatever calls that
+          // forward, which is judged there (`self.head.forward_test(x)` in `forward`).
+          if (!(c.local_off || func_entry_off(c.func) || in_module_forward(c.func))) return false;
         }
         return true;
       };
@@ -1168,7 +1170,7 @@ FileSummary Facts::summarize() const {
     std::map<std::string, bool> by_name;
     for (const auto& [name, sites] : name_callers_) {
       bool all = true;
-      for (int ci : sites) all = all && grad_off(calls[ci]);
+      for (int ci : sites) all = all && (grad_off(calls[ci]) || in_module_forward(calls[ci].func));
       by_name[name] = all;
     }
     out.method_calls.assign(by_name.begin(), by_name.end());
@@ -1878,6 +1880,10 @@ bool Facts::part_of_forward(Id func) const {
       if (seen.insert(g).second) work.push_back(g);
     }
   return false;
+}
+
+bool Facts::in_module_forward(Id func) const {
+  return func_is_method_of_module(func) && (m.funcs[func].name == "forward"sv || part_of_forward(func));
 }
 
 bool Facts::called_from_training(Id func) const {

@@ -517,6 +517,20 @@ def main(rank, net, train_set, val_set):
         self.write("demo.py", "def demo(net, x):\n    return net.synthesize(x)\n")
         self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
 
+    def test_method_called_only_from_another_modules_forward_runs_in_its_callers_mode(self):
+        # Decoder.generate's only call across the run sits in another module's forward: part of
+        # that module's computation, whose grad mode is its caller's (judged there). A call
+        # from plain code with grad still decides.
+        self.write("model.py", self.DECODER)
+        self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
+        self.write("captioner.py", "import torch.nn as nn\n\n\nclass Captioner(nn.Module):\n"
+                   "    def __init__(self, decoder):\n        super().__init__()\n        self.decoder = decoder\n\n"
+                   "    def forward(self, x):\n        if self.training:\n            return self.decoder(x)\n"
+                   "        return self.decoder.generate(x, 20)\n")
+        self.assertEqual(self.lines_of("LL101"), set())
+        self.write("sample.py", "def sample(decoder, x):\n    return decoder.generate(x, 100)\n")
+        self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
+
     def test_imported_model_class_whose_forward_disables_grad(self):
         # sampler.py's class decorates its own forward with no_grad: an instance built in
         # another file records no graph when called there.
