@@ -181,12 +181,35 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   }
   for (auto& l : loop_memo_) l.assign(loops.size(), -1);
   resolve_calls();
+  mark_framework_steps();
   compute_entry_off();
   calls_in_stmt.assign(m.stmts.size(), {});
   for (size_t ci = 0; ci < calls.size(); ++ci)
     if (calls[ci].stmt != kNone) calls_in_stmt[calls[ci].stmt].push_back(static_cast<int>(ci));
   for (const auto& c : calls)
     if (is_backward(c) || optimizer_of_step(c) != kNone || framework_fit(c)) { file_trains_ = true; break; }
+}
+
+void Facts::mark_framework_steps() {
+  // A class whose `training_step` / `train_step` returns what it computes and never calls
+  // backward() hands its loss to a runner (Lightning, mmcv / mmengine, ppln and the like),
+  // which back-propagates it, and which runs the sibling validation and test steps with grad
+  // disabled.
+  for (Id k = 0; k < m.classes.size(); ++k) {
+    bool runner = false;
+    for (Id f : m.classes[k].methods) {
+      if (!in(m.funcs[f].name, {"training_step", "train_step"})) continue;
+      bool backprop = false;
+      for (const CallSite& c : calls) backprop = backprop || (c.func == f && is_backward(c));
+      bool returns = false;
+      for (const StmtSite& st : stmt_sites)
+        returns = returns || (st.func == f && m.s(st.stmt).kind == StmtKind::Return && m.s(st.stmt).value != kNone);
+      runner = runner || (returns && !backprop);
+    }
+    if (!runner) continue;
+    for (Id f : m.classes[k].methods)
+      if (in(m.funcs[f].name, {"validation_step", "val_step", "test_step", "predict_step"})) framework_off_[f] = 1;
+  }
 }
 
 bool Facts::framework_fit(const CallSite& c) const {
@@ -1234,7 +1257,7 @@ bool Facts::used_with_workers_elsewhere(Id cls) const {
 std::string Facts::entry_off_reason(Id func) const {
   if (func == kNone) return "";
   if (decorated_off_[func]) return "decorated with a grad-disabling decorator";
-  if (framework_off_[func]) return "run by PyTorch Lightning under no_grad";
+  if (framework_off_[func]) return "run by a training framework (PyTorch Lightning, an mmcv-style runner) under no_grad";
   if (entry_off_[func]) return "every call site runs with grad disabled";
   return "";
 }
@@ -1883,7 +1906,9 @@ bool Facts::part_of_forward(Id func) const {
 }
 
 bool Facts::in_module_forward(Id func) const {
-  return func_is_method_of_module(func) && (m.funcs[func].name == "forward"sv || part_of_forward(func));
+  // `forward_train`, `forward_test`, `forward_without_sampling`: variants of the forward.
+  return func_is_method_of_module(func) &&
+         (m.funcs[func].name == "forward"sv || starts_with(m.funcs[func].name, "forward_") || part_of_forward(func));
 }
 
 bool Facts::called_from_training(Id func) const {

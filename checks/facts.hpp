@@ -168,9 +168,12 @@ class Facts {
   // A method of a module class that the class's forward() calls (directly or through its
   // other methods).
   bool part_of_forward(Id func) const;
-  // `forward` of a module class, or a method that forward calls: the module's own computation,
+  // `forward` (or a `forward_*` variant) of a module class, or a method that forward calls: the
+  // module's own computation,
   // which runs in whatever grad mode its caller set.
   bool in_module_forward(Id func) const;
+  // Validation / test steps of a class whose training step a runner back-propagates.
+  void mark_framework_steps();
   // Test code: a test file (test_*.py, *_test.py, tests/...) or a method of a `Test*` class;
   // with `by_name`, also a function named like a test (`test_*`, `testFoo`, `TestFoo`, or
   // nested in one), which outside test files may be a tutorial's `test_model()` evaluation.
