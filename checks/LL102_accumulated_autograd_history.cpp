@@ -487,6 +487,27 @@ class History {
       for (size_t k = 1; k < call.kids.size(); ++k)
         if (mentions_derived(call.kids[k])) return true;
     }
+    // Kept on an attribute or a module-level name that another function of the file reads
+    // and back-propagates (`values = torch.stack(critic.saved_values)` in `update()`, a
+    // rollout buffer of an actor-critic; `self.saved_log_probs` in `finish_episode()`).
+    if (base.find('.') != std::string::npos || func_ == kNone ||
+        (!f_.is_param(func_, base) && f_.own_bindings(func_, base).empty())) {
+      const bool on_self = base.rfind("self.", 0) == 0;
+      std::set<Id> done;
+      for (const CallSite& c : f_.calls) {
+        const Id g = c.func;
+        if (g == func_ || !f_.is_backprop(c) || !done.insert(g).second) continue;
+        if (on_self && (g == kNone || func_ == kNone || f_.m.funcs[g].cls != f_.m.funcs[func_].cls)) continue;
+        std::vector<Id> body;
+        for (const StmtSite& s : f_.stmt_sites)
+          if (s.func == g) body.push_back(s.stmt);
+        std::set<std::string> there{base};
+        follow_flow(f_, body, there, 3, true);
+        if (there.size() == 1) continue;  // the function never reads it
+        for (const CallSite& b : f_.calls)
+          if (b.func == g && f_.is_backprop(b) && mentions_any(f_, b.call, there)) return true;
+      }
+    }
     auto returned = [&]() {
       for (const StmtSite& s : f_.stmt_sites) {
         if (s.func != func_) continue;
@@ -544,6 +565,13 @@ class History {
         return false;
     }
     return true;
+  }
+
+  // A plain local of the function (not an attribute, a parameter or a global): it dies with
+  // the call.
+  bool local_of_the_call(const std::string& base) const {
+    return func_ != kNone && base.find('.') == std::string::npos && !f_.is_param(func_, base) &&
+           !f_.own_bindings(func_, base).empty();
   }
 
   static constexpr long kFewIterations = 1000;
@@ -735,6 +763,11 @@ class History {
                                          "`" + base + "` is re-created every iteration of the enclosing loop and "
                                              "filled at most " + std::to_string(trips) +
                                              " times in between, so it never holds more than that many graphs")
+                  : trips > 0 && trips <= kFewSteps && local_of_the_call(base)
+                      ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                         "`" + base + "` is a local of `" + f_.m.funcs[func_].name +
+                                             "()` filled at most " + std::to_string(trips) +
+                                             " times per call, so it holds that many graphs until the call returns")
                       : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
     if (!fd || display) return;
     Fix fix;
