@@ -104,6 +104,25 @@ bool own_model(const Facts& f, const CallSite& c) {
   return true;
 }
 
+// `for layer in self.hidden:` (`self.blocks.children()`) in a module's own method, feeding
+// each layer's output to the next: one pass through the module, not a repetition.
+bool walks_own_layers(const Facts& f, int loop) {
+  const Loop& L = f.loops[loop];
+  if (L.iter == kNone || !f.func_is_method_of_module(L.func)) return false;
+  Id it = L.iter;
+  if (f.e(it).kind == ExprKind::Call && in(f.callee_attr(it), {"children", "modules"}) && f.e(it).kids.size() == 1)
+    it = f.callee_receiver(it);
+  const std::string& d = f.dotted(it);
+  if (d.rfind("self.", 0) != 0 || d.find('.', 5) != std::string::npos) return false;
+  // Each forward in the loop is a layer's: the loop target's.
+  if (L.stmt == kNone || f.m.s(L.stmt).targets.size() != 1) return false;
+  const std::string& layer = f.dotted(f.m.s(L.stmt).targets[0]);
+  if (layer.empty()) return false;
+  for (const CallSite& c : f.calls)
+    if (c.loop == loop && f.is_model_call(c) && f.dotted(f.forward_receiver(c.call)) != layer) return false;
+  return true;
+}
+
 // The last placement of the model before the forward, in its function, is `model.cpu()` or
 // `model.to("cpu")` (`model.eval(); model = model.cpu()` before a validation loop): the
 // forward runs on the CPU.
@@ -203,8 +222,15 @@ void check_LL101(CheckContext& ctx) {
     // A loop that runs a constant handful of times (a demo showing two images, a loop that
     // breaks after its first batch) is the same as a few single forwards.
     long trips = c.loop >= 0 ? 1 : 0;
-    for (int l = c.loop; l >= 0 && trips > 0; l = l == outer ? -1 : f.loops[l].parent)
-      trips *= constant_trips(f, l, kFewForwards);
+    std::string layers;  // the module whose layers a loop walks
+    for (int l = c.loop; l >= 0 && trips > 0; l = l == outer ? -1 : f.loops[l].parent) {
+      if (walks_own_layers(f, l)) {
+        layers = f.dotted(f.loops[l].iter);
+        if (layers.empty()) layers = f.dotted(f.callee_receiver(f.loops[l].iter));
+      } else {
+        trips *= constant_trips(f, l, kFewForwards);
+      }
+    }
     // (Test code: the impact pass after the checks makes the finding weak; run_checks.)
     // A forward on tensors the program makes (`net(torch.randn(2, 3, 32, 32))`), once or a
     // fixed number of times: a shape or timing check of the model, not a pass over data.
@@ -240,7 +266,10 @@ void check_LL101(CheckContext& ctx) {
                                         "memory of a CPU run")
                   : trips > 0 && trips <= kFewForwards
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
-                                        trips == 1 ? "the loop runs once, the same as a single forward"
+                                        trips == 1 && !layers.empty()
+                                            ? "the loop walks the layers of `" + layers +
+                                                  "` once, the same as a single forward"
+                                        : trips == 1 ? "the loop runs once, the same as a single forward"
                                                   : "the loop runs " + std::to_string(trips) +
                                                         " times, the same as that many single forwards")
                       : report_memory_claim(ctx, "LL101", f.e(c.call).range, msg);

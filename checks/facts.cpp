@@ -1785,8 +1785,21 @@ bool Facts::output_read_as_numpy(const CallSite& c) const {
 }
 
 bool Facts::forward_decorated_off(Id cls) const {
-  const Id fw = method_in(cls, "forward");
-  return fw != kNone && decorated_off_[fw];
+  // What calling an instance runs: `forward` of a module, `__call__` of a plain class (an
+  // inference wrapper holding a network).
+  const Id fw = is_module_class(cls) ? method_in(cls, "forward") : method_in(cls, "__call__");
+  if (fw == kNone) return false;
+  if (decorated_off_[fw]) return true;
+  // Every forward it runs sits under `with torch.no_grad():` (`__call__` of an inference
+  // wrapper); at least one.
+  bool any = false;
+  for (int ci : calls_in(fw)) {
+    const CallSite& c = calls[ci];
+    if (!is_model_call(c)) continue;
+    if (!c.local_off) return false;
+    any = true;
+  }
+  return any;
 }
 
 bool Facts::constructor_freezes(Id cls, std::string* param) const {
