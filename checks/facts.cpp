@@ -181,6 +181,7 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   }
   for (auto& l : loop_memo_) l.assign(loops.size(), -1);
   resolve_calls();
+  note_helper_freezes();
   mark_framework_steps();
   compute_entry_off();
   calls_in_stmt.assign(m.stmts.size(), {});
@@ -2064,6 +2065,29 @@ static std::string frozen_receiver(const Facts& f, Id x, bool* on) {
   return out;
 }
 
+void Facts::note_helper_freezes() {
+  // `freeze_model(model)` where the file's `freeze_model(m)` switches off every parameter of
+  // its parameter (`for p in m.parameters(): p.requires_grad = False`) and never back on:
+  // the argument is frozen from the call on.
+  std::vector<std::pair<Id, Freeze>> added;
+  for (const CallSite& c : calls) {
+    const Id g = c.target_func;
+    if (g == kNone || g == c.func || c.stmt == kNone || m.s(c.stmt).kind != StmtKind::Expr) continue;
+    auto it = freezes_.find(g);
+    if (it == freezes_.end()) continue;
+    for (const std::string& p : m.funcs[g].params) {
+      bool frozen = false, unfrozen = false;
+      for (const Freeze& z : it->second)
+        if (z.name == p) (z.frozen ? frozen : unfrozen) = true;
+      if (!frozen || unfrozen) continue;
+      const Id a = argument_for(c.call, g, p);
+      if (a == kNone || dotted(a).empty()) continue;
+      added.push_back({c.func, {dotted(a), e(c.call).range.begin, true}});
+    }
+  }
+  for (auto& [func, z] : added) freezes_[func].push_back(std::move(z));
+}
+
 void Facts::note_freezes(const Stmt& s, Id func) {
   auto& events = freezes_[func];
   bool on = false;
@@ -2114,7 +2138,7 @@ void Facts::note_freezes(const Stmt& s, Id func) {
   }
 }
 
-bool Facts::frozen_at(Id func, const std::string& d, uint32_t pos) const {
+bool Facts::frozen_at(Id func, const std::string& d, uint32_t pos, int depth) const {
   if (d.empty()) return false;
   auto it = freezes_.find(func);
   bool frozen = false, seen = false;
@@ -2130,6 +2154,13 @@ bool Facts::frozen_at(Id func, const std::string& d, uint32_t pos) const {
   // A module-level name that the function neither binds nor takes as a parameter (a script's
   // `extractor` read by its `extract()` function): as the module's statements leave it.
   const std::string root = d.substr(0, d.find('.'));
+  if (is_param(func, root) && root == d && depth < 2) {
+    // A parameter: frozen when every same-file caller hands in a model frozen at the call.
+    const auto args = argument_values(func, d);
+    for (const auto& [caller, a] : args)
+      if (!frozen_at(caller, dotted(a), e(a).range.begin, depth + 1)) return false;
+    return !args.empty();
+  }
   if (is_param(func, root) || bound_names_[func].count(root)) return false;
   return m.funcs[func].parent == kNone && frozen_at(kNone, d, UINT32_MAX);
 }

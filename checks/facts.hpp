@@ -284,7 +284,7 @@ class Facts {
   // `for p in model.parameters(): p.requires_grad = False`; undone by `requires_grad_(True)`
   // or by assigning a new submodule (`model.fc = nn.Linear(...)`). Its forward records no
   // graph from its parameters.
-  bool frozen_at(Id func, const std::string& dotted, uint32_t pos) const;
+  bool frozen_at(Id func, const std::string& dotted, uint32_t pos, int depth = 0) const;
   // Frozen that way somewhere in the file.
   bool frozen_anywhere(const std::string& dotted) const;
 
@@ -390,6 +390,7 @@ class Facts {
     bool frozen;  // false: parameters that require grad again (or a new submodule)
   };
   void note_freezes(const Stmt& s, Id func);
+  void note_helper_freezes();
   std::unordered_map<Id, std::vector<Freeze>> freezes_;  // func -> events in source order
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
   bool file_trains_ = false;
