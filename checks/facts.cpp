@@ -1725,8 +1725,21 @@ bool Facts::in_test_code(Id func, bool by_name) const {
     const Function& d = m.funcs[fn];
     // pytest's `test_*`, unittest's and gtest-style `testFoo` / `TestFoo`.
     if (by_name && (d.name.rfind("test", 0) == 0 || d.name.rfind("Test", 0) == 0)) return true;
-    if (d.cls != kNone && m.classes[d.cls].name.rfind("Test", 0) == 0) return true;
+    if (d.cls != kNone && test_class(d.cls)) return true;
   }
+  return false;
+}
+
+bool Facts::test_class(Id cls) const {
+  // `Test*` as pytest collects it (no base), a TestCase, or a class holding `test*` methods;
+  // not a task or job named so (`class TestCheckpointsTask(Task)` that evaluates checkpoints).
+  const Class& k = m.classes[cls];
+  if (k.name.rfind("Test", 0) != 0) return false;
+  if (k.bases.empty()) return true;
+  for (Id b : k.bases)
+    if (dotted(b).find("Test") != std::string::npos) return true;
+  for (Id f : k.methods)
+    if (m.funcs[f].name.rfind("test", 0) == 0) return true;
   return false;
 }
 

@@ -172,6 +172,8 @@ class Facts {
   // module's own computation,
   // which runs in whatever grad mode its caller set.
   bool in_module_forward(Id func) const;
+  // A `Test*` class that is test code: no base, a test base, or `test*` methods.
+  bool test_class(Id cls) const;
   // Validation / test steps of a class whose training step a runner back-propagates.
   void mark_framework_steps();
   // Test code: a test file (test_*.py, *_test.py, tests/...) or a method of a `Test*` class;

@@ -503,6 +503,32 @@ TEST(Impact, ATestLikeNameAloneDoesNotMakeAProgramTestCode) {
   const FileResult r = analyze_text("pkg/test_time_augmentation.py", tta, Config{}, EngineOptions{});
   ASSERT_FALSE(r.findings.empty());
   for (const Finding& f : r.findings) EXPECT_FALSE(f.low_confidence) << f.rule << ": " << f.message;
+  // A job class named `Test*` with a non-test base (`TestCheckpointsTask(Task)` evaluating
+  // checkpoints) is production code; with no base (as pytest collects it), a TestCase base
+  // or `test*` methods it is a test.
+  const std::string job =
+      "import torch\n"
+      "from transformers import AutoModel\n"
+      "class TestCheckpointsTask(Task):\n"
+      "    def run(self, tensors):\n"
+      "        model = AutoModel.from_pretrained('ckpt/best').to('cuda')\n"
+      "        model.eval()\n"
+      "        preds = []\n"
+      "        for t in tensors:\n"
+      "            preds.append(model(t.to('cuda')).cpu()[0])\n"
+      "        return preds\n";
+  const FileResult jr = analyze_text("tasks/checkpoints.py", job, Config{}, EngineOptions{});
+  const Finding* jf = only(jr, "LL101");
+  ASSERT_NE(jf, nullptr);
+  EXPECT_FALSE(jf->low_confidence) << jf->message;
+  for (const std::string base : {"", "(unittest.TestCase)"}) {
+    std::string t = job;
+    t.replace(t.find("(Task)"), 6, base);
+    const FileResult tr = analyze_text("tasks/checkpoints.py", t, Config{}, EngineOptions{});
+    const Finding* tf = only(tr, "LL101");
+    ASSERT_NE(tf, nullptr) << base;
+    EXPECT_TRUE(tf->low_confidence) << base;
+  }
 }
 
 TEST(Impact, AHookInAProgramWhoseModelRunsOnceIsWeak) {
