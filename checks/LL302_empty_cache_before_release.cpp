@@ -59,6 +59,25 @@ bool names_configuration(const std::string& name) {
   return false;
 }
 
+// Is `name` bound again by a statement of `stmts` (at any depth)? `checkpoint = None` followed
+// by `if resume: checkpoint = load(...)` initialises a default; it releases nothing.
+bool bound_again(const Facts& f, const std::vector<Id>& stmts, const std::string& name, int depth = 0) {
+  if (depth > 16) return false;
+  for (Id sid : stmts) {
+    const Stmt& s = f.m.s(sid);
+    if (s.kind == StmtKind::FunctionDef || s.kind == StmtKind::ClassDef) continue;
+    if (s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign || s.kind == StmtKind::For)
+      for (Id t : s.targets)
+        if (f.dotted(t) == name) return true;
+    if (bound_again(f, s.body, name, depth + 1) || bound_again(f, s.orelse, name, depth + 1) ||
+        bound_again(f, s.finalbody, name, depth + 1))
+      return true;
+    for (const auto& h : s.handlers)
+      if (bound_again(f, h.body, name, depth + 1)) return true;
+  }
+  return false;
+}
+
 void check_block(CheckContext& ctx, const std::vector<Id>& body) {
   const Facts& f = ctx.facts;
   for (size_t i = 0; i < body.size(); ++i) {
@@ -76,7 +95,9 @@ void check_block(CheckContext& ctx, const std::vector<Id>& body) {
       }
       // `x = None` that initialises a new name, or releases an object bound after the
       // empty_cache() call, says nothing about what was live at the call.
-      if (rebound.count(name) || names_configuration(name) || !live_before(f, body, i, name, func)) {
+      if (rebound.count(name) || names_configuration(name) || !live_before(f, body, i, name, func) ||
+          (f.m.s(body[j]).kind == StmtKind::Assign &&
+           bound_again(f, std::vector<Id>(body.begin() + static_cast<long>(j) + 1, body.end()), name))) {
         rebound.insert(name);
         continue;
       }
