@@ -1,5 +1,7 @@
 #include "cli/engine.hpp"
 
+#include "cli/crash_guard.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
@@ -539,6 +541,7 @@ template <typename F>
 void parallel_for(size_t n, int jobs, F work) {
   std::atomic<size_t> next{0};
   auto worker = [&] {
+    prepare_thread_for_crash_report();
     for (size_t i; (i = next.fetch_add(1)) < n;) work(i);
   };
   jobs = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(1, jobs)), std::max<size_t>(1, n)));
@@ -605,7 +608,19 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
     const std::string& path = files[i];
     if (!is_python_source(path) && !is_notebook_path(path)) return;  // C++: above
     if (!config_of(i)) return;
+    if (crashed_files().count(path)) {
+      // A previous attempt of this run crashed on it (crash_guard.hpp).
+      results[i].path = path;
+      results[i].diagnostics.push_back(
+          fatal(path, "internal-error",
+                "leaklint crashed while analysing this file (a defect of leaklint: please report it with the file); "
+                "not analysed, and the other files were analysed without it"));
+      return;
+    }
+    analysing(&path);
+    maybe_injected_crash(path);
     results[i] = analyze_file(path, *cfgs[i], opts, nullptr, &summaries[i]);
+    analysing(nullptr);
     if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
   });
   if (cpp_thread.joinable()) {
@@ -627,7 +642,9 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   parallel_for(again.size(), jobs, [&](size_t k) {
     size_t i = again[k];
     std::string text = results[i].source;
+    analysing(&files[i]);
     results[i] = analyze_text(files[i], std::move(text), *cfgs[i], opts, &views[i]);
+    analysing(nullptr);
   });
   // The impact policy across files (docs/impact.md): programs, and nothing anywhere that
   // places a tensor on a GPU. A file that was not analysed could hold such evidence.

@@ -11,6 +11,7 @@
 
 #include "cli/adoption.hpp"
 #include "cli/cache.hpp"
+#include "cli/crash_guard.hpp"
 #include "cli/discover.hpp"
 #include "cli/engine.hpp"
 #include "cli/fix.hpp"
@@ -230,6 +231,9 @@ int main(int argc, char** argv) {
       for (const auto& l : found.skipped_links)
         std::cerr << "leaklint: skipped " << escape_path(l)
                   << ": symbolic link to outside the scanned tree (--follow-external-symlinks follows it)\n";
+    // The analysis runs in a child process: a file that crashes it is reported and the run
+    // is made again without it (crash_guard.hpp). The parent ends here with the child's status.
+    if (std::optional<int> rc = run_guarded()) return *rc;
     std::unique_ptr<ResultCache> cache;
     if (!no_cache) {
       cache = std::make_unique<ResultCache>(cache_dir, fix || diff || unsafe_fixes || format == "json" || format == "sarif");

@@ -274,6 +274,32 @@ class BadInput(Tmp):
         self.assertIn("good.py", flagged)
         self.assertIn("syntax.py", flagged)  # analysed with error recovery
 
+    def test_a_file_that_crashes_the_analysis_costs_only_its_own_findings(self):
+        # A defect that crashes leaklint on one file (simulated: LEAKLINT_TEST_CRASH_ON makes
+        # the analysis of matching paths raise SIGSEGV) is a per-file diagnostic; every other
+        # file, before and after it in the run, keeps its findings. Also with one worker, and
+        # with two crashing files.
+        for i in range(6):
+            self.write(f"m{i}.py", LEAKY)
+        self.write("boom_a.py", LEAKY)
+        self.write("boom_b.py", LEAKY)
+        for jobs in ("1", "4"):
+            env = {**os.environ, "LEAKLINT_TEST_CRASH_ON": "boom"}
+            p = subprocess.run([BIN, "--no-cache", "-j", jobs, "--format", "json", self.dir],
+                               capture_output=True, text=True, env=env, timeout=120)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            doc = json.loads(p.stdout)
+            flagged = {os.path.basename(f["path"]) for f in doc["findings"]}
+            self.assertEqual(flagged, {f"m{i}.py" for i in range(6)})
+            crashed = {os.path.basename(e["path"]): e for e in doc["errors"]}
+            self.assertEqual(set(crashed), {"boom_a.py", "boom_b.py"})
+            for e in crashed.values():
+                self.assertEqual(e["kind"], "internal-error")
+                self.assertTrue(e["fatal"])
+        # Nothing matching: the same run, all files flagged.
+        rc, out, _ = run(["--no-cache", "--format", "json", self.dir])
+        self.assertEqual(len({f["path"] for f in json.loads(out)["findings"]}), 8)
+
     def test_file_size_limit(self):
         self.write("big.py", "x = 1\n" * 200000)
         rc, out, _ = run(["--format", "json", "--max-file-size", "64", self.dir])
