@@ -165,12 +165,16 @@ bool pre_0_4_file(const Facts& f) {
   for (const StmtSite& ss : f.stmt_sites) {
     const Stmt& st = f.m.s(ss.stmt);
     if (st.kind != StmtKind::AugAssign || st.value == kNone) continue;
-    const Expr& v = f.e(st.value);
-    if (v.kind != ExprKind::Subscript || v.kids.size() != 2 || f.e(v.kids[1]).kind != ExprKind::Literal ||
-        f.e(v.kids[1]).text != "0"sv)
-      continue;
-    const Expr& a = f.e(v.kids[0]);
-    if (a.kind == ExprKind::Attribute && a.text == "data"sv) return true;  // `total += loss.data[0]`
+    // `total += loss.data[0]`, `avg_psnr += 10 * log10(1 / mse.data[0])`
+    bool legacy_read = false;
+    for_each_expr(f.m, st.value, [&](Id x) {
+      const Expr& v = f.e(x);
+      if (v.kind == ExprKind::Subscript && v.kids.size() == 2 && f.e(v.kids[1]).kind == ExprKind::Literal &&
+          f.e(v.kids[1]).text == "0"sv && f.e(v.kids[0]).kind == ExprKind::Attribute && f.e(v.kids[0]).text == "data"sv)
+        legacy_read = true;
+      return !legacy_read;
+    });
+    if (legacy_read) return true;
   }
   return false;
 }

@@ -1625,6 +1625,24 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
     if (e(v).kind == ExprKind::Call && starts_with(callee_qual(v), "transformers.") &&
         in(last_component(callee_qual(v)), {"pipeline"}))
       return false;
+  // The same for Ultralytics' hub models (`torch.hub.load("ultralytics/yolov5", ...)`): an
+  // AutoShape wrapper whose forward runs under inference mode and returns Detections.
+  for (Id v : vals) {
+    v = unplaced(v);
+    if (e(v).kind != ExprKind::Call || callee_qual(v) != "torch.hub.load"sv) continue;
+    const Id repo = arg(v, 0, "repo_or_dir");
+    if (repo != kNone && e(repo).kind == ExprKind::Literal && e(repo).text.find("ultralytics/") != std::string::npos)
+      return false;
+  }
+  // A parameter-free layer (`act = nn.Sigmoid()`, `nn.Softmax(dim=1)`, `nn.Dropout(p)`)
+  // records a graph only through its input, which the forward that made it has judged.
+  if (!vals.empty() && std::all_of(vals.begin(), vals.end(), [&](Id v) {
+        v = unplaced(v);
+        if (e(v).kind != ExprKind::Call) return false;
+        const std::string& q = callee_qual(v);
+        return starts_with(q, "torch.nn.") && parameter_free_layer(last_component(q));
+      }))
+    return false;
   if (eval_called_before(func, d, UINT32_MAX)) return true;
   bool known_other = false;
   for (Id v : vals) {
@@ -1646,6 +1664,20 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
   if (known_other) return false;
   if (d == "self"sv && func != kNone && is_module_class(class_of(func))) return true;
   return !no_name_evidence_ && name_looks_like_model(d);
+}
+
+bool Facts::parameter_free_layer(std::string_view cls) {
+  static const std::set<std::string_view> kLayers = {
+      "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Hardtanh",
+      "Hardsigmoid", "Hardswish", "Softplus", "Softsign", "Softmax", "Softmax2d", "LogSoftmax", "Softmin",
+      "LogSigmoid", "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "GLU", "Identity", "Flatten",
+      "Unflatten", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "MaxPool1d", "MaxPool2d",
+      "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+      "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "Upsample",
+      "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ZeroPad2d",
+      "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad2d",
+      "CosineSimilarity", "PairwiseDistance", "ChannelShuffle"};
+  return kLayers.count(cls) != 0;
 }
 
 bool Facts::is_function_name(Id func, const std::string& name) const {

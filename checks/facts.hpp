@@ -172,6 +172,8 @@ class Facts {
   // module's own computation,
   // which runs in whatever grad mode its caller set.
   bool in_module_forward(Id func) const;
+  // A torch.nn layer class with no parameters (`Sigmoid`, `Dropout`, `MaxPool2d`).
+  static bool parameter_free_layer(std::string_view cls);
   // A `Test*` class that is test code: no base, a test base, or `test*` methods.
   bool test_class(Id cls) const;
   // Validation / test steps of a class whose training step a runner back-propagates.

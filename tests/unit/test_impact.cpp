@@ -948,11 +948,12 @@ TEST(Impact, AnEvaluationInAFileWrittenForPyTorchBefore04IsWeak) {
            "    return total\n";
   };
   const std::string variable = "from torch.autograd import Variable\n";
-  {
-    const FileResult r = analyze_text("old.py", program(variable, "loss.data[0]"), Config{}, EngineOptions{});
+  // Also read inside a larger sum (`avg_psnr += 10 * log10(1 / mse.data[0])`).
+  for (const std::string sum : {"loss.data[0]", "10 * torch.log10(1 / loss.data[0])"}) {
+    const FileResult r = analyze_text("old.py", program(variable, sum), Config{}, EngineOptions{});
     const Finding* f = only(r, "LL101");
     ASSERT_NE(f, nullptr);
-    EXPECT_TRUE(f->low_confidence);
+    EXPECT_TRUE(f->low_confidence) << sum;
     EXPECT_NE(f->message.find("before 0.4"), std::string::npos) << f->message;
   }
   for (const auto& [imports, sum] : {std::pair<std::string, std::string>{variable, "loss.item()"},
