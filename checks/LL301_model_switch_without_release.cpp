@@ -644,6 +644,15 @@ void check_LL301(CheckContext& ctx) {
         for (Id ot : os.targets)
           if (f.dotted(ot) == d && !(os.value != kNone && f.e(os.value).kind == ExprKind::Literal)) existing = true;
     }
+    // Every call of the method in the file sits under `if not self.model:` (or `is None`):
+    // lazy loading, which never replaces a model.
+    bool calls = false, lazy = true;
+    for (const CallSite& c : f.calls)
+      if (c.target_func == site.func && c.func != site.func) {
+        calls = true;
+        lazy = lazy && c.stmt != kNone && under_none_test(f, c.func, c.stmt, d);
+      }
+    if (calls && lazy) continue;
     if (existing) report(ctx, site.stmt, site.func, d);
   }
 }
