@@ -167,29 +167,60 @@ void sort_result(FileResult& r) {
                    [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
 }
 
+namespace {
+
+Diagnostic timeout_diagnostic(const std::string& path, const EngineOptions& opts) {
+  return fatal(path, "timeout",
+               "analysis took longer than the per-file budget (" + std::to_string(opts.parse_timeout_ms) +
+                   " ms of CPU time); file not analysed");
+}
+
+}  // namespace
+
 FileResult analyze_text(const std::string& path, std::string text, const Config& cfg, const EngineOptions& opts,
-                        const ProjectView* project, FileSummary* summary) {
+                        const ProjectView* project, FileSummary* summary, std::unique_ptr<Module>* keep) {
   FileResult r;
   r.path = path;
-  Module m;
+  auto m = std::make_unique<Module>();
   python::ParseOptions po;
   po.timeout_micros = std::max<uint64_t>(1, opts.parse_timeout_ms * 1000);
   // One budget for the whole analysis: parsing (tree-sitter's own timeout), then lowering,
   // facts and checks (budget::tick() throws past the deadline, in this thread's CPU time).
+  bool checked = false;
   try {
     budget::Scope scope(opts.parse_timeout_ms, opts.max_work);
-    if (python::lower(text, path, m, r.diagnostics, po)) {
-      r.findings = run_checks(m, cfg, path, text, project, summary);
-      Suppressions(m.comments, m.lang).apply(r.findings);
+    if (python::lower(text, path, *m, r.diagnostics, po)) {
+      r.findings = run_checks(*m, cfg, path, text, project, summary);
+      Suppressions(m->comments, m->lang).apply(r.findings);
+      checked = true;
     }
   } catch (const budget::Exceeded&) {
     r.findings.clear();
     if (summary) *summary = FileSummary{};
-    r.diagnostics.push_back(fatal(path, "timeout",
-                                  "analysis took longer than the per-file budget (" +
-                                      std::to_string(opts.parse_timeout_ms) + " ms of CPU time); file not analysed"));
+    r.diagnostics.push_back(timeout_diagnostic(path, opts));
   }
+  if (keep && checked) *keep = std::move(m);
   r.source = std::move(text);
+  sort_result(r);
+  return r;
+}
+
+// The checks again over a module lowered by analyze_text, with what the other files say:
+// the same result a fresh analyze_text with `project` gives, without parsing twice.
+FileResult recheck(const FileResult& first, const Module& m, const Config& cfg, const EngineOptions& opts,
+                   const ProjectView* project) {
+  FileResult r;
+  r.path = first.path;
+  r.source = first.source;
+  r.diagnostics = first.diagnostics;  // the lowering's: the checks add none
+  try {
+    budget::Scope scope(opts.parse_timeout_ms, opts.max_work);
+    r.findings = run_checks(m, cfg, r.path, r.source, project, nullptr);
+    Suppressions(m.comments, m.lang).apply(r.findings);
+  } catch (const budget::Exceeded&) {
+    r.findings.clear();
+    r.diagnostics.push_back(timeout_diagnostic(r.path, opts));
+  }
   sort_result(r);
   return r;
 }
@@ -406,7 +437,7 @@ FileResult analyze_cpp_buffer(const std::string& path, const std::string& text, 
 }
 
 FileResult analyze_file(const std::string& path, const Config& cfg, const EngineOptions& opts,
-                        const std::string* text_override, FileSummary* summary) {
+                        const std::string* text_override, FileSummary* summary, std::unique_ptr<Module>* keep) {
   if (is_cpp_path(path)) {
     if (!text_override) {
       CppDriverOptions co = opts.cpp;
@@ -524,14 +555,14 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
       cached.source = std::move(text);
       return cached;
     }
-    FileResult fresh = analyze_text(path, std::move(text), cfg, opts, nullptr, summary);
+    FileResult fresh = analyze_text(path, std::move(text), cfg, opts, nullptr, summary, keep);
     // A timeout depends on the machine and its load, not on the file: never cached.
     if (std::none_of(fresh.diagnostics.begin(), fresh.diagnostics.end(),
                      [](const Diagnostic& d) { return d.kind == "timeout"; }))
       opts.cache->store(key, fresh, *summary);
     return fresh;
   }
-  return analyze_text(path, std::move(text), cfg, opts, nullptr, summary);
+  return analyze_text(path, std::move(text), cfg, opts, nullptr, summary, keep);
 }
 
 namespace {
@@ -556,6 +587,9 @@ void parallel_for(size_t n, int jobs, F work) {
 
 }  // namespace
 
+// Source bytes whose lowered modules analyze_all keeps for the cross-file re-check.
+constexpr uint64_t kKeptSourceBytes = 32ull << 20;  // about 15x that in modules
+
 std::vector<FileResult> analyze_all(const std::vector<std::string>& files, ConfigResolver& configs,
                                     const EngineOptions& opts) {
   std::vector<FileResult> results(files.size());
@@ -563,6 +597,8 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   std::vector<std::shared_ptr<const Config>> cfgs(files.size());
   int jobs = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::atomic<size_t> done{0};
+  std::vector<std::unique_ptr<Module>> kept(files.size());
+  std::atomic<uint64_t> kept_bytes{0};
   auto config_of = [&](size_t i) {
     std::string err;
     cfgs[i] = configs.for_file(files[i], &err);
@@ -619,7 +655,12 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
     }
     analysing(&path);
     maybe_injected_crash(path);
-    results[i] = analyze_file(path, *cfgs[i], opts, nullptr, &summaries[i]);
+    // The lowered module is kept for the cross-file re-check while the modules kept hold
+    // less than kKeptSourceBytes of source; past it, a re-checked file is parsed again.
+    std::unique_ptr<Module> module;
+    results[i] = analyze_file(path, *cfgs[i], opts, nullptr, &summaries[i], &module);
+    if (module && kept_bytes.fetch_add(results[i].source.size()) + results[i].source.size() <= kKeptSourceBytes)
+      kept[i] = std::move(module);
     analysing(nullptr);
     if (opts.progress) opts.progress(done.fetch_add(1) + 1, files.size());
   });
@@ -641,11 +682,16 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
       again.push_back(i);
   parallel_for(again.size(), jobs, [&](size_t k) {
     size_t i = again[k];
-    std::string text = results[i].source;
     analysing(&files[i]);
-    results[i] = analyze_text(files[i], std::move(text), *cfgs[i], opts, &views[i]);
+    if (kept[i]) {
+      results[i] = recheck(results[i], *kept[i], *cfgs[i], opts, &views[i]);
+    } else {
+      std::string text = results[i].source;
+      results[i] = analyze_text(files[i], std::move(text), *cfgs[i], opts, &views[i]);
+    }
     analysing(nullptr);
   });
+  kept.clear();
   // The impact policy across files (docs/impact.md): programs, and nothing anywhere that
   // places a tensor on a GPU. A file that was not analysed could hold such evidence.
   bool program = false, gpu = false;

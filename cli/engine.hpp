@@ -28,7 +28,8 @@ struct EngineOptions {
 // Reads, validates and analyses one file. `text_override` (when non-null) is used instead
 // of reading the file (stdin, editors, re-linting after fixes).
 FileResult analyze_file(const std::string& path, const Config& cfg, const EngineOptions& opts,
-                        const std::string* text_override = nullptr, FileSummary* summary = nullptr);
+                        const std::string* text_override = nullptr, FileSummary* summary = nullptr,
+                        std::unique_ptr<Module>* keep = nullptr);
 
 // C/C++/CUDA text that is not on disk as given (an editor's buffer, stdin), analysed by
 // leaklint-cpp through a temporary copy: beside `path` (`<stem>.leaklint-XXXXXX<ext>`, created
@@ -46,10 +47,12 @@ FileResult analyze_cpp_buffer(const std::string& path, const std::string& text, 
 int track_temp_file(const std::string& name);
 void untrack_temp_file(int slot);
 
-// Analyses text that is already in memory and known to be valid (used by --fix).
+// Analyses text that is already in memory and known to be valid (used by --fix). With
+// `keep`, the lowered module is handed back (when the analysis completed) for a later
+// re-check with cross-file facts (analyze_all), so the file is not parsed twice.
 FileResult analyze_text(const std::string& path, std::string text, const Config& cfg,
                         const EngineOptions& opts, const ProjectView* project = nullptr,
-                        FileSummary* summary = nullptr);
+                        FileSummary* summary = nullptr, std::unique_ptr<Module>* keep = nullptr);
 
 // Analyses all files on a thread pool, then re-analyses the few whose findings depend
 // on other files (checks/project.hpp); results in the order of `files`.
