@@ -522,6 +522,10 @@ class History {
     // per-item gradients itself (a Jacobian row by row).
     if (walks_one_output(loop) && returned()) return true;
     if (f_.loop_reaches_backprop(loop)) return false;
+    // Returned to a same-file caller that back-propagates through the result (an episode's
+    // log-probabilities from `generate_episode()`, stacked into the policy loss), whatever
+    // the function is named: the caller's backward is what the graphs are kept for.
+    if (func_ != kNone && f_.called_from_training(func_) && returned()) return true;
     // Summing per-head losses for the caller is intended; keeping per-batch graphs is not.
     if (f_.is_eval_source(f_.loops[loop].iter) || iterates_batches(f_, loop)) return false;
     if (func_ != kNone && f_.is_eval_function_name(f_.m.funcs[func_].name)) return false;
@@ -572,6 +576,33 @@ class History {
   bool local_of_the_call(const std::string& base) const {
     return func_ != kNone && base.find('.') == std::string::npos && !f_.is_param(func_, base) &&
            !f_.own_bindings(func_, base).empty();
+  }
+
+  // Every call in the loop is a tensor or container operation, a `torch.*` function or a
+  // Python builtin: no forward (and no helper that might run one) happens in it, so what the
+  // loop keeps hangs off graphs built before it (`returns.append(r + gamma * values[i])`).
+  bool loop_makes_no_forward(int loop) const {
+    static const std::set<std::string_view> kOps = {
+        "append", "extend", "insert", "item", "detach", "cpu", "cuda", "to", "float", "double", "long", "int",
+        "half", "bool", "sum", "mean", "std", "var", "log", "exp", "squeeze", "unsqueeze", "view", "reshape", "pow",
+        "sqrt", "abs", "clamp", "max", "min", "argmax", "argmin", "flatten", "t", "transpose", "permute",
+        "contiguous", "clone", "softmax", "log_softmax", "sigmoid", "tanh", "norm", "dot", "mm", "matmul", "size",
+        "dim", "numel", "tolist", "numpy", "index_select", "gather", "masked_select", "masked_fill", "add", "sub",
+        "mul", "div", "neg", "split", "chunk", "repeat", "expand", "sort", "topk", "eq", "ne", "gt", "lt", "ge",
+        "le", "keys", "values", "items", "get", "format", "log_prob", "entropy", "type", "expand_as", "view_as"};
+    const Loop& L = f_.loops[loop];
+    if (L.calls.empty()) return false;
+    for (int ci : L.calls) {
+      const CallSite& c = f_.calls[ci];
+      if (f_.is_model_call(c)) return false;
+      if (starts_with(f_.callee_qual(c.call), "torch.") || starts_with(f_.callee_qual(c.call), "math.") ||
+          python_builtin_call(f_, c.call))
+        continue;
+      const Expr& callee = f_.e(f_.e(c.call).kids[0]);
+      if (callee.kind == ExprKind::Attribute && f_.callee_qual(c.call).empty() && kOps.count(callee.text)) continue;
+      return false;
+    }
+    return true;
   }
 
   static constexpr long kFewIterations = 1000;
@@ -763,6 +794,11 @@ class History {
                                          "`" + base + "` is re-created every iteration of the enclosing loop and "
                                              "filled at most " + std::to_string(trips) +
                                              " times in between, so it never holds more than that many graphs")
+                  : local_of_the_call(base) && loop_makes_no_forward(loop)
+                      ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                         "the loop runs no forward: each item adds a few autograd nodes to a graph "
+                                         "built before it, and `" + base + "` dies when `" +
+                                             f_.m.funcs[func_].name + "()` returns")
                   : trips > 0 && trips <= kFewSteps && local_of_the_call(base)
                       ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                          "`" + base + "` is a local of `" + f_.m.funcs[func_].name +

@@ -9,7 +9,6 @@
 namespace ll {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 // Anything in the file that synchronises or shards training for the user.
 bool framework_sync(const Facts& f) {

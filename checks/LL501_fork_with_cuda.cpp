@@ -15,10 +15,6 @@ std::string literal_arg(const Facts& f, Id call, size_t pos, const char* kw) {
   return lit && lit->lit == LitKind::String ? lit->text : "";
 }
 
-bool ends_with(const std::string& s, const std::string& p) {
-  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
-}
-
 }  // namespace
 
 void check_LL501(CheckContext& ctx) {

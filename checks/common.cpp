@@ -113,7 +113,7 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   // mode, even after `self.decoder.eval()` under a flag: the caller's evaluation loop is where
   // no_grad belongs, and where it is judged. Only a loop of the forward over data (an
   // evaluation set, a loader, batches handed in) is an evaluation loop of its own.
-  if (eval_source.empty() && (d == "self" || d.rfind("self.", 0) == 0) && f.in_module_forward(c.func)) {
+  if (eval_source.empty() && (d == "self" || starts_with(d, "self.")) && f.in_module_forward(c.func)) {
     bool walks_data = false;
     for (int l = c.loop; l >= 0 && !walks_data; l = f.loops[l].parent) {
       const std::string& it = f.dotted(f.loops[l].iter);

@@ -30,10 +30,6 @@ void for_each_expr(const Module& m, Id root, const std::function<bool(Id)>& visi
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool ends_with(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
-}
 
 // Could one of the name's tokens (Facts::name_tokens) be a GPU word? Every such word holds
 // one of these letter sequences (case aside), so a name without any has no such token: the

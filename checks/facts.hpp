@@ -21,6 +21,11 @@
 
 namespace ll {
 
+inline bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+inline bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
+}
+
 // `s == "name"sv` compares lengths first; `std::string == const char*` runs strlen and an
 // out-of-line compare on every call (the checks ask millions of such questions).
 using namespace std::string_view_literals;
