@@ -59,6 +59,9 @@ bool is_count(const Facts& f, Id x, Id n) {
 
 // Is `x` a batch size (`bs`, `batch_size`, `args.total_batch_size`)?
 bool is_batch_size(const Facts& f, Id x) {
+  // `args.batch_size * args.world_size`: the global batch.
+  if (f.e(x).kind == ExprKind::BinOp && f.e(x).text == "*"sv && f.e(x).kids.size() == 2)
+    return is_batch_size(f, f.e(x).kids[0]) || is_batch_size(f, f.e(x).kids[1]);
   const std::string& d = f.dotted(x);
   if (d.empty()) return false;
   for (const auto& t : Facts::name_tokens(f.last_component(d)))
@@ -108,6 +111,15 @@ bool nominal_batch_count(const Facts& f, Id func, Id n) {
 
 // A loss summed over the batch's samples: multiplied by the batch size on its way.
 bool summed_over_batch(const Facts& f, Id func, Id loss) {
+  // `loss *= args.batch_size` in the function (YOLOv5's trainers).
+  const std::string& d = f.dotted(loss);
+  if (!d.empty())
+    for (const StmtSite& ss : f.stmt_sites) {
+      const Stmt& st = f.m.s(ss.stmt);
+      if (ss.func == func && st.kind == StmtKind::AugAssign && st.text == "*=" && !st.targets.empty() &&
+          f.dotted(st.targets[0]) == d && is_batch_size(f, st.value))
+        return true;
+    }
   std::set<std::string> seen;
   return derived(f, func, loss, 0, seen, [&](Id y) {
     const Expr& e = f.e(y);

@@ -134,7 +134,22 @@ void check_LL501(CheckContext& ctx) {
     else if (q == "torch.multiprocessing.start_processes"sv)
       method = literal_arg(f, c.call, static_cast<size_t>(-1), "start_method");
     if (method == "fork"sv) {
-      Finding* fd = ctx.report("LL501", f.e(c.call).range, msg);
+      // `set_start_method('fork')` in a file that starts no process of its own: on Linux the
+      // DataLoader's workers fork whatever it says; what it changes is how processes started
+      // elsewhere begin (weak).
+      const bool starts_processes = std::any_of(f.calls.begin(), f.calls.end(), [&](const CallSite& p) {
+        const std::string& pq = f.callee_qual(p.call);
+        return ends_with(pq, "multiprocessing.Process") || ends_with(pq, "multiprocessing.Pool") ||
+               ends_with(pq, "multiprocessing.pool.Pool") || pq == "concurrent.futures.ProcessPoolExecutor"sv ||
+               pq == "torch.multiprocessing.spawn"sv || pq == "torch.multiprocessing.start_processes"sv ||
+               pq == "os.fork"sv;
+      });
+      Finding* fd = ends_with(q, "multiprocessing.set_start_method") && !starts_processes
+                        ? ctx.report_weak("LL501", f.e(c.call).range, msg,
+                                          "this file starts no process itself: DataLoader workers fork on Linux "
+                                          "whatever the start method says, so this changes only how processes "
+                                          "started elsewhere begin")
+                        : ctx.report("LL501", f.e(c.call).range, msg);
       if (fd) {
         Id a = f.arg(c.call, q == "torch.multiprocessing.start_processes"sv ? static_cast<size_t>(-1) : 0,
                      q == "torch.multiprocessing.start_processes"sv ? "start_method" : "method");
