@@ -10,6 +10,7 @@
 #include <memory>
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,6 +95,7 @@ std::optional<int> run_guarded() {
   for (int attempt = 0; attempt < 64; ++attempt) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return attempt == 0 ? std::nullopt : std::optional<int>(70);
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
       ::close(fds[0]);
@@ -103,6 +105,10 @@ std::optional<int> run_guarded() {
       return 70;
     }
     if (pid == 0) {
+      // The analysis never outlives the process the caller started (kill -9 of it cannot be
+      // forwarded): it dies with it, and its leaklint-cpp children with it in turn.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(70);
       ::close(fds[0]);
       g_report_fd = fds[1];
       struct sigaction sa {};

@@ -72,6 +72,23 @@ def fixed_count(out):
     return int(m.group(1)) if m else 0
 
 
+
+def descendants(pid):
+    parent = {}
+    for e in os.listdir("/proc"):
+        if e.isdigit():
+            try:
+                with open("/proc/%s/stat" % e) as fh:
+                    parent[int(e)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                pass
+    out, frontier = [], {pid}
+    while frontier:
+        kids = [p for p, pp in parent.items() if pp in frontier]
+        out.extend(kids)
+        frontier = set(kids)
+    return out
+
 class FixSafety(unittest.TestCase):
     def setUp(self):
         self.dir = os.path.realpath(tempfile.mkdtemp(prefix="leaklint-fixsafety-"))
@@ -118,12 +135,14 @@ class FixSafety(unittest.TestCase):
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 return False
+            # leaklint works in a child process of its own (the crash guard).
+            pids = {str(proc.pid)} | {str(p) for p in descendants(proc.pid)}
             with open("/proc/locks") as f:
                 for line in f:
                     parts = line.split()
                     if "->" in parts:
                         rest = parts[parts.index("->") + 1:]
-                        if (len(rest) >= 5 and rest[0] == "FLOCK" and rest[3] == str(proc.pid)
+                        if (len(rest) >= 5 and rest[0] == "FLOCK" and rest[3] in pids
                                 and rest[4].split(":")[-1] == str(ino)):
                             return True
             time.sleep(0.01)

@@ -372,17 +372,23 @@ def test_macro_bomb_hits_memory_limit(d):
 
 
 def children_of(pid):
-    out = []
+    """Descendants of `pid`: leaklint analyses in a child process of its own (the crash guard),
+    which starts leaklint-cpp."""
+    parent = {}
     for e in os.listdir("/proc"):
         if not e.isdigit():
             continue
         try:
             with open("/proc/%s/stat" % e) as fh:
                 fields = fh.read().rsplit(")", 1)[1].split()
-            if int(fields[1]) == pid:
-                out.append(int(e))
+            parent[int(e)] = int(fields[1])
         except OSError:
             pass
+    out, frontier = [], {pid}
+    while frontier:
+        kids = [p for p, pp in parent.items() if pp in frontier]
+        out.extend(kids)
+        frontier = set(kids)
     return out
 
 
@@ -396,7 +402,8 @@ def alive(pid):
 
 
 def test_child_dies_with_killed_parent(d):
-    """kill -9 of leaklint while leaklint-cpp works on a slow file: the child is gone soon after."""
+    """kill -9 of leaklint while leaklint-cpp works on a slow file: its analysis process and
+    leaklint-cpp are gone soon after."""
     tree = os.path.join(d, "tree")
     write(os.path.join(tree, "slow.cpp"), macro_bomb())
     env = env_for({"LEAKLINT_CPP_MEMORY_MB": "6000", "LEAKLINT_CPP_TIMEOUT": "600"})
