@@ -288,10 +288,11 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
   // Moving or switching mode keeps the same object: look through to what is moved.
   if (a == "to"sv || a == "cuda"sv || a == "eval"sv || a == "half"sv || a == "float"sv || a == "train"sv || a == "bfloat16"sv)
     return loads_model(f, func, f.callee_receiver(v), target, depth + 1);
-  // Wrappers of another model are not a new model.
+  // Wrappers of another model are not a new model, unless what they wrap is built right
+  // there (`net = nn.DataParallel(Net().cuda())`).
   if (q == "torch.compile"sv || q == "torch.jit.script"sv || q == "torch.jit.trace"sv || q == "torch.nn.DataParallel"sv ||
       q == "torch.nn.parallel.DistributedDataParallel"sv)
-    return false;
+    return loads_model(f, func, f.arg(v, 0, "module"), target, depth + 1);
   if (a == "from_pretrained"sv || a == "from_config"sv || a == "from_single_file"sv) {
     Id r = f.callee_receiver(v);
     std::string rq = f.qual(r);
