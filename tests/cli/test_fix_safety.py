@@ -24,6 +24,9 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from proctree import descendants  # noqa: E402  (tests/proctree.py)
+
 BIN = SRC = None
 
 # One safe fix (LL104) and one unsafe fix (LL102) in one file.
@@ -72,22 +75,6 @@ def fixed_count(out):
     return int(m.group(1)) if m else 0
 
 
-
-def descendants(pid):
-    parent = {}
-    for e in os.listdir("/proc"):
-        if e.isdigit():
-            try:
-                with open("/proc/%s/stat" % e) as fh:
-                    parent[int(e)] = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                pass
-    out, frontier = [], {pid}
-    while frontier:
-        kids = [p for p, pp in parent.items() if pp in frontier]
-        out.extend(kids)
-        frontier = set(kids)
-    return out
 
 class FixSafety(unittest.TestCase):
     def setUp(self):

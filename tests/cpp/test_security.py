@@ -27,6 +27,9 @@ import tempfile
 import time
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from proctree import descendants  # noqa: E402  (tests/proctree.py)
+
 ARGS = None
 MARKER = "LLSECRET_7f3a9c"
 
@@ -374,22 +377,7 @@ def test_macro_bomb_hits_memory_limit(d):
 def children_of(pid):
     """Descendants of `pid`: leaklint analyses in a child process of its own (the crash guard),
     which starts leaklint-cpp."""
-    parent = {}
-    for e in os.listdir("/proc"):
-        if not e.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % e) as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            parent[int(e)] = int(fields[1])
-        except OSError:
-            pass
-    out, frontier = [], {pid}
-    while frontier:
-        kids = [p for p, pp in parent.items() if pp in frontier]
-        out.extend(kids)
-        frontier = set(kids)
-    return out
+    return descendants(pid)
 
 
 def alive(pid):
