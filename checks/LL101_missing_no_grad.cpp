@@ -105,22 +105,25 @@ bool own_model(const Facts& f, const CallSite& c) {
 }
 
 // `for layer in self.hidden:` (`self.blocks.children()`) in a module's own method, feeding
-// each layer's output to the next: one pass through the module, not a repetition.
-bool walks_own_layers(const Facts& f, int loop) {
+// each layer's output to the next: one pass through the module, not a repetition. The
+// module's name (`self.hidden`), or "" when the loop is not such a walk.
+std::string own_layers_walked(const Facts& f, int loop) {
   const Loop& L = f.loops[loop];
-  if (L.iter == kNone || !f.func_is_method_of_module(L.func)) return false;
+  if (L.iter == kNone || !f.func_is_method_of_module(L.func)) return "";
   Id it = L.iter;
   if (f.e(it).kind == ExprKind::Call && in(f.callee_attr(it), {"children", "modules"}) && f.e(it).kids.size() == 1)
     it = f.callee_receiver(it);
   const std::string& d = f.dotted(it);
-  if (d.rfind("self.", 0) != 0 || d.find('.', 5) != std::string::npos) return false;
+  if (!starts_with(d, "self.") || d.find('.', 5) != std::string::npos) return "";
   // Each forward in the loop is a layer's: the loop target's.
-  if (L.stmt == kNone || f.m.s(L.stmt).targets.size() != 1) return false;
+  if (L.stmt == kNone || f.m.s(L.stmt).targets.size() != 1) return "";
   const std::string& layer = f.dotted(f.m.s(L.stmt).targets[0]);
-  if (layer.empty()) return false;
-  for (const CallSite& c : f.calls)
-    if (c.loop == loop && f.is_model_call(c) && f.dotted(f.forward_receiver(c.call)) != layer) return false;
-  return true;
+  if (layer.empty()) return "";
+  for (int ci : L.calls) {
+    const CallSite& c = f.calls[ci];
+    if (c.loop == loop && f.is_model_call(c) && f.dotted(f.forward_receiver(c.call)) != layer) return "";
+  }
+  return d;
 }
 
 // The last placement of the model before the forward, in its function, is `model.cpu()` or
@@ -228,12 +231,8 @@ void check_LL101(CheckContext& ctx) {
     long trips = c.loop >= 0 ? 1 : 0;
     std::string layers;  // the module whose layers a loop walks
     for (int l = c.loop; l >= 0 && trips > 0; l = l == outer ? -1 : f.loops[l].parent) {
-      if (walks_own_layers(f, l)) {
-        layers = f.dotted(f.loops[l].iter);
-        if (layers.empty()) layers = f.dotted(f.callee_receiver(f.loops[l].iter));
-      } else {
-        trips *= constant_trips(f, l, kFewForwards);
-      }
+      if (std::string walked = own_layers_walked(f, l); !walked.empty()) layers = std::move(walked);
+      else trips *= constant_trips(f, l, kFewForwards);
     }
     // (Test code: the impact pass after the checks makes the finding weak; run_checks.)
     // A forward on tensors the program makes (`net(torch.randn(2, 3, 32, 32))`), once or a

@@ -492,7 +492,7 @@ class History {
     // rollout buffer of an actor-critic; `self.saved_log_probs` in `finish_episode()`).
     if (base.find('.') != std::string::npos || func_ == kNone ||
         (!f_.is_param(func_, base) && f_.own_bindings(func_, base).empty())) {
-      const bool on_self = base.rfind("self.", 0) == 0;
+      const bool on_self = starts_with(base, "self.");
       std::set<Id> done;
       for (const CallSite& c : f_.calls) {
         const Id g = c.func;
@@ -504,8 +504,8 @@ class History {
         std::set<std::string> there{base};
         follow_flow(f_, body, there, 3, true);
         if (there.size() == 1) continue;  // the function never reads it
-        for (const CallSite& b : f_.calls)
-          if (b.func == g && f_.is_backprop(b) && mentions_any(f_, b.call, there)) return true;
+        for (int bi : f_.calls_in(g))
+          if (f_.is_backprop(f_.calls[bi]) && mentions_any(f_, f_.calls[bi].call, there)) return true;
       }
     }
     auto returned = [&]() {

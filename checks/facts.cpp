@@ -196,12 +196,9 @@ void Facts::mark_framework_steps() {
     bool runner = false;
     for (Id f : m.classes[k].methods) {
       if (!in(m.funcs[f].name, {"training_step", "train_step"})) continue;
-      bool backprop = false;
-      for (const CallSite& c : calls) backprop = backprop || (c.func == f && is_backward(c));
-      bool returns = false;
-      for (const StmtSite& st : stmt_sites)
-        returns = returns || (st.func == f && m.s(st.stmt).kind == StmtKind::Return && m.s(st.stmt).value != kNone);
-      runner = runner || (returns && !backprop);
+      const auto& fc = calls_in(f);
+      const bool backprop = std::any_of(fc.begin(), fc.end(), [&](int ci) { return is_backward(calls[ci]); });
+      runner = runner || (!returned_values(f).empty() && !backprop);
     }
     if (!runner) continue;
     for (Id f : m.classes[k].methods)
@@ -1762,12 +1759,12 @@ bool Facts::test_class(Id cls) const {
   // `Test*` as pytest collects it (no base), a TestCase, or a class holding `test*` methods;
   // not a task or job named so (`class TestCheckpointsTask(Task)` that evaluates checkpoints).
   const Class& k = m.classes[cls];
-  if (k.name.rfind("Test", 0) != 0) return false;
+  if (!starts_with(k.name, "Test")) return false;
   if (k.bases.empty()) return true;
   for (Id b : k.bases)
     if (dotted(b).find("Test") != std::string::npos) return true;
   for (Id f : k.methods)
-    if (m.funcs[f].name.rfind("test", 0) == 0) return true;
+    if (starts_with(m.funcs[f].name, "test")) return true;
   return false;
 }
 
