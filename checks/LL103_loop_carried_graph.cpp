@@ -18,16 +18,6 @@ void names_in_target(const Facts& f, Id t, std::vector<std::string>& out) {
   });
 }
 
-bool mentions(const Facts& f, Id x, const std::string& d) {
-  bool hit = false;
-  for_each_expr(f.m, x, [&](Id y) {
-    if (hit) return false;
-    if (f.dotted(y) == d) hit = true;
-    return !hit;
-  });
-  return hit;
-}
-
 // What retain_graph does in a LibTorch training loop depends on the optimizer (measured with
 // LibTorch 1.13): torch::optim::SGD updates the weights through .data(), which autograd's
 // in-place check does not see, so the loop runs and grows; Adam, AdamW, RMSprop and Adagrad
@@ -51,6 +41,36 @@ std::string cpp_retain_effect(const Facts& f, int loop) {
     return "with it, backward() fails on the weights that torch::optim::" + kind + "'s step() modified in place";
   return "with it, under torch::optim::SGD (which updates the weights through .data()) " + grow +
          ", and under the other optimizers backward() fails on the weights step() modified in place";
+}
+
+// Does `x` hand `d` to the call with its history: mentioned outside everything that detaches
+// (`h.detach()`, `h.data`, `h.item()`, `Variable(h)`, whose legacy constructor detaches, a
+// same-file helper that detaches, `tuple(t.detach() for t in h)`)?
+bool fed_with_history(const Facts& f, Id x, const std::string& d, int depth = 0) {
+  if (x == kNone || depth > 32) return false;
+  const Expr& e = f.e(x);
+  if (f.dotted(x) == d) return true;
+  if (e.kind == ExprKind::Attribute && e.text == "data"sv) return false;
+  if (e.kind == ExprKind::Call) {
+    const std::string& attr = f.callee_attr(x);
+    if (in(attr, {"detach", "detach_", "item", "tolist", "numpy"})) return false;
+    const Expr& callee = f.e(e.kids[0]);
+    const std::string& q = f.callee_qual(x);
+    if (q == "torch.autograd.Variable"sv || (callee.kind == ExprKind::Name && callee.text == "Variable"sv))
+      return false;
+    for (const auto& t : Facts::name_tokens(callee.kind == ExprKind::Name ? std::string_view(callee.text)
+                                                                            : std::string_view(attr)))
+      if (t == "detach"sv || t == "repackage"sv) return false;  // `repackage_hidden(h)`, `detach_states(h)`
+  }
+  if (e.kind == ExprKind::Comprehension && !e.kids.empty() && !fed_with_history(f, e.kids[0], d, depth + 1)) {
+    // `tuple(t.detach() for t in hidden)`: each element is detached, whatever it iterates.
+    const Expr& el = f.e(e.kids[0]);
+    if (el.kind == ExprKind::Call && in(f.callee_attr(e.kids[0]), {"detach", "detach_"})) return false;
+    if (el.kind == ExprKind::Attribute && el.text == "data"sv) return false;
+  }
+  for (Id k : e.kids)
+    if (fed_with_history(f, k, d, depth + 1)) return true;
+  return false;
 }
 
 }  // namespace
@@ -154,7 +174,7 @@ void check_LL103(CheckContext& ctx) {
       for (const auto& [name, assign] : carried) {
         if (reset.count(name)) continue;
         bool fed = false;
-        for (size_t k = 1; k < call.kids.size() && !fed; ++k) fed = mentions(f, call.kids[k], name);
+        for (size_t k = 1; k < call.kids.size() && !fed; ++k) fed = fed_with_history(f, call.kids[k], name);
         // The value used must still be the previous iteration's: no assignment before the use.
         if (!fed || use > pos(assign) || first_assign[name] < use) continue;
         if (!reported.insert(c.stmt).second) continue;
