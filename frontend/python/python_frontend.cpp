@@ -640,7 +640,24 @@ class Lowerer {
           s.value = expr(fchild(inner, g_.f_right), depth + 1);
         } else {
           s.kind = StmtKind::Expr;
-          s.value = expr(inner, depth + 1);
+          // `a.zero_grad(), b.zero_grad()`: an unparenthesised tuple is the statement's
+          // expressions side by side, not one node; every one of them runs.
+          std::vector<TSNode> items;
+          for (const auto& c : kids)
+            if (is_named(c.node) && kind_of(c.node) != K::Comment) items.push_back(c.node);
+          if (items.size() > 1) {
+            Expr t;
+            t.kind = ExprKind::Sequence;
+            t.text = "tuple";
+            t.range = range_of(n);
+            for (TSNode x : items) {
+              Id k = expr(x, depth + 1);
+              t.kids.push_back(k == kNone ? opaque(x) : k);
+            }
+            s.value = add_expr(std::move(t));
+          } else {
+            s.value = expr(inner, depth + 1);
+          }
         }
         break;
       }
