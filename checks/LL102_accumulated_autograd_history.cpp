@@ -451,23 +451,10 @@ class History {
   }
   mutable std::map<std::pair<std::string, int>, bool> wanted_memo_;
 
-  bool compute_accumulator_wanted(const std::string& base, int loop) const {
-    auto mentions = [&](Id x) {
-      bool hit = false;
-      for_each_expr(f_.m, x, [&](Id y) {
-        if (f_.dotted(y) == base) hit = true;
-        return !hit;
-      });
-      return hit;
-    };
-    // Names the accumulator flows into, a few hops: `total = content + style_loss`,
-    // `loss += subloss / n` (a per-crop sum added into the loss that is back-propagated), and
-    // the containers it is appended into (`means.append(torch.stack(per_sample[i]).mean())`).
-    std::set<std::string> derived{base};
-    std::vector<Id> stmts;
-    for (const StmtSite& s : f_.stmt_sites)
-      if (s.func == func_) stmts.push_back(s.stmt);
-    follow_flow(f_, stmts, derived, 3, true);
+  // Is the accumulator kept for a backward: back-propagated here (or in a nested function),
+  // handed to a same-file function that back-propagates, or read and back-propagated by
+  // another function of the file (a rollout buffer)? Independent of any loop.
+  bool read_for_backprop(const std::string& base, const std::set<std::string>& derived) const {
     auto mentions_derived = [&](Id x) { return mentions_any(f_, x, derived); };
     // Also in functions nested in this one, which read its names as closure cells
     // (`def process(batch): gcam.backward(statistic)`).
@@ -508,6 +495,34 @@ class History {
           if (f_.is_backprop(f_.calls[bi]) && mentions_any(f_, f_.calls[bi].call, there)) return true;
       }
     }
+    return false;
+  }
+
+  // Names the accumulator flows into in this function, a few hops: `total = content +
+  // style_loss`, `loss += subloss / n` (a per-crop sum added into the loss that is
+  // back-propagated), and the containers it is appended into
+  // (`means.append(torch.stack(per_sample[i]).mean())`).
+  std::set<std::string> flows_of(const std::string& base) const {
+    std::set<std::string> derived{base};
+    std::vector<Id> stmts;
+    for (const StmtSite& s : f_.stmt_sites)
+      if (s.func == func_) stmts.push_back(s.stmt);
+    follow_flow(f_, stmts, derived, 3, true);
+    return derived;
+  }
+
+  bool compute_accumulator_wanted(const std::string& base, int loop) const {
+    const std::set<std::string> derived = flows_of(base);
+    if (read_for_backprop(base, derived)) return true;
+    auto mentions = [&](Id x) {
+      bool hit = false;
+      for_each_expr(f_.m, x, [&](Id y) {
+        if (f_.dotted(y) == base) hit = true;
+        return !hit;
+      });
+      return hit;
+    };
+    auto mentions_derived = [&](Id x) { return mentions_any(f_, x, derived); };
     auto returned = [&]() {
       for (const StmtSite& s : f_.stmt_sites) {
         if (s.func != func_) continue;
@@ -720,11 +735,49 @@ class History {
     return t == kNone ? "" : f_.dotted(t);
   }
 
+  // A method that keeps a value in an attribute of its object (`self.running_loss += loss`)
+  // and that a loop of the file calls once per batch (`for x, y in loader: agent.train(x, y)`):
+  // the attribute outlives every call, so the calls are the loop's iterations. That call, or
+  // nullptr.
+  const CallSite* per_batch_caller(const std::string& base) const {
+    if (func_ == kNone || f_.class_of(func_) == kNone || !starts_with(base, "self.")) return nullptr;
+    // A module's forward keeping its activations is LL106's.
+    if (f_.func_is_method_of_module(func_) && (f_.m.funcs[func_].name == "forward"sv || f_.part_of_forward(func_)))
+      return nullptr;
+    // The class's methods (but its constructor) that bind the attribute afresh: resets.
+    const Id cls = f_.class_of(func_);
+    std::set<Id> resets;
+    for (const StmtSite& s : f_.stmt_sites) {
+      if (s.func == kNone || f_.class_of(s.func) != cls || f_.m.funcs[s.func].name == "__init__"sv) continue;
+      const Stmt& st = f_.m.s(s.stmt);
+      if (st.kind != StmtKind::Assign && st.kind != StmtKind::AnnAssign) continue;
+      for (Id t : st.targets)
+        if (f_.dotted(t) == base) resets.insert(s.func);
+    }
+    if (resets.count(func_) || read_for_backprop(base, flows_of(base))) return nullptr;
+    // A method with a batch loop of its own (an epoch) is called once per epoch: what it keeps
+    // after its loop is one value per epoch.
+    for (size_t l = 0; l < f_.loops.size(); ++l)
+      if (f_.loops[l].func == func_ && per_batch_loop(f_, static_cast<int>(l))) return nullptr;
+    for (const CallSite& x : f_.calls) {
+      if (x.target_func != func_ || x.func == func_ || x.in_lambda || f_.grad_off(x)) continue;
+      const int l = batch_loop_of(f_, x);
+      if (l < 0 || f_.loop_reaches(l, [&](const CallSite& y) { return resets.count(y.target_func) != 0; }))
+        continue;
+      return &x;
+    }
+    return nullptr;
+  }
+
   void consider(Id sid, Id target_expr, Id value, const std::string& verb) {
     int loop = loop_at(sid);
-    if (loop < 0) return;
     std::string base = base_of(target_expr);
-    if (base.empty() || assigned_in_loop(f_, loop, base)) return;
+    if (base.empty()) return;
+    if (loop < 0) {
+      if (const CallSite* caller = per_batch_caller(base)) report(sid, base, value, verb, -1, caller);
+      return;
+    }
+    if (assigned_in_loop(f_, loop, base)) return;
     // Loops inside a module's own methods that neither train nor iterate data build its
     // forward computation (layers, tiles, skip connections); the caller back-propagates.
     if (f_.func_is_method_of_module(func_) && !iterates_batches(f_, loop) &&
@@ -745,6 +798,12 @@ class History {
     // Read afterwards as a NumPy array with its history (`mu.cpu().numpy()`), which raises for
     // a tensor that requires grad: what it accumulates carries none.
     if (f_.read_as_numpy(func_, kNone, base, f_.m.s(sid).range.end)) return;
+    report(sid, base, value, verb, loop, nullptr);
+  }
+
+  // The finding of consider(): in loop `loop`, or, with `caller`, in a method it calls once
+  // per batch (loop -1).
+  void report(Id sid, const std::string& base, Id value, const std::string& verb, int loop, const CallSite* caller) {
     std::string vtext = ctx_.text(value);
     bool container = verb != "accumulates"sv;
     std::string shown = ctx_.brief(value);
@@ -766,45 +825,54 @@ class History {
                        : container ? "store `" + shown_fix + "` (add `.cpu()` if it is only logged)"
                                    : "accumulate `" + shown_fix + "` instead";
     std::string message = "`" + base + "` " + verb + " `" + shown +
-                          "`, which carries autograd history: each iteration's graph stays reachable through `" +
+                          "`, which carries autograd history: each " + (caller ? "call's" : "iteration's") +
+                          " graph stays reachable through `" +
                           base +
                           "` (every saved activation until backward() runs on it, its autograd nodes after), so "
-                          "memory grows every iteration until it is released; " +
+                          "memory grows every " +
+                          (caller ? "call of `" + f_.m.funcs[func_].name + "()`, once per batch," : std::string("iteration")) +
+                          " until it is released; " +
                           cure;
     // Impact: a value back-propagated in the iteration has had its saved tensors freed, so
     // what stays is a scalar and its autograd nodes per iteration; in a loop whose trip count
     // is a small constant (a toy regression's 50 steps) that is bytes.
-    long trips = bounded_trips(base, loop);
-    // Re-created by an enclosing loop (a rollout's buffers, new every update) and filled by a
-    // few constant iterations: it never holds more than that many graphs.
-    bool recreated = false;
-    for (int l = f_.loops[loop].parent; l >= 0 && !recreated; l = f_.loops[l].parent)
-      recreated = assigned_in_loop(f_, l, base);
-    Finding* fd = trips > 0 && trips <= kFewIterations && backpropagated_in_loop(value, loop)
-                      ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
-                                         "the loops around it run at most " + std::to_string(trips) +
-                                             " times and backward() already freed each graph's saved tensors, so "
-                                             "it keeps that many values and their autograd nodes")
-                  : trips == 0 && epoch_loop(base, loop) && backpropagated_in_loop(value, loop)
-                      ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
-                                         "it keeps one value per epoch, and backward() already freed each graph's "
-                                         "saved tensors, so it holds that many values and their autograd nodes")
-                  : recreated && trips > 0 && trips <= kFewSteps
-                      ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
-                                         "`" + base + "` is re-created every iteration of the enclosing loop and "
-                                             "filled at most " + std::to_string(trips) +
-                                             " times in between, so it never holds more than that many graphs")
-                  : local_of_the_call(base) && loop_makes_no_forward(loop)
-                      ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
-                                         "the loop runs no forward: each item adds a few autograd nodes to a graph "
-                                         "built before it, and `" + base + "` dies when `" +
-                                             f_.m.funcs[func_].name + "()` returns")
-                  : trips > 0 && trips <= kFewSteps && local_of_the_call(base)
-                      ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
-                                         "`" + base + "` is a local of `" + f_.m.funcs[func_].name +
-                                             "()` filled at most " + std::to_string(trips) +
-                                             " times per call, so it holds that many graphs until the call returns")
-                      : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
+    Finding* fd = nullptr;
+    if (caller) {
+      fd = report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
+      if (fd) fd->notes.push_back({f_.e(caller->call).range, "called once per batch here"});
+    } else {
+      long trips = bounded_trips(base, loop);
+      // Re-created by an enclosing loop (a rollout's buffers, new every update) and filled by a
+      // few constant iterations: it never holds more than that many graphs.
+      bool recreated = false;
+      for (int l = f_.loops[loop].parent; l >= 0 && !recreated; l = f_.loops[l].parent)
+        recreated = assigned_in_loop(f_, l, base);
+      fd = trips > 0 && trips <= kFewIterations && backpropagated_in_loop(value, loop)
+                        ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                           "the loops around it run at most " + std::to_string(trips) +
+                                               " times and backward() already freed each graph's saved tensors, so "
+                                               "it keeps that many values and their autograd nodes")
+                    : trips == 0 && epoch_loop(base, loop) && backpropagated_in_loop(value, loop)
+                        ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                           "it keeps one value per epoch, and backward() already freed each graph's "
+                                           "saved tensors, so it holds that many values and their autograd nodes")
+                    : recreated && trips > 0 && trips <= kFewSteps
+                        ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                           "`" + base + "` is re-created every iteration of the enclosing loop and "
+                                               "filled at most " + std::to_string(trips) +
+                                               " times in between, so it never holds more than that many graphs")
+                    : local_of_the_call(base) && loop_makes_no_forward(loop)
+                        ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                           "the loop runs no forward: each item adds a few autograd nodes to a graph "
+                                           "built before it, and `" + base + "` dies when `" +
+                                               f_.m.funcs[func_].name + "()` returns")
+                    : trips > 0 && trips <= kFewSteps && local_of_the_call(base)
+                        ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                           "`" + base + "` is a local of `" + f_.m.funcs[func_].name +
+                                               "()` filled at most " + std::to_string(trips) +
+                                               " times per call, so it holds that many graphs until the call returns")
+                        : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
+    }
     if (!fd || display) return;
     Fix fix;
     fix.title = container    ? "Store a detached tensor"

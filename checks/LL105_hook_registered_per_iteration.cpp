@@ -16,22 +16,6 @@ bool is_module_hook(std::string_view a) {
          a == "register_backward_hook"sv || a == "register_full_backward_pre_hook"sv;
 }
 
-// Does the loop run once per batch: it trains, iterates batches or an evaluation set, or
-// runs a model forward?
-bool per_batch_loop(const Facts& f, int loop) {
-  if (f.loop_trains(loop) || iterates_batches(f, loop) || f.is_eval_source(f.loops[loop].iter)) return true;
-  for (int ci : f.loops[loop].calls)
-    if (!f.calls[ci].in_lambda && f.is_model_call(f.calls[ci])) return true;
-  return false;
-}
-
-// The innermost loop around the call site (in its function) that runs once per batch.
-int batch_loop_of(const Facts& f, const CallSite& c) {
-  for (int l = c.loop; l >= 0; l = f.loops[l].parent)
-    if (per_batch_loop(f, l)) return l;
-  return -1;
-}
-
 // Is there a `.remove()` call (a handle's) in `func` or a function it reaches?
 bool removes_in(const Facts& f, Id func) {
   return f.reaches(func, [&](const CallSite& x) {

@@ -513,4 +513,20 @@ Fix wrap_statement_fix(const CheckContext& ctx, Id stmt, const std::string& with
   return fix;
 }
 
+// Does the loop run once per batch: it trains, iterates batches or an evaluation set, or
+// runs a model forward?
+bool per_batch_loop(const Facts& f, int loop) {
+  if (f.loop_trains(loop) || iterates_batches(f, loop) || f.is_eval_source(f.loops[loop].iter)) return true;
+  for (int ci : f.loops[loop].calls)
+    if (!f.calls[ci].in_lambda && f.is_model_call(f.calls[ci])) return true;
+  return false;
+}
+
+// The innermost loop around the call site (in its function) that runs once per batch.
+int batch_loop_of(const Facts& f, const CallSite& c) {
+  for (int l = c.loop; l >= 0; l = f.loops[l].parent)
+    if (per_batch_loop(f, l)) return l;
+  return -1;
+}
+
 }  // namespace ll

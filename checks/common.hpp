@@ -20,6 +20,11 @@ bool feeds_enclosing_training(const Facts& f, const CallSite& c);
 // Does the loop iterate batches (a DataLoader, loader, batches, dataset, or enumerate/tqdm
 // of one)?
 bool iterates_batches(const Facts& f, int loop);
+// Does the loop run once per batch: it trains, iterates batches or an evaluation set, or
+// runs a model forward?
+bool per_batch_loop(const Facts& f, int loop);
+// The innermost loop around the call site (in its function) that runs once per batch; -1.
+int batch_loop_of(const Facts& f, const CallSite& c);
 
 // Reports a finding about memory held by autograd through the impact policy: in a
 // program that never uses a GPU (Facts::cpu_only_program) the cost is host RAM of a CPU
