@@ -636,7 +636,10 @@ void check_LL205(CheckContext& ctx) {
       for (size_t k = 1; k <= n; ++k) {
         if (i + k >= n) wrapped = true;
         const Ev& x = ev[(i + k) % n];
-        if (!same_model(x.model, ev[i].model)) continue;
+        // train() on a submodule of the model (a distiller's `self.student.train()` after
+        // `self.eval()`) restores the part that is being trained.
+        const bool part = x.kind == 'T' && !ev[i].model.empty() && starts_with(x.model, ev[i].model + ".");
+        if (!same_model(x.model, ev[i].model) && !part) continue;
         if (x.kind == 'T' || (x.kind == 'E' && k < n)) break;
         if (x.kind == 'F' && !(x.model.empty() && ev[i].model.empty())) {
           if (wrapped) forward = &x;
