@@ -231,8 +231,8 @@ bool handed_back_in(const Facts& f, Id func, const std::vector<Id>& stmts, const
 // Loaded with map_location="cpu" / device="cpu", or built on the CPU, and never moved to a
 // GPU in the loop: not by `.to()`/`.cuda()` there, nor by a function it is handed to (a
 // same-file function that does not move that parameter is fine; another one may).
-bool stays_on_cpu(const Facts& f, Id func, Id value, int loop, const std::string& d) {
-  const std::vector<Id>& stmts = f.loops[loop].stmts;
+// `stmts`: the loop's statements, or a method's (`loop` -1: nothing trains between two calls).
+bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmts, int loop, const std::string& d) {
   Id where = f.arg(value, static_cast<size_t>(-1), "map_location");
   if (where == kNone) where = f.arg(value, static_cast<size_t>(-1), "device");
   const bool cpu = where != kNone && f.e(where).kind == ExprKind::Literal && f.e(where).text == "cpu"sv;
@@ -245,7 +245,8 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, int loop, const std::string
   // GPU until the rebinding (a validation pipeline built after each epoch's training). Training
   // the moved model itself in between changes nothing: the rebinding drops it before the next
   // move.
-  if (!aliased_in(f, stmts, d) && !handed_back_in(f, func, stmts, d) && !idle_through_training(f, loop, d, value))
+  if (!aliased_in(f, stmts, d) && !handed_back_in(f, func, stmts, d) &&
+      (loop < 0 || !idle_through_training(f, loop, d, value)))
     return true;
   for (Id sid : stmts) {
     bool moved = false;
@@ -491,7 +492,7 @@ long parameters_of(const Facts& f, Id func, Id v, int depth) {
 // Impact: a model this small costs little twice over.
 constexpr long kSmallModel = 10'000'000;
 
-void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
+Finding* report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
   std::string message =
       "`" + d + "` is rebound to a new model while the previous one is still referenced: the old model stays "
       "resident until the new one is fully built (peak = old + new), and its freed blocks stay in PyTorch's "
@@ -511,15 +512,13 @@ void report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
                                                   : std::to_string(params);
     const long mb = (params * 4 + 999'999) / 1'000'000;
     if (params == 0)
-      ctx.report_weak("LL301", where, std::move(message),
-                      "the model's class builds no layer with parameters, so holding two of them costs nothing");
-    else
-    ctx.report_weak("LL301", where, std::move(message),
-                    "the model has " + count + " parameters (about " + std::to_string(mb) +
-                        " MB in float32), so holding two of them costs little");
-  } else {
-    report_memory_claim(ctx, "LL301", where, std::move(message));
+      return ctx.report_weak("LL301", where, std::move(message),
+                             "the model's class builds no layer with parameters, so holding two of them costs nothing");
+    return ctx.report_weak("LL301", where, std::move(message),
+                           "the model has " + count + " parameters (about " + std::to_string(mb) +
+                               " MB in float32), so holding two of them costs little");
   }
+  return report_memory_claim(ctx, "LL301", where, std::move(message));
 }
 
 // Is `name` the counter of a loop around statement `sid`: `for i in range(...)`, or the index
@@ -599,6 +598,19 @@ bool under_none_test(const Facts& f, Id func, Id sid, const std::string& d) {
 
 void check_LL301(CheckContext& ctx) {
   const Facts& f = ctx.facts;
+  // One finding per switch: the rebindings of one name in one loop (or one method) are the
+  // branches of one choice (`if arch == "a": model = A() elif ...: model = B()`); the others
+  // are notes on the first.
+  std::map<std::tuple<int, Id, std::string>, Finding*> first;
+  auto report_once = [&](int loop, Id sid, Id func, const std::string& d) {
+    auto key = std::make_tuple(loop, func, d);
+    auto it = first.find(key);
+    if (it != first.end()) {
+      if (it->second) it->second->notes.push_back({f.m.s(sid).range, "`" + d + "` is also rebound to a new model here"});
+      return;
+    }
+    first.emplace(std::move(key), report(ctx, sid, func, d));
+  };
   for (const StmtSite& site : f.stmt_sites) {
     const Stmt& s = f.m.s(site.stmt);
     if (s.kind != StmtKind::Assign || s.value == kNone || s.targets.size() != 1) continue;
@@ -619,12 +631,12 @@ void check_LL301(CheckContext& ctx) {
       bool once = true;
       for (int l = site.loop; l >= 0 && once; l = f.loops[l].parent) once = constant_trips(f, l, 1) == 1;
       if (once) continue;
-      if (stays_on_cpu(f, site.func, s.value, site.loop, d)) continue;
+      if (stays_on_cpu(f, site.func, s.value, L.stmts, site.loop, d)) continue;
       // Released in the iteration, or kept on purpose (an ensemble) in any enclosing loop.
       bool kept = releases(f, L.stmts, d, UINT32_MAX);
       for (int l = site.loop; l >= 0 && !kept; l = f.loops[l].parent) kept = stored(f, f.loops[l].stmts, d);
       if (kept) continue;
-      report(ctx, site.stmt, site.func, d);
+      report_once(site.loop, site.stmt, site.func, d);
       continue;
     }
     // A method other than __init__ that replaces an existing self.<model>.
@@ -635,6 +647,9 @@ void check_LL301(CheckContext& ctx) {
     for (const StmtSite& o : f.stmt_sites)
       if (o.func == site.func) method_stmts.push_back(o.stmt);
     if (releases(f, method_stmts, d, s.range.begin)) continue;
+    // Loaded on the CPU and moved after the rebinding (`self.model = X.from_pretrained(dir)`,
+    // then `self.model.to(device)`): the rebinding drops the old model before the move.
+    if (stays_on_cpu(f, site.func, s.value, method_stmts, -1, d)) continue;
     // Another method of the class binds it to a model too (an existing model is replaced;
     // a previous `None` is lazy initialisation, not a switch).
     bool existing = false;
@@ -654,7 +669,7 @@ void check_LL301(CheckContext& ctx) {
         lazy = lazy && c.stmt != kNone && under_none_test(f, c.func, c.stmt, d);
       }
     if (calls && lazy) continue;
-    if (existing) report(ctx, site.stmt, site.func, d);
+    if (existing) report_once(-1, site.stmt, site.func, d);
   }
 }
 
