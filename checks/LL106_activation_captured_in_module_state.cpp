@@ -16,11 +16,25 @@ bool is_hook_registration(std::string_view a) {
   return a == "register_forward_hook"sv || a == "register_forward_pre_hook"sv;
 }
 
-// Does the expression drop autograd history (detach, item, tolist, numpy, float, shapes)?
+// A string literal or f-string.
+bool string_literal(const Facts& f, Id x) {
+  const Expr& e = f.e(x);
+  return e.kind == ExprKind::FString || (e.kind == ExprKind::Literal && e.lit == LitKind::String);
+}
+
+// Does the expression drop autograd history (detach, item, tolist, numpy, float, shapes, text)?
 bool detached(const Facts& f, Id v) {
   bool yes = false;
   for_each_expr(f.m, v, [&](Id x) {
     const Expr& e = f.e(x);
+    // Text built from it (`"Used: " + ", ".join(names)`, `"%s" % x`, `"{}".format(x)`): a string.
+    if (e.kind == ExprKind::BinOp && (e.text == "+"sv || e.text == "%"sv) && e.kids.size() == 2 &&
+        (string_literal(f, e.kids[0]) || string_literal(f, e.kids[1])))
+      yes = true;
+    if (e.kind == ExprKind::Call && in(f.callee_attr(x), {"join", "format"}) && f.callee_receiver(x) != kNone &&
+        string_literal(f, f.callee_receiver(x)))
+      yes = true;
+    if (yes) return false;
     if (e.kind == ExprKind::Call) {
       const std::string& a = f.callee_attr(x);
       if (a == "detach"sv || a == "item"sv || a == "tolist"sv || a == "numpy"sv || a == "detach_"sv || a == "size"sv ||
