@@ -15,6 +15,16 @@ bool is_empty_cache(const Facts& f, Id stmt) {
                                    "c10.cuda.CUDACachingAllocator.emptyCache"});
 }
 
+// The empty_cache() call statement `stmt` is, or ends with: a guard around it without an
+// else (`if torch.cuda.is_available(): torch.cuda.empty_cache()`) runs it at the same point of
+// the block. kNone when there is none.
+Id empty_cache_at_end(const Facts& f, Id stmt, int depth = 0) {
+  if (is_empty_cache(f, stmt)) return f.m.s(stmt).value;
+  const Stmt& s = f.m.s(stmt);
+  if (depth > 8 || s.kind != StmtKind::If || !s.orelse.empty() || s.body.empty()) return kNone;
+  return empty_cache_at_end(f, s.body.back(), depth + 1);
+}
+
 std::string released_name(const Facts& f, Id stmt) {
   const Stmt& s = f.m.s(stmt);
   if (s.kind == StmtKind::Delete && !s.targets.empty()) return f.dotted(s.targets[0]);
@@ -81,7 +91,8 @@ bool bound_again(const Facts& f, const std::vector<Id>& stmts, const std::string
 void check_block(CheckContext& ctx, const std::vector<Id>& body) {
   const Facts& f = ctx.facts;
   for (size_t i = 0; i < body.size(); ++i) {
-    if (!is_empty_cache(f, body[i])) continue;
+    const Id call = empty_cache_at_end(f, body[i]);
+    if (call == kNone) continue;
     auto si = f.stmt_index.find(body[i]);
     Id func = si == f.stmt_index.end() ? kNone : f.stmt_sites[si->second].func;
     std::set<std::string> rebound;
@@ -109,7 +120,7 @@ void check_block(CheckContext& ctx, const std::vector<Id>& body) {
         continue;
       }
       Finding* fd = ctx.report(
-          "LL302", f.e(f.m.s(body[i]).value).range,
+          "LL302", f.e(call).range,
           "`empty_cache()` runs while `" + name + "` is still referenced (it is released only afterwards): "
           "empty_cache() only returns unused cached blocks, live tensors are not freed, so this call releases "
           "nothing of it; drop the references (and `gc.collect()`) first, then call empty_cache()");
