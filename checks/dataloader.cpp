@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <set>
 
 namespace ll {
 
@@ -10,7 +11,27 @@ namespace {
 // Is the value a container of Python objects (not numpy/tensor/bytes/table)?
 std::string python_container(const Facts& f, Id v) {
   const Expr& e = f.e(v);
-  if (e.kind == ExprKind::Comprehension && (e.text == "list"sv || e.text == "dict"sv)) return "a " + e.text + " comprehension";
+  if (e.kind == ExprKind::Comprehension && (e.text == "list"sv || e.text == "dict"sv)) {
+    // `[self.img_size for _ in range(n)]`: n references to one object, which an access
+    // touches once; only an element that reads the loop's names or builds something is new
+    // each time.
+    std::set<std::string> targets;
+    for (const CompFor& c : e.fors)
+      for_each_expr(f.m, c.target, [&](Id x) {
+        if (f.e(x).kind == ExprKind::Name) targets.insert(f.e(x).text);
+        return true;
+      });
+    bool distinct = false;
+    for_each_expr(f.m, e.kids[0], [&](Id x) {
+      const Expr& k = f.e(x);
+      if (k.kind == ExprKind::Call || k.kind == ExprKind::Sequence || k.kind == ExprKind::Comprehension ||
+          (k.kind == ExprKind::Name && targets.count(k.text)))
+        distinct = true;
+      return !distinct;
+    });
+    if (e.text == "list"sv && !distinct) return "";
+    return "a " + e.text + " comprehension";
+  }
   if (e.kind != ExprKind::Call) return "";
   const std::string& q = f.callee_qual(v);
   const std::string& a = f.callee_attr(v);
