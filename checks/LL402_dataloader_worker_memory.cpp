@@ -41,6 +41,24 @@ bool unbounded_cpu_count(const Facts& f, Id func, Id x, int depth = 0) {
   return found && !bounded;
 }
 
+// `cpu_count() // k` (or `/ k`, `int(cpu_count() / k)`) with a literal k >= 2, directly or
+// through the names bound to it: k, else 0. A deliberate fraction of the cores.
+long cpu_count_fraction(const Facts& f, Id func, Id x, int depth = 0) {
+  if (x == kNone || depth > 4) return 0;
+  long k = 0;
+  for_each_expr(f.m, x, [&](Id y) {
+    const Expr& e = f.e(y);
+    if (e.kind == ExprKind::BinOp && (e.text == "//"sv || e.text == "/"sv) && e.kids.size() == 2 &&
+        unbounded_cpu_count(f, func, e.kids[0]))
+      if (const long d = int_literal_value(f.e(e.kids[1])); d >= 2) k = d;
+    if (k == 0 && e.kind == ExprKind::Name)
+      for (Id v : f.bindings(func, e.text))
+        if (v != x && k == 0) k = cpu_count_fraction(f, func, v, depth + 1);
+    return k == 0;
+  });
+  return k;
+}
+
 // Samples in flight (batches in flight x a visible batch size) small enough not to matter.
 constexpr long kFewSamplesInFlight = 256;
 
@@ -87,6 +105,7 @@ void check_LL402(CheckContext& ctx) {
     // worker's copy of the dataset object, small unless it holds many Python objects (which
     // LL403 reports): weak. docs/rules/LL402-dataloader-worker-memory.md, Impact.
     bool only_the_count = false;
+    long fraction = 0;  // num_workers is cpu_count() // fraction
     if (cpp && nw != kNone && unbounded_cpu_count(f, c.func, nw)) {
       msg = "`workers` follows the machine's CPU count with no bound: " + each +
             " and up to max_jobs (default 2 x workers) batches in flight, so host RAM grows with the core count "
@@ -105,6 +124,7 @@ void check_LL402(CheckContext& ctx) {
             " (max-inflight-batches); this is host memory, not GPU memory — lower max_jobs or workers";
     } else if (cpp) {
     } else if (nw != kNone && unbounded_cpu_count(f, c.func, nw)) {
+      fraction = cpu_count_fraction(f, c.func, nw);
       msg = "`num_workers` follows the machine's CPU count with no bound: each worker is a separate process with "
             "its own copy of the dataset object and up to prefetch_factor batches in flight, so host RAM grows with "
             "the core count" + pin + " (host memory, not GPU memory); cap it, e.g. `min(" +
@@ -136,7 +156,11 @@ void check_LL402(CheckContext& ctx) {
                           std::to_string(kFewSamplesInFlight) + "), little host memory whatever a sample is");
       continue;
     }
-    if (only_the_count)
+    if (fraction > 0)
+      ctx.report_weak("LL402", f.e(c.call).range, msg,
+                      "it is 1/" + std::to_string(fraction) + " of the core count, a deliberate share (" +
+                          std::to_string(64 / fraction) + " workers on a 64-core host)");
+    else if (only_the_count)
       ctx.report_weak("LL402", f.e(c.call).range, msg,
                       "its " + std::to_string(inflight) + " batches in flight are within max-inflight-batches (" +
                           std::to_string(f.cfg.max_inflight_batches) +
