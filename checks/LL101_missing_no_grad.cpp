@@ -54,7 +54,10 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
   if (fw) {
     Id callee = f.forward_receiver(fw->call);
     const std::string& d = f.dotted(callee);
-    if (d.empty() || d.rfind("self.", 0) == 0 || f.frozen_at(g, d, f.e(fw->call).range.begin) ||
+    // `self.<layer>(x)` runs the module's own forward only in a method of a module class
+    // (`agent.get_action(obs)`: the caller's `agent`); elsewhere `self` is something else.
+    if (d.empty() || (starts_with(d, "self.") && !f.func_is_method_of_module(g)) ||
+        f.frozen_at(g, d, f.e(fw->call).range.begin) ||
         f.forward_grad_off(g, callee) || f.output_read_as_numpy(*fw))
       fw = nullptr;
   }
@@ -311,7 +314,13 @@ void check_LL101(CheckContext& ctx) {
     // A helper whose own forward is reported (a loaded model's serving helper) is fixed there.
     if (!fw || reported_forwards.count(fw->call) || f.loop_trains(h.loop) || feeds_enclosing_training(f, h)) continue;
     Id callee = f.forward_receiver(fw->call);
-    const std::string& d = f.dotted(callee);
+    std::string d = f.dotted(callee);
+    // A method of a module class runs the caller's module: `agent.get_action(obs)` runs `agent`.
+    if (starts_with(d, "self.")) {
+      const std::string& owner = f.dotted(f.callee_receiver(h.call));
+      if (owner.empty() || owner == "self"sv) continue;
+      d = owner;
+    }
     std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
                                                                                 : eval_loop_reason(f, h);
     if (why.empty()) continue;
