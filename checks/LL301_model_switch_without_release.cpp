@@ -648,8 +648,14 @@ void check_LL301(CheckContext& ctx) {
       if (o.func == site.func) method_stmts.push_back(o.stmt);
     if (releases(f, method_stmts, d, s.range.begin)) continue;
     // Loaded on the CPU and moved after the rebinding (`self.model = X.from_pretrained(dir)`,
-    // then `self.model.to(device)`): the rebinding drops the old model before the move.
-    if (stays_on_cpu(f, site.func, s.value, method_stmts, -1, d)) continue;
+    // then `self.model.to(device)`): the rebinding drops the old model before the move, unless
+    // another method keeps it too (`self.opt = Adam(self.model.parameters())`).
+    {
+      std::vector<Id> class_stmts;
+      for (const StmtSite& o : f.stmt_sites)
+        if (o.func != kNone && o.func != site.func && f.m.funcs[o.func].cls == fn.cls) class_stmts.push_back(o.stmt);
+      if (!aliased_in(f, class_stmts, d) && stays_on_cpu(f, site.func, s.value, method_stmts, -1, d)) continue;
+    }
     // Another method of the class binds it to a model too (an existing model is replaced;
     // a previous `None` is lazy initialisation, not a switch).
     bool existing = false;
