@@ -2076,6 +2076,11 @@ bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
   bool lsd = load_state_dict_.count(std::to_string(func) + ":" + d) != 0 ||
              load_state_dict_.count(std::to_string(kNone) + ":" + d) != 0;
   if (lsd && eval_called_before(func, d, UINT32_MAX)) return true;
+  // Both at module level, read by a function that does not bind the name itself (a request
+  // handler running the global model a script loaded at import).
+  if (func != kNone && load_state_dict_.count(std::to_string(kNone) + ":" + d) != 0 &&
+      own_bindings(func, d).empty() && !is_param(func, d) && eval_called_before(kNone, d, UINT32_MAX))
+    return true;
   // A parameter never rebound here: what the file's callers hand in (`mask = inference(net,
   // image)` per image, with the loaded `net`). Every value they pass must be a loaded model.
   if (depth >= 2 || !values.empty() || e(x).kind != ExprKind::Name) return false;
