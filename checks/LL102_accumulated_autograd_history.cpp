@@ -370,24 +370,29 @@ class History {
     return *ctx.accumulating_methods;
   }
 
-  // Does `x` use the tensor `p` itself, not only a number read from it (`p.item()`,
-  // `p.size(0)`)?
-  static bool uses_tensor(const Facts& f_, Id x, const std::string& p) {
-    const Expr& e = f_.e(x);
-    if (e.kind == ExprKind::Name) return e.text == p;
-    if (e.kind == ExprKind::Call && in(f_.callee_attr(x), {"item", "size", "detach", "tolist", "numpy", "dim",
-                                                         "numel", "argmax", "eq", "ne"}))
-      return false;
-    for (Id k : e.kids)
-      if (k != kNone && uses_tensor(f_, k, p)) return true;
-    return false;
+  // `meter.update(loss, n)` on an instance of a class another file of the run defines
+  // (`from utils import AverageMeter`; `meter = AverageMeter()`) whose method keeps its
+  // argument.
+  bool imported_accumulating_method(Id recv, const std::string& attr) const {
+    if (!f_.project || f_.project->accumulating_imports.empty()) return false;
+    const std::string& d = f_.dotted(recv);
+    if (d.empty()) return false;
+    const std::vector<Id> values = f_.bindings_at(func_, d, recv);
+    if (values.empty()) return false;
+    for (Id v : values) {
+      const Expr& ve = f_.e(v);
+      if (ve.kind != ExprKind::Call || f_.e(ve.kids[0]).qname.empty() ||
+          !f_.project->accumulating_imports.count(f_.e(ve.kids[0]).qname + "." + attr))
+        return false;
+    }
+    return true;
   }
 
   // Is the method that `recv.attr(...)` runs one that keeps its argument? When the
   // receiver's class is known (`meter = AverageMeter()`), that class's method decides;
   // else any same-file method of that name.
   bool runs_accumulating_method(Id recv, const std::string& attr) const {
-    if (!accumulating_methods_.count(attr)) return false;
+    if (!accumulating_methods_.count(attr)) return imported_accumulating_method(recv, attr);
     const std::string& d = f_.dotted(recv);
     if (d.empty()) return true;
     Id cls = kNone;
@@ -404,37 +409,6 @@ class History {
     for (Id fn : f_.m.classes[cls].methods)
       if (f_.m.funcs[fn].name == attr) return accumulating_methods_.count("#" + std::to_string(fn)) != 0;
     return true;  // inherited: unknown
-  }
-
-  static void find_accumulating_methods(const Facts& f_, std::unordered_set<std::string>& accumulating_methods_) {
-    // `def update(self, val, n=1): self.sum += val * n` / `self.values.append(val)`. The set
-    // holds their names and, as "#<function id>", the methods themselves.
-    for (Id fid = 0; fid < f_.m.funcs.size(); ++fid) {
-      const Function& fn = f_.m.funcs[fid];
-      if (fn.cls == kNone || fn.params.size() < 2) continue;
-      // `@torch.no_grad()` on the method: whatever it keeps has no history.
-      if (f_.func_entry_off(fid)) continue;
-      const std::string& p = fn.params[1];
-      bool keeps = false;
-      std::vector<Id> work(fn.body.begin(), fn.body.end());
-      for (size_t i = 0; i < work.size() && !keeps; ++i) {
-        const Stmt& s = f_.m.s(work[i]);
-        auto mentions = [&](Id x) { return uses_tensor(f_, x, p); };
-        if (s.kind == StmtKind::AugAssign && !s.targets.empty() && f_.dotted(s.targets[0]).rfind("self.", 0) == 0 &&
-            mentions(s.value))
-          keeps = true;
-        if (s.kind == StmtKind::Expr && s.value != kNone && f_.e(s.value).kind == ExprKind::Call &&
-            in(f_.callee_attr(s.value), {"append", "extend"}) &&
-            f_.dotted(f_.callee_receiver(s.value)).rfind("self.", 0) == 0 && mentions(s.value))
-          keeps = true;
-        for (Id b : s.body) work.push_back(b);
-        for (Id b : s.orelse) work.push_back(b);
-      }
-      if (keeps) {
-        accumulating_methods_.insert(fn.name);
-        accumulating_methods_.insert("#" + std::to_string(fid));
-      }
-    }
   }
 
   // Accumulators whose graph is wanted: back-propagated later, or (in a loop that does not

@@ -529,4 +529,46 @@ int batch_loop_of(const Facts& f, const CallSite& c) {
   return -1;
 }
 
+// Does `x` use the tensor `p` itself, not only a number read from it (`p.item()`,
+// `p.size(0)`)?
+static bool uses_tensor(const Facts& f, Id x, const std::string& p) {
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::Name) return e.text == p;
+  if (e.kind == ExprKind::Call && in(f.callee_attr(x), {"item", "size", "detach", "tolist", "numpy", "dim",
+                                                       "numel", "argmax", "eq", "ne"}))
+    return false;
+  for (Id k : e.kids)
+    if (k != kNone && uses_tensor(f, k, p)) return true;
+  return false;
+}
+
+void find_accumulating_methods(const Facts& f, std::unordered_set<std::string>& out) {
+  for (Id fid = 0; fid < f.m.funcs.size(); ++fid) {
+    const Function& fn = f.m.funcs[fid];
+    if (fn.cls == kNone || fn.params.size() < 2) continue;
+    // `@torch.no_grad()` on the method: whatever it keeps has no history.
+    if (f.func_entry_off(fid)) continue;
+    const std::string& p = fn.params[1];
+    bool keeps = false;
+    std::vector<Id> work(fn.body.begin(), fn.body.end());
+    for (size_t i = 0; i < work.size() && !keeps; ++i) {
+      const Stmt& s = f.m.s(work[i]);
+      auto mentions = [&](Id x) { return uses_tensor(f, x, p); };
+      if (s.kind == StmtKind::AugAssign && !s.targets.empty() && f.dotted(s.targets[0]).rfind("self.", 0) == 0 &&
+          mentions(s.value))
+        keeps = true;
+      if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call &&
+          in(f.callee_attr(s.value), {"append", "extend"}) &&
+          f.dotted(f.callee_receiver(s.value)).rfind("self.", 0) == 0 && mentions(s.value))
+        keeps = true;
+      for (Id b : s.body) work.push_back(b);
+      for (Id b : s.orelse) work.push_back(b);
+    }
+    if (keeps) {
+      out.insert(fn.name);
+      out.insert("#" + std::to_string(fid));
+    }
+  }
+}
+
 }  // namespace ll

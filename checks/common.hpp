@@ -4,6 +4,7 @@
 #include <set>
 
 #include <string>
+#include <unordered_set>
 
 #include "checks/checks.hpp"
 
@@ -40,6 +41,11 @@ void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::str
                  bool appends, Id seed = kNone);
 // Does expression `x` mention one of `names` (or contain the expression `seed`)?
 bool mentions_any(const Facts& f, Id x, const std::set<std::string>& names, Id seed = kNone);
+
+// Methods that keep their first argument on their object (`def update(self, val, n=1):
+// self.sum += val * n`, `self.values.append(val)`) and do not disable grad: `out` gets their
+// names and, as "#<function id>", the methods themselves.
+void find_accumulating_methods(const Facts& f, std::unordered_set<std::string>& out);
 
 // Test code: Facts::in_test_code (docs/impact.md).
 inline constexpr const char* kTestCodeReason = "test code runs once, on small inputs";

@@ -1,5 +1,7 @@
 #include "checks/facts.hpp"
 
+#include "checks/common.hpp"
+
 #include "checks/flow.hpp"
 #include "rules/budget.hpp"
 
@@ -1166,6 +1168,13 @@ FileSummary Facts::summarize() const {
   }
   for (Id c = 0; c < m.classes.size(); ++c)
     if (class_derives(c, {"Dataset", "IterableDataset"})) out.classes.push_back(m.classes[c].name);
+  {
+    std::unordered_set<std::string> acc;
+    find_accumulating_methods(*this, acc);
+    for (Id fn = 0; fn < m.funcs.size(); ++fn)
+      if (m.funcs[fn].cls != kNone && acc.count("#" + std::to_string(fn)))
+        out.accumulating_methods.push_back(m.classes[m.funcs[fn].cls].name + "." + m.funcs[fn].name);
+  }
   // Another file's call sites can only change this file's findings through entry_off_:
   // all of them with grad off can turn a function off; one with grad on can turn back on
   // a function that only its same-file callers turned off. A function off by its own

@@ -144,7 +144,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
-      synthetic_def;
+      synthetic_def, accumulating_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -154,6 +154,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& c : files[i].grad_off_forwards) off_forward_def[c].push_back(i);
     for (const auto& c : files[i].sharding_datasets) sharding_def[c].push_back(i);
     for (const auto& c : files[i].synthetic_datasets) synthetic_def[c].push_back(i);
+    for (const auto& cm : files[i].accumulating_methods) accumulating_def[cm.substr(0, cm.find('.'))].push_back(i);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {
@@ -182,6 +183,11 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (r != sharding_def.end() && defined(r->second)) views[i].sharding_datasets.insert(q);
       auto y = synthetic_def.find(last(q));
       if (y != synthetic_def.end() && defined(y->second)) views[i].synthetic_datasets.insert(q);
+      auto a = accumulating_def.find(last(q));
+      if (a != accumulating_def.end())
+        for (size_t j : defining_files(q, i, a->second, files))
+          for (const auto& cm : files[j].accumulating_methods)
+            if (cm.compare(0, cm.find('.'), last(q)) == 0) views[i].accumulating_imports.insert(q + cm.substr(cm.find('.')));
     }
     for (const auto& q : files[i].type_refs) {
       auto o = off_forward_def.find(last(q));

@@ -47,6 +47,9 @@ struct FileSummary {
   // Dataset classes of synthetic data (items made on the fly, ignoring their index): a loader
   // of one is weak evidence for LL405 in the files that import the class.
   std::vector<std::string> synthetic_datasets;
+  // Methods that keep their argument on their object (`AverageMeter.update`, whose body does
+  // `self.sum += val * n`), as "Class.method": a tensor handed to one is kept.
+  std::vector<std::string> accumulating_methods;
   // Methods called by name across files (`decoder.generate(...)` on a value whose class the
   // file does not show): each such attribute name, and whether every such call in this file
   // runs with grad disabled. And this file's methods that no call resolves to whose entry
@@ -77,6 +80,9 @@ struct ProjectView {
   // Imported Dataset classes (as this file names them) that shard by rank themselves.
   std::set<std::string> sharding_datasets;
   std::set<std::string> synthetic_datasets;  // qualified, as this file imports them
+  // Imported classes' methods that keep their argument: "qualified.Class.method", as this file
+  // imports the class (`src.utils.AverageMeter.update`).
+  std::set<std::string> accumulating_imports;
   // Methods of this file decided by the calls that name them: whether every such call in the
   // run's other files runs with grad disabled (only entries that change a decision).
   std::map<std::string, bool> external_method_calls;
@@ -86,7 +92,7 @@ struct ProjectView {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && sharding_datasets.empty() &&
-           synthetic_datasets.empty();
+           synthetic_datasets.empty() && accumulating_imports.empty();
   }
 };
 

@@ -557,6 +557,23 @@ def main(rank, net, train_set, val_set):
         self.write("sample.py", "def sample(decoder, x):\n    return decoder.generate(x, 100)\n")
         self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
 
+    def test_meter_class_of_another_module_that_keeps_its_argument(self):
+        # utils/meters.py's AverageMeter.update does `self.sum += val * n`: handing it the loss
+        # keeps every batch's graph, wherever the class is defined. A meter that converts with
+        # .item() keeps numbers.
+        self.write("utils/__init__.py", "")
+        meter = ("class AverageMeter:\n    def __init__(self):\n        self.sum = 0\n        self.count = 0\n\n"
+                 "    def update(self, val, n=1):\n        self.sum += {} * n\n        self.count += n\n")
+        self.write("utils/meters.py", meter.format("val"))
+        self.write("train.py", "import torch.nn.functional as F\nfrom utils.meters import AverageMeter\n\n\n"
+                   "def train(model, loader, opt):\n    losses = AverageMeter()\n    for x, y in loader:\n"
+                   "        loss = F.cross_entropy(model(x.cuda()), y.cuda())\n        opt.zero_grad()\n"
+                   "        loss.backward()\n        opt.step()\n        losses.update(loss, x.size(0))\n"
+                   "    return losses.sum / losses.count\n")
+        self.assertEqual(self.lines_of("LL102"), {("train.py", 12)})
+        self.write("utils/meters.py", meter.format("val.item()"))
+        self.assertEqual(self.lines_of("LL102"), set())
+
     def test_imported_model_class_whose_forward_disables_grad(self):
         # sampler.py's class decorates its own forward with no_grad: an instance built in
         # another file records no graph when called there.
