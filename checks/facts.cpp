@@ -186,7 +186,7 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   for (size_t ci = 0; ci < calls.size(); ++ci)
     if (calls[ci].stmt != kNone) calls_in_stmt[calls[ci].stmt].push_back(static_cast<int>(ci));
   for (const auto& c : calls)
-    if (is_backward(c) || optimizer_of_step(c) != kNone || framework_fit(c)) { file_trains_ = true; break; }
+    if (is_backprop(c) || optimizer_of_step(c) != kNone || framework_fit(c)) { file_trains_ = true; break; }
 }
 
 void Facts::mark_framework_steps() {

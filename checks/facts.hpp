@@ -297,7 +297,7 @@ class Facts {
   // Frozen that way somewhere in the file.
   bool frozen_anywhere(const std::string& dotted) const;
 
-  bool file_trains() const { return file_trains_; }  // any backward() or optimizer step
+  bool file_trains() const { return file_trains_; }  // any backward(), autograd.grad() or optimizer step
   // A training framework's fit (`learn.fit_one_cycle(5)`, `trainer.fit(model)`): it
   // back-propagates inside the library.
   bool framework_fit(const CallSite& c) const;
