@@ -1546,6 +1546,9 @@ bool Facts::name_looks_like_model(std::string_view d) const {
 bool Facts::not_a_torch_model(Id receiver) const {
   if (receiver == kNone) return false;
   std::string q = qual(receiver);
+  // A torch.nn layer's own from_pretrained (`nn.Embedding.from_pretrained(vectors)`): a lookup
+  // table, frozen unless told otherwise, not a pretrained network.
+  if (starts_with(q, "torch.nn.")) return true;
   std::string d = q.empty() ? dotted(receiver) : q;
   std::string_view last = last_component(d);
   for (std::string_view bad : {"Tokenizer", "Processor", "FeatureExtractor", "Config", "Scheduler", "Pipeline",
@@ -2064,7 +2067,8 @@ bool Facts::loaded_value(Id func, Id v, int depth) const {
   }
   const std::string& q = callee_qual(v);
   const std::string& a = callee_attr(v);
-  if (q == "torch.jit.load"sv || q == "torch.load"sv || q == "torch.hub.load"sv || a == "from_pretrained"sv) return true;
+  if (q == "torch.jit.load"sv || q == "torch.load"sv || q == "torch.hub.load"sv) return true;
+  if (a == "from_pretrained"sv) return !not_a_torch_model(callee_receiver(v));
   if (in(a, {"to", "cuda", "eval", "half", "float", "cpu"})) return loaded_value(func, callee_receiver(v), depth + 1);
   Id target = same_file_target(v, func);
   if (target != kNone)
