@@ -1,5 +1,7 @@
 #include "checks/common.hpp"
 
+#include "checks/flow.hpp"
+
 #include <algorithm>
 
 #include <map>
@@ -424,7 +426,17 @@ bool carried_in_loop(const Facts& f, int loop, const std::string& d) {
         if (f.dotted(x) == d) bound = true;
         return !bound && (f.e(x).kind == ExprKind::Sequence || f.e(x).kind == ExprKind::Starred);
       });
-    if (bound && mentions_any(f, s.value, {d})) return true;
+    if (!bound || !mentions_any(f, s.value, {d})) continue;
+    // The value read must come round the loop (the previous iteration's, or the one it was
+    // entered with): `K = x * 2; K = K.mean()` reads this iteration's K, a plain rebinding.
+    bool outside = false;
+    const std::vector<Def> defs = f.flow().reaching(sid, d, &outside);
+    if (defs.empty() || outside) return true;
+    const std::vector<Id>& body = f.loops[loop].stmts;
+    for (const Def& df : defs)
+      if (df.stmt == kNone || f.m.s(df.stmt).range.begin >= s.range.begin ||
+          std::find(body.begin(), body.end(), df.stmt) == body.end())
+        return true;
   }
   return false;
 }

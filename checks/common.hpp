@@ -73,7 +73,8 @@ bool python_builtin_call(const Facts& f, Id call);
 bool made_tensor(const Facts& f, Id func, Id x, int depth = 0);
 
 // Is `dotted` a recurrent state of loop `loop`: rebound inside it from an expression that
-// reads its previous value (`h = cell(x[t], h)`, `hx, cx = lstm(x[t], (hx, cx))`)?
+// reads the value it had on entering the iteration (`h = cell(x[t], h)`, `hx, cx = lstm(x[t], (hx, cx))`;
+// not `k = x * 2; k = k.mean()`, which reads this iteration's own value)?
 bool carried_in_loop(const Facts& f, int loop, const std::string& dotted);
 
 // How to spell a call of `qualified` (e.g. "torch.no_grad") with this module's imports:
