@@ -322,6 +322,15 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
   if (!builder && callee.kind == ExprKind::Name && q.empty())
     for (Id k = 0; k < f.m.classes.size(); ++k)
       if (f.m.classes[k].name == callee.text && f.is_module_class(k)) builder = true;
+  // A class another module defines, instantiated by its capitalised name (`net =
+  // VisionTransformer(...)`, `from models.vit import VisionTransformer`), unless it comes from
+  // a library of other models (scikit-learn, boosting, Keras).
+  if (!builder && !q.empty() && !cname.empty() && std::isupper(static_cast<unsigned char>(cname[0])) &&
+      !starts_with(q, "torch")) {
+    const std::string root = q.substr(0, q.find('.'));
+    builder = !in(root, {"sklearn", "xgboost", "lightgbm", "catboost", "tensorflow", "keras", "jax", "flax", "gensim",
+                         "statsmodels", "spacy", "optuna", "ray", "gym", "gymnasium"});
+  }
   if (!builder) return false;
   // Calling a model runs its forward: `logits_model = self.model(x)` binds activations.
   if ((callee.kind == ExprKind::Name || callee.kind == ExprKind::Attribute) && f.is_model_value(func, f.e(v).kids[0]))
