@@ -260,9 +260,19 @@ bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
     *out = int_literal_value(e);
     return *out >= 0;
   }
-  if (e.kind != ExprKind::Name || depth > 0) return false;
+  // `rows + 1`, `n * 2` over constants.
+  if (e.kind == ExprKind::BinOp && e.kids.size() == 2 && depth < 4 && in(e.text, {"+", "-", "*", "//"})) {
+    long a = 0, b = 0;
+    if (!int_constant(f, func, e.kids[0], &a, depth + 1) || !int_constant(f, func, e.kids[1], &b, depth + 1) ||
+        a > 1'000'000'000L || b > 1'000'000'000L)
+      return false;
+    *out = e.text == "+"sv ? a + b : e.text == "-"sv ? a - b : e.text == "*"sv ? a * b : b > 0 ? a / b : -1;
+    return *out >= 0;
+  }
+  if (e.kind != ExprKind::Name || depth > 1) return false;
   auto vals = f.bindings(func, e.text);
   if (vals.size() == 1) return int_constant(f, func, vals[0], out, depth + 1);
+  if (depth > 0) return false;
   // A parameter never rebound, for which every same-file call passes an integer literal
   // (`train_model(model, 100, ...)`): the largest of them.
   if (!vals.empty() || func == kNone) return false;

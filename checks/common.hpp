@@ -60,7 +60,7 @@ long int_literal_value(const Expr& e);
 Id size_read_of(const Facts& f, Id x);
 
 // How many times loop `loop` runs, when the code says so: `range(...)` of integer constants
-// (or of names bound once to one), or a body that ends in an unconditional `break` (1).
+// (names bound once to one, and `+ - * //` of those: `range(1, rows + 1)`), or a body that ends in an unconditional `break` (1).
 // 0 when unknown or above `limit`.
 long constant_trips(const Facts& f, int loop, long limit);
 
