@@ -571,10 +571,17 @@ void find_accumulating_methods(const Facts& f, std::unordered_set<std::string>& 
     // `@torch.no_grad()` on the method: whatever it keeps has no history.
     if (f.func_entry_off(fid)) continue;
     const std::string& p = fn.params[1];
-    bool keeps = false;
+    bool keeps = false, rebound = false;
     std::vector<Id> work(fn.body.begin(), fn.body.end());
-    for (size_t i = 0; i < work.size() && !keeps; ++i) {
+    for (size_t i = 0; i < work.size() && !rebound; ++i) {
       const Stmt& s = f.m.s(work[i]);
+      // `v = v.data.sum()` before `self.sum += v`: what is kept is no longer the argument.
+      if (s.kind == StmtKind::Assign)
+        for (Id t : s.targets)
+          for_each_expr(f.m, t, [&](Id x) {
+            if (f.e(x).kind == ExprKind::Name && f.e(x).text == p) rebound = true;
+            return !rebound;
+          });
       auto mentions = [&](Id x) { return uses_tensor(f, x, p); };
       if (s.kind == StmtKind::AugAssign && !s.targets.empty() && f.dotted(s.targets[0]).rfind("self.", 0) == 0 &&
           mentions(s.value))
@@ -586,7 +593,7 @@ void find_accumulating_methods(const Facts& f, std::unordered_set<std::string>& 
       for (Id b : s.body) work.push_back(b);
       for (Id b : s.orelse) work.push_back(b);
     }
-    if (keeps) {
+    if (keeps && !rebound) {
       out.insert(fn.name);
       out.insert("#" + std::to_string(fid));
     }
