@@ -177,9 +177,23 @@ class History {
     return r;
   }
 
+  // `rest[0]`, `rest[0] if rest else -1`: an element read out of a container.
+  bool element_read(Id v) const {
+    const Expr& e = f_.e(v);
+    if (e.kind == ExprKind::Subscript) return true;
+    return e.kind == ExprKind::Conditional && e.kids.size() == 3 && element_read(e.kids[0]) &&
+           (f_.e(e.kids[2]).kind == ExprKind::Literal || f_.e(e.kids[2]).kind == ExprKind::UnaryOp ||
+            element_read(e.kids[2]));
+  }
+
   bool def_carries(const std::string& d, const Def& df, int depth) const {
     if (df.value == kNone) return false;
     bool off = grad_off_at(df.stmt);
+    // An element of a tuple (`outputs, *rest = model(**batch)`; `acc = rest[0]`) named like an
+    // accuracy or a count: a metric computed by comparisons, which record no history.
+    if ((df.kind == DefKind::Unpacked || (df.kind == DefKind::Assign && element_read(df.value))) &&
+        counts_by_name(f_.last_component(d)))
+      return false;
     switch (df.kind) {
       case DefKind::Assign: case DefKind::Declared: case DefKind::WithAlias:
         return carries(df.value, off, depth + 1);
