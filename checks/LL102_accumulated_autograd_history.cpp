@@ -339,6 +339,13 @@ class History {
         // A frozen module (all parameters switched off) keeps history only of its inputs.
         Id m = f_.forward_receiver(call);
         if (f_.frozen_at(c.func, f_.dotted(m), e.range.begin) || f_.forward_grad_off(c.func, m)) return false;
+        // An instance of a module class of this file: its forward's returns decide (a RISE
+        // explainer whose forward works on `.data` returns no history).
+        if (m != kNone) {
+          const Id k = f_.e(m).kind == ExprKind::Call ? f_.constructed_class(m) : f_.instance_class(c.func, m);
+          const Id fw = k != kNone ? f_.method_in(k, "forward") : kNone;
+          if (fw != kNone && fw != func_) return returns_history(ctx_, fw, -1, kNone);
+        }
         return true;
       }
     }
