@@ -1,6 +1,7 @@
 // LL301 model-switch-without-release: a name holding a model is rebound to a new model
 // (in a loop, or replacing self.<model> in a method) without releasing the old one first.
 #include <algorithm>
+#include <functional>
 #include <cctype>
 
 #include "checks/common.hpp"
@@ -323,13 +324,20 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
     for (Id k = 0; k < f.m.classes.size(); ++k)
       if (f.m.classes[k].name == callee.text && f.is_module_class(k)) builder = true;
   // A class another module defines, instantiated by its capitalised name (`net =
-  // VisionTransformer(...)`, `from models.vit import VisionTransformer`), unless it comes from
-  // a library of other models (scikit-learn, boosting, Keras).
+  // VisionTransformer(...)`, `from models.vit import VisionTransformer`), that the function
+  // treats as a torch module (moves it, loads a state dict into it, switches its mode), unless
+  // it comes from a library of other models (scikit-learn, boosting, Keras).
   if (!builder && !q.empty() && !cname.empty() && std::isupper(static_cast<unsigned char>(cname[0])) &&
-      !starts_with(q, "torch")) {
+      !starts_with(q, "torch") && !target.empty()) {
     const std::string root = q.substr(0, q.find('.'));
-    builder = !in(root, {"sklearn", "xgboost", "lightgbm", "catboost", "tensorflow", "keras", "jax", "flax", "gensim",
-                         "statsmodels", "spacy", "optuna", "ray", "gym", "gymnasium"});
+    if (!in(root, {"sklearn", "xgboost", "lightgbm", "catboost", "tensorflow", "keras", "jax", "flax", "gensim",
+                   "statsmodels", "spacy", "optuna", "ray", "gym", "gymnasium"}))
+      for (int ci : f.calls_in(func))
+        if (f.dotted(f.callee_receiver(f.calls[ci].call)) == target &&
+            in(f.callee_attr(f.calls[ci].call), {"to", "cuda", "load_state_dict", "eval", "train", "parameters"})) {
+          builder = true;
+          break;
+        }
   }
   if (!builder) return false;
   // Calling a model runs its forward: `logits_model = self.model(x)` binds activations.
@@ -501,13 +509,15 @@ long parameters_of(const Facts& f, Id func, Id v, int depth) {
 // Impact: a model this small costs little twice over.
 constexpr long kSmallModel = 10'000'000;
 
-Finding* report(CheckContext& ctx, Id sid, Id func, const std::string& d) {
+Finding* report(CheckContext& ctx, Id sid, Id func, const std::string& d, const std::string& once = "") {
   std::string message =
       "`" + d + "` is rebound to a new model while the previous one is still referenced: the old model stays "
       "resident until the new one is fully built (peak = old + new), and its freed blocks stay in PyTorch's "
       "cache, invisible to other processes; `del " + d + "` (or set it to None), `gc.collect()` and "
       "`torch.cuda.empty_cache()` before loading the next one";
   const Range& where = ctx.facts.m.s(sid).range;
+  // Impact: a replacement that happens once (at load time) costs one peak of old + new.
+  if (!once.empty()) return ctx.report_weak("LL301", where, std::move(message), once);
   const long params = parameters_of(ctx.facts, func, ctx.facts.m.s(sid).value, 0);
   // (Test code: the impact pass after the checks makes the finding weak; run_checks.)
   if (params >= 0 && params <= kSmallModel) {
@@ -603,6 +613,48 @@ bool under_none_test(const Facts& f, Id func, Id sid, const std::string& d) {
   return false;
 }
 
+// Is statement `sid` inside `if <name> == <literal>:` (or `in` a display of literals) where
+// <name> is a target of loop `loop` (`for filename in os.listdir(d): if filename == "q.pt":`)?
+// Then it runs on one iteration of the loop at most.
+bool on_one_iteration(const Facts& f, int loop, Id sid) {
+  const Stmt& ls = f.m.s(f.loops[loop].stmt);
+  std::set<std::string> targets;
+  for (Id t : ls.targets)
+    for_each_expr(f.m, t, [&](Id x) {
+      if (f.e(x).kind == ExprKind::Name) targets.insert(f.e(x).text);
+      return true;
+    });
+  auto literal = [&](Id x) {
+    const Expr& e = f.e(x);
+    if (e.kind == ExprKind::Literal) return true;
+    if (e.kind != ExprKind::Sequence) return false;
+    for (Id k : e.kids)
+      if (f.e(k).kind != ExprKind::Literal) return false;
+    return true;
+  };
+  auto selects = [&](Id test) {
+    const Expr& c = f.e(test);
+    if (c.kind != ExprKind::Compare || c.kids.size() != 2 || (c.text != "=="sv && c.text != "in"sv)) return false;
+    return (f.e(c.kids[0]).kind == ExprKind::Name && targets.count(f.e(c.kids[0]).text) && literal(c.kids[1])) ||
+           (c.text == "=="sv && f.e(c.kids[1]).kind == ExprKind::Name && targets.count(f.e(c.kids[1]).text) &&
+            literal(c.kids[0]));
+  };
+  std::function<bool(const std::vector<Id>&, int)> contains = [&](const std::vector<Id>& body, int depth) {
+    if (depth > 16) return false;
+    for (Id b : body) {
+      if (b == sid) return true;
+      const Stmt& st = f.m.s(b);
+      if (contains(st.body, depth + 1) || contains(st.orelse, depth + 1)) return true;
+    }
+    return false;
+  };
+  for (Id x : f.loops[loop].stmts) {
+    const Stmt& st = f.m.s(x);
+    if (st.kind == StmtKind::If && selects(st.value) && contains(st.body, 0)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_LL301(CheckContext& ctx) {
@@ -611,14 +663,14 @@ void check_LL301(CheckContext& ctx) {
   // branches of one choice (`if arch == "a": model = A() elif ...: model = B()`); the others
   // are notes on the first.
   std::map<std::tuple<int, Id, std::string>, Finding*> first;
-  auto report_once = [&](int loop, Id sid, Id func, const std::string& d) {
+  auto report_once = [&](int loop, Id sid, Id func, const std::string& d, const std::string& once = "") {
     auto key = std::make_tuple(loop, func, d);
     auto it = first.find(key);
     if (it != first.end()) {
       if (it->second) it->second->notes.push_back({f.m.s(sid).range, "`" + d + "` is also rebound to a new model here"});
       return;
     }
-    first.emplace(std::move(key), report(ctx, sid, func, d));
+    first.emplace(std::move(key), report(ctx, sid, func, d, once));
   };
   for (const StmtSite& site : f.stmt_sites) {
     const Stmt& s = f.m.s(site.stmt);
@@ -645,7 +697,11 @@ void check_LL301(CheckContext& ctx) {
       bool kept = releases(f, L.stmts, d, UINT32_MAX);
       for (int l = site.loop; l >= 0 && !kept; l = f.loops[l].parent) kept = stored(f, f.loops[l].stmts, d);
       if (kept) continue;
-      report_once(site.loop, site.stmt, site.func, d);
+      report_once(site.loop, site.stmt, site.func, d,
+                  on_one_iteration(f, site.loop, site.stmt)
+                      ? "it runs on the one iteration whose loop value the `if` around it selects, so the old model "
+                        "is replaced once, one peak of old + new"
+                      : "");
       continue;
     }
     // A method other than __init__ that replaces an existing self.<model>.
@@ -660,9 +716,15 @@ void check_LL301(CheckContext& ctx) {
     // then `self.model.to(device)`): the rebinding drops the old model before the move, unless
     // another method keeps it too (`self.opt = Adam(self.model.parameters())`).
     {
+      // (Only what the object keeps: a local `trainer = Trainer(model=self.model)` dies with its call.)
       std::vector<Id> class_stmts;
-      for (const StmtSite& o : f.stmt_sites)
-        if (o.func != kNone && o.func != site.func && f.m.funcs[o.func].cls == fn.cls) class_stmts.push_back(o.stmt);
+      for (const StmtSite& o : f.stmt_sites) {
+        if (o.func == kNone || o.func == site.func || f.m.funcs[o.func].cls != fn.cls) continue;
+        const Stmt& os = f.m.s(o.stmt);
+        bool on_self = !os.targets.empty();
+        for (Id t : os.targets) on_self = on_self && starts_with(f.dotted(t), "self.");
+        if (on_self) class_stmts.push_back(o.stmt);
+      }
       if (!aliased_in(f, class_stmts, d) && stays_on_cpu(f, site.func, s.value, method_stmts, -1, d)) continue;
     }
     // Another method of the class binds it to a model too (an existing model is replaced;
@@ -684,7 +746,15 @@ void check_LL301(CheckContext& ctx) {
         lazy = lazy && c.stmt != kNone && under_none_test(f, c.func, c.stmt, d);
       }
     if (calls && lazy) continue;
-    if (existing) report_once(-1, site.stmt, site.func, d);
+    if (!existing) continue;
+    // Impact: hot-swapping repeats the replacement; a method the file calls only outside loops
+    // (a setup or load-time step) replaces the model once.
+    bool repeated = !calls;
+    for (const CallSite& c : f.calls)
+      if (c.target_func == site.func && c.func != site.func && (c.loop >= 0 || c.in_lambda)) repeated = true;
+    report_once(-1, site.stmt, site.func, d,
+                repeated ? "" : "every call of `" + fn.name + "` in the file runs outside loops, so the old model is "
+                                "replaced once, one peak of old + new");
   }
 }
 
