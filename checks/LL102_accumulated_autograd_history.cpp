@@ -376,6 +376,11 @@ class History {
           criterion = true;
       }
     if (criterion) return any_arg_carries(call, off, depth) || !inputs_known(call);
+    // A torch.nn layer that is not a forward (parameter-free: `act = nn.Sigmoid()`): its result
+    // carries what its input carries.
+    if (!d.empty())
+      for (Id v : f_.bindings(func_, d))
+        if (starts_with(f_.callee_qual(v), "torch.nn.")) return any_arg_carries(call, off, depth);
     // Python builtins that combine tensors.
     if (callee.kind == ExprKind::Name && q.empty() && in(callee.text, {"sum", "max", "min", "abs"}))
       return any_arg_carries(call, off, depth);
