@@ -300,6 +300,25 @@ class History {
     return false;
   }
 
+  // Does function `fn` drop history anywhere (`.data`, `.detach()`, `.item()`, a block under
+  // no_grad)?
+  bool detaches_something(Id fn) const {
+    for (int ci : f_.calls_in(fn)) {
+      const CallSite& c = f_.calls[ci];
+      if (c.local_off || in(f_.callee_attr(c.call), {"detach", "detach_", "item", "numpy", "tolist"})) return true;
+    }
+    for (const StmtSite& ss : f_.stmt_sites) {
+      if (ss.func != fn) continue;
+      bool data = false;
+      for_each_expr(f_.m, f_.m.s(ss.stmt).value, [&](Id x) {
+        data = data || (f_.e(x).kind == ExprKind::Attribute && f_.e(x).text == "data"sv);
+        return !data;
+      });
+      if (data) return true;
+    }
+    return false;
+  }
+
   bool call_carries(Id call, bool off, int depth) const {
     if (off) return false;
     const Expr& e = f_.e(call);
@@ -339,12 +358,14 @@ class History {
         // A frozen module (all parameters switched off) keeps history only of its inputs.
         Id m = f_.forward_receiver(call);
         if (f_.frozen_at(c.func, f_.dotted(m), e.range.begin) || f_.forward_grad_off(c.func, m)) return false;
-        // An instance of a module class of this file: its forward's returns decide (a RISE
-        // explainer whose forward works on `.data` returns no history).
+        // An instance of a module class of this file whose forward detaches what it works on
+        // (a RISE explainer computing on `.data`): its returns decide. A forward that detaches
+        // nothing is taken to return history whatever it calls (an ODE solver of another
+        // library, which this file does not show).
         if (m != kNone) {
           const Id k = f_.e(m).kind == ExprKind::Call ? f_.constructed_class(m) : f_.instance_class(c.func, m);
           const Id fw = k != kNone ? f_.method_in(k, "forward") : kNone;
-          if (fw != kNone && fw != func_) return returns_history(ctx_, fw, -1, kNone);
+          if (fw != kNone && fw != func_ && detaches_something(fw)) return returns_history(ctx_, fw, -1, kNone);
         }
         return true;
       }
