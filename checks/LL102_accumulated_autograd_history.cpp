@@ -625,7 +625,8 @@ class History {
         "contiguous", "clone", "softmax", "log_softmax", "sigmoid", "tanh", "norm", "dot", "mm", "matmul", "size",
         "dim", "numel", "tolist", "numpy", "index_select", "gather", "masked_select", "masked_fill", "add", "sub",
         "mul", "div", "neg", "split", "chunk", "repeat", "expand", "sort", "topk", "eq", "ne", "gt", "lt", "ge",
-        "le", "keys", "values", "items", "get", "format", "log_prob", "entropy", "type", "expand_as", "view_as"};
+        "le", "keys", "values", "items", "get", "format", "log_prob", "entropy", "type", "expand_as", "view_as",
+        "pop", "copy", "double", "where"};
     const Loop& L = f_.loops[loop];
     if (L.calls.empty()) return false;
     for (int ci : L.calls) {

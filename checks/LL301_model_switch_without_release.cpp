@@ -697,11 +697,18 @@ void check_LL301(CheckContext& ctx) {
       bool kept = releases(f, L.stmts, d, UINT32_MAX);
       for (int l = site.loop; l >= 0 && !kept; l = f.loops[l].parent) kept = stored(f, f.loops[l].stmts, d);
       if (kept) continue;
+      // Trips of the loops around it, when all are constant (0: unknown).
+      long trips = 1;
+      for (int l = site.loop; l >= 0 && trips > 0; l = f.loops[l].parent) {
+        const long t = constant_trips(f, l, 64);
+        trips = t > 0 ? trips * t : 0;
+      }
       report_once(site.loop, site.stmt, site.func, d,
                   on_one_iteration(f, site.loop, site.stmt)
                       ? "it runs on the one iteration whose loop value the `if` around it selects, so the old model "
                         "is replaced once, one peak of old + new"
-                      : "");
+                  : trips == 2 ? "the loops around it run twice, so the old model is replaced once, one peak of old + new"
+                               : "");
       continue;
     }
     // A method other than __init__ that replaces an existing self.<model>.
