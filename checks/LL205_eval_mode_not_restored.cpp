@@ -126,6 +126,18 @@ class Events {
         out.push_back({'F', map_name(model_name(f_, c.func, callee), rename), here, ci});
         continue;
       }
+      // A function of another module of the run that leaves the module it is handed in eval
+      // mode (`from utils import evaluate`; its `model.eval()` is never undone).
+      if (c.target_func == kNone && f_.project && !f_.project->eval_leaving_imports.empty()) {
+        auto it = f_.project->eval_leaving_imports.find(f_.e(f_.e(c.call).kids[0]).qname);
+        if (it != f_.project->eval_leaving_imports.end()) {
+          for (const auto& [index, param] : it->second) {
+            const Id a = f_.arg(c.call, static_cast<size_t>(index), param);
+            if (a != kNone) out.push_back({'E', map_name(model_name(f_, c.func, a), rename), here, ci});
+          }
+          continue;
+        }
+      }
       if (c.target_func != kNone && depth < 4 && c.target_func != c.func) {
         std::map<std::string, std::string> inner = bind_params(c, rename);
         const std::vector<int>& body = f_.calls_in(c.target_func);
@@ -678,7 +690,7 @@ void check_LL205(CheckContext& ctx) {
       const Stmt& st = f.m.s(site.stmt);
       // Only after a call that switches the mode inside (validate()): right after an inline
       // `model.eval()` the statements that need eval mode still follow.
-      if (ev[i].site == ev[i].origin) continue;
+      if (ev[i].site == ev[i].origin && in(f.callee_attr(site.call), {"eval", "train"})) continue;
       if (cpp || (st.kind != StmtKind::Expr && st.kind != StmtKind::Assign)) continue;
       if (model.find('(') != std::string::npos) continue;
       uint32_t end = st.range.end;

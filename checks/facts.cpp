@@ -1168,6 +1168,22 @@ FileSummary Facts::summarize() const {
   }
   for (Id c = 0; c < m.classes.size(); ++c)
     if (class_derives(c, {"Dataset", "IterableDataset"})) out.classes.push_back(m.classes[c].name);
+  // Module-level functions that switch a parameter to eval mode and never back.
+  for (Id fn = 0; fn < m.funcs.size(); ++fn) {
+    const Function& g = m.funcs[fn];
+    if (g.cls != kNone || g.parent != kNone) continue;
+    for (size_t pi = 0; pi < g.params.size(); ++pi) {
+      bool eval = false, train = false;
+      for (int ci : calls_in(fn)) {
+        const Id x = calls[ci].call;
+        if (dotted(callee_receiver(x)) != g.params[pi]) continue;
+        const std::string& a = callee_attr(x);
+        if (a == "eval"sv && e(x).kids.size() == 1) eval = true;
+        if (a == "train"sv) train = true;
+      }
+      if (eval && !train) out.eval_leaving.push_back(g.name + "#" + std::to_string(pi) + "#" + g.params[pi]);
+    }
+  }
   {
     std::unordered_set<std::string> acc;
     find_accumulating_methods(*this, acc);

@@ -1,6 +1,7 @@
 #include "checks/project.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -144,7 +145,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
-      synthetic_def, accumulating_def;
+      synthetic_def, accumulating_def, eval_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -155,6 +156,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& c : files[i].sharding_datasets) sharding_def[c].push_back(i);
     for (const auto& c : files[i].synthetic_datasets) synthetic_def[c].push_back(i);
     for (const auto& cm : files[i].accumulating_methods) accumulating_def[cm.substr(0, cm.find('.'))].push_back(i);
+    for (const auto& e : files[i].eval_leaving) eval_def[e.substr(0, e.find('#'))].push_back(i);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {
@@ -183,6 +185,20 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (r != sharding_def.end() && defined(r->second)) views[i].sharding_datasets.insert(q);
       auto y = synthetic_def.find(last(q));
       if (y != synthetic_def.end() && defined(y->second)) views[i].synthetic_datasets.insert(q);
+      auto ev = eval_def.find(last(q));
+      if (ev != eval_def.end()) {
+        std::vector<size_t> def = defining_files(q, i, ev->second, files);
+        if (def.empty()) def = reexporting_files(q, i, ev->second, files, by_last);
+        for (size_t j : def)
+          for (const auto& e : files[j].eval_leaving) {
+            const size_t h1 = e.find('#'), h2 = e.find('#', h1 + 1);
+            if (h1 == std::string::npos || h2 == std::string::npos || e.compare(0, h1, last(q)) != 0) continue;
+            const int index = std::atoi(e.substr(h1 + 1, h2 - h1 - 1).c_str());
+            auto& v = views[i].eval_leaving_imports[q];
+            const std::pair<int, std::string> entry{index, e.substr(h2 + 1)};
+            if (std::find(v.begin(), v.end(), entry) == v.end()) v.push_back(entry);
+          }
+      }
       auto a = accumulating_def.find(last(q));
       if (a != accumulating_def.end())
         for (size_t j : defining_files(q, i, a->second, files))

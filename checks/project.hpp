@@ -50,6 +50,9 @@ struct FileSummary {
   // Methods that keep their argument on their object (`AverageMeter.update`, whose body does
   // `self.sum += val * n`), as "Class.method": a tensor handed to one is kept.
   std::vector<std::string> accumulating_methods;
+  // Module-level functions that put a module they are handed in eval mode and never back in
+  // train mode (`def evaluate(model, loader): model.eval(); ...`): "function#index#param".
+  std::vector<std::string> eval_leaving;
   // Methods called by name across files (`decoder.generate(...)` on a value whose class the
   // file does not show): each such attribute name, and whether every such call in this file
   // runs with grad disabled. And this file's methods that no call resolves to whose entry
@@ -83,6 +86,9 @@ struct ProjectView {
   // Imported classes' methods that keep their argument: "qualified.Class.method", as this file
   // imports the class (`src.utils.AverageMeter.update`).
   std::set<std::string> accumulating_imports;
+  // Imported functions (qualified, as this file imports them) that leave their argument in
+  // eval mode: the argument's position and parameter name.
+  std::map<std::string, std::vector<std::pair<int, std::string>>> eval_leaving_imports;
   // Methods of this file decided by the calls that name them: whether every such call in the
   // run's other files runs with grad disabled (only entries that change a decision).
   std::map<std::string, bool> external_method_calls;
@@ -92,7 +98,7 @@ struct ProjectView {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && sharding_datasets.empty() &&
-           synthetic_datasets.empty() && accumulating_imports.empty();
+           synthetic_datasets.empty() && accumulating_imports.empty() && eval_leaving_imports.empty();
   }
 };
 

@@ -250,7 +250,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
             {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
-            {"syn", summary.synthetic_datasets}, {"acc", summary.accumulating_methods},
+            {"syn", summary.synthetic_datasets}, {"acc", summary.accumulating_methods}, {"evl", summary.eval_leaving},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
             {"om", summary.open_methods}, {"nom", summary.name_off_methods}};
   Json mc = Json::array();
@@ -383,6 +383,7 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.sharding_datasets = strings(at(p, "shd"));
     s.synthetic_datasets = strings(at(p, "syn"));
     s.accumulating_methods = strings(at(p, "acc"));
+    s.eval_leaving = strings(at(p, "evl"));
     s.program = boolean(at(p, "pg"));
     s.gpu_evidence = boolean(at(p, "ge"));
     s.open_methods = strings(at(p, "om"));

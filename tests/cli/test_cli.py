@@ -574,6 +574,25 @@ def main(rank, net, train_set, val_set):
         self.write("utils/meters.py", meter.format("val.item()"))
         self.assertEqual(self.lines_of("LL102"), set())
 
+    def test_evaluation_function_of_another_module_that_leaves_the_model_in_eval_mode(self):
+        # evaluate.py's evaluate() calls model.eval() and never model.train(): the training loop
+        # that calls it trains in eval mode from the second epoch on. Once evaluate() restores
+        # the mode, nothing is left to report.
+        body = ("import torch\n\n\ndef evaluate(model, loader):\n    model.eval()\n    total = 0.0\n"
+                "    with torch.no_grad():\n        for x, y in loader:\n"
+                "            total += (model(x) - y).abs().mean().item()\n{}    return total\n")
+        self.write("evaluate.py", body.format(""))
+        self.write("train.py", "import torch\nimport torch.nn as nn\nfrom evaluate import evaluate\n\n\n"
+                   "def main(train_loader, valid_loader, epochs):\n"
+                   "    net = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5), nn.Linear(8, 1))\n"
+                   "    opt = torch.optim.SGD(net.parameters(), lr=0.1)\n    net.train()\n"
+                   "    for epoch in range(epochs):\n        for x, y in train_loader:\n"
+                   "            loss = (net(x) - y).pow(2).mean()\n            opt.zero_grad()\n"
+                   "            loss.backward()\n            opt.step()\n        evaluate(net, valid_loader)\n")
+        self.assertEqual(self.lines_of("LL205"), {("train.py", 16)})
+        self.write("evaluate.py", body.format("    model.train()\n"))
+        self.assertEqual(self.lines_of("LL205"), set())
+
     def test_imported_model_class_whose_forward_disables_grad(self):
         # sampler.py's class decorates its own forward with no_grad: an instance built in
         # another file records no graph when called there.
