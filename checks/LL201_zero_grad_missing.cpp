@@ -132,6 +132,9 @@ void check_LL201(CheckContext& ctx) {
   for (const CallSite& c : f.calls) {
     Id opt = f.optimizer_of_step(c);
     if (opt == kNone || c.in_lambda) continue;
+    // A step on the loop's last iteration only (`if i == len(batches) - 1:`): the loop
+    // accumulates every batch's gradients into one update on purpose.
+    if (c.loop >= 0 && last_iteration_test(f, c.guard, c.func)) continue;
     const std::string& name = f.dotted(f.e(opt).kind == ExprKind::Subscript ? f.e(opt).kids[0] : opt);
     // The training loop: the innermost loop around the step that reaches backward().
     int loop = c.loop;

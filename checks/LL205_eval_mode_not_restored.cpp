@@ -544,25 +544,6 @@ bool model_is_frozen(const Facts& f, Id func, const std::string& model) {
   return any_optimizer && !trains_it;
 }
 
-// A test for the loop's last iteration (`if i == len(batches) - 1:`, `if step + 1 == n_steps`
-// with an `- 1` or a `len(...)`): what it runs is followed by no further iteration of that
-// loop, so the enclosing loop answers for what comes next.
-bool last_iteration_test(const Facts& f, Id cond) {
-  if (cond == kNone) return false;
-  const Expr& c = f.e(cond);
-  if (c.kind != ExprKind::Compare || (c.text != "==" && c.text != ">=")) return false;
-  bool hit = false;
-  for_each_expr(f.m, cond, [&](Id x) {
-    const Expr& e = f.e(x);
-    if (e.kind == ExprKind::BinOp && e.text == "-"sv && e.kids.size() == 2 && f.e(e.kids[1]).kind == ExprKind::Literal &&
-        f.e(e.kids[1]).text == "1"sv)
-      hit = true;
-    if (e.kind == ExprKind::Call && f.e(e.kids[0]).kind == ExprKind::Name && f.e(e.kids[0]).text == "len"sv) hit = true;
-    return !hit;
-  });
-  return hit;
-}
-
 // Attributes the function sets to a model once and never rebinds (`args.model = model`):
 // code handed `args` reaches the same module as `args.model`. Attribute -> the name it holds.
 std::map<std::string, std::string> attribute_aliases(const Facts& f, Id func) {
@@ -638,7 +619,7 @@ void check_LL205(CheckContext& ctx) {
       // A model the called function builds for itself: its mode ends with the call.
       if (ev[i].model.rfind(kFresh, 0) == 0) continue;
       // Eval mode set on the loop's last iteration only: judged by the enclosing loop.
-      if (f.calls[ev[i].site].loop == li && last_iteration_test(f, f.calls[ev[i].site].guard)) continue;
+      if (f.calls[ev[i].site].loop == li && last_iteration_test(f, f.calls[ev[i].site].guard, f.calls[ev[i].site].func)) continue;
       // Going round the loop from the eval(): the next training forward of the same model,
       // unless train() or another eval() (judged on its own) comes first. A forward later in
       // the same pass (before the loop starts over) means eval mode is deliberate there

@@ -77,8 +77,16 @@ bool stored(const Facts& f, const std::vector<Id>& stmts, const std::string& d) 
 // A module built by its constructor (a same-file nn.Module class, a torch.nn or
 // torchvision model), or loaded with `from_pretrained(...)` (which loads on the CPU unless
 // told otherwise), with no device among its arguments: its parameters are on the CPU.
-bool constructed_on_cpu(const Facts& f, Id func, Id value) {
-  if (f.e(value).kind != ExprKind::Call) return false;
+bool constructed_on_cpu(const Facts& f, Id func, Id value, int depth = 0) {
+  if (f.e(value).kind != ExprKind::Call || depth > 3) return false;
+  // A builder of the file (`def get_net(n): return nn.Linear(n, 1)`) whose every return is
+  // built on the CPU.
+  if (Id g = f.same_file_target(value, func); g != kNone && g != func) {
+    const std::vector<Id> rs = f.returned_values(g);
+    bool all = !rs.empty();
+    for (Id r : rs) all = all && constructed_on_cpu(f, g, r, depth + 1);
+    if (all) return true;
+  }
   const Expr& callee = f.e(f.e(value).kids[0]);
   const std::string& q = f.callee_qual(value);
   bool ctor = q.rfind("torch.nn.", 0) == 0 || q.rfind("torchvision.models.", 0) == 0 ||
@@ -113,7 +121,11 @@ bool constructed_on_cpu(const Facts& f, Id func, Id value) {
   for (const std::string& k : f.e(value).kw) device = device || in(k, {"device", "device_map"});
   // Assembled from modules that exist already (`from_pretrained(name, unet=unet)`): those
   // may be on a GPU.
-  for (size_t i = 1; i < f.e(value).kids.size() && !device; ++i) device = f.is_model_value(func, f.e(value).kids[i]);
+  // (A layer built right there, `nn.Sequential(nn.Linear(n, 64), ...)`, is on the CPU too.)
+  for (size_t i = 1; i < f.e(value).kids.size() && !device; ++i) {
+    const Id a = f.e(value).kids[i];
+    device = f.is_model_value(func, a) && !(f.e(a).kind == ExprKind::Call && constructed_on_cpu(f, func, a, depth + 1));
+  }
   return !device;
 }
 

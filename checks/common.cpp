@@ -600,4 +600,32 @@ void find_accumulating_methods(const Facts& f, std::unordered_set<std::string>& 
   }
 }
 
+// Does the condition select the loop's last iteration (`i == len(batches) - 1`, `step >= n - 1`),
+// directly or through a flag bound to its negation (`is_accumulating = i < len(batches) - 1`;
+// `if not is_accumulating:`)?
+bool last_iteration_test(const Facts& f, Id cond, Id func) {
+  if (cond == kNone) return false;
+  const Expr& c = f.e(cond);
+  auto mentions_last = [&](Id x) {
+    bool hit = false;
+    for_each_expr(f.m, x, [&](Id y) {
+      const Expr& e = f.e(y);
+      if (e.kind == ExprKind::BinOp && e.text == "-"sv && e.kids.size() == 2 && f.e(e.kids[1]).kind == ExprKind::Literal &&
+          f.e(e.kids[1]).text == "1"sv)
+        hit = true;
+      if (e.kind == ExprKind::Call && f.e(e.kids[0]).kind == ExprKind::Name && f.e(e.kids[0]).text == "len"sv) hit = true;
+      return !hit;
+    });
+    return hit;
+  };
+  if (c.kind == ExprKind::UnaryOp && c.text == "not"sv && !c.kids.empty() && f.e(c.kids[0]).kind == ExprKind::Name) {
+    const std::vector<Id> vs = f.bindings(func, f.e(c.kids[0]).text);
+    if (vs.size() != 1) return false;
+    const Expr& v = f.e(vs[0]);
+    return v.kind == ExprKind::Compare && (v.text == "<"sv || v.text == "!="sv) && mentions_last(vs[0]);
+  }
+  if (c.kind != ExprKind::Compare || (c.text != "==" && c.text != ">=")) return false;
+  return mentions_last(cond);
+}
+
 }  // namespace ll

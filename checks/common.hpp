@@ -47,6 +47,10 @@ bool mentions_any(const Facts& f, Id x, const std::set<std::string>& names, Id s
 // names and, as "#<function id>", the methods themselves.
 void find_accumulating_methods(const Facts& f, std::unordered_set<std::string>& out);
 
+// Does the condition select the loop's last iteration (`i == len(batches) - 1`, or `not flag`
+// with `flag = i < len(batches) - 1` bound once in `func`)?
+bool last_iteration_test(const Facts& f, Id cond, Id func);
+
 // Test code: Facts::in_test_code (docs/impact.md).
 inline constexpr const char* kTestCodeReason = "test code runs once, on small inputs";
 

@@ -160,11 +160,13 @@ TEST(Impact, ACpuSectionBeforeTheFirstGpuUseIsWeak) {
 }
 
 TEST(Impact, AModelSwapInACpuOnlyProgramIsWeak) {
-  // k-fold cross-validation in a notebook: a fresh small model per fold, all on the CPU.
+  // k-fold cross-validation in a notebook: a fresh model per fold from a factory the file does
+  // not show (a builder of the file that builds on the CPU is no switch at all:
+  // LL301/ok_models_from_a_builder_that_builds_on_the_cpu.py), all on the CPU.
   const std::string nb =
       "import torch\n"
       "def get_net():\n"
-      "    return torch.nn.Sequential(torch.nn.Linear(n_features, 1))\n"
+      "    return make_model(n_features)\n"
       "for k in range(5):\n"
       "    net = get_net()\n"
       "    train(net, k)\n";
