@@ -168,6 +168,9 @@ bool pre_0_4_file(const Facts& f) {
   for (const auto& [local, q] : f.m.aliases)
     variable = variable || q == "torch.autograd.Variable"sv || q == "torch.autograd.variable.Variable"sv;
   if (!variable) return false;
+  // A file that disables grad the 0.4 way somewhere is written for 0.4 or later.
+  for (const CallSite& c : f.calls)
+    if (in(f.callee_qual(c.call), {"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled"})) return false;
   for (const StmtSite& ss : f.stmt_sites) {
     const Stmt& st = f.m.s(ss.stmt);
     if (st.kind != StmtKind::AugAssign || st.value == kNone) continue;

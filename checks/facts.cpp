@@ -367,6 +367,9 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
       evidence = (low.find("cuda") != std::string::npos || low.find("gpu") != std::string::npos ||
                   low.rfind("mps", 0) == 0 || low.rfind("xla", 0) == 0) &&
                  !ignorable(xi);
+    } else if (x.kind == ExprKind::Attribute && x.text == "device"sv && follows_a_tensor(xi)) {
+      // `torch.zeros(n, device=x.device)`: the device of a tensor the code already has places
+      // nothing new.
     } else if ((x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) &&
                may_name_a_gpu(x.qname.empty() ? x.text : x.qname)) {
       // An imported name counts by what it is (`import pyro.distributions as dist` is not
@@ -387,6 +390,19 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
     }
   }
   return first;
+}
+
+bool Facts::follows_a_tensor(Id x) const {
+  // `x.device`, `inputs[0].device`, `next(model.parameters()).device`: the device of a value
+  // the code already has; not `args.device` / `self.device` / `cfg.device`, which hold a choice.
+  const Id obj = e(x).kids.empty() ? kNone : e(x).kids[0];
+  if (obj == kNone) return false;
+  const Expr& o = e(obj);
+  if (o.kind == ExprKind::Call || o.kind == ExprKind::Subscript) return true;
+  if (o.kind != ExprKind::Name || in(o.text, {"self", "args", "cfg", "config", "opt", "opts", "hparams", "params"}))
+    return false;
+  const Id fn = function_at(o.range.begin);
+  return fn != kNone && is_param(fn, o.text);
 }
 
 bool Facts::cpu_device_name(Id x) const {

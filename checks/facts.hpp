@@ -310,6 +310,7 @@ class Facts {
   bool has_main_guard() const;
   // A name (`device`) whose every value in its scope is the CPU device.
   bool cpu_device_name(Id expr) const;
+  bool follows_a_tensor(Id x) const;  // `x.device` of a parameter, `next(m.parameters()).device`
   // `"cpu"`, `torch::kCPU`, `torch.device("cpu")`, `torch::Device(torch::kCPU)`.
   bool cpu_device_value(Id expr) const;
   // Impact policy: a program (a notebook, a script with top-level loops or a main guard, a
