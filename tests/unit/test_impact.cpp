@@ -965,6 +965,15 @@ TEST(Impact, AnEvaluationInAFileWrittenForPyTorchBefore04IsWeak) {
     ASSERT_NE(f, nullptr) << sum;
     EXPECT_FALSE(f->low_confidence) << imports << sum;
   }
+  // A file that also disables grad the 0.4 way (`with torch.no_grad():` elsewhere) is written
+  // for 0.4 or later, whatever else it keeps from older code.
+  const FileResult r = analyze_text("mixed.py",
+                                    program(variable, "loss.data[0]") +
+                                        "def predict(model, x):\n    with torch.no_grad():\n        return model(x)\n",
+                                    Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence) << f->message;
 }
 
 TEST(Impact, ATripCountEverySameFileCallerPassesAsALiteralIsKnown) {
