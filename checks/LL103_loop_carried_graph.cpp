@@ -73,6 +73,35 @@ bool fed_with_history(const Facts& f, Id x, const std::string& d, int depth = 0)
   return false;
 }
 
+// Does every `return` of the forward of the module class behind forward call `call` hand back
+// element `k` detached (`return self.proj(out), hid.detach()`, `tuple(map(lambda h: h.detach(),
+// hid))`)? A language model that truncates its own state.
+bool forward_returns_detached(const Facts& f, Id func, Id call, size_t k) {
+  const Id m = f.forward_receiver(call);
+  if (m == kNone) return false;
+  const Id cls = f.e(m).kind == ExprKind::Call ? f.constructed_class(m) : f.instance_class(func, m);
+  const Id fw = cls != kNone ? f.method_in(cls, "forward") : kNone;
+  if (fw == kNone) return false;
+  bool any = false;
+  for (const StmtSite& ss : f.stmt_sites) {
+    if (ss.func != fw) continue;
+    const Stmt& st = f.m.s(ss.stmt);
+    if (st.kind != StmtKind::Return) continue;
+    const Expr& v = f.e(st.value);
+    if (st.value == kNone || v.kind != ExprKind::Sequence || k >= v.kids.size()) return false;
+    bool detached = false;
+    for_each_expr(f.m, v.kids[k], [&](Id x) {
+      const Expr& e = f.e(x);
+      detached = detached || (e.kind == ExprKind::Attribute && (e.text == "data"sv || e.text == "detach"sv ||
+                                                                e.text == "detach_"sv));
+      return !detached;
+    });
+    if (!detached) return false;
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace
 
 void check_LL103(CheckContext& ctx) {
@@ -149,9 +178,18 @@ void check_LL103(CheckContext& ctx) {
         auto ci = f.call_index.find(s.value);
         forward = ci != f.call_index.end() && forward_call(f.calls[ci->second], retains);
       }
+      // Elements the forward hands back detached (`out, hid = model(x, hid)` where the model
+      // returns `hid.detach()`) carry no history.
+      std::set<std::string> detached_out;
+      if (forward && s.targets.size() == 1 && f.e(s.targets[0]).kind == ExprKind::Sequence) {
+        const Expr& t = f.e(s.targets[0]);
+        for (size_t k = 0; k < t.kids.size(); ++k)
+          if (!f.dotted(t.kids[k]).empty() && forward_returns_detached(f, L.func, s.value, k))
+            detached_out.insert(f.dotted(t.kids[k]));
+      }
       for (const auto& n : names) {
         if (!first_assign.count(n)) first_assign[n] = pos(sid);
-        if (forward) carried.emplace_back(n, sid);
+        if (forward && !detached_out.count(n)) carried.emplace_back(n, sid);
         else reset.insert(n);  // re-initialised or detached (`h = h.detach()`, `h = None`)
       }
     }
