@@ -674,15 +674,21 @@ void check_LL301(CheckContext& ctx) {
   // One finding per switch: the rebindings of one name in one loop (or one method) are the
   // branches of one choice (`if arch == "a": model = A() elif ...: model = B()`); the others
   // are notes on the first.
-  std::map<std::tuple<int, Id, std::string>, Finding*> first;
+  // (Collected first and reported after the walk: a Finding* does not outlive the next report.)
+  struct Switch {
+    Id sid, func;
+    std::string d, once;
+    std::vector<Id> others;
+  };
+  std::vector<Switch> switches;
+  std::map<std::tuple<int, Id, std::string>, size_t> first;
   auto report_once = [&](int loop, Id sid, Id func, const std::string& d, const std::string& once = "") {
-    auto key = std::make_tuple(loop, func, d);
-    auto it = first.find(key);
-    if (it != first.end()) {
-      if (it->second) it->second->notes.push_back({f.m.s(sid).range, "`" + d + "` is also rebound to a new model here"});
+    auto [it, fresh] = first.try_emplace(std::make_tuple(loop, func, d), switches.size());
+    if (!fresh) {
+      switches[it->second].others.push_back(sid);
       return;
     }
-    first.emplace(std::move(key), report(ctx, sid, func, d, once));
+    switches.push_back({sid, func, d, once, {}});
   };
   for (const StmtSite& site : f.stmt_sites) {
     const Stmt& s = f.m.s(site.stmt);
@@ -715,8 +721,13 @@ void check_LL301(CheckContext& ctx) {
         const long t = constant_trips(f, l, 64);
         trips = t > 0 ? trips * t : 0;
       }
+      // (Bound at one place of the loop: several branches binding it are one switch per pass.)
+      int bindings_here = 0;
+      for (Id x : L.stmts)
+        if (f.m.s(x).kind == StmtKind::Assign)
+          for (Id t : f.m.s(x).targets) bindings_here += f.dotted(t) == d ? 1 : 0;
       report_once(site.loop, site.stmt, site.func, d,
-                  on_one_iteration(f, site.loop, site.stmt)
+                  bindings_here == 1 && on_one_iteration(f, site.loop, site.stmt)
                       ? "it runs on the one iteration whose loop value the `if` around it selects, so the old model "
                         "is replaced once, one peak of old + new"
                   : trips == 2 ? "the loops around it run twice, so the old model is replaced once, one peak of old + new"
@@ -774,6 +785,11 @@ void check_LL301(CheckContext& ctx) {
     report_once(-1, site.stmt, site.func, d,
                 repeated ? "" : "every call of `" + fn.name + "` in the file runs outside loops, so the old model is "
                                 "replaced once, one peak of old + new");
+  }
+  for (const Switch& w : switches) {
+    Finding* fd = report(ctx, w.sid, w.func, w.d, w.once);
+    if (!fd) continue;
+    for (Id o : w.others) fd->notes.push_back({f.m.s(o).range, "`" + w.d + "` is also rebound to a new model here"});
   }
 }
 
