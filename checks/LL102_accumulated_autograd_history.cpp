@@ -475,6 +475,14 @@ class History {
   // Is the accumulator kept for a backward: back-propagated here (or in a nested function),
   // handed to a same-file function that back-propagates, or read and back-propagated by
   // another function of the file (a rollout buffer)? Independent of any loop.
+  // An evaluation method (`validate`, `evaluate`) whose loop iterates a parameter of its own
+  // (`for batch in it:`), not a range or the module's layers.
+  bool walks_data_handed_in(int loop) const {
+    if (func_ == kNone || !f_.is_eval_function_name(f_.m.funcs[func_].name)) return false;
+    const Id it = f_.loops[loop].iter;
+    return it != kNone && f_.e(it).kind == ExprKind::Name && f_.is_param(func_, f_.e(it).text);
+  }
+
   bool read_for_backprop(const std::string& base, const std::set<std::string>& derived) const {
     auto mentions_derived = [&](Id x) { return mentions_any(f_, x, derived); };
     // Also in functions nested in this one, which read its names as closure cells
@@ -802,8 +810,10 @@ class History {
     if (assigned_in_loop(f_, loop, base)) return;
     // Loops inside a module's own methods that neither train nor iterate data build its
     // forward computation (layers, tiles, skip connections); the caller back-propagates.
+    // (Not an evaluation method of the module walking an iterable it is handed, `def
+    // validate(self, it, loss): for batch in it:`: that loop walks data, whatever it is called.)
     if (f_.func_is_method_of_module(func_) && !iterates_batches(f_, loop) &&
-        !f_.loop_reaches_backprop(loop))
+        !f_.loop_reaches_backprop(loop) && !walks_data_handed_in(loop))
       return;
     // The same inside `forward` itself (or a method it calls), even when the loop
     // back-propagates (a meta-learner taking inner-loop gradients for fast weights): one call
