@@ -721,15 +721,20 @@ void check_LL301(CheckContext& ctx) {
         const long t = constant_trips(f, l, 64);
         trips = t > 0 ? trips * t : 0;
       }
-      // (Bound at one place of the loop: several branches binding it are one switch per pass.)
-      int bindings_here = 0;
+      // (Every binding of it in the loop must be selected so: an `else` branch binding it runs
+      // on every other pass.)
+      int bindings_here = 0, selected = 0;
       for (Id x : L.stmts)
         if (f.m.s(x).kind == StmtKind::Assign)
-          for (Id t : f.m.s(x).targets) bindings_here += f.dotted(t) == d ? 1 : 0;
+          for (Id t : f.m.s(x).targets)
+            if (f.dotted(t) == d) {
+              ++bindings_here;
+              selected += on_one_iteration(f, site.loop, x) ? 1 : 0;
+            }
       report_once(site.loop, site.stmt, site.func, d,
-                  bindings_here == 1 && on_one_iteration(f, site.loop, site.stmt)
-                      ? "it runs on the one iteration whose loop value the `if` around it selects, so the old model "
-                        "is replaced once, one peak of old + new"
+                  bindings_here > 0 && selected == bindings_here
+                      ? "each binding of it runs on the one iteration whose loop value the `if` around it selects, so "
+                        "the old model is replaced a fixed few times at most, one peak of old + new each"
                   : trips == 2 ? "the loops around it run twice, so the old model is replaced once, one peak of old + new"
                                : "");
       continue;
