@@ -1509,6 +1509,37 @@ bool Facts::class_derives(Id cls, std::initializer_list<std::string_view> suffix
   return false;
 }
 
+bool Facts::parameterless_class(Id cls) const {
+  // Derives from nn.Module itself (not from a class that may hold parameters)...
+  const Class& k = m.classes[cls];
+  if (k.bases.size() != 1 || !in(qual(k.bases[0]), {"torch.nn.Module", "torch.nn.modules.module.Module"})) return false;
+  // ... and nothing of it assigns, registers or builds anything but plain tensors and values
+  // (`self.w = torch.zeros(v)`, `self.b = 0.0`): no layer, Parameter or submodule.
+  for (const StmtSite& ss : stmt_sites) {
+    if (ss.func == kNone || m.funcs[ss.func].cls != cls) continue;
+    const Stmt& st = m.s(ss.stmt);
+    bool self_target = false;
+    for (Id t : st.targets) self_target = self_target || starts_with(dotted(t), "self.");
+    if ((st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign) && self_target) {
+      // (A value handed in and kept as it is, `self.encoder = encoder`, may be a module.)
+      bool plain = !(st.value != kNone && e(st.value).kind == ExprKind::Name && is_param(ss.func, e(st.value).text));
+      for_each_expr(m, st.value, [&](Id x) {
+        const Expr& v = e(x);
+        if (v.kind == ExprKind::Call) {
+          const std::string& q = callee_qual(x);
+          if (!starts_with(q, "torch.") || starts_with(q, "torch.nn.")) plain = false;
+        }
+        return plain;
+      });
+      if (!plain) return false;
+    }
+  }
+  for (Id f : k.methods)
+    for (int ci : calls_in(f))
+      if (in(callee_attr(calls[ci].call), {"register_parameter", "add_module", "register_module"})) return false;
+  return true;
+}
+
 bool Facts::is_module_class(Id cls) const {
   if (cls == kNone) return false;
   // A class that defines forward() is a module whatever its (imported) bases are called.
@@ -1671,12 +1702,15 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
     if (repo != kNone && e(repo).kind == ExprKind::Literal && e(repo).text.find("ultralytics/") != std::string::npos)
       return false;
   }
-  // A parameter-free layer (`act = nn.Sigmoid()`, `nn.Softmax(dim=1)`, `nn.Dropout(p)`)
-  // records a graph only through its input, which the forward that made it has judged.
+  // A parameter-free layer (`act = nn.Sigmoid()`, `nn.Softmax(dim=1)`, `nn.Dropout(p)`), or
+  // a module class of the file that owns no parameters (a count-based classifier keeping
+  // `torch.zeros` tables), records a graph only through its input, which the forward that
+  // made it has judged.
   if (!vals.empty() && std::all_of(vals.begin(), vals.end(), [&](Id v) {
         v = unplaced(v);
         if (e(v).kind != ExprKind::Call) return false;
         const std::string& q = callee_qual(v);
+        if (const Id k = constructed_class(v); k != kNone) return parameterless_class(k);
         return starts_with(q, "torch.nn.") && parameter_free_layer(last_component(q));
       }))
     return false;

@@ -179,6 +179,9 @@ class Facts {
   bool in_module_forward(Id func) const;
   // A torch.nn layer class with no parameters (`Sigmoid`, `Dropout`, `MaxPool2d`).
   static bool parameter_free_layer(std::string_view cls);
+  // A module class of the file that owns no parameters: derives from nn.Module itself and
+  // keeps only plain tensors and values (`self.w = torch.zeros(v)`).
+  bool parameterless_class(Id cls) const;
   // A `Test*` class that is test code: no base, a test base, or `test*` methods.
   bool test_class(Id cls) const;
   // Validation / test steps of a class whose training step a runner back-propagates.
