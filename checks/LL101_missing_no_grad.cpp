@@ -193,7 +193,7 @@ bool pre_0_4_file(const Facts& f) {
 void check_LL101(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<int> reported_loops;
-  std::set<Id> decorated_funcs;
+  std::map<Id, size_t> decorated_funcs;  // function -> the finding whose fix decorates it
   std::set<Id> reported_forwards;
   for (const CallSite& c : f.calls) {
     if (c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
@@ -221,7 +221,14 @@ void check_LL101(CheckContext& ctx) {
     // One finding per outermost evaluation loop.
     int outer = outermost_eval_loop(f, c.loop);
     if (outer >= 0 && !reported_loops.insert(outer).second) continue;
-    if (outer < 0 && c.func != kNone && decorated_funcs.count(c.func)) continue;
+    // One finding per function the fix decorates: its other forwards (a warm-up loop before the
+    // prediction loop) are notes on it.
+    if (c.func != kNone && decorated_funcs.count(c.func)) {
+      if (outer >= 0)
+        ctx.at(decorated_funcs[c.func]).notes.push_back({f.e(c.call).range, "another forward of `" + f.dotted(callee) +
+                                                                              "` with autograd enabled, in the same function"});
+      continue;
+    }
 
     std::string model = f.dotted(callee);
     if (model.empty()) model = "the model";
@@ -300,7 +307,7 @@ void check_LL101(CheckContext& ctx) {
       fix.safe = false;
       fix.edits.push_back({at, at, ctx.indent_at(fn.range.begin) + "@" + no_grad + "()" + ctx.newline()});
       fd->fixes.push_back(std::move(fix));
-      decorated_funcs.insert(c.func);
+      decorated_funcs.emplace(c.func, ctx.handle(fd));
     } else if (outer >= 0) {
       Fix fix = wrap_loop_fix(ctx, outer, c.stmt, no_grad);
       if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));

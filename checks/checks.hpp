@@ -32,6 +32,10 @@ class CheckContext {
   // severity step lower, marked low-confidence, and its message says why.
   Finding* report_weak(std::string_view rule, const Range& where, std::string message, const std::string& why);
   bool enabled(std::string_view rule) const;
+  // A finding's position among the file's findings, which (unlike the Finding*) stays valid
+  // while later findings are added, and the finding at a position.
+  size_t handle(const Finding* fd) const { return static_cast<size_t>(fd - out_.data()); }
+  Finding& at(size_t h) { return out_[h]; }
 
   // Source text helpers for messages and fixes.
   std::string text(const Range& r) const;
