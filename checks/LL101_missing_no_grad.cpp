@@ -326,9 +326,11 @@ void check_LL101(CheckContext& ctx) {
     Id callee = f.forward_receiver(fw->call);
     std::string d = f.dotted(callee);
     // A method of a module class runs the caller's module: `agent.get_action(obs)` runs `agent`.
+    // (Called from another module's own method, `mtp_head.prefill_inference(x)` while a model
+    // walks its heads, it is that module's computation, judged where the model is called.)
     if (starts_with(d, "self.")) {
       const std::string& owner = f.dotted(f.callee_receiver(h.call));
-      if (owner.empty() || owner == "self"sv) continue;
+      if (owner.empty() || owner == "self"sv || f.func_is_method_of_module(h.func)) continue;
       d = owner;
     }
     std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
