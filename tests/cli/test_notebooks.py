@@ -235,8 +235,9 @@ class Magics(Tmp):
 
 INDENTED = [
     ["import torch\n", "for x in loader:\n", "    print(x.shape)\n"],
-    ["    class Tiny(torch.nn.Module):\n", "        def forward(self, x):\n", "            return x * 2\n", "\n",
-     "    model = Tiny().cuda()\n"],
+    ["    class Tiny(torch.nn.Module):\n", "        def __init__(self):\n", "            super().__init__()\n",
+     "            self.fc = torch.nn.Linear(2, 2)\n", "\n", "        def forward(self, x):\n",
+     "            return self.fc(x) * 2\n", "\n", "    model = Tiny().cuda()\n"],
     ["    model.eval()\n", "    for x in val_loader:\n", "        out = model(x)\n", "        print(out.sum().item())"],
 ]
 
