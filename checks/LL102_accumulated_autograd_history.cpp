@@ -18,7 +18,7 @@ bool returns_history(CheckContext& ctx, Id func, int element = -1, Id call = kNo
 class History {
  public:
   History(CheckContext& ctx, Id func)
-      : ctx_(ctx), f_(ctx.facts), func_(func), accumulating_methods_(accumulating_methods(ctx)) {}
+      : ctx_(ctx), f_(ctx.facts), func_(func), accumulating_methods_(ctx.facts.accumulating_methods()) {}
 
   void run(const std::vector<Id>& body) { walk(body, 0); }
   // Analyse without reporting; true when a `return` value carries history.
@@ -307,10 +307,9 @@ class History {
       const CallSite& c = f_.calls[ci];
       if (c.local_off || in(f_.callee_attr(c.call), {"detach", "detach_", "item", "numpy", "tolist"})) return true;
     }
-    for (const StmtSite& ss : f_.stmt_sites) {
-      if (ss.func != fn) continue;
+    for (Id sid : f_.stmts_in(fn)) {
       bool data = false;
-      for_each_expr(f_.m, f_.m.s(ss.stmt).value, [&](Id x) {
+      for_each_expr(f_.m, f_.m.s(sid).value, [&](Id x) {
         data = data || (f_.e(x).kind == ExprKind::Attribute && f_.e(x).text == "data"sv);
         return !data;
       });
@@ -362,11 +361,8 @@ class History {
         // (a RISE explainer computing on `.data`): its returns decide. A forward that detaches
         // nothing is taken to return history whatever it calls (an ODE solver of another
         // library, which this file does not show).
-        if (m != kNone) {
-          const Id k = f_.e(m).kind == ExprKind::Call ? f_.constructed_class(m) : f_.instance_class(c.func, m);
-          const Id fw = k != kNone ? f_.method_in(k, "forward") : kNone;
-          if (fw != kNone && fw != func_ && detaches_something(fw)) return returns_history(ctx_, fw, -1, kNone);
-        }
+        if (const Id fw = f_.forward_of(c.func, m); fw != kNone && fw != func_ && detaches_something(fw))
+          return returns_history(ctx_, fw, -1, kNone);
         return true;
       }
     }
@@ -406,15 +402,6 @@ class History {
     if (callee.kind == ExprKind::Name && q.empty() && in(callee.text, {"sum", "max", "min", "abs"}))
       return any_arg_carries(call, off, depth);
     return false;
-  }
-
-  // Once per file (a History is made per function).
-  static const std::unordered_set<std::string>& accumulating_methods(CheckContext& ctx) {
-    if (!ctx.accumulating_methods) {
-      ctx.accumulating_methods.emplace();
-      find_accumulating_methods(ctx.facts, *ctx.accumulating_methods);
-    }
-    return *ctx.accumulating_methods;
   }
 
   // `meter.update(loss, n)` on an instance of a class another file of the run defines
@@ -514,11 +501,8 @@ class History {
         const Id g = c.func;
         if (g == func_ || !f_.is_backprop(c) || !done.insert(g).second) continue;
         if (on_self && (g == kNone || func_ == kNone || f_.m.funcs[g].cls != f_.m.funcs[func_].cls)) continue;
-        std::vector<Id> body;
-        for (const StmtSite& s : f_.stmt_sites)
-          if (s.func == g) body.push_back(s.stmt);
         std::set<std::string> there{base};
-        follow_flow(f_, body, there, 3, true);
+        follow_flow(f_, f_.stmts_in(g), there, 3, true);
         if (there.size() == 1) continue;  // the function never reads it
         for (int bi : f_.calls_in(g))
           if (f_.is_backprop(f_.calls[bi]) && mentions_any(f_, f_.calls[bi].call, there)) return true;
@@ -533,10 +517,7 @@ class History {
   // (`means.append(torch.stack(per_sample[i]).mean())`).
   std::set<std::string> flows_of(const std::string& base) const {
     std::set<std::string> derived{base};
-    std::vector<Id> stmts;
-    for (const StmtSite& s : f_.stmt_sites)
-      if (s.func == func_) stmts.push_back(s.stmt);
-    follow_flow(f_, stmts, derived, 3, true);
+    follow_flow(f_, f_.stmts_in(func_), derived, 3, true);
     return derived;
   }
 
@@ -777,12 +758,14 @@ class History {
     // The class's methods (but its constructor) that bind the attribute afresh: resets.
     const Id cls = f_.class_of(func_);
     std::set<Id> resets;
-    for (const StmtSite& s : f_.stmt_sites) {
-      if (s.func == kNone || f_.class_of(s.func) != cls || f_.m.funcs[s.func].name == "__init__"sv) continue;
-      const Stmt& st = f_.m.s(s.stmt);
-      if (st.kind != StmtKind::Assign && st.kind != StmtKind::AnnAssign) continue;
-      for (Id t : st.targets)
-        if (f_.dotted(t) == base) resets.insert(s.func);
+    for (Id fn : f_.m.classes[cls].methods) {
+      if (f_.m.funcs[fn].name == "__init__"sv) continue;
+      for (Id sid : f_.stmts_in(fn)) {
+        const Stmt& st = f_.m.s(sid);
+        if (st.kind != StmtKind::Assign && st.kind != StmtKind::AnnAssign) continue;
+        for (Id t : st.targets)
+          if (f_.dotted(t) == base) resets.insert(fn);
+      }
     }
     if (resets.count(func_) || read_for_backprop(base, flows_of(base))) return nullptr;
     // A method with a batch loop of its own (an epoch) is called once per epoch: what it keeps

@@ -77,15 +77,11 @@ bool fed_with_history(const Facts& f, Id x, const std::string& d, int depth = 0)
 // element `k` detached (`return self.proj(out), hid.detach()`, `tuple(map(lambda h: h.detach(),
 // hid))`)? A language model that truncates its own state.
 bool forward_returns_detached(const Facts& f, Id func, Id call, size_t k) {
-  const Id m = f.forward_receiver(call);
-  if (m == kNone) return false;
-  const Id cls = f.e(m).kind == ExprKind::Call ? f.constructed_class(m) : f.instance_class(func, m);
-  const Id fw = cls != kNone ? f.method_in(cls, "forward") : kNone;
+  const Id fw = f.forward_of(func, f.forward_receiver(call));
   if (fw == kNone) return false;
   bool any = false;
-  for (const StmtSite& ss : f.stmt_sites) {
-    if (ss.func != fw) continue;
-    const Stmt& st = f.m.s(ss.stmt);
+  for (Id sid : f.stmts_in(fw)) {
+    const Stmt& st = f.m.s(sid);
     if (st.kind != StmtKind::Return) continue;
     const Expr& v = f.e(st.value);
     if (st.value == kNone || v.kind != ExprKind::Sequence || k >= v.kids.size()) return false;

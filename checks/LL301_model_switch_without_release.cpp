@@ -379,13 +379,7 @@ long visible_int(const Facts& f, Id func, Id x, int depth = 0) {
   if (x == kNone || depth > 8) return -1;
   const Expr& e = f.e(x);
   if (e.kind == ExprKind::BinOp && e.kids.size() == 2) {
-    const long a = visible_int(f, func, e.kids[0], depth + 1), b = visible_int(f, func, e.kids[1], depth + 1);
-    if (a < 0 || b < 0 || a > 1'000'000'000L || b > 1'000'000'000L) return -1;
-    if (e.text == "+"sv) return a + b;
-    if (e.text == "*"sv) return a * b > 1'000'000'000'000L ? -1 : a * b;
-    if (e.text == "-"sv) return a >= b ? a - b : -1;
-    if (e.text == "//"sv) return b > 0 ? a / b : -1;
-    return -1;
+    return int_arithmetic(e.text, visible_int(f, func, e.kids[0], depth + 1), visible_int(f, func, e.kids[1], depth + 1));
   }
   const Expr* lit = f.literal_of(x, func);
   if (!lit && func != kNone) lit = f.literal_of(x, kNone);
@@ -743,9 +737,7 @@ void check_LL301(CheckContext& ctx) {
     if (site.func == kNone || d.rfind("self.", 0) != 0) continue;
     const Function& fn = f.m.funcs[site.func];
     if (fn.cls == kNone || fn.name == "__init__"sv) continue;
-    std::vector<Id> method_stmts;
-    for (const StmtSite& o : f.stmt_sites)
-      if (o.func == site.func) method_stmts.push_back(o.stmt);
+    const std::vector<Id>& method_stmts = f.stmts_in(site.func);
     if (releases(f, method_stmts, d, s.range.begin)) continue;
     // Loaded on the CPU and moved after the rebinding (`self.model = X.from_pretrained(dir)`,
     // then `self.model.to(device)`): the rebinding drops the old model before the move, unless
@@ -753,12 +745,14 @@ void check_LL301(CheckContext& ctx) {
     {
       // (Only what the object keeps: a local `trainer = Trainer(model=self.model)` dies with its call.)
       std::vector<Id> class_stmts;
-      for (const StmtSite& o : f.stmt_sites) {
-        if (o.func == kNone || o.func == site.func || f.m.funcs[o.func].cls != fn.cls) continue;
-        const Stmt& os = f.m.s(o.stmt);
-        bool on_self = !os.targets.empty();
-        for (Id t : os.targets) on_self = on_self && starts_with(f.dotted(t), "self.");
-        if (on_self) class_stmts.push_back(o.stmt);
+      for (Id g : f.m.classes[fn.cls].methods) {
+        if (g == site.func) continue;
+        for (Id sid : f.stmts_in(g)) {
+          const Stmt& os = f.m.s(sid);
+          bool on_self = !os.targets.empty();
+          for (Id t : os.targets) on_self = on_self && starts_with(f.dotted(t), "self.");
+          if (on_self) class_stmts.push_back(sid);
+        }
       }
       if (!aliased_in(f, class_stmts, d) && stays_on_cpu(f, site.func, s.value, method_stmts, -1, d)) continue;
     }

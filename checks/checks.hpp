@@ -1,7 +1,6 @@
 // One check per rule ID, each written once against the shared model (checks/facts.hpp).
 #pragma once
 
-#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,8 +21,6 @@ class CheckContext {
   // Per-file memo for interprocedural questions (e.g. LL102: does a function return a
   // value that carries autograd history?): 0 computing, 1 no, 2 yes.
   std::unordered_map<Id, int> returns_history_memo;
-  // LL102: same-file methods that keep their argument (computed once per file).
-  std::optional<std::unordered_set<std::string>> accumulating_methods;
 
   // Adds a finding (severity from the registry and configuration) unless the rule is
   // disabled for this file. Returns the finding for notes/fixes, or nullptr.

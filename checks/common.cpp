@@ -240,6 +240,15 @@ bool iterates_batches(const Facts& f, int loop) {
   return found;
 }
 
+long int_arithmetic(std::string_view op, long a, long b) {
+  if (a < 0 || b < 0 || a > 1'000'000'000L || b > 1'000'000'000L) return -1;
+  if (op == "+"sv) return a + b;
+  if (op == "*"sv) return a * b > 1'000'000'000'000L ? -1 : a * b;
+  if (op == "-"sv) return a >= b ? a - b : -1;
+  if (op == "//"sv) return b > 0 ? a / b : -1;
+  return -1;
+}
+
 long int_literal_value(const Expr& e) {
   if (e.kind != ExprKind::Literal) return -1;
   std::string digits;
@@ -261,12 +270,11 @@ bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
     return *out >= 0;
   }
   // `rows + 1`, `n * 2` over constants.
-  if (e.kind == ExprKind::BinOp && e.kids.size() == 2 && depth < 4 && in(e.text, {"+", "-", "*", "//"})) {
+  if (e.kind == ExprKind::BinOp && e.kids.size() == 2 && depth < 4) {
     long a = 0, b = 0;
-    if (!int_constant(f, func, e.kids[0], &a, depth + 1) || !int_constant(f, func, e.kids[1], &b, depth + 1) ||
-        a > 1'000'000'000L || b > 1'000'000'000L)
+    if (!int_constant(f, func, e.kids[0], &a, depth + 1) || !int_constant(f, func, e.kids[1], &b, depth + 1))
       return false;
-    *out = e.text == "+"sv ? a + b : e.text == "-"sv ? a - b : e.text == "*"sv ? a * b : b > 0 ? a / b : -1;
+    *out = int_arithmetic(e.text, a, b);
     return *out >= 0;
   }
   if (e.kind != ExprKind::Name || depth > 1) return false;

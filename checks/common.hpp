@@ -57,6 +57,10 @@ inline constexpr const char* kTestCodeReason = "test code runs once, on small in
 // Is `dotted` bound (assigned or a loop target) by any statement inside loop `loop`?
 bool assigned_in_loop(const Facts& f, int loop, const std::string& dotted);
 
+// `a op b` for non-negative integers of up to 10^9 (`+`, `-`, `*`, `//`), -1 when the operator
+// is another, the result is negative or above 10^12.
+long int_arithmetic(std::string_view op, long a, long b);
+
 // A decimal integer literal's value (`16`, `1_024`), -1 for anything else or above 9 digits.
 long int_literal_value(const Expr& e);
 

@@ -113,6 +113,7 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   decorated_off_.assign(nf, 0);
   framework_off_.assign(nf, 0);
   func_calls_.assign(nf + 1, {});
+  func_stmts_.assign(nf + 1, {});
   callers_.assign(nf, {});
   bind_.assign(nf + 1, {});
   bound_names_.assign(nf + 1, {});
@@ -512,6 +513,7 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
   const Stmt& s = m.stmts[sid];
   stmt_index[sid] = static_cast<int>(stmt_sites.size());
   stmt_sites.push_back({sid, func, loop, off});
+  func_stmts_[func == kNone ? m.funcs.size() : func].push_back(sid);
   note_stmt_in_loops(loop, sid);
   auto ex = [&](Id x, bool o) { walk_expr(x, sid, func, loop, o, handler, false); };
   switch (s.kind) {
@@ -1197,12 +1199,11 @@ FileSummary Facts::summarize() const {
         if (a == "eval"sv && e(x).kids.size() == 1) eval = true;
         if (a == "train"sv) train = true;
       }
-      if (eval && !train) out.eval_leaving.push_back(g.name + "#" + std::to_string(pi) + "#" + g.params[pi]);
+      if (eval && !train) out.eval_leaving.push_back({g.name, static_cast<int>(pi), g.params[pi]});
     }
   }
   {
-    std::unordered_set<std::string> acc;
-    find_accumulating_methods(*this, acc);
+    const std::unordered_set<std::string>& acc = accumulating_methods();
     for (Id fn = 0; fn < m.funcs.size(); ++fn)
       if (m.funcs[fn].cls != kNone && acc.count("#" + std::to_string(fn)))
         out.accumulating_methods.push_back(m.classes[m.funcs[fn].cls].name + "." + m.funcs[fn].name);
@@ -1509,23 +1510,32 @@ bool Facts::class_derives(Id cls, std::initializer_list<std::string_view> suffix
   return false;
 }
 
+const std::unordered_set<std::string>& Facts::accumulating_methods() const {
+  if (!accumulating_methods_) {
+    accumulating_methods_.emplace();
+    find_accumulating_methods(*this, *accumulating_methods_);
+  }
+  return *accumulating_methods_;
+}
+
 bool Facts::parameterless_class(Id cls) const {
   // Derives from nn.Module itself (not from a class that may hold parameters)...
   const Class& k = m.classes[cls];
   if (k.bases.size() != 1 || !in(qual(k.bases[0]), {"torch.nn.Module", "torch.nn.modules.module.Module"})) return false;
   // ... and nothing of it assigns, registers or builds anything but plain tensors and values
   // (`self.w = torch.zeros(v)`, `self.b = 0.0`): no layer, Parameter or submodule.
-  for (const StmtSite& ss : stmt_sites) {
-    if (ss.func == kNone || m.funcs[ss.func].cls != cls) continue;
-    const Stmt& st = m.s(ss.stmt);
-    bool self_target = false;
-    for (Id t : st.targets) self_target = self_target || starts_with(dotted(t), "self.");
-    if ((st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign) && self_target) {
+  for (Id fn : k.methods) {
+    for (int ci : calls_in(fn))
+      if (in(callee_attr(calls[ci].call), {"register_parameter", "add_module", "register_module"})) return false;
+    for (Id sid : stmts_in(fn)) {
+      const Stmt& st = m.s(sid);
+      bool self_target = false;
+      for (Id t : st.targets) self_target = self_target || starts_with(dotted(t), "self.");
+      if ((st.kind != StmtKind::Assign && st.kind != StmtKind::AnnAssign) || !self_target) continue;
       // (A value handed in and kept as it is, `self.encoder = encoder`, may be a module.)
-      bool plain = !(st.value != kNone && e(st.value).kind == ExprKind::Name && is_param(ss.func, e(st.value).text));
+      bool plain = !(st.value != kNone && e(st.value).kind == ExprKind::Name && is_param(fn, e(st.value).text));
       for_each_expr(m, st.value, [&](Id x) {
-        const Expr& v = e(x);
-        if (v.kind == ExprKind::Call) {
+        if (e(x).kind == ExprKind::Call) {
           const std::string& q = callee_qual(x);
           if (!starts_with(q, "torch.") || starts_with(q, "torch.nn.")) plain = false;
         }
@@ -1534,9 +1544,6 @@ bool Facts::parameterless_class(Id cls) const {
       if (!plain) return false;
     }
   }
-  for (Id f : k.methods)
-    for (int ci : calls_in(f))
-      if (in(callee_attr(calls[ci].call), {"register_parameter", "add_module", "register_module"})) return false;
   return true;
 }
 
@@ -1899,6 +1906,12 @@ bool Facts::output_read_as_numpy(const CallSite& c) const {
   if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1) return false;
   const std::string& d = dotted(st.targets[0]);
   return !d.empty() && bindings(c.func, d).size() == 1 && read_as_numpy(c.func, kNone, d, st.range.end);
+}
+
+Id Facts::forward_of(Id func, Id receiver) const {
+  if (receiver == kNone) return kNone;
+  const Id cls = e(receiver).kind == ExprKind::Call ? constructed_class(receiver) : instance_class(func, receiver);
+  return cls != kNone ? method_in(cls, "forward") : kNone;
 }
 
 bool Facts::forward_decorated_off(Id cls) const {

@@ -182,6 +182,13 @@ class Facts {
   // A module class of the file that owns no parameters: derives from nn.Module itself and
   // keeps only plain tensors and values (`self.w = torch.zeros(v)`).
   bool parameterless_class(Id cls) const;
+  // The `forward` of the module class of the file behind a forward's receiver (`Net()` built in
+  // the call, or an instance `func` binds); kNone when the file does not show it.
+  Id forward_of(Id func, Id receiver) const;
+  // Methods of the file that keep their first argument on their object (`AverageMeter.update`:
+  // `self.sum += val * n`): their names and, as "#<function id>", the methods themselves.
+  // Computed once per file, for LL102 and the cross-file summary.
+  const std::unordered_set<std::string>& accumulating_methods() const;
   // A `Test*` class that is test code: no base, a test base, or `test*` methods.
   bool test_class(Id cls) const;
   // Validation / test steps of a class whose training step a runner back-propagates.
@@ -254,6 +261,8 @@ class Facts {
   bool exclusive_paths(const CallSite& a, const CallSite& b) const;
   // The call sites inside `func` (kNone: module level), in source order.
   const std::vector<int>& calls_in(Id func) const { return func_calls_[func == kNone ? m.funcs.size() : func]; }
+  // The statements of a function (kNone: module level), in the order of stmt_sites.
+  const std::vector<Id>& stmts_in(Id func) const { return func_stmts_[func == kNone ? m.funcs.size() : func]; }
   // The same-file class of the objects every same-file caller of `func` passes as its
   // parameter `param` (kNone when unknown, mixed, or no caller).
   Id argument_class(Id func, const std::string& param) const;
@@ -386,6 +395,8 @@ class Facts {
 
   std::vector<char> entry_off_, decorated_off_, framework_off_;
   std::vector<std::vector<int>> func_calls_;          // call sites inside each function
+  std::vector<std::vector<Id>> func_stmts_;           // statements inside each function
+  mutable std::optional<std::unordered_set<std::string>> accumulating_methods_;
   std::vector<std::vector<int>> callers_;             // call sites targeting each function
   // Attribute calls whose callee the file cannot resolve (`decoder.generate(...)`), by the
   // attribute's name: callers of the methods so named that have no resolved caller.
