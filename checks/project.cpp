@@ -1,7 +1,6 @@
 #include "checks/project.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -156,7 +155,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& c : files[i].sharding_datasets) sharding_def[c].push_back(i);
     for (const auto& c : files[i].synthetic_datasets) synthetic_def[c].push_back(i);
     for (const auto& cm : files[i].accumulating_methods) accumulating_def[cm.substr(0, cm.find('.'))].push_back(i);
-    for (const auto& e : files[i].eval_leaving) eval_def[e.substr(0, e.find('#'))].push_back(i);
+    for (const auto& e : files[i].eval_leaving) eval_def[e.function].push_back(i);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {
@@ -191,11 +190,9 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         if (def.empty()) def = reexporting_files(q, i, ev->second, files, by_last);
         for (size_t j : def)
           for (const auto& e : files[j].eval_leaving) {
-            const size_t h1 = e.find('#'), h2 = e.find('#', h1 + 1);
-            if (h1 == std::string::npos || h2 == std::string::npos || e.compare(0, h1, last(q)) != 0) continue;
-            const int index = std::atoi(e.substr(h1 + 1, h2 - h1 - 1).c_str());
+            if (e.function != last(q)) continue;
             auto& v = views[i].eval_leaving_imports[q];
-            const std::pair<int, std::string> entry{index, e.substr(h2 + 1)};
+            const std::pair<int, std::string> entry{e.index, e.param};
             if (std::find(v.begin(), v.end(), entry) == v.end()) v.push_back(entry);
           }
       }

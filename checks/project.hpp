@@ -12,6 +12,14 @@
 
 namespace ll {
 
+// A module-level function that leaves the module handed in as argument `index` (parameter
+// `param`) in eval mode.
+struct EvalLeaving {
+  std::string function;
+  int index = 0;
+  std::string param;
+};
+
 struct FileSummary {
   std::string module;  // dotted module path derived from the file path ("pkg.data")
   std::string path;    // the file as the run names it (messages about this file name it so)
@@ -51,8 +59,8 @@ struct FileSummary {
   // `self.sum += val * n`), as "Class.method": a tensor handed to one is kept.
   std::vector<std::string> accumulating_methods;
   // Module-level functions that put a module they are handed in eval mode and never back in
-  // train mode (`def evaluate(model, loader): model.eval(); ...`): "function#index#param".
-  std::vector<std::string> eval_leaving;
+  // train mode (`def evaluate(model, loader): model.eval(); ...`).
+  std::vector<EvalLeaving> eval_leaving;
   // Methods called by name across files (`decoder.generate(...)` on a value whose class the
   // file does not show): each such attribute name, and whether every such call in this file
   // runs with grad disabled. And this file's methods that no call resolves to whose entry

@@ -250,7 +250,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
             {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
-            {"syn", summary.synthetic_datasets}, {"acc", summary.accumulating_methods}, {"evl", summary.eval_leaving},
+            {"syn", summary.synthetic_datasets}, {"acc", summary.accumulating_methods},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
             {"om", summary.open_methods}, {"nom", summary.name_off_methods}};
   Json mc = Json::array();
@@ -259,6 +259,9 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   Json feeds = Json::array();
   for (const auto& [q, element] : summary.distributed_feeds) feeds.push_back(Json::array({q, element}));
   j["p"]["df"] = std::move(feeds);
+  Json evl = Json::array();
+  for (const auto& e : summary.eval_leaving) evl.push_back(Json::array({e.function, e.index, e.param}));
+  j["p"]["evl"] = std::move(evl);
   // Invalid UTF-8 never reaches here (such files are not analysed), but be safe.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -383,7 +386,6 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.sharding_datasets = strings(at(p, "shd"));
     s.synthetic_datasets = strings(at(p, "syn"));
     s.accumulating_methods = strings(at(p, "acc"));
-    s.eval_leaving = strings(at(p, "evl"));
     s.program = boolean(at(p, "pg"));
     s.gpu_evidence = boolean(at(p, "ge"));
     s.open_methods = strings(at(p, "om"));
@@ -397,6 +399,12 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       const int64_t element = c[1].get<int64_t>();
       if (element < -1 || element > 1024) throw Bad();
       s.distributed_feeds.emplace_back(str(c[0]), static_cast<int>(element));
+    }
+    for (const auto& c : arr(at(p, "evl"))) {
+      if (arr(c).size() != 3 || !c[1].is_number_integer()) throw Bad();
+      const int64_t index = c[1].get<int64_t>();
+      if (index < 0 || index > 1024) throw Bad();
+      s.eval_leaving.push_back({str(c[0]), static_cast<int>(index), str(c[2])});
     }
   } catch (const std::exception&) {
     return false;

@@ -80,6 +80,8 @@ FileSummary sample_summary() {
   s.sharding_datasets = {"StreamingDataset"};
   s.synthetic_datasets = {"RandomImages"};
   s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
+  s.accumulating_methods = {"AverageMeter.update"};
+  s.eval_leaving = {{"evaluate", 0, "model"}};
   s.program = true;
   s.method_calls = {{"generate", true}, {"append", false}};
   s.open_methods = {"infer"};
@@ -140,6 +142,11 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.sharding_datasets, sample_summary().sharding_datasets);
   EXPECT_EQ(s.synthetic_datasets, sample_summary().synthetic_datasets);
   EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
+  EXPECT_EQ(s.accumulating_methods, sample_summary().accumulating_methods);
+  ASSERT_EQ(s.eval_leaving.size(), 1u);
+  EXPECT_EQ(s.eval_leaving[0].function, "evaluate");
+  EXPECT_EQ(s.eval_leaving[0].index, 0);
+  EXPECT_EQ(s.eval_leaving[0].param, "model");
   EXPECT_TRUE(s.program);
   EXPECT_FALSE(s.gpu_evidence);
   EXPECT_EQ(s.method_calls, sample_summary().method_calls);
@@ -192,7 +199,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"acc":["AverageMeter.update"],"evl":["evaluate#0#model"],"sm":["p.q"],"df":[["c.d",-1]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
