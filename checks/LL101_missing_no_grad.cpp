@@ -1,6 +1,8 @@
 // LL101 missing-no-grad: a model forward in an evaluation/inference loop (or in an
 // inference-only program, on a loaded model) runs with grad mode enabled.
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "checks/common.hpp"
@@ -12,11 +14,11 @@ constexpr long kFewForwards = 4;
 // Runs of a check on made tensors (a timing loop of `range(10)`, a loop over five models).
 constexpr long kFewChecks = 100;
 
-std::string no_grad_message(const std::string& model, const std::string& why) {
+std::string no_grad_message(const std::string& model, const std::string& why,
+                            const std::string& remedy = "run it under `torch.no_grad()` (or `torch.inference_mode()`)") {
   return "forward of " + model + " runs with autograd enabled " + why +
          ": activations of every forward pass are kept for a backward pass that never comes, raising "
-         "peak memory, and any output kept beyond the iteration keeps its whole graph; run it under "
-         "`torch.no_grad()` (or `torch.inference_mode()`)";
+         "peak memory, and any output kept beyond the iteration keeps its whole graph; " + remedy;
 }
 
 // The outermost loop around `loop` that does not train (one finding per such loop).
@@ -188,6 +190,376 @@ bool pre_0_4_file(const Facts& f) {
   return false;
 }
 
+
+// ---- Training gated by a mode that an evaluation pass turns off.
+// `for phase in ["train", "val"]: ... out = model(x) ... if phase == "train": loss.backward()`,
+// or `def run_epoch(..., is_training=False): ... if is_training: loss.backward()` called with
+// the flag off: the loop trains in one pass and evaluates, with grad on, in the other.
+
+// A value a condition can be decided on: a string, truth value, None or integer literal.
+struct Known {
+  enum Kind { Str, Bool, NoneV, Int } k = NoneV;
+  std::string s;
+  long i = 0;
+};
+using Env = std::map<std::string, Known>;
+
+std::optional<Known> known_literal(const Expr& x) {
+  if (x.kind != ExprKind::Literal) return std::nullopt;
+  switch (x.lit) {
+    case LitKind::String: return Known{Known::Str, x.text, 0};
+    case LitKind::True: return Known{Known::Bool, "", 1};
+    case LitKind::False: return Known{Known::Bool, "", 0};
+    case LitKind::None: return Known{Known::NoneV, "", 0};
+    case LitKind::Int: {
+      long v = 0;
+      for (char ch : x.text) {
+        if (ch < '0' || ch > '9' || v > 1000000000L) return std::nullopt;
+        v = v * 10 + (ch - '0');
+      }
+      return Known{Known::Int, "", v};
+    }
+    default: return std::nullopt;
+  }
+}
+
+// A parameter's default as the frontend records it (`False`, `None`, `0`, `'val'`).
+std::optional<Known> known_default(const std::string& d) {
+  if (d == "True"sv) return Known{Known::Bool, "", 1};
+  if (d == "False"sv) return Known{Known::Bool, "", 0};
+  if (d == "None"sv) return Known{Known::NoneV, "", 0};
+  if (d.size() >= 2 && (d[0] == '\'' || d[0] == '"') && d.back() == d[0]) return Known{Known::Str, d.substr(1, d.size() - 2), 0};
+  if (!d.empty() && d.find_first_not_of("0123456789") == std::string::npos && d.size() < 10)
+    return Known{Known::Int, "", std::stol(d)};
+  return std::nullopt;
+}
+
+bool truthy(const Known& v) {
+  return v.k == Known::Str ? !v.s.empty() : v.k == Known::NoneV ? false : v.i != 0;
+}
+
+std::optional<bool> same_value(const Known& a, const Known& b) {
+  if (a.k == Known::NoneV || b.k == Known::NoneV) return a.k == b.k;
+  if (a.k == Known::Str || b.k == Known::Str) {
+    if (a.k != b.k) return false;
+    return a.s == b.s;
+  }
+  return a.i == b.i;  // truth values and integers compare as numbers
+}
+
+// The value of a condition under `env` (names bound by a pass), or nullopt when it is not
+// decided there. A local bound once from such names (`is_train = split == "train"`) is
+// followed.
+std::optional<Known> decide(const Facts& f, Id func, Id x, const Env& env, int depth = 0) {
+  if (x == kNone || depth > 8) return std::nullopt;
+  const Expr& ex = f.e(x);
+  auto boolean = [](bool b) { return Known{Known::Bool, "", b ? 1 : 0}; };
+  switch (ex.kind) {
+    case ExprKind::Literal: return known_literal(ex);
+    case ExprKind::Name: {
+      auto it = env.find(ex.text);
+      if (it != env.end()) return it->second;
+      if (func == kNone || f.is_param(func, ex.text)) return std::nullopt;
+      const std::vector<Id> vals = f.own_bindings(func, ex.text);
+      if (vals.size() != 1) return std::nullopt;
+      const Id stmt = f.stmt_of(vals[0]);
+      if (stmt == kNone || f.m.s(stmt).kind != StmtKind::Assign) return std::nullopt;
+      return decide(f, func, vals[0], env, depth + 1);
+    }
+    case ExprKind::UnaryOp: {
+      if (ex.text != "not"sv || ex.kids.size() != 1) return std::nullopt;
+      auto v = decide(f, func, ex.kids[0], env, depth + 1);
+      if (!v) return std::nullopt;
+      return boolean(!truthy(*v));
+    }
+    case ExprKind::BoolOp: {
+      const bool is_and = ex.text == "and"sv;
+      bool all_known = true;
+      for (Id k : ex.kids) {
+        auto v = decide(f, func, k, env, depth + 1);
+        if (!v) {
+          all_known = false;
+          continue;
+        }
+        if (truthy(*v) != is_and) return boolean(!is_and);  // `and` with a false operand, `or` with a true one
+      }
+      if (all_known) return boolean(is_and);
+      return std::nullopt;
+    }
+    case ExprKind::Compare: {
+      if (ex.kids.size() != 2) return std::nullopt;
+      auto a = decide(f, func, ex.kids[0], env, depth + 1);
+      if (!a) return std::nullopt;
+      const std::string& op = ex.text;
+      if (op == "in"sv || op == "not in"sv) {
+        const Expr& seq = f.e(ex.kids[1]);
+        if (seq.kind != ExprKind::Sequence || seq.text == "dict"sv) return std::nullopt;
+        bool found = false;
+        for (Id k : seq.kids) {
+          auto v = decide(f, func, k, env, depth + 1);
+          if (!v) return std::nullopt;
+          if (same_value(*a, *v).value_or(false)) found = true;
+        }
+        return boolean(found == (op == "in"sv));
+      }
+      auto b = decide(f, func, ex.kids[1], env, depth + 1);
+      if (!b) return std::nullopt;
+      auto eq = same_value(*a, *b);
+      if (!eq) return std::nullopt;
+      if (op == "=="sv || op == "is"sv) return boolean(*eq);
+      if (op == "!="sv || op == "is not"sv) return boolean(!*eq);
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+
+// The `if` conditions on the way from `body` down to the statement `target` (at byte `pos`),
+// each with the branch taken (true: its body; false: its else). False if not found.
+bool conditions_to(const Facts& f, const std::vector<Id>& body, Id target, uint32_t pos,
+                   std::vector<std::pair<Id, bool>>& out, int depth = 0) {
+  if (depth > kMaxDepth) return false;
+  // The statements of a body are in source order: the one holding `pos` is the last that
+  // starts at or before it.
+  auto after = std::upper_bound(body.begin(), body.end(), pos,
+                                [&](uint32_t p, Id sid) { return p < f.m.s(sid).range.begin; });
+  if (after != body.begin()) {
+    const Id sid = *(after - 1);
+    const Stmt& s = f.m.s(sid);
+    if (pos >= s.range.end) return false;
+    if (sid == target) return true;
+    if (s.kind == StmtKind::FunctionDef || s.kind == StmtKind::ClassDef) return false;
+    if (s.kind == StmtKind::If) {
+      const bool in_body = s.orelse.empty() || pos < f.m.s(s.orelse.front()).range.begin;
+      out.push_back({s.value, in_body});
+      return conditions_to(f, in_body ? s.body : s.orelse, target, pos, out, depth + 1);
+    }
+    if (conditions_to(f, s.body, target, pos, out, depth + 1) ||
+        conditions_to(f, s.orelse, target, pos, out, depth + 1) ||
+        conditions_to(f, s.finalbody, target, pos, out, depth + 1))
+      return true;
+    for (const auto& h : s.handlers)
+      if (conditions_to(f, h.body, target, pos, out, depth + 1)) return true;
+  }
+  return false;
+}
+
+// The author manages grad mode around the call: a `with` whose context names a grad-mode
+// switch (`torch.set_grad_enabled(phase == "train")`, `torch.no_grad() if ... else
+// nullcontext()`), or a `torch.set_grad_enabled(x)` statement earlier in the function.
+bool grad_mode_managed(const Facts& f, const CallSite& c) {
+  auto switch_call = [&](Id root) {
+    bool found = false;
+    for_each_expr(f.m, root, [&](Id x) {
+      const std::string& q = f.e(x).kind == ExprKind::Call ? f.callee_qual(x) : f.qual(x);
+      if (in(q, {"torch.set_grad_enabled", "torch.no_grad", "torch.inference_mode", "torch.enable_grad",
+                 "torch.autograd.set_grad_enabled", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+                 "torch.autograd.grad_mode.set_grad_enabled"}))
+        found = true;
+      return !found;
+    });
+    return found;
+  };
+  const uint32_t at = f.e(c.call).range.begin;
+  for (Id sid : f.stmts_in(c.func)) {
+    const Stmt& s = f.m.s(sid);
+    if (s.kind == StmtKind::With && s.range.begin <= at && at < s.range.end) {
+      for (Id item : s.items)
+        if (switch_call(item)) return true;
+    } else if (s.kind == StmtKind::Expr && s.range.end <= at && s.value != kNone &&
+               f.e(s.value).kind == ExprKind::Call && switch_call(s.value)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+struct GatedPass {
+  std::string why;      // "when `phase` is \"val\" (...)"
+  Id cond = kNone;      // the condition that switches training off in that pass
+  bool positive = true; // training runs when `cond` holds (false: in its else branch)
+  Range note;           // the pass: the loop over phases, or the call that turns training off
+  std::string note_text;
+};
+
+std::string source_text(const CheckContext& ctx, Id x) {
+  const Range& r = ctx.facts.e(x).range;
+  if (r.end <= r.begin || r.end > ctx.source.size()) return "";
+  return std::string(ctx.source.substr(r.begin, r.end - r.begin));
+}
+
+// The passes in which a training loop only evaluates: every backward and optimizer step of
+// the loop (directly or through a same-file helper) sits under a condition that the pass
+// decides false. Computed once per loop; a forward of the loop then only needs to run in the
+// pass.
+struct GatedCandidate {
+  Env env;
+  GatedPass pass;
+};
+using GatedMemo = std::map<int, std::vector<GatedCandidate>>;
+
+std::vector<GatedCandidate> gated_candidates(const CheckContext& ctx, int loop) {
+  const Facts& f = ctx.facts;
+  std::vector<GatedCandidate> out;
+  const Id func = f.loops[loop].func;
+  auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
+  const std::vector<Id>& top = func == kNone ? f.m.body : f.m.funcs[func].body;
+  std::vector<std::vector<std::pair<Id, bool>>> paths;
+  for (int ci : f.loops[loop].calls) {
+    const CallSite& x = f.calls[ci];
+    if (x.func != func || x.in_lambda) continue;
+    if (!trains(x) && !(x.target_func != kNone && x.target_func != x.func && f.reaches(x.target_func, trains)))
+      continue;
+    // Training outside any `if` of the loop: it runs in every pass.
+    if (x.guard_chain < 0) return out;
+    std::vector<std::pair<Id, bool>> conds;
+    if (!conditions_to(f, top, x.stmt, f.e(x.call).range.begin, conds) || conds.empty()) return out;
+    paths.push_back(std::move(conds));
+  }
+  if (paths.empty()) return out;
+  // Does `env` turn every training call off? The first condition that does, with its branch.
+  auto all_off = [&](const Env& env, GatedPass& pass) {
+    Id first = kNone;
+    bool first_positive = true;
+    for (const auto& conds : paths) {
+      Id hit = kNone;
+      for (const auto& [cond, branch] : conds) {
+        auto v = decide(f, func, cond, env);
+        if (v && truthy(*v) != branch) {
+          hit = cond;
+          if (first == kNone) first_positive = branch;
+          break;
+        }
+      }
+      if (hit == kNone) return false;
+      if (first == kNone) first = hit;
+    }
+    pass.cond = first;
+    pass.positive = first_positive;
+    return true;
+  };
+  auto shown = [](const Known& v) {
+    return v.k == Known::Str ? "\"" + v.s + "\"" : v.k == Known::NoneV ? std::string("None")
+                                                : v.k == Known::Bool ? std::string(v.i ? "True" : "False")
+                                                                     : std::to_string(v.i);
+  };
+  // 1. A loop over written-out phases around the training loop: `for phase in ["train", "val"]:`.
+  for (int l = f.loops[loop].parent; l >= 0; l = f.loops[l].parent) {
+    const Loop& L = f.loops[l];
+    if (L.stmt == kNone || L.iter == kNone || f.m.s(L.stmt).targets.size() != 1) continue;
+    const Id target = f.m.s(L.stmt).targets[0];
+    if (f.e(target).kind != ExprKind::Name) continue;
+    Id seq = L.iter;
+    if (f.e(seq).kind == ExprKind::Name) {
+      const std::vector<Id> vals = f.bindings_at(func, f.e(seq).text, seq);
+      if (vals.size() != 1) continue;
+      seq = vals[0];
+    }
+    const Expr& s = f.e(seq);
+    if (s.kind != ExprKind::Sequence) continue;
+    const bool dict = s.text == "dict"sv;
+    if (dict && s.kids.size() % 2) continue;
+    for (size_t k = 0; k < s.kids.size(); k += dict ? 2 : 1) {
+      auto v = known_literal(f.e(s.kids[k]));
+      if (!v) break;
+      GatedCandidate c{{{f.e(target).text, *v}}, {}};
+      if (!all_off(c.env, c.pass)) continue;
+      c.pass.why = "when `" + f.e(target).text + "` is " + shown(*v);
+      c.pass.note = f.e(L.iter).range;
+      c.pass.note_text = "the pass over " + shown(*v) + " back-propagates nothing";
+      out.push_back(std::move(c));
+    }
+  }
+  // 2. A function whose training is switched by its parameters, called in this file with
+  // them off (`run_epoch(model, val_loader)`, `processing(loader, "val")`).
+  if (func == kNone) return out;
+  const Function& fn = f.m.funcs[func];
+  for (int ci : f.callers(func)) {
+    const CallSite& caller = f.calls[ci];
+    if (caller.func == func || f.grad_off(caller) || f.has_kwargs_splat(caller.call)) continue;
+    bool starred = false;
+    for (size_t k = 1; k < f.e(caller.call).kids.size(); ++k)
+      starred = starred || f.e(f.e(caller.call).kids[k]).kind == ExprKind::Starred;
+    if (starred) continue;
+    GatedCandidate c;
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      const Id a = f.argument_for(caller.call, func, fn.params[i]);
+      std::optional<Known> v;
+      if (a != kNone) {
+        if (const Expr* lit = f.literal_of(a, caller.func)) v = known_literal(*lit);
+      } else if (i < fn.param_defaults.size()) {
+        v = known_default(fn.param_defaults[i]);
+      }
+      // A parameter the function rebinds (`train = train and not args.debug`) is not the argument.
+      if (v && f.own_bindings(func, fn.params[i]).empty()) c.env[fn.params[i]] = *v;
+    }
+    if (c.env.empty() || !all_off(c.env, c.pass)) continue;
+    const std::string cond = source_text(ctx, c.pass.cond);
+    c.pass.why = "when `" + fn.name + "()` is called from line " + std::to_string(f.e(caller.call).range.line) +
+                 " (where `" + cond + "` is " + (c.pass.positive ? "false" : "true") + ")";
+    c.pass.note = f.e(caller.call).range;
+    c.pass.note_text = "this call turns training off: `" + cond + "` is " + (c.pass.positive ? "false" : "true");
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// The pass in which the training loop around the forward `fw` only evaluates, with the
+// forward running in it and grad mode not managed around it.
+std::optional<GatedPass> gated_pass(const CheckContext& ctx, const CallSite& fw, GatedMemo& memo) {
+  const Facts& f = ctx.facts;
+  auto it = memo.find(fw.loop);
+  if (it == memo.end()) it = memo.emplace(fw.loop, gated_candidates(ctx, fw.loop)).first;
+  if (it->second.empty()) return std::nullopt;
+  std::vector<std::pair<Id, bool>> fw_path;
+  const std::vector<Id>& top = fw.func == kNone ? f.m.body : f.m.funcs[fw.func].body;
+  if (!conditions_to(f, top, fw.stmt, f.e(fw.call).range.begin, fw_path)) return std::nullopt;
+  for (const GatedCandidate& c : it->second) {
+    bool runs = true;
+    for (const auto& [cond, branch] : fw_path) {
+      auto v = decide(f, fw.func, cond, c.env);
+      if (v && truthy(*v) != branch) runs = false;
+    }
+    if (!runs) continue;
+    if (grad_mode_managed(f, fw)) return std::nullopt;
+    return c.pass;
+  }
+  return std::nullopt;
+}
+
+// `torch.set_grad_enabled(<condition>)` around the loop computes what the loop computes: the
+// condition is the one every backward and step of the loop runs under, and nothing in the
+// loop rebinds its names, so its value at the loop's start holds in every iteration.
+bool mode_fix_applies(const Facts& f, int loop, const GatedPass& g) {
+  const Loop& L = f.loops[loop];
+  if (L.stmt == kNone) return false;
+  auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
+  const std::vector<Id>& top = L.func == kNone ? f.m.body : f.m.funcs[L.func].body;
+  for (int ci : L.calls) {
+    const CallSite& x = f.calls[ci];
+    if (x.func != L.func || x.in_lambda) continue;
+    if (!trains(x) && !(x.target_func != kNone && x.target_func != x.func && f.reaches(x.target_func, trains))) continue;
+    std::vector<std::pair<Id, bool>> conds;
+    conditions_to(f, top, x.stmt, f.e(x.call).range.begin, conds);
+    bool under = false;
+    for (const auto& [cond, branch] : conds) under = under || (cond == g.cond && branch == g.positive);
+    if (!under) return false;
+  }
+  std::set<std::string> names;
+  for_each_expr(f.m, g.cond, [&](Id x) {
+    if (f.e(x).kind == ExprKind::Name) names.insert(f.e(x).text);
+    return true;
+  });
+  bool rebound = false;
+  for (Id sid : L.stmts)
+    for (Id t : f.m.s(sid).targets)
+      for_each_expr(f.m, t, [&](Id x) {
+        rebound = rebound || (f.e(x).kind == ExprKind::Name && names.count(f.e(x).text));
+        return !rebound;
+      });
+  return !rebound;
+}
+
 }  // namespace
 
 void check_LL101(CheckContext& ctx) {
@@ -195,6 +567,7 @@ void check_LL101(CheckContext& ctx) {
   std::set<int> reported_loops;
   std::map<Id, size_t> decorated_funcs;  // function -> the finding whose fix decorates it
   std::set<Id> reported_forwards;
+  GatedMemo gated_memo;
   for (const CallSite& c : f.calls) {
     if (c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
     Id callee = f.forward_receiver(c.call);
@@ -204,6 +577,13 @@ void check_LL101(CheckContext& ctx) {
     if (f.forward_grad_off(c.func, callee)) continue;
     std::string why = eval_loop_reason(f, c);
     bool serving = false;
+    // A loop that trains in one pass and only evaluates in another (`phase == "val"`, a caller
+    // that turns the training flag off).
+    std::optional<GatedPass> gated;
+    if (why.empty() && c.loop >= 0 && !reported_loops.count(c.loop) && f.loop_trains(c.loop)) {
+      gated = gated_pass(ctx, c, gated_memo);
+      if (gated) why = gated->why;
+    }
     if (why.empty()) {
       // Inference-only programs: a loaded model's forward, loop or not.
       if (f.file_trains() || !f.is_loaded_model(c.func, callee)) continue;
@@ -233,7 +613,15 @@ void check_LL101(CheckContext& ctx) {
     std::string model = f.dotted(callee);
     if (model.empty()) model = "the model";
     else model = "`" + model + "`";
-    std::string msg = no_grad_message(model, why) +
+    std::string mode;  // the training condition, for `torch.set_grad_enabled(...)`
+    if (gated) {
+      mode = source_text(ctx, gated->cond);
+      if (!gated->positive) mode = "not (" + mode + ")";
+    }
+    std::string msg = (gated ? no_grad_message(model, why,
+                                               "the loop back-propagates only when `" + mode +
+                                                   "`: run it under `torch.set_grad_enabled(" + mode + ")`")
+                             : no_grad_message(model, why)) +
                       (f.model_by_name(c.func, callee) ? " (" + model + " is taken for a model from its name only)"
                                                       : std::string());
     // Impact: one forward at the top level of a script or notebook (a demo cell, a one-image
@@ -291,6 +679,16 @@ void check_LL101(CheckContext& ctx) {
                       : report_memory_claim(ctx, "LL101", f.e(c.call).range, msg);
     reported_forwards.insert(c.call);
     if (!fd) continue;
+    if (gated) {
+      fd->notes.push_back({gated->note, gated->note_text});
+      const std::string sge = spelling_of(f.m, "torch.set_grad_enabled");
+      if (!sge.empty() && mode_fix_applies(f, c.loop, *gated)) {
+        Fix fix = wrap_statement_fix(ctx, f.loops[c.loop].stmt, "with " + sge + "(" + mode + "):",
+                                     "Wrap the loop in `with " + sge + "(" + mode + "):`");
+        if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
+      }
+      continue;
+    }
 
     // Fix: decorate a whole-inference function, else wrap the outermost loop statement.
     std::string no_grad = spelling_of(f.m, "torch.no_grad");

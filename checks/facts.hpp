@@ -270,6 +270,8 @@ class Facts {
   // expression) per call site; empty when there is no caller or one passes nothing visible
   // for it (a default, `*args`).
   std::vector<std::pair<Id, Id>> argument_values(Id func, const std::string& param) const;
+  // The same-file call sites (indices into calls) that resolve to `func`.
+  const std::vector<int>& callers(Id func) const { return callers_[func]; }
   // The argument `call` passes for parameter `param` of `func`: by position (after `self` for
   // a method) or by keyword; kNone when it passes none or a `*args` stands there.
   Id argument_for(Id call, Id func, std::string_view param) const;

@@ -918,6 +918,13 @@ class Lowerer {
             TSNode v = fchild(p.node, g_.f_value);
             const K vk = ts_node_is_null(v) ? K::Unknown : kind_of(v);
             if (vk == K::True || vk == K::False || vk == K::None || vk == K::Integer) def = text_of(v);
+            // A plain string (`split='val'`), quotes kept: no prefix, escape or interpolation.
+            if (vk == K::String) {
+              std::string t = text_of(v);
+              if (t.size() >= 2 && (t[0] == '\'' || t[0] == '"') && t.back() == t[0] &&
+                  t.find_first_of("\\\n{}", 1) == std::string::npos && t.find(t[0], 1) == t.size() - 1)
+                def = std::move(t);
+            }
           }
           f.param_defaults.push_back(std::move(def));
         }
