@@ -94,6 +94,9 @@ class History {
       case ExprKind::Name:
         return name_carries(e.text, x, depth);
       case ExprKind::Attribute: {
+        // `torch.max(x, 1).indices`: integer positions, which carry no history.
+        if (e.text == "indices"sv && f_.e(e.kids[0]).kind == ExprKind::Call && returns_values_and_indices(e.kids[0]))
+          return false;
         if (in(e.text, {"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim", "T"}))
           return e.text == "T"sv && carries(e.kids[0], off, depth + 1);
         const std::string& d = f_.dotted(x);
@@ -101,6 +104,11 @@ class History {
         return carries(e.kids[0], off, depth + 1);
       }
       case ExprKind::Subscript:
+        // `torch.max(out, 1)[1]`, `out.topk(5)[1]`: the indices element of a (values, indices)
+        // result.
+        if (e.kids.size() == 2 && f_.e(e.kids[1]).kind == ExprKind::Literal && f_.e(e.kids[1]).text == "1"sv &&
+            f_.e(e.kids[0]).kind == ExprKind::Call && returns_values_and_indices(e.kids[0]))
+          return false;
         // `metrics["correct"]`, `stats["n_samples"]`: counts and accuracies are computed
         // through comparisons and sizes, which record no autograd history, whatever else
         // the container holds (`metrics["loss"]` does).
@@ -132,6 +140,32 @@ class History {
       default:
         return false;
     }
+  }
+
+  // A call returning a (values, indices) pair: `max` / `min` / `median` / `mode` along a
+  // dimension, `topk`, `sort`, `kthvalue`, as tensor methods or `torch.` functions.
+  bool returns_values_and_indices(Id call) const {
+    const std::string& attr = f_.callee_attr(call);
+    const std::string& q = f_.callee_qual(call);
+    const std::string_view name = !q.empty() && starts_with(q, "torch.") ? std::string_view(q).substr(6)
+                                  : q.empty()                           ? std::string_view(attr)
+                                                                        : std::string_view();
+    if (in(name, {"topk", "sort", "kthvalue"})) return true;
+    if (!in(name, {"max", "min", "median", "mode"})) return false;
+    // Along a dimension: `x.max(1)`, `torch.max(x, 1)`, `dim=` given.
+    const Expr& x = f_.e(call);
+    const size_t positional = x.kids.size() - 1 - x.kw.size();
+    const bool method = q.empty();
+    if (f_.arg(call, static_cast<size_t>(-1), "dim") != kNone) return true;
+    auto integer = [&](Id a) {
+      const Expr& v = f_.e(a);
+      if (v.kind == ExprKind::UnaryOp && v.text == "-"sv && v.kids.size() == 1) return integer_literal(v.kids[0]);
+      return integer_literal(a);
+    };
+    return method ? positional >= 1 && integer(x.kids[1]) : positional >= 2 && integer(x.kids[2]);
+  }
+  bool integer_literal(Id a) const {
+    return f_.e(a).kind == ExprKind::Literal && f_.e(a).lit == LitKind::Int;
   }
 
   // `isinstance(x, torch.Tensor)`: 1; `not isinstance(x, torch.Tensor)`: 0; else -1.
