@@ -140,13 +140,15 @@ bool moves_param(const Facts& f, Id g, const std::string& p) {
 }
 
 // Does a statement bind something other than `d` to a value built from `d` (`opt =
-// SGD(model.parameters())`, `self.net = model`, `engine = Wrapper(model)`)?
-bool aliased_in(const Facts& f, const std::vector<Id>& stmts, const std::string& d) {
+// SGD(model.parameters())`, `self.net = model`, `engine = Wrapper(model)`)? With
+// `but_optimizers`, an optimizer built over it does not count (`func` is the function).
+bool aliased_in(const Facts& f, const std::vector<Id>& stmts, const std::string& d, bool but_optimizers = false,
+                Id func = kNone) {
   for (Id sid : stmts) {
     const Stmt& s = f.m.s(sid);
     if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) || s.value == kNone) continue;
     bool to_d = false;
-    for (Id t : s.targets) to_d = to_d || f.dotted(t) == d;
+    for (Id t : s.targets) to_d = to_d || f.dotted(t) == d || (but_optimizers && f.is_optimizer(func, t));
     if (to_d) continue;
     Id v = f.unplaced(s.value);
     if (f.dotted(v) == d) return true;  // `net = model`, `self.model = model.cuda()`
@@ -661,6 +663,35 @@ bool on_one_iteration(const Facts& f, int loop, Id sid) {
   return false;
 }
 
+// Does each iteration of `loop` train the model `d` holds: an optimizer built over its
+// parameters steps in the loop, or the loop hands it to a function of the file that
+// back-propagates or to a training framework's fit?
+bool trains_the_model(const Facts& f, int loop, const std::string& d) {
+  const Loop& L = f.loops[loop];
+  auto backprop = [&](const CallSite& x) { return f.is_backprop(x); };
+  auto handed = [&](Id call) {
+    const Expr& x = f.e(call);
+    for (size_t k = 1; k < x.kids.size(); ++k) {
+      Id a = x.kids[k];
+      if (f.e(a).kind == ExprKind::Call && in(f.callee_attr(a), {"parameters", "named_parameters"}))
+        a = f.callee_receiver(a);
+      if (a != kNone && f.dotted(f.unplaced(a)) == d) return true;
+    }
+    return false;
+  };
+  bool optimizer_over_d = false, steps = false;
+  for (int ci : L.calls) {
+    const CallSite& c = f.calls[ci];
+    if (c.func != L.func) continue;
+    if (f.optimizer_of_step(c) != kNone) steps = true;
+    if (!handed(c.call)) continue;
+    if (starts_with(f.callee_qual(c.call), "torch.optim.")) optimizer_over_d = true;
+    if (f.framework_fit(c)) return true;
+    if (c.target_func != kNone && c.target_func != c.func && f.reaches(c.target_func, backprop)) return true;
+  }
+  return optimizer_over_d && steps;
+}
+
 }  // namespace
 
 void check_LL301(CheckContext& ctx) {
@@ -725,8 +756,20 @@ void check_LL301(CheckContext& ctx) {
               ++bindings_here;
               selected += on_one_iteration(f, site.loop, x) ? 1 : 0;
             }
+      // Impact: an iteration that also trains (a sweep of trials, folds or seeds) holds, in its
+      // training step, the parameters, gradients, optimizer state and activations of the models
+      // it trains: more than the moment of old + new at the rebinding, which leaves the
+      // program's peak where training puts it.
+      // (Not when the old model outlives the rebinding through that training: idle while the loop
+      // trains something else, handed back by the trainer, or kept under another name that is
+      // not the optimizer the iteration rebuilds.)
+      const bool trains = trains_the_model(f, site.loop, d) && !handed_back_in(f, site.func, L.stmts, d) &&
+                          !aliased_in(f, L.stmts, d, /*but_optimizers=*/true, site.func);
       report_once(site.loop, site.stmt, site.func, d,
-                  bindings_here > 0 && selected == bindings_here
+                  trains ? "each iteration trains with the model it builds, and a training step holds parameters, "
+                           "gradients, optimizer state and activations: more than the moment of old + new at the "
+                           "rebinding, so the program's peak stays where training puts it"
+                  : bindings_here > 0 && selected == bindings_here
                       ? "each binding of it runs on the one iteration whose loop value the `if` around it selects, so "
                         "the old model is replaced a fixed few times at most, one peak of old + new each"
                   : trips == 2 ? "the loops around it run twice, so the old model is replaced once, one peak of old + new"
