@@ -347,13 +347,27 @@ long constant_trips(const Facts& f, int loop, long limit) {
   if (L.stmt == kNone || iter == kNone) return 0;
   // A list or tuple written out (`for name in ["gpt2", "t5-small"]:`), directly or through a
   // name bound once to one that nothing appends to: one trip per element.
+  // A dict written out counts its keys (`{"best": path}`), also through `.keys()`,
+  // `.items()`, `.values()` and `sorted()` / `list()` / `enumerate()` around it.
   auto display_size = [&](Id x) -> long {
     const Expr& d = f.e(x);
-    if (d.kind != ExprKind::Sequence || (d.text != "list"sv && d.text != "tuple"sv)) return 0;
+    if (d.kind != ExprKind::Sequence || (d.text != "list"sv && d.text != "tuple"sv && d.text != "dict"sv)) return 0;
     for (Id k : d.kids)
       if (f.e(k).kind == ExprKind::Starred) return 0;
+    if (d.text == "dict"sv) return d.kids.size() % 2 ? 0 : static_cast<long>(d.kids.size() / 2);
     return static_cast<long>(d.kids.size());
   };
+  for (int hops = 0; hops < 4 && f.e(iter).kind == ExprKind::Call; ++hops) {
+    const Expr& c = f.e(iter);
+    const Expr& callee = f.e(c.kids[0]);
+    if (callee.kind == ExprKind::Attribute && c.kids.size() == 1 && in(callee.text, {"keys", "items", "values"}))
+      iter = callee.kids[0];
+    else if (c.kids.size() == 2 && c.kw.empty() && python_builtin_call(f, iter) &&
+             in(callee.text, {"sorted", "list", "tuple", "enumerate", "reversed"}))
+      iter = c.kids[1];
+    else
+      break;
+  }
   long shown = display_size(iter);
   if (shown == 0 && f.e(iter).kind == ExprKind::Name) {
     const std::vector<Id> vs = f.bindings(L.func, f.e(iter).text);
@@ -361,10 +375,15 @@ long constant_trips(const Facts& f, int loop, long limit) {
     // Only a name bound to a display is worth the walk over the file's calls for appends.
     for (size_t ci = 0; shown > 0 && ci < f.calls.size(); ++ci) {
       const Id call = f.calls[ci].call;
-      if (in(f.callee_attr(call), {"append"sv, "extend"sv, "insert"sv}) && f.callee_receiver(call) != kNone &&
-          f.dotted(f.callee_receiver(call)) == f.e(iter).text)
+      if (in(f.callee_attr(call), {"append"sv, "extend"sv, "insert"sv, "update"sv, "setdefault"sv}) &&
+          f.callee_receiver(call) != kNone && f.dotted(f.callee_receiver(call)) == f.e(iter).text)
         shown = 0;
     }
+    // Keys added by subscript (`paths[name] = p`).
+    for (size_t si = 0; shown > 0 && si < f.stmt_sites.size(); ++si)
+      for (Id t : f.m.s(f.stmt_sites[si].stmt).targets)
+        if (t != kNone && f.e(t).kind == ExprKind::Subscript && f.dotted(f.e(t).kids[0]) == f.e(iter).text)
+          shown = 0;
   }
   if (shown > 0) return shown <= limit ? shown : 0;
   if (f.e(iter).kind != ExprKind::Call) return 0;
