@@ -40,12 +40,13 @@ bool has_extension(std::string_view path, std::initializer_list<std::string_view
 }
 
 // Directories never worth descending into (version control, virtualenvs, caches, builds,
-// Jupyter's autosave copies of notebooks, which would repeat every finding of the notebook).
+// Jupyter's autosave copies of notebooks, which would repeat every finding of the notebook,
+// and the `__MACOSX` folder of a zip made on a Mac, which holds only AppleDouble metadata).
 bool is_skipped_dir_name(std::string_view name) {
   static constexpr std::string_view kSkipped[] = {
       ".git",     ".hg",         "venv",     ".venv",      "build",       "node_modules",
       ".svn",     "__pycache__", ".tox",     ".nox",       ".mypy_cache", ".pytest_cache",
-      ".ruff_cache", "site-packages", ".eggs", ".direnv", ".ipynb_checkpoints",
+      ".ruff_cache", "site-packages", ".eggs", ".direnv", ".ipynb_checkpoints", "__MACOSX",
   };
   return std::find(std::begin(kSkipped), std::end(kSkipped), name) != std::end(kSkipped);
 }
@@ -361,6 +362,9 @@ class Walker {
         (is_link ? deferred : stack).push_back(std::move(child));
       } else if (fs::is_regular_file(target)) {
         if (!is_source) continue;
+        // `._model.py`: the AppleDouble file macOS writes beside `model.py` on a foreign file
+        // system (resource fork and attributes, binary), never source.
+        if (opts_.default_excludes && name.rfind("._", 0) == 0) continue;
         if (excluded(item, name) || is_ignored(abs, name, false, chain)) continue;
         if (is_link && !inside_tree(abs, item.tree)) {
           out_.skipped_links.push_back(join(item.display, name));

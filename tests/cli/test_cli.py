@@ -330,6 +330,17 @@ class Discovery(Tmp):
         rc, _, _ = run([os.path.join(self.dir, "generated/bad.py")])
         self.assertEqual(rc, 1)
 
+    def test_macos_metadata_files_are_not_source(self):
+        # AppleDouble files (`._train.py`, binary, beside `train.py`) and a zip's `__MACOSX/`
+        # folder are metadata a Mac leaves behind: no "not analysed" error for each.
+        with open(os.path.join(self.dir, "._train.py"), "wb") as f:
+            f.write(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        ")
+        self.write("__MACOSX/src/._x.py", "not python\n")
+        self.write("src/ok.py", CLEAN)
+        rc, out, _ = run(["--format", "json", "--no-cache", self.dir])
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(json.loads(out)["errors"], [])
+
     def files_reported(self, args):
         rc, out, err = run(["--format", "json", "--no-cache", *args])
         return sorted({os.path.relpath(f["path"], self.dir) for f in json.loads(out)["findings"]})
