@@ -257,6 +257,32 @@ std::vector<std::string> source_lines(const OJson& src) {
   return lines;
 }
 
+// IPython's automagic (on by default): `pip install torchinfo`, `cd data`, `conda install x`
+// run the magic of that name without its `%`. A line is one when it starts with such a name
+// followed by an argument (a word, an option, a path), which as Python would be a syntax error
+// or an expression with no effect (`ls -la`); a Python keyword after the name (`cd in x`)
+// keeps it Python.
+bool automagic(const std::string& line, size_t i) {
+  static constexpr std::string_view kNames[] = {"pip", "conda", "mamba", "cd", "ls", "pwd", "mkdir", "cat",
+                                                "cp", "mv", "rm", "rmdir", "pushd", "popd", "load_ext",
+                                                "matplotlib", "env"};
+  size_t k = i;
+  while (k < line.size() && (std::isalnum(static_cast<unsigned char>(line[k])) || line[k] == '_')) ++k;
+  const std::string_view word = std::string_view(line).substr(i, k - i);
+  if (std::find(std::begin(kNames), std::end(kNames), word) == std::end(kNames)) return false;
+  if (k >= line.size() || (line[k] != ' ' && line[k] != '\t')) return false;
+  const size_t a = line.find_first_not_of(" \t", k);
+  if (a == std::string::npos || line[a] == '\n' || line[a] == '\r' || line[a] == '#') return false;
+  const char c = line[a];
+  if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '/' || c == '~' || c == '.'))
+    return false;
+  size_t e = a;
+  while (e < line.size() && (std::isalnum(static_cast<unsigned char>(line[e])) || line[e] == '_')) ++e;
+  static constexpr std::string_view kKeywords[] = {"in", "is", "and", "or", "if", "else", "not", "for"};
+  const std::string_view next = std::string_view(line).substr(a, e - a);
+  return std::find(std::begin(kKeywords), std::end(kKeywords), next) == std::end(kKeywords);
+}
+
 bool is_magic(const std::string& line) {
   size_t i = line.find_first_not_of(" \t");
   if (i == std::string::npos) return false;
@@ -266,6 +292,7 @@ bool is_magic(const std::string& line) {
   while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == '\r' || trimmed.back() == ' '))
     trimmed.pop_back();
   if (!trimmed.empty() && trimmed.back() == '?' && trimmed.find('#') == std::string::npos) return true;
+  if (automagic(line, i)) return true;
   // `files = !ls`, `t = %timeit -o f()`: IPython's assignment forms, never valid Python.
   size_t k = i;
   while (k < line.size() && (std::isalnum(static_cast<unsigned char>(line[k])) || line[k] == '_' || line[k] == '.' ||

@@ -192,6 +192,9 @@ MAGICS = [
     ["for x in range(3):\n", "    !echo {x}\n"],
     ["%%writefile helper.py\n", "def broken(:\n"],
     ["%time y = \\\n", "    1\n", "print(y)?\n"],
+    # IPython's automagic: magics named without `%`; `cd = 3` and `ls if cd else pwd` stay Python.
+    ["pip install torchinfo\n", "conda install -y numpy\n", "cd data/train\n", "ls -la\n", "cd = 3\n",
+     "x = ls if cd else pwd\n"],
 ]
 
 
