@@ -29,6 +29,23 @@ int outermost_eval_loop(const Facts& f, int loop) {
   return outer;
 }
 
+// The loop (or function) hands the model to code this file does not show (`x = saliency_mask(net, x)` from
+// another module, `cam.explain(net, x)`): it may differentiate through the model, and
+// `no_grad` around the loop would make it raise. Torch functions and Python builtins are seen.
+bool hands_model_to_unseen_code(const Facts& f, const std::vector<int>& calls, const std::string& model) {
+  if (model.empty()) return false;
+  for (int ci : calls) {
+    const CallSite& c = f.calls[ci];
+    if (c.target_func != kNone || f.is_model_call(c) || python_builtin_call(f, c.call) ||
+        starts_with(f.callee_qual(c.call), "torch."))
+      continue;
+    const Expr& x = f.e(c.call);
+    for (size_t k = 1; k < x.kids.size(); ++k)
+      if (f.dotted(f.unplaced(x.kids[k])) == model) return true;
+  }
+  return false;
+}
+
 Fix wrap_loop_fix(CheckContext& ctx, int outer, Id fallback_stmt, const std::string& no_grad) {
   Id st = ctx.facts.loops[outer].stmt != kNone ? ctx.facts.loops[outer].stmt : fallback_stmt;
   return wrap_statement_fix(ctx, st, "with " + no_grad + "():", "Wrap the loop in `with " + no_grad + "():`");
@@ -696,7 +713,8 @@ void check_LL101(CheckContext& ctx) {
     if (no_grad.empty()) continue;
     bool whole_function = c.func != kNone && f.m.funcs[c.func].parent == kNone &&
                           !f.reaches(c.func, [&](const CallSite& x) { return f.is_backprop(x); }) &&
-                          (f.is_eval_function_name(f.m.funcs[c.func].name) || serving);
+                          (f.is_eval_function_name(f.m.funcs[c.func].name) || serving) &&
+                          !hands_model_to_unseen_code(f, f.calls_in(c.func), f.dotted(callee));
     if (whole_function) {
       const Function& fn = f.m.funcs[c.func];
       uint32_t at = ctx.line_start(fn.range.begin);
@@ -706,7 +724,7 @@ void check_LL101(CheckContext& ctx) {
       fix.edits.push_back({at, at, ctx.indent_at(fn.range.begin) + "@" + no_grad + "()" + ctx.newline()});
       fd->fixes.push_back(std::move(fix));
       decorated_funcs.emplace(c.func, ctx.handle(fd));
-    } else if (outer >= 0) {
+    } else if (outer >= 0 && !hands_model_to_unseen_code(f, f.loops[outer].calls, f.dotted(callee))) {
       Fix fix = wrap_loop_fix(ctx, outer, c.stmt, no_grad);
       if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
     }

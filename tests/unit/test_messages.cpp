@@ -174,3 +174,22 @@ TEST(Messages, LL101NamesTheEvidenceItActedOn) {
   // A description is not an identifier: no backticks around it.
   EXPECT_EQ(f->message.find("`an evaluation set`"), std::string::npos) << f->message;
 }
+
+TEST(Messages, LL101OffersNoNoGradFixOverCodeItCannotSeeThatTakesTheModel) {
+  // The evaluation loop hands the model to another module's function (a saliency mask that
+  // back-propagates through it): `no_grad` around the loop, or on the function, would make
+  // that call raise. The finding stays; the fix is not offered. With only code the file shows,
+  // it is.
+  const std::string unseen =
+      "import torch\nfrom cam import saliency_mask\n\n\ndef accuracy(net, batches):\n    net.eval()\n"
+      "    correct = 0\n    for x, y in batches:\n        x = x.cuda() * saliency_mask(net, x.cuda())\n"
+      "        correct += (net(x).argmax(1).cpu() == y).sum().item()\n    return correct\n";
+  const Finding* f = only(analyze_text("acc.py", unseen, Config{}, EngineOptions{}), "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->fixes.empty()) << f->fixes[0].title;
+  std::string seen = unseen;
+  seen.replace(seen.find("x.cuda() * saliency_mask(net, x.cuda())"), 39, "x.cuda()");
+  const Finding* g = only(analyze_text("acc.py", seen, Config{}, EngineOptions{}), "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->fixes.empty());
+}
