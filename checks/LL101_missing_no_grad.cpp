@@ -83,7 +83,7 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
   return memo[g] = ok ? fw : nullptr;
 }
 
-// The function wraps inputs in `Variable(x, volatile=True)`: PyTorch before 0.4 ran such a
+// The function wraps inputs in `Variable(x, volatile=True)` (or `volatile=<flag>`): PyTorch before 0.4 ran such a
 // forward without autograd. Since 0.4 `volatile` is ignored (with a warning) and the graph is
 // recorded, but the code was written not to record one, for a PyTorch that no longer runs it.
 bool legacy_volatile(const Facts& f, Id func) {
@@ -91,8 +91,9 @@ bool legacy_volatile(const Facts& f, Id func) {
     Id call = f.calls[ci].call;
     const std::string& q = f.callee_qual(call);
     if (q != "torch.autograd.Variable"sv && q != "torch.autograd.variable.Variable"sv) continue;
+    // `volatile=True`, or a flag the evaluation pass sets (`volatile=is_validate`).
     Id v = f.arg(call, static_cast<size_t>(-1), "volatile");
-    if (v != kNone && f.e(v).kind == ExprKind::Literal && f.e(v).lit == LitKind::True) return true;
+    if (v != kNone && !(f.e(v).kind == ExprKind::Literal && f.e(v).lit != LitKind::True)) return true;
   }
   return false;
 }

@@ -827,6 +827,11 @@ TEST(Impact, AnEvaluationWithLegacyVolatileInputsIsWeak) {
   const Finding* g = only(plain, "LL101");
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->low_confidence);
+  // A flag the evaluation pass sets (flownet2's `volatile=is_validate` in a shared epoch
+  // function) was written the same way.
+  const Finding* h = only(with("is_eval"), "LL101");
+  ASSERT_NE(h, nullptr);
+  EXPECT_TRUE(h->low_confidence);
 }
 
 TEST(Impact, AForwardInARouteHandlerRunsOncePerRequest) {
