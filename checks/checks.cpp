@@ -192,6 +192,27 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
         break;
       }
   }
+  // Code the file switches off by a value it binds itself: under `if RUN_PPL:` with
+  // `RUN_PPL = False` bound once (or `if False:`), it never runs as written.
+  for (Finding& fd : out) {
+    if (fd.low_confidence) continue;
+    const Id fn = facts.function_at(fd.range.begin);
+    std::vector<std::pair<Id, bool>> conds;
+    if (!conditions_to(facts, fn == kNone ? facts.m.body : facts.m.funcs[fn].body, kNone, fd.range.begin, conds))
+      continue;
+    for (const auto& [cond, branch] : conds) {
+      const auto v = decide(facts, fn, cond, {});
+      if (!v || truthy(*v) == branch) continue;
+      const Range& r = facts.e(cond).range;
+      const std::string text = r.end > r.begin && r.end <= source.size()
+                                   ? std::string(source.substr(r.begin, r.end - r.begin))
+                                   : std::string("its condition");
+      make_weak(fd, "the code runs only when `" + text + "` is " + (branch ? "true" : "false") +
+                        ", and the values this file binds make it " + (branch ? "false" : "true") +
+                        ": as written, it never runs");
+      break;
+    }
+  }
   // Methods whose findings depend on their entry grad mode, which calls in other files may
   // decide (Facts::called_by_name), directly or through the same-file methods they are
   // reached from: the join looks them up.

@@ -655,4 +655,157 @@ bool last_iteration_test(const Facts& f, Id cond, Id func) {
   return mentions_last(cond);
 }
 
+std::optional<Known> known_literal(const Expr& x) {
+  if (x.kind != ExprKind::Literal) return std::nullopt;
+  switch (x.lit) {
+    case LitKind::String: return Known{Known::Str, x.text, 0};
+    case LitKind::True: return Known{Known::Bool, "", 1};
+    case LitKind::False: return Known{Known::Bool, "", 0};
+    case LitKind::None: return Known{Known::NoneV, "", 0};
+    case LitKind::Int: {
+      long v = 0;
+      for (char ch : x.text) {
+        if (ch < '0' || ch > '9' || v > 1000000000L) return std::nullopt;
+        v = v * 10 + (ch - '0');
+      }
+      return Known{Known::Int, "", v};
+    }
+    default: return std::nullopt;
+  }
+}
+
+// A parameter's default as the frontend records it (`False`, `None`, `0`, `'val'`).
+std::optional<Known> known_default(const std::string& d) {
+  if (d == "True"sv) return Known{Known::Bool, "", 1};
+  if (d == "False"sv) return Known{Known::Bool, "", 0};
+  if (d == "None"sv) return Known{Known::NoneV, "", 0};
+  if (d.size() >= 2 && (d[0] == '\'' || d[0] == '"') && d.back() == d[0]) return Known{Known::Str, d.substr(1, d.size() - 2), 0};
+  if (!d.empty() && d.find_first_not_of("0123456789") == std::string::npos && d.size() < 10)
+    return Known{Known::Int, "", std::stol(d)};
+  return std::nullopt;
+}
+
+bool truthy(const Known& v) {
+  return v.k == Known::Str ? !v.s.empty() : v.k == Known::NoneV ? false : v.i != 0;
+}
+
+std::optional<bool> same_value(const Known& a, const Known& b) {
+  if (a.k == Known::NoneV || b.k == Known::NoneV) return a.k == b.k;
+  if (a.k == Known::Str || b.k == Known::Str) {
+    if (a.k != b.k) return false;
+    return a.s == b.s;
+  }
+  return a.i == b.i;  // truth values and integers compare as numbers
+}
+
+// The value of a condition under `env` (names bound by a pass), or nullopt when it is not
+// decided there. A local bound once from such names (`is_train = split == "train"`) is
+// followed.
+std::optional<Known> decide(const Facts& f, Id func, Id x, const Env& env, int depth) {
+  if (x == kNone || depth > 8) return std::nullopt;
+  const Expr& ex = f.e(x);
+  auto boolean = [](bool b) { return Known{Known::Bool, "", b ? 1 : 0}; };
+  switch (ex.kind) {
+    case ExprKind::Literal: return known_literal(ex);
+    case ExprKind::Name: {
+      auto it = env.find(ex.text);
+      if (it != env.end()) return it->second;
+      if (func != kNone && f.is_param(func, ex.text)) return std::nullopt;
+      // A local bound once, else (not bound in the function) a module-level name bound once.
+      std::vector<Id> vals = f.own_bindings(func, ex.text);
+      Id scope = func;
+      if (vals.empty() && func != kNone) {
+        vals = f.own_bindings(scope = kNone, ex.text);
+        // (Not when a function binds the name too: a `global` it may set.)
+        for (Id g = 0; g < f.m.funcs.size() && vals.size() == 1; ++g)
+          if (!f.own_bindings(g, ex.text).empty()) return std::nullopt;
+      }
+      if (vals.size() != 1) return std::nullopt;
+      const Id stmt = f.stmt_of(vals[0]);
+      if (stmt == kNone || f.m.s(stmt).kind != StmtKind::Assign || f.m.s(stmt).targets.size() != 1 ||
+          f.e(f.m.s(stmt).targets[0]).kind != ExprKind::Name)
+        return std::nullopt;
+      return decide(f, scope, vals[0], env, depth + 1);
+    }
+    case ExprKind::UnaryOp: {
+      if (ex.text != "not"sv || ex.kids.size() != 1) return std::nullopt;
+      auto v = decide(f, func, ex.kids[0], env, depth + 1);
+      if (!v) return std::nullopt;
+      return boolean(!truthy(*v));
+    }
+    case ExprKind::BoolOp: {
+      const bool is_and = ex.text == "and"sv;
+      bool all_known = true;
+      for (Id k : ex.kids) {
+        auto v = decide(f, func, k, env, depth + 1);
+        if (!v) {
+          all_known = false;
+          continue;
+        }
+        if (truthy(*v) != is_and) return boolean(!is_and);  // `and` with a false operand, `or` with a true one
+      }
+      if (all_known) return boolean(is_and);
+      return std::nullopt;
+    }
+    case ExprKind::Compare: {
+      if (ex.kids.size() != 2) return std::nullopt;
+      auto a = decide(f, func, ex.kids[0], env, depth + 1);
+      if (!a) return std::nullopt;
+      const std::string& op = ex.text;
+      if (op == "in"sv || op == "not in"sv) {
+        const Expr& seq = f.e(ex.kids[1]);
+        if (seq.kind != ExprKind::Sequence || seq.text == "dict"sv) return std::nullopt;
+        bool found = false;
+        for (Id k : seq.kids) {
+          auto v = decide(f, func, k, env, depth + 1);
+          if (!v) return std::nullopt;
+          if (same_value(*a, *v).value_or(false)) found = true;
+        }
+        return boolean(found == (op == "in"sv));
+      }
+      auto b = decide(f, func, ex.kids[1], env, depth + 1);
+      if (!b) return std::nullopt;
+      auto eq = same_value(*a, *b);
+      if (!eq) return std::nullopt;
+      if (op == "=="sv || op == "is"sv) return boolean(*eq);
+      if (op == "!="sv || op == "is not"sv) return boolean(!*eq);
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+
+bool conditions_to(const Facts& f, const std::vector<Id>& body, Id target, uint32_t pos,
+                   std::vector<std::pair<Id, bool>>& out, int depth) {
+  if (depth > kMaxDepth) return false;
+  // The statements of a body are in source order: the one holding `pos` is the last that
+  // starts at or before it.
+  auto after = std::upper_bound(body.begin(), body.end(), pos,
+                                [&](uint32_t p, Id sid) { return p < f.m.s(sid).range.begin; });
+  if (after != body.begin()) {
+    const Id sid = *(after - 1);
+    const Stmt& s = f.m.s(sid);
+    if (pos >= s.range.end) return false;
+    if (sid == target) return true;
+    // Without a target: this statement holds `pos`, in a header or in a body below.
+    const bool here = target == kNone;
+    if (s.kind == StmtKind::FunctionDef || s.kind == StmtKind::ClassDef) return here;
+    if (s.kind == StmtKind::If) {
+      if (here && (s.body.empty() || pos < f.m.s(s.body.front()).range.begin)) return true;  // the condition
+      const bool in_body = s.orelse.empty() || pos < f.m.s(s.orelse.front()).range.begin;
+      out.push_back({s.value, in_body});
+      return conditions_to(f, in_body ? s.body : s.orelse, target, pos, out, depth + 1) || here;
+    }
+    if (conditions_to(f, s.body, target, pos, out, depth + 1) ||
+        conditions_to(f, s.orelse, target, pos, out, depth + 1) ||
+        conditions_to(f, s.finalbody, target, pos, out, depth + 1))
+      return true;
+    for (const auto& h : s.handlers)
+      if (conditions_to(f, h.body, target, pos, out, depth + 1)) return true;
+    return here;
+  }
+  return false;
+}
+
+
 }  // namespace ll

@@ -1,6 +1,8 @@
 // Predicates shared by more than one check.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <set>
 
 #include <string>
@@ -93,5 +95,30 @@ std::string spelling_of(const Module& m, const std::string& qualified);
 // edits when that is not mechanical (multi-line strings, statement not alone on its line).
 Fix wrap_statement_fix(const CheckContext& ctx, Id stmt, const std::string& with_header,
                        std::string title);
+
+
+// ---- Conditions decided by known values (a pass of a loop over written-out phases, the
+// literals a caller binds, names bound once to a literal).
+// A value a condition can be decided on: a string, truth value, None or integer literal.
+struct Known {
+  enum Kind { Str, Bool, NoneV, Int } k = NoneV;
+  std::string s;
+  long i = 0;
+};
+using Env = std::map<std::string, Known>;
+
+std::optional<Known> known_literal(const Expr& x);
+// A parameter's default as the frontend records it (`False`, `None`, `0`, `'val'`).
+std::optional<Known> known_default(const std::string& d);
+bool truthy(const Known& v);
+// The value of a condition under `env`, or nullopt when it is not decided there. A name not
+// in `env` that is bound once (in the function, else at module level) to such a value is
+// followed (`is_train = split == "train"`, `RUN_PPL = False`).
+std::optional<Known> decide(const Facts& f, Id func, Id x, const Env& env, int depth = 0);
+// The `if` conditions on the way from `body` down to the statement `target` (at byte `pos`),
+// each with the branch taken (true: its body; false: its else). With `target` kNone, down to
+// the innermost statement holding `pos`. False if not found.
+bool conditions_to(const Facts& f, const std::vector<Id>& body, Id target, uint32_t pos,
+                   std::vector<std::pair<Id, bool>>& out, int depth = 0);
 
 }  // namespace ll

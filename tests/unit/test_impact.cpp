@@ -1110,3 +1110,28 @@ TEST(Impact, AFindingInAFunctionWhoseCallsAreCommentedOutIsWeak) {
     for (const Finding& f : r.findings) EXPECT_FALSE(f.low_confidence) << call << f.rule;
   }
 }
+
+TEST(Impact, CodeSwitchedOffByAValueTheFileBindsIsWeak) {
+  // `RUN_PPL = False` bound once at module level, then `if RUN_PPL:` around a checkpoint sweep
+  // (or `if False:`): as written the block never runs. The same block under a flag the file
+  // does not decide (`if args.ppl:`), or bound to True, keeps the full severity; so does a
+  // flag a function may set as a global.
+  auto src = [](const std::string& flag, const std::string& test, const std::string& extra = "") {
+    return "import torch\nfrom transformers import AutoModel\n\n" + flag + extra + "\n\ndef sweep(paths, args):\n"
+           "    if " + test + ":\n        for p in paths:\n"
+           "            model = AutoModel.from_pretrained(p).to('cuda')\n            print(model.config)\n";
+  };
+  const Finding* off = only(analyze_text("gen.py", src("RUN_PPL = False", "RUN_PPL"), Config{}, EngineOptions{}), "LL301");
+  ASSERT_NE(off, nullptr);
+  EXPECT_TRUE(off->low_confidence);
+  EXPECT_NE(off->message.find("`RUN_PPL` is true"), std::string::npos) << off->message;
+  const Finding* lit = only(analyze_text("gen.py", src("", "False"), Config{}, EngineOptions{}), "LL301");
+  ASSERT_NE(lit, nullptr);
+  EXPECT_TRUE(lit->low_confidence);
+  for (const std::string& s : {src("RUN_PPL = True", "RUN_PPL"), src("", "args.ppl"),
+                               src("RUN_PPL = False", "RUN_PPL", "\n\ndef enable():\n    global RUN_PPL\n    RUN_PPL = True\n")}) {
+    const Finding* on = only(analyze_text("gen.py", s, Config{}, EngineOptions{}), "LL301");
+    ASSERT_NE(on, nullptr) << s;
+    EXPECT_FALSE(on->low_confidence) << s;
+  }
+}
