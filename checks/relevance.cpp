@@ -80,10 +80,40 @@ bool cpp_may_hold_a_pattern(std::string_view text) {
 
 bool cpp_text_mentions_gpu(std::string_view text) {
   static constexpr std::string_view kTokens[] = {"cuda", "gpu", "hip", "mps", "xla"};
-  std::string low(text.size(), ' ');
-  for (size_t i = 0; i < text.size(); ++i) low[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
-  for (const std::string_view t : kTokens)
-    if (low.find(t) != std::string::npos) return true;
+  auto alpha = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; };
+  auto lower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
+  auto upper = [](char c) { return std::isupper(static_cast<unsigned char>(c)) != 0; };
+  // Code only (comments skipped: `// from ChipsSpectre/chipstorch` names no GPU), and a token
+  // only where a word or an identifier's part starts (`kCUDA`, `cudaMalloc`, `use_gpu`,
+  // `hipMalloc`, `gpus`; not `chips`, `timestamps`, `xlarge`).
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = text.find('\n', i);
+      if (i == std::string_view::npos) break;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      i = text.find("*/", i + 2);
+      if (i == std::string_view::npos) break;
+      i += 2;
+      continue;
+    }
+    const bool starts_part = alpha(c) && (i == 0 || !alpha(text[i - 1]) || (upper(c) && lower(text[i - 1])));
+    if (starts_part)
+      for (const std::string_view t : kTokens) {
+        if (i + t.size() > text.size()) continue;
+        bool match = true;
+        for (size_t k = 0; k < t.size() && match; ++k)
+          match = std::tolower(static_cast<unsigned char>(text[i + k])) == t[k];
+        if (!match) continue;
+        // The part ends there, or goes on as a plural or a new capitalised part.
+        const size_t e = i + t.size();
+        if (e == text.size() || !alpha(text[e]) || text[e] == 's' || upper(text[e])) return true;
+      }
+    ++i;
+  }
   return false;
 }
 

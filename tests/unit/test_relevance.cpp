@@ -113,3 +113,16 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   // A module called through operator() (torch::nn::Linear, a TORCH_MODULE holder).
   EXPECT_TRUE(cpp_may_hold_a_pattern("double f(torch::nn::Linear& m, torch::Tensor x) { return m(x).item<double>(); }"));
 }
+
+TEST(RelevanceCpp, GpuWordsAreReadInCodeWherePartsOfNamesStart) {
+  // A skipped unit is GPU evidence for the project when its code names a GPU: `kCUDA`,
+  // `cudaMalloc`, `hipMalloc`, `use_gpu`, `num_gpus`, `CUDAGuard`. Not a comment, and not the
+  // letters inside another word (`chipstorch`, `timestamps`, `xlarge`, `shipping`).
+  for (const char* yes : {"auto d = torch::kCUDA;", "cudaMalloc(&p, n);", "hipMalloc(&p, n);", "bool use_gpu = 1;",
+                          "int num_gpus = 2;", "#include <c10/cuda/CUDAGuard.h>", "x.to(torch::kMPS);",
+                          "// header\nint gpu = 0;"})
+    EXPECT_TRUE(cpp_text_mentions_gpu(yes)) << yes;
+  for (const char* no : {"// Downloaded from ChipsSpectre/chipstorch-yolov3\nint x;", "/* runs on the GPU */ int y;",
+                         "long timestamps[4];", "auto xlarge = 1;", "void shipping();", "int chips = 3;"})
+    EXPECT_FALSE(cpp_text_mentions_gpu(no)) << no;
+}
