@@ -160,6 +160,11 @@ std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const st
     replace_all(fd.message, "`self.", "`");
     for (auto& n : fd.notes) replace_all(n.message, "`self.", "`");
     // A weak finding of the impact policy (report_weak) stays weak on a compiled file too.
+    // A file analysed without a full compile is low-confidence whole, and its messages say why
+    // (docs/impact.md); its severity stays the rule's.
+    if (low_confidence && fd.message.find("(low confidence: ") == std::string::npos)
+      fd.message += " (low confidence: the file was analysed without a full compile, its headers missing or its "
+                    "code not compiling, so the types behind this finding are guessed)";
     fd.low_confidence = fd.low_confidence || low_confidence;
     // Never a fix for a file that does not compile (or was not compiled): the lowering
     // guessed at what the code means, and the edit could not be checked by a compile.

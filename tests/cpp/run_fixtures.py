@@ -223,6 +223,9 @@ def main():
                 weak = "(low confidence: " in f.get("message", "")
                 if f.get("low_confidence") != (args.without_headers or weak):
                     problems.append("%s at line %d: low_confidence=%s" % (f["rule"], f["line"], f.get("low_confidence")))
+                # Without headers every finding is low-confidence, and its message says why.
+                if args.without_headers and not weak:
+                    problems.append("%s at line %d: low-confidence message without its reason" % (f["rule"], f["line"]))
             expected = set(meta[rel])
             allowed = known.get(rel.replace(os.sep, "/"), set())
             for sign, line, rule in allowed:
