@@ -711,20 +711,29 @@ std::optional<Known> decide(const Facts& f, Id func, Id x, const Env& env, int d
       auto it = env.find(ex.text);
       if (it != env.end()) return it->second;
       if (func != kNone && f.is_param(func, ex.text)) return std::nullopt;
-      // A local bound once, else (not bound in the function) a module-level name bound once.
-      std::vector<Id> vals = f.own_bindings(func, ex.text);
-      Id scope = func;
-      if (vals.empty() && func != kNone) {
-        vals = f.own_bindings(scope = kNone, ex.text);
-        // (Not when a function binds the name too: a `global` it may set.)
-        for (Id g = 0; g < f.m.funcs.size() && vals.size() == 1; ++g)
-          if (!f.own_bindings(g, ex.text).empty()) return std::nullopt;
-      }
+      // The one value that reaches the read (flow-sensitive, every kind of binding counted),
+      // from an assignment of that name alone.
+      const std::vector<Id> vals = f.bindings_at(func, ex.text, x);
       if (vals.size() != 1) return std::nullopt;
       const Id stmt = f.stmt_of(vals[0]);
       if (stmt == kNone || f.m.s(stmt).kind != StmtKind::Assign || f.m.s(stmt).targets.size() != 1 ||
-          f.e(f.m.s(stmt).targets[0]).kind != ExprKind::Name)
+          f.dotted(f.m.s(stmt).targets[0]) != ex.text)
         return std::nullopt;
+      const Id scope = f.function_at(f.m.s(stmt).range.begin);
+      // Bound once in its scope, by any kind of statement (a tuple target, a loop target);
+      // a module-level name by no function either (a `global` it may set).
+      int bound = 0;
+      for (Id sid : f.stmts_in(scope))
+        for (Id t : f.m.s(sid).targets)
+          if (t != kNone)
+            for_each_expr(f.m, t, [&](Id y) {
+              bound += f.e(y).kind == ExprKind::Name && f.e(y).text == ex.text ? 1 : 0;
+              return true;
+            });
+      if (bound != 1) return std::nullopt;
+      if (scope == kNone)
+        for (Id g = 0; g < f.m.funcs.size(); ++g)
+          if (!f.own_bindings(g, ex.text).empty()) return std::nullopt;
       return decide(f, scope, vals[0], env, depth + 1);
     }
     case ExprKind::UnaryOp: {

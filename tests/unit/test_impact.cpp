@@ -1128,8 +1128,16 @@ TEST(Impact, CodeSwitchedOffByAValueTheFileBindsIsWeak) {
   const Finding* lit = only(analyze_text("gen.py", src("", "False"), Config{}, EngineOptions{}), "LL301");
   ASSERT_NE(lit, nullptr);
   EXPECT_TRUE(lit->low_confidence);
+  // A name bound another way too (a tuple target, in a function or at module level) is not
+  // decided by its one plain assignment.
+  const std::string local =
+      "import torch\nfrom transformers import AutoModel\n\n\ndef sweep(paths, check):\n"
+      "    if check:\n        ok, logd = check()\n    else:\n        logd = None\n"
+      "    if logd is not None:\n        for p in paths:\n"
+      "            model = AutoModel.from_pretrained(p).to('cuda')\n            print(model.config)\n";
   for (const std::string& s : {src("RUN_PPL = True", "RUN_PPL"), src("", "args.ppl"),
-                               src("RUN_PPL = False", "RUN_PPL", "\n\ndef enable():\n    global RUN_PPL\n    RUN_PPL = True\n")}) {
+                               src("RUN_PPL = False", "RUN_PPL", "\n\ndef enable():\n    global RUN_PPL\n    RUN_PPL = True\n"),
+                               src("RUN_PPL = False", "RUN_PPL", "\nRUN_PPL, other = True, 1\n"), local}) {
     const Finding* on = only(analyze_text("gen.py", s, Config{}, EngineOptions{}), "LL301");
     ASSERT_NE(on, nullptr) << s;
     EXPECT_FALSE(on->low_confidence) << s;
