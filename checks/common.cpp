@@ -711,30 +711,45 @@ std::optional<Known> decide(const Facts& f, Id func, Id x, const Env& env, int d
       auto it = env.find(ex.text);
       if (it != env.end()) return it->second;
       if (func != kNone && f.is_param(func, ex.text)) return std::nullopt;
-      // The one value that reaches the read (flow-sensitive, every kind of binding counted),
-      // from an assignment of that name alone.
-      const std::vector<Id> vals = f.bindings_at(func, ex.text, x);
-      if (vals.size() != 1) return std::nullopt;
-      const Id stmt = f.stmt_of(vals[0]);
-      if (stmt == kNone || f.m.s(stmt).kind != StmtKind::Assign || f.m.s(stmt).targets.size() != 1 ||
-          f.dotted(f.m.s(stmt).targets[0]) != ex.text)
-        return std::nullopt;
-      const Id scope = f.function_at(f.m.s(stmt).range.begin);
-      // Bound once in its scope, by any kind of statement (a tuple target, a loop target);
-      // a module-level name by no function either (a `global` it may set).
-      int bound = 0;
-      for (Id sid : f.stmts_in(scope))
-        for (Id t : f.m.s(sid).targets)
-          if (t != kNone)
-            for_each_expr(f.m, t, [&](Id y) {
-              bound += f.e(y).kind == ExprKind::Name && f.e(y).text == ex.text ? 1 : 0;
-              return true;
-            });
-      if (bound != 1) return std::nullopt;
-      if (scope == kNone)
-        for (Id g = 0; g < f.m.funcs.size(); ++g)
+      // A name bound by exactly one statement of its scope (the function's, else the module's,
+      // which no function may bind too: a `global` it may set), an assignment of it alone or of
+      // a tuple of names from a tuple of values (`PPL, generation = False, True`).
+      auto binders = [&](Id scope, Id* only) {
+        int n = 0;
+        for (Id sid : f.stmts_in(scope))
+          for (Id t : f.m.s(sid).targets)
+            if (t != kNone)
+              for_each_expr(f.m, t, [&](Id y) {
+                if (f.e(y).kind == ExprKind::Name && f.e(y).text == ex.text) ++n, *only = sid;
+                return true;
+              });
+        return n;
+      };
+      Id scope = func, stmt = kNone;
+      int n = func == kNone ? 0 : binders(func, &stmt);
+      if (n == 0) {
+        scope = kNone;
+        n = binders(kNone, &stmt);
+        for (Id g = 0; g < f.m.funcs.size() && n == 1; ++g)
           if (!f.own_bindings(g, ex.text).empty()) return std::nullopt;
-      return decide(f, scope, vals[0], env, depth + 1);
+      }
+      if (n != 1) return std::nullopt;
+      const Stmt& st = f.m.s(stmt);
+      if (st.kind != StmtKind::Assign || st.targets.size() != 1 || st.value == kNone) return std::nullopt;
+      Id value = kNone;
+      const Expr& t = f.e(st.targets[0]);
+      if (t.kind == ExprKind::Name) {
+        value = st.value;
+      } else if (t.kind == ExprKind::Sequence && f.e(st.value).kind == ExprKind::Sequence &&
+                 f.e(st.value).kids.size() == t.kids.size()) {
+        for (size_t k = 0; k < t.kids.size(); ++k) {
+          if (f.e(t.kids[k]).kind == ExprKind::Starred || f.e(f.e(st.value).kids[k]).kind == ExprKind::Starred)
+            return std::nullopt;
+          if (f.e(t.kids[k]).kind == ExprKind::Name && f.e(t.kids[k]).text == ex.text) value = f.e(st.value).kids[k];
+        }
+      }
+      if (value == kNone) return std::nullopt;
+      return decide(f, scope, value, env, depth + 1);
     }
     case ExprKind::UnaryOp: {
       if (ex.text != "not"sv || ex.kids.size() != 1) return std::nullopt;

@@ -1128,6 +1128,11 @@ TEST(Impact, CodeSwitchedOffByAValueTheFileBindsIsWeak) {
   const Finding* lit = only(analyze_text("gen.py", src("", "False"), Config{}, EngineOptions{}), "LL301");
   ASSERT_NE(lit, nullptr);
   EXPECT_TRUE(lit->low_confidence);
+  // A tuple of switches bound at once (`PPL, generation = False, True`).
+  const Finding* pair =
+      only(analyze_text("gen.py", src("RUN_PPL, GEN = False, True", "RUN_PPL"), Config{}, EngineOptions{}), "LL301");
+  ASSERT_NE(pair, nullptr);
+  EXPECT_TRUE(pair->low_confidence);
   // A name bound another way too (a tuple target, in a function or at module level) is not
   // decided by its one plain assignment.
   const std::string local =
