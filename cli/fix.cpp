@@ -278,7 +278,7 @@ void lock_fd(int fd) {
 
 // Writes `text` to a new temporary file next to `target` (locked from its creation, mode
 // 0600 until complete), gives it the owner and mode of `like` (null: a new file), and
-// renames it over `target` if `check` (run right before the rename) agrees. With O_TMPFILE
+// renames it over `target` if `check` (run right before the file is named and renamed) agrees. With O_TMPFILE
 // the file has no name until just before the rename, so a killed run leaves nothing.
 // On success `*fd_out` (when non-null) gets the new inode's locked descriptor.
 bool replace_file(const std::string& target, const std::string& text, const struct stat* like,
@@ -322,6 +322,10 @@ bool replace_file(const std::string& target, const std::string& text, const stru
     (void)::fchmod(fd, 0666 & ~process_umask());
   }
   if (::fsync(fd) != 0) return fail(std::string("write failed: ") + std::strerror(errno));
+  // The check reads the target, which takes time on a large file: done before the anonymous
+  // file gets its name, a kill (SIGKILL, which nothing can clean up after) leaves a named
+  // temporary file only in the two system calls between linkat and rename.
+  if (check && !check(error)) return fail("");
   if (name.empty()) {  // give the anonymous file a name to rename
     std::string proc = "/proc/self/fd/" + std::to_string(fd);
     for (int tries = 0; tries < 100; ++tries) {
@@ -336,7 +340,6 @@ bool replace_file(const std::string& target, const std::string& text, const stru
     }
     if (name.empty()) return fail("cannot create a temporary file next to " + target + ": " + std::strerror(errno));
   }
-  if (check && !check(error)) return fail("");
   if (::rename(name.c_str(), target.c_str()) != 0)
     return fail("cannot replace " + target + ": " + std::strerror(errno));
   untrack_temp_file(slot);
