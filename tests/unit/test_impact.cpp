@@ -829,7 +829,8 @@ TEST(Impact, AnEvaluationWithLegacyVolatileInputsIsWeak) {
   EXPECT_FALSE(g->low_confidence);
   // A flag the evaluation pass sets (flownet2's `volatile=is_validate` in a shared epoch
   // function) was written the same way.
-  const Finding* h = only(with("is_eval"), "LL101");
+  const FileResult flagged = with("is_eval");
+  const Finding* h = only(flagged, "LL101");
   ASSERT_NE(h, nullptr);
   EXPECT_TRUE(h->low_confidence);
 }
@@ -1121,16 +1122,18 @@ TEST(Impact, CodeSwitchedOffByAValueTheFileBindsIsWeak) {
            "    if " + test + ":\n        for p in paths:\n"
            "            model = AutoModel.from_pretrained(p).to('cuda')\n            print(model.config)\n";
   };
-  const Finding* off = only(analyze_text("gen.py", src("RUN_PPL = False", "RUN_PPL"), Config{}, EngineOptions{}), "LL301");
+  const FileResult off_r = analyze_text("gen.py", src("RUN_PPL = False", "RUN_PPL"), Config{}, EngineOptions{});
+  const Finding* off = only(off_r, "LL301");
   ASSERT_NE(off, nullptr);
   EXPECT_TRUE(off->low_confidence);
   EXPECT_NE(off->message.find("`RUN_PPL` is true"), std::string::npos) << off->message;
-  const Finding* lit = only(analyze_text("gen.py", src("", "False"), Config{}, EngineOptions{}), "LL301");
+  const FileResult lit_r = analyze_text("gen.py", src("", "False"), Config{}, EngineOptions{});
+  const Finding* lit = only(lit_r, "LL301");
   ASSERT_NE(lit, nullptr);
   EXPECT_TRUE(lit->low_confidence);
   // A tuple of switches bound at once (`PPL, generation = False, True`).
-  const Finding* pair =
-      only(analyze_text("gen.py", src("RUN_PPL, GEN = False, True", "RUN_PPL"), Config{}, EngineOptions{}), "LL301");
+  const FileResult pair_r = analyze_text("gen.py", src("RUN_PPL, GEN = False, True", "RUN_PPL"), Config{}, EngineOptions{});
+  const Finding* pair = only(pair_r, "LL301");
   ASSERT_NE(pair, nullptr);
   EXPECT_TRUE(pair->low_confidence);
   // A name bound another way too (a tuple target, in a function or at module level) is not
@@ -1143,7 +1146,8 @@ TEST(Impact, CodeSwitchedOffByAValueTheFileBindsIsWeak) {
   for (const std::string& s : {src("RUN_PPL = True", "RUN_PPL"), src("", "args.ppl"),
                                src("RUN_PPL = False", "RUN_PPL", "\n\ndef enable():\n    global RUN_PPL\n    RUN_PPL = True\n"),
                                src("RUN_PPL = False", "RUN_PPL", "\nRUN_PPL, other = True, 1\n"), local}) {
-    const Finding* on = only(analyze_text("gen.py", s, Config{}, EngineOptions{}), "LL301");
+    const FileResult on_r = analyze_text("gen.py", s, Config{}, EngineOptions{});
+    const Finding* on = only(on_r, "LL301");
     ASSERT_NE(on, nullptr) << s;
     EXPECT_FALSE(on->low_confidence) << s;
   }

@@ -184,12 +184,14 @@ TEST(Messages, LL101OffersNoNoGradFixOverCodeItCannotSeeThatTakesTheModel) {
       "import torch\nfrom cam import saliency_mask\n\n\ndef accuracy(net, batches):\n    net.eval()\n"
       "    correct = 0\n    for x, y in batches:\n        x = x.cuda() * saliency_mask(net, x.cuda())\n"
       "        correct += (net(x).argmax(1).cpu() == y).sum().item()\n    return correct\n";
-  const Finding* f = only(analyze_text("acc.py", unseen, Config{}, EngineOptions{}), "LL101");
+  const FileResult r = analyze_text("acc.py", unseen, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
   ASSERT_NE(f, nullptr);
   EXPECT_TRUE(f->fixes.empty()) << f->fixes[0].title;
   std::string seen = unseen;
   seen.replace(seen.find("x.cuda() * saliency_mask(net, x.cuda())"), 39, "x.cuda()");
-  const Finding* g = only(analyze_text("acc.py", seen, Config{}, EngineOptions{}), "LL101");
+  const FileResult q = analyze_text("acc.py", seen, Config{}, EngineOptions{});
+  const Finding* g = only(q, "LL101");
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->fixes.empty());
 }
