@@ -268,18 +268,23 @@ struct GatedCandidate {
 };
 using GatedMemo = std::map<int, std::vector<GatedCandidate>>;
 
+// A call site of the loop's own function that trains: a backward or an optimizer step, or a
+// call of a same-file helper that reaches one.
+bool training_call(const Facts& f, const CallSite& x, Id func) {
+  auto trains = [&](const CallSite& y) { return f.is_backprop(y) || f.optimizer_of_step(y) != kNone; };
+  if (x.func != func || x.in_lambda) return false;
+  return trains(x) || (x.target_func != kNone && x.target_func != x.func && f.reaches(x.target_func, trains));
+}
+
 std::vector<GatedCandidate> gated_candidates(const CheckContext& ctx, int loop) {
   const Facts& f = ctx.facts;
   std::vector<GatedCandidate> out;
   const Id func = f.loops[loop].func;
-  auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
   const std::vector<Id>& top = func == kNone ? f.m.body : f.m.funcs[func].body;
   std::vector<std::vector<std::pair<Id, bool>>> paths;
   for (int ci : f.loops[loop].calls) {
     const CallSite& x = f.calls[ci];
-    if (x.func != func || x.in_lambda) continue;
-    if (!trains(x) && !(x.target_func != kNone && x.target_func != x.func && f.reaches(x.target_func, trains)))
-      continue;
+    if (!training_call(f, x, func)) continue;
     // Training outside any `if` of the loop: it runs in every pass.
     if (x.guard_chain < 0) return out;
     std::vector<std::pair<Id, bool>> conds;
@@ -403,12 +408,10 @@ std::optional<GatedPass> gated_pass(const CheckContext& ctx, const CallSite& fw,
 bool mode_fix_applies(const Facts& f, int loop, const GatedPass& g) {
   const Loop& L = f.loops[loop];
   if (L.stmt == kNone) return false;
-  auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
   const std::vector<Id>& top = L.func == kNone ? f.m.body : f.m.funcs[L.func].body;
   for (int ci : L.calls) {
     const CallSite& x = f.calls[ci];
-    if (x.func != L.func || x.in_lambda) continue;
-    if (!trains(x) && !(x.target_func != kNone && x.target_func != x.func && f.reaches(x.target_func, trains))) continue;
+    if (!training_call(f, x, L.func)) continue;
     std::vector<std::pair<Id, bool>> conds;
     conditions_to(f, top, x.stmt, f.e(x.call).range.begin, conds);
     bool under = false;
