@@ -1,9 +1,13 @@
 #include "checks/checks.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <set>
+#include <unordered_set>
 
 #include "checks/common.hpp"
 #include "checks/relevance.hpp"
+#include "rules/budget.hpp"
 
 #include "rules/registry.hpp"
 
@@ -150,6 +154,87 @@ std::string CheckContext::indent_unit() const {
   return std::string(best, ch);
 }
 
+namespace {
+
+// Could something other than a call by name run `fn`: a decorator (a route, a registry, a
+// CLI command), a dunder or `forward` (Python calls them), or a method of a class with a
+// base this file does not show (a framework's hook: Lightning's `validation_step`, a
+// Trainer's `evaluate`)? torch's own decorators and staticmethod/classmethod register nothing.
+bool callable_without_its_name(const Facts& f, Id fn) {
+  const Function& F = f.m.funcs[fn];
+  if (F.name.empty() || starts_with(F.name, "__") || F.name == "forward") return true;
+  for (Id d : F.decorators) {
+    Id callee = f.e(d).kind == ExprKind::Call ? f.e(d).kids[0] : d;
+    const std::string& q = f.qual(callee);
+    if (starts_with(q, "torch.")) continue;
+    if (f.e(callee).kind == ExprKind::Name && in(f.e(callee).text, {"staticmethod", "classmethod"})) continue;
+    return true;
+  }
+  if (F.cls == kNone) return false;
+  for (Id b : f.m.classes[F.cls].bases) {
+    const Expr& be = f.e(b);
+    if (be.kind == ExprKind::Name && (be.text == "object" || f.class_at(be.text, be.range.begin) != kNone)) continue;
+    if (in(f.qual(b), {"torch.nn.Module", "torch.nn.modules.module.Module"})) continue;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void summarize_references(const Facts& f, const std::vector<Finding>& out, FileSummary& s) {
+  std::vector<std::string> names;
+  auto add_words = [&](std::string_view t) {
+    size_t i = 0;
+    while (i < t.size()) {
+      while (i < t.size() && !(std::isalnum(static_cast<unsigned char>(t[i])) || t[i] == '_')) ++i;
+      size_t j = i;
+      while (j < t.size() && (std::isalnum(static_cast<unsigned char>(t[j])) || t[j] == '_')) ++j;
+      if (j > i && !std::isdigit(static_cast<unsigned char>(t[i]))) names.emplace_back(t.substr(i, j - i));
+      i = j;
+    }
+  };
+  for (const Expr& x : f.m.exprs) {
+    budget::tick();
+    if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) names.push_back(x.text);
+    else if (x.kind == ExprKind::Literal && x.lit == LitKind::String && x.text.size() <= 256) add_words(x.text);
+  }
+  for (const auto& [local, q] : f.m.aliases) {
+    names.push_back(local);
+    add_words(q);
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  s.referenced = std::move(names);
+  // A module-level function of a module that is not a program is the module's interface:
+  // its callers may live outside the tree (a web framework's handler, a library's API).
+  // Methods, nested functions and the functions of a program are called from the tree.
+  const bool program = f.is_program();
+  std::set<Id> seen;
+  for (const Finding& fd : out) {
+    if (fd.low_confidence || fd.suppressed) continue;
+    for (Id fn = f.function_at(fd.range.begin); fn != kNone; fn = f.m.funcs[fn].parent) {
+      if (!seen.insert(fn).second) continue;
+      if (callable_without_its_name(f, fn)) continue;
+      if (!program && f.m.funcs[fn].cls == kNone && f.m.funcs[fn].parent == kNone) continue;
+      s.holding.push_back({f.m.funcs[fn].name, f.m.funcs[fn].range.begin, f.m.funcs[fn].range.end});
+    }
+  }
+}
+
+void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries) {
+  std::unordered_set<std::string_view> read;
+  for (const FileSummary& s : summaries)
+    for (const std::string& n : s.referenced) read.insert(n);
+  for (size_t i = 0; i < results.size() && i < summaries.size(); ++i)
+    for (const auto& h : summaries[i].holding) {
+      if (read.count(h.name)) continue;
+      for (Finding& fd : results[i].findings)
+        if (!fd.low_confidence && fd.range.begin >= h.begin && fd.range.begin < h.end)
+          make_weak(fd, "nothing in the scanned tree calls `" + h.name + "()` or reads its name");
+    }
+}
+
 std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,
                                 std::string_view source, const ProjectView* project, FileSummary* summary) {
   std::vector<Finding> out;
@@ -172,6 +257,17 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
   CheckContext ctx(facts, source, out);
   for (const auto& c : all_checks())
     if (ctx.enabled(c.id)) c.run(ctx);
+  // One problem, one finding: an empty_cache() that LL303 reports as running every iteration
+  // is the problem there. Releasing the references before it (LL302's advice) would still
+  // leave a per-iteration cache flush; taking it out of the loop is the fix.
+  {
+    std::set<uint32_t> hot;
+    for (const Finding& fd : out)
+      if (fd.rule == "LL303"sv) hot.insert(fd.range.begin);
+    for (Finding& fd : out)
+      if (fd.rule == "LL302"sv && !fd.low_confidence && hot.count(fd.range.begin))
+        make_weak(fd, "this call runs every iteration of a hot loop (LL303); take it out of the loop first");
+  }
   // The impact policy's test code (docs/impact.md): a test runs once, on small inputs, to
   // check behaviour, so what a rule says a run wastes or computes wrongly over its
   // iterations is weak there. Patterns that fail at once (`with torch.no_grad:`, an invalid
@@ -213,6 +309,7 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
       break;
     }
   }
+  if (summary && m.lang == Lang::Python) summarize_references(facts, out, *summary);
   // Methods whose findings depend on their entry grad mode, which calls in other files may
   // decide (Facts::called_by_name), directly or through the same-file methods they are
   // reached from: the join looks them up.

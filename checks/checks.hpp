@@ -61,6 +61,13 @@ const std::vector<CheckEntry>& all_checks();
 // distributed wrap, imported loader builders that feed a distributed training loop.
 void summarize_LL405(const Facts& f, FileSummary& out);
 
+// Code nothing calls (docs/impact.md): the names the file reads and the functions holding its
+// visible findings (FileSummary::referenced, ::holding).
+void summarize_references(const Facts& f, const std::vector<Finding>& out, FileSummary& s);
+// For a run over whole directories: the findings of a function whose name no file of the run
+// reads are weak, since nothing runs it as written.
+void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries);
+
 // Runs every enabled check over a lowered module; findings unsorted.
 std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,
                                 std::string_view source, const ProjectView* project = nullptr,

@@ -75,6 +75,17 @@ struct FileSummary {
   // CPU-only: its memory claims are weak (weaken_memory_claims in the engine).
   bool program = false;
   bool gpu_evidence = false;
+  // Code nothing calls (docs/impact.md), Python only: every name the file reads (identifiers,
+  // attribute names, identifier-like strings such as `getattr(self, "evaluate")`, imported
+  // names), and the functions that hold a visible finding with their byte ranges. A run over
+  // whole directories (EngineOptions::whole_tree) weakens the findings of a function whose
+  // name no file of the run reads.
+  std::vector<std::string> referenced;
+  struct Holding {
+    std::string name;
+    uint32_t begin = 0, end = 0;
+  };
+  std::vector<Holding> holding;
 };
 
 // What one file needs to know about the others.

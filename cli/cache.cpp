@@ -252,7 +252,10 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
             {"syn", summary.synthetic_datasets}, {"acc", summary.accumulating_methods},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
-            {"om", summary.open_methods}, {"nom", summary.name_off_methods}};
+            {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced}};
+  Json hf = Json::array();
+  for (const auto& h : summary.holding) hf.push_back(Json::array({h.name, h.begin, h.end}));
+  j["p"]["hf"] = std::move(hf);
   Json mc = Json::array();
   for (const auto& [name, off] : summary.method_calls) mc.push_back(Json::array({name, off}));
   j["p"]["mc"] = std::move(mc);
@@ -390,6 +393,13 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.gpu_evidence = boolean(at(p, "ge"));
     s.open_methods = strings(at(p, "om"));
     s.name_off_methods = strings(at(p, "nom"));
+    s.referenced = strings(at(p, "ref"));
+    for (const auto& c : arr(at(p, "hf"))) {
+      if (arr(c).size() != 3 || !c[1].is_number_unsigned() || !c[2].is_number_unsigned()) throw Bad();
+      const uint64_t b = c[1].get<uint64_t>(), e = c[2].get<uint64_t>();
+      if (b > e || e > UINT32_MAX) throw Bad();
+      s.holding.push_back({str(c[0]), static_cast<uint32_t>(b), static_cast<uint32_t>(e)});
+    }
     for (const auto& c : arr(at(p, "mc"))) {
       if (arr(c).size() != 2) throw Bad();
       s.method_calls.emplace_back(str(c[0]), boolean(c[1]));

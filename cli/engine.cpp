@@ -702,6 +702,7 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   }
   if (program && !gpu)
     for (FileResult& r : results) weaken_memory_claims(r);
+  if (opts.whole_tree) weaken_uncalled(results, summaries);
   return results;
 }
 

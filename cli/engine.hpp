@@ -14,6 +14,10 @@ namespace ll {
 
 struct EngineOptions {
   int jobs = 0;                           // 0 = hardware concurrency
+  // The run was given directories only (no single files, no editor buffer): it sees every
+  // caller a project's function has, so a function nothing reads is not called
+  // (FileSummary::referenced). Pre-commit and editors name files: false there.
+  bool whole_tree = false;
   uint64_t max_file_size = 10u << 20;     // bytes; larger files are skipped with a diagnostic
   uint64_t parse_timeout_ms = 10'000;     // per-file budget: parse, lowering, facts and checks
   uint64_t max_work = 0;                  // also a cap in budget::tick() units (0: none; exact, for tests)

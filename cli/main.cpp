@@ -220,6 +220,10 @@ int main(int argc, char** argv) {
     results.push_back(analyze_file(stdin_filename, *cfg, opts, &text));
   } else {
     if (paths.empty()) paths.push_back(".");
+    opts.whole_tree = std::all_of(paths.begin(), paths.end(), [](const std::string& p) {
+      std::error_code ec;
+      return std::filesystem::is_directory(p, ec);
+    });
     opts.cpp.roots = paths;  // leaklint-cpp confines what C++ files include to these trees
     opts.cpp.verbose = verbose;  // and reports the compile flags it did not use
     if (!exclude.empty()) discover_opts.default_excludes = false;

@@ -834,6 +834,49 @@ class CpuOnlyProject(Tmp):
         self.assertEqual(self.ll101("--no-cache", "--max-file-size", "1"), [("model.py", "warning", False)])
 
 
+class UncalledCode(Tmp):
+    """The impact policy's code nothing calls: in a run over whole directories, a method, or a
+    function of a program, whose name no file of the run reads is weak (nothing runs it as
+    written). A module-level function of a module that is not a program keeps its severity
+    (a library's interface, a web framework's handler), and so does everything when the run
+    names single files (pre-commit, editors): their callers may be elsewhere."""
+    TRAINER = ("import torch\n\n\nclass Trainer:\n    def __init__(self, model):\n        self.model = model.cuda()\n\n"
+               "    def test(self, loader):\n        self.model.eval()\n        outs = []\n        for x in loader:\n"
+               "            outs.append(self.model(x.cuda()).argmax(1))\n        return outs\n\n"
+               "    def validate(self, loader):\n        self.model.eval()\n        outs = []\n        for x in loader:\n"
+               "            outs.append(self.model(x.cuda()).argmax(1))\n        return outs\n")
+    MAIN = ("import torch\nfrom trainer import Trainer\n\nif __name__ == '__main__':\n"
+            "    t = Trainer(torch.nn.Linear(2, 2))\n    print(t.validate([torch.zeros(1, 2)]))\n")
+    LIB = ("import torch\n\n\ndef predict(model, loader):\n    model.eval()\n"
+           "    return [model(x.cuda()).argmax(1) for x in loader]\n")
+
+    def ll101(self, *paths):
+        rc, out, err = run(["--format", "json", "--show-low-confidence", "--no-cache", *paths])
+        return sorted((os.path.basename(f["path"]), f["line"], f["severity"],
+                       "nothing in the scanned tree calls" in f["message"])
+                      for f in json.loads(out)["findings"] if f["rule"] == "LL101")
+
+    def test_a_method_nothing_calls_is_weak_in_a_whole_tree_run(self):
+        self.write("trainer.py", self.TRAINER)
+        self.write("main.py", self.MAIN)
+        self.write("lib.py", self.LIB)
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False), ("trainer.py", 12, "note", True),
+                                                ("trainer.py", 19, "warning", False)])
+        # Single files named: their callers may be outside what was named.
+        self.assertEqual(self.ll101(os.path.join(self.dir, "trainer.py")),
+                         [("trainer.py", 12, "warning", False), ("trainer.py", 19, "warning", False)])
+        # A name read anywhere (a string handed to getattr) is a caller.
+        self.write("main.py", self.MAIN + "    getattr(t, 'test')([])\n")
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False), ("trainer.py", 12, "warning", False),
+                                                ("trainer.py", 19, "warning", False)])
+        # Cached runs decide the same (the names a file reads travel in its cache entry).
+        self.write("main.py", self.MAIN)
+        for _ in range(2):
+            rc, out, err = run(["--format", "json", "--show-low-confidence", self.dir])
+            weak = [f["line"] for f in json.loads(out)["findings"] if "nothing in the scanned tree calls" in f["message"]]
+            self.assertEqual(weak, [12])
+
+
 class Relevance(Tmp):
     LOOP = ("\n\ndef validate(model, val_loader):\n    outs = []\n    for x in val_loader:\n"
             "        outs.append(model(x).argmax(-1))\n    return outs\n")

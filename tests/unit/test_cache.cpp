@@ -85,6 +85,8 @@ FileSummary sample_summary() {
   s.program = true;
   s.method_calls = {{"generate", true}, {"append", false}};
   s.open_methods = {"infer"};
+  s.referenced = {"evaluate", "getattr", "model"};
+  s.holding = {{"sample", 120, 480}};
   return s;
 }
 
@@ -151,6 +153,11 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_FALSE(s.gpu_evidence);
   EXPECT_EQ(s.method_calls, sample_summary().method_calls);
   EXPECT_EQ(s.open_methods, sample_summary().open_methods);
+  EXPECT_EQ(s.referenced, sample_summary().referenced);
+  ASSERT_EQ(s.holding.size(), 1u);
+  EXPECT_EQ(s.holding[0].name, "sample");
+  EXPECT_EQ(s.holding[0].begin, 120u);
+  EXPECT_EQ(s.holding[0].end, 480u);
 }
 
 TEST(CacheCodec, EntryHoldsNoEditText) {
@@ -199,7 +206,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"hf":[["sample",10,20]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -236,6 +243,10 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("\"pg\":true", "\"pg\":1"));
   EXPECT_TRUE(bad("[\"infer\",true]", "[\"infer\"]"));
   EXPECT_TRUE(bad(",\"om\":[\"generate\"]", ""));
+  EXPECT_TRUE(bad(",\"ref\":[\"evaluate\"]", ""));  // what the run's files read decides dead code
+  EXPECT_TRUE(bad("[\"sample\",10,20]", "[\"sample\",20,10]"));
+  EXPECT_TRUE(bad("[\"sample\",10,20]", "[\"sample\",-1,20]"));
+  EXPECT_TRUE(bad("[\"sample\",10,20]", "[\"sample\",10]"));
   EXPECT_TRUE(bad("\"m\":\"x\"}", "\"m\":\"x\",\"u\":1}"));
   EXPECT_TRUE(bad("{\"f\"", "[{\"f\""));
   FileResult o;
