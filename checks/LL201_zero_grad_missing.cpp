@@ -90,12 +90,25 @@ bool loop_resets(const Facts& f, int loop, const std::string& opt, Id func) {
     std::set<std::string> mine = param_modules(f, func, opt);
     if (!mine.empty() && std::includes(others.begin(), others.end(), mine.begin(), mine.end())) return true;
   }
-  // `p.grad = None` assignments in the loop.
-  for (Id sid : f.loops[loop].stmts) {
+  // `p.grad = None` assignments in the loop, or in a same-file function it calls
+  // (`def efficient_zero_grad(model): for p in model.parameters(): p.grad = None`).
+  auto sets_grad = [&](Id sid) {
     const Stmt& s = f.m.s(sid);
     if (s.kind == StmtKind::Assign)
       for (Id t : s.targets)
         if (f.e(t).kind == ExprKind::Attribute && f.e(t).text == "grad"sv) return true;
+    return false;
+  };
+  auto helper_sets_grad = [&](const CallSite& c) {
+    if (c.target_func == kNone) return false;
+    for (Id sid : f.stmts_in(c.target_func))
+      if (sets_grad(sid)) return true;
+    return false;
+  };
+  if (f.loop_reaches(loop, helper_sets_grad)) return true;
+  for (Id sid : f.loops[loop].stmts) {
+    const Stmt& s = f.m.s(sid);
+    if (sets_grad(sid)) return true;
     // Closures defined in the loop (LBFGS `def closure(): opt.zero_grad() ...`).
     if (s.kind == StmtKind::FunctionDef && f.reaches(s.func, resets)) return true;
   }

@@ -87,12 +87,30 @@ void linearize(const Facts& f, const GradWriters& gw, const std::vector<Id>& bod
   }
 }
 
+// A reset of one part of a module the iteration trains as a whole (`generator.style.zero_grad()`
+// after `e_loss.backward()`, with `generator` run and reset itself): the step still applies
+// the other parts' gradients; the part is kept from updating on purpose.
+bool resets_a_part(const Facts& f, const std::vector<Event>& ev, Id call) {
+  if (f.callee_attr(call) != "zero_grad"sv) return false;
+  const std::string d = f.dotted(f.callee_receiver(call));
+  const size_t dot = d.rfind('.');
+  if (dot == std::string::npos) return false;
+  const std::string whole = d.substr(0, dot);
+  if (whole == "self"sv) return false;
+  for (const Event& x : ev)
+    if (x.kind == Event::Reset && x.call != kNone && f.callee_attr(x.call) == "zero_grad"sv &&
+        f.dotted(f.callee_receiver(x.call)) == whole)
+      return true;
+  return false;
+}
+
 void check_unit(CheckContext& ctx, const GradWriters& gw, const std::vector<Id>& body) {
   const Facts& f = ctx.facts;
   std::vector<Event> ev;
   linearize(f, gw, body, ev, 0);
   for (size_t z = 0; z < ev.size(); ++z) {
     if (ev[z].kind != Event::Reset) continue;
+    if (resets_a_part(f, ev, ev[z].call)) continue;
     bool backward_before = false;
     for (size_t b = 0; b < z; ++b) {
       if (ev[b].kind == Event::Backward) backward_before = true;
