@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "checks/common.hpp"
+#include "checks/relevance.hpp"
 
 namespace ll {
 namespace {
@@ -296,11 +297,26 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmt
   return true;
 }
 
+// Is `d` bound in `func` to a value of another framework (`layers.Conv2D.from_config(cfg)`,
+// `keras.Sequential(...)`) anywhere, directly or through a method of one?
+bool holds_other_framework(const Facts& f, Id func, const std::string& d) {
+  for (Id v : f.bindings(func, d)) {
+    for (int hops = 0; v != kNone && hops < 6 && f.e(v).kind == ExprKind::Call; ++hops) {
+      if (in_other_framework(f.callee_qual(v))) return true;
+      v = f.callee_receiver(v);
+    }
+    if (v != kNone && in_other_framework(f.qual(v))) return true;
+  }
+  return false;
+}
+
 // Does the value create or load a model (or a pipeline holding models)?
 bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int depth = 0) {
   if (v == kNone || depth > 6 || f.e(v).kind != ExprKind::Call) return false;
   const std::string& q = f.callee_qual(v);
   const std::string& a = f.callee_attr(v);
+  // Another framework's objects (`layers.Conv2D.from_config(cfg)` of tf.keras) hold no torch memory.
+  if (in_other_framework(q)) return false;
   // Moving or switching mode keeps the same object: look through to what is moved.
   if (a == "to"sv || a == "cuda"sv || a == "eval"sv || a == "half"sv || a == "float"sv || a == "train"sv || a == "bfloat16"sv)
     return loads_model(f, func, f.callee_receiver(v), target, depth + 1);
@@ -666,6 +682,46 @@ bool on_one_iteration(const Facts& f, int loop, Id sid) {
 // Does each iteration of `loop` train the model `d` holds: an optimizer built over its
 // parameters steps in the loop, or the loop hands it to a function of the file that
 // back-propagates or to a training framework's fit?
+// Is statement `sid` followed, in the block that holds it (inside `body`, not in a nested
+// loop), by a `break` or `return` that always runs after it: it ends the loop, so the loop
+// rebinds once (`model = torch.load(best); break` when early stopping fires).
+bool ends_the_loop_after(const Facts& f, const std::vector<Id>& body, Id sid, int depth = 0) {
+  if (depth > kMaxDepth) return false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] == sid) {
+      for (size_t j = i + 1; j < body.size(); ++j)
+        if (f.m.s(body[j]).kind == StmtKind::Break || f.m.s(body[j]).kind == StmtKind::Return) return true;
+      return false;
+    }
+    const Stmt& s = f.m.s(body[i]);
+    if (s.kind == StmtKind::For || s.kind == StmtKind::While || s.kind == StmtKind::FunctionDef ||
+        s.kind == StmtKind::ClassDef)
+      continue;
+    for (const auto* b : {&s.body, &s.orelse, &s.finalbody})
+      if (ends_the_loop_after(f, *b, sid, depth + 1)) return true;
+    for (const auto& h : s.handlers)
+      if (ends_the_loop_after(f, h.body, sid, depth + 1)) return true;
+  }
+  return false;
+}
+
+// Does the loop train (back-propagate, or hand `d` and an optimizer to a function that does
+// it elsewhere: `training_epoch(model, loader, optimizer, criterion)`)?
+bool loop_trains(const Facts& f, int loop, const std::string& d) {
+  if (f.loop_reaches_backprop(loop)) return true;
+  for (int ci : f.loops[loop].calls) {
+    const CallSite& c = f.calls[ci];
+    const Expr& x = f.e(c.call);
+    bool model = false, optimizer = false;
+    for (size_t k = 1; k < x.kids.size(); ++k) {
+      model = model || f.dotted(x.kids[k]) == d;
+      optimizer = optimizer || f.is_optimizer(c.func, x.kids[k]);
+    }
+    if (model && optimizer) return true;
+  }
+  return false;
+}
+
 bool trains_the_model(const Facts& f, int loop, const std::string& d) {
   const Loop& L = f.loops[loop];
   auto backprop = [&](const CallSite& x) { return f.is_backprop(x); };
@@ -684,6 +740,15 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
     const CallSite& c = f.calls[ci];
     if (c.func != L.func) continue;
     if (f.optimizer_of_step(c) != kNone) steps = true;
+    // The model trains itself: a method of it that back-propagates, or one whose name says it
+    // trains and that is handed what to train on (`model.train_model(epochs, loaders)`,
+    // `net.fit(x, y)`; not the mode switch `model.train()`).
+    if (Id r = f.callee_receiver(c.call); r != kNone && f.dotted(f.unplaced(r)) == d) {
+      if (c.target_func != kNone && c.target_func != c.func && f.reaches(c.target_func, backprop)) return true;
+      if (c.target_func == kNone && f.e(c.call).kids.size() > 1)
+        for (const auto& t : Facts::name_tokens(f.callee_attr(c.call)))
+          if (in(t, {"train"sv, "fit"sv})) return true;
+    }
     if (!handed(c.call)) continue;
     if (starts_with(f.callee_qual(c.call), "torch.optim.")) optimizer_over_d = true;
     if (f.framework_fit(c)) return true;
@@ -725,6 +790,9 @@ void check_LL301(CheckContext& ctx) {
     // Wrapping or moving the same model (`model = model.cuda()`, `model = DDP(model)`) is no switch.
     if (mentions(f, s.value, d)) continue;
     if (!loads_model(f, site.func, s.value, d)) continue;
+    // A name that also holds another framework's objects (`new_layer = layers.Conv2D.from_config(cfg)`
+    // beside `new_layer = layer.__class__.from_config(cfg)` over a Keras model's layers).
+    if (holds_other_framework(f, site.func, d)) continue;
     // A module's own methods build and replace its layers (`self.fc = nn.Identity()`).
     if (f.func_is_method_of_module(site.func)) continue;
     if (under_none_test(f, site.func, site.stmt, d)) continue;
@@ -765,10 +833,14 @@ void check_LL301(CheckContext& ctx) {
       // not the optimizer the iteration rebuilds.)
       const bool trains = trains_the_model(f, site.loop, d) && !handed_back_in(f, site.func, L.stmts, d) &&
                           !aliased_in(f, L.stmts, d, /*but_optimizers=*/true, site.func);
+      const bool last = ends_the_loop_after(f, f.m.s(L.stmt).body, site.stmt) && loop_trains(f, site.loop, d);
       report_once(site.loop, site.stmt, site.func, d,
                   trains ? "each iteration trains with the model it builds, and a training step holds parameters, "
                            "gradients, optimizer state and activations: more than the moment of old + new at the "
                            "rebinding, so the program's peak stays where training puts it"
+                  : last ? "the rebinding ends the training loop (a `break` follows it), so it runs once, and the "
+                           "training before it holds parameters, gradients, optimizer state and activations: more "
+                           "than the moment of old + new, so the program's peak stays where training puts it"
                   : bindings_here > 0 && selected == bindings_here
                       ? "each binding of it runs on the one iteration whose loop value the `if` around it selects, so "
                         "the old model is replaced a fixed few times at most, one peak of old + new each"

@@ -23,14 +23,16 @@ bool is_torch_family(std::string_view qualified) {
   return std::find(std::begin(kFamily), std::end(kFamily), root) != std::end(kFamily);
 }
 
-bool imports_other_framework(const Module& m) {
+bool in_other_framework(std::string_view q) {
   static constexpr std::string_view kOthers[] = {"tensorflow", "keras", "jax", "flax", "mxnet", "caffe2",
-                                                 "paddle", "mindspore", "oneflow", "chainer", "theano"};
-  auto other = [&](std::string_view q) {
-    if (!q.empty() && q.front() == '.') return false;
-    const std::string_view root = root_of(q);
-    return std::find(std::begin(kOthers), std::end(kOthers), root) != std::end(kOthers);
-  };
+                                                 "paddle", "mindspore", "oneflow", "chainer", "theano", "tf_keras"};
+  if (q.empty() || q.front() == '.') return false;
+  const std::string_view root = root_of(q);
+  return std::find(std::begin(kOthers), std::end(kOthers), root) != std::end(kOthers);
+}
+
+bool imports_other_framework(const Module& m) {
+  auto other = [](std::string_view q) { return in_other_framework(q); };
   for (const auto& [local, qualified] : m.aliases)
     if (other(qualified)) return true;
   for (const auto& mod : m.star_imports)

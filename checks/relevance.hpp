@@ -28,6 +28,8 @@ bool imports_torch(const Module& m);
 // (a Caffe2 model fed by the project's PyTorch data loader) runs the other framework's
 // models: it is not analysed as PyTorch code.
 bool imports_other_framework(const Module& m);
+// A qualified name of another framework's API (`tensorflow.keras.layers.Conv2D`, `jax.numpy`).
+bool in_other_framework(std::string_view qualified);
 
 // The project modules the module may import from, as written (dotted, possibly relative
 // with leading dots): for `from a.b import c` both "a.b" and "a.b.c" (c may be a module).
