@@ -83,10 +83,29 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
   return memo[g] = ok ? fw : nullptr;
 }
 
+// The file uses an API that PyTorch 0.4 introduced: `x.item()`, `torch.no_grad()` (or its
+// relatives), `torch.device(...)`, `torch.cuda.amp` / `torch.amp`, a loss's `reduction=`. It
+// runs on a PyTorch that ignores `volatile` and has no `.data[0]` on 0-dim losses.
+bool written_for_0_4_or_later(const Facts& f) {
+  for (const CallSite& c : f.calls) {
+    const std::string& q = f.callee_qual(c.call);
+    if (in(q, {"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.device"}) ||
+        starts_with(q, "torch.cuda.amp.") || starts_with(q, "torch.amp."))
+      return true;
+    const Expr& x = f.e(c.call);
+    if (f.callee_attr(c.call) == "item"sv && x.kids.size() == 1) return true;
+    for (const auto& k : x.kw)
+      if (k == "reduction"sv) return true;
+  }
+  return false;
+}
+
 // The function wraps inputs in `Variable(x, volatile=True)` (or `volatile=<flag>`): PyTorch before 0.4 ran such a
 // forward without autograd. Since 0.4 `volatile` is ignored (with a warning) and the graph is
 // recorded, but the code was written not to record one, for a PyTorch that no longer runs it.
+// (Not in a file written for 0.4 or later, which runs where `volatile` is ignored.)
 bool legacy_volatile(const Facts& f, Id func) {
+  if (written_for_0_4_or_later(f)) return false;
   for (int ci : f.calls_in(func)) {
     Id call = f.calls[ci].call;
     const std::string& q = f.callee_qual(call);
@@ -188,9 +207,7 @@ bool pre_0_4_file(const Facts& f) {
   for (const auto& [local, q] : f.m.aliases)
     variable = variable || q == "torch.autograd.Variable"sv || q == "torch.autograd.variable.Variable"sv;
   if (!variable) return false;
-  // A file that disables grad the 0.4 way somewhere is written for 0.4 or later.
-  for (const CallSite& c : f.calls)
-    if (in(f.callee_qual(c.call), {"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled"})) return false;
+  if (written_for_0_4_or_later(f)) return false;
   for (const StmtSite& ss : f.stmt_sites) {
     const Stmt& st = f.m.s(ss.stmt);
     if (st.kind != StmtKind::AugAssign || st.value == kNone) continue;

@@ -238,7 +238,8 @@ class History {
         Id call = unpacked_call(df.stmt, df.value);
         if (call == kNone) return true;
         auto ci = f_.call_index.find(call);
-        if (ci != f_.call_index.end() && f_.is_model_call(f_.calls[ci->second])) return true;
+        if (ci != f_.call_index.end() && f_.is_model_call(f_.calls[ci->second]))
+          return model_element_history(f_.calls[ci->second], unpacked_element(df.stmt, d));
         if (int k = unpacked_element(df.stmt, d); k >= 0 && same_file_callee(call) != kNone)
           return returns_history(ctx_, same_file_callee(call), k, call);
         return is_loss_name(f_.last_component(d));
@@ -248,6 +249,13 @@ class History {
       default:
         return false;
     }
+  }
+
+  // Element `k` of what a forward returns, when this file shows the module's class and every
+  // return hands it back without history (`return h, torch.tensor(total_flops)`: a count). A
+  // forward the file does not show, or the whole value (k < 0): a model's outputs carry it.
+  bool model_element_history(const CallSite& c, int k) const {
+    return k < 0 || !f_.forward_returns_detached(c.func, c.call, static_cast<size_t>(k));
   }
 
   // Is every argument of the call a literal or a local name bound in this function on
@@ -517,12 +525,28 @@ class History {
       if (here_or_nested(c.func) && f_.is_backprop(c) && mentions_derived(c.call)) return true;
     // Handed to a same-file function that back-propagates (`compute_acer_loss(policies, ...)`,
     // `agent.learn(torch.stack(log_probs), rewards)`): the loss is built there.
+    // (Not a name that reaches the call detached: `log_probs = torch.cat(log_probs).detach()`
+    // before `update(model, log_probs)`, a PPO rollout whose graphs nothing back-propagates.)
     auto backprops = [&](const CallSite& x) { return f_.is_backprop(x); };
+    auto detached_here = [&](Id stmt, Id arg) {
+      if (stmt == kNone || f_.e(arg).kind != ExprKind::Name) return false;
+      bool outside = false;
+      const auto defs = f_.flow().reaching(stmt, f_.e(arg).text, &outside);
+      if (outside || defs.empty()) return false;
+      for (const Def& df : defs) {
+        if (df.kind != DefKind::Assign || df.value == kNone) return false;
+        const Expr& v = f_.e(df.value);
+        const bool detached = (v.kind == ExprKind::Call && in(f_.callee_attr(df.value), {"detach", "item", "tolist", "numpy"})) ||
+                              (v.kind == ExprKind::Attribute && v.text == "data"sv);
+        if (!detached) return false;
+      }
+      return true;
+    };
     for (const CallSite& c : f_.calls) {
       if (!here_or_nested(c.func) || c.target_func == kNone || !f_.reaches(c.target_func, backprops)) continue;
       const Expr& call = f_.e(c.call);
       for (size_t k = 1; k < call.kids.size(); ++k)
-        if (mentions_derived(call.kids[k])) return true;
+        if (mentions_derived(call.kids[k]) && !detached_here(c.stmt, call.kids[k])) return true;
     }
     // Kept on an attribute or a module-level name that another function of the file reads
     // and back-propagates (`values = torch.stack(critic.saved_values)` in `update()`, a
@@ -1002,10 +1026,12 @@ class History {
       // `loss, sample_size, logs = criterion(model, sample)`: only the loss carries history
       // when a loss function's tuple is unpacked (a model's outputs all do).
       bool loss_tuple = false;
+      const CallSite* model_call = nullptr;
       Id unpacked = c ? unpacked_call(sid, s.value) : kNone;
       if (unpacked != kNone) {
         auto ci = f_.call_index.find(unpacked);
-        loss_tuple = !(ci != f_.call_index.end() && f_.is_model_call(f_.calls[ci->second]));
+        if (ci != f_.call_index.end() && f_.is_model_call(f_.calls[ci->second])) model_call = &f_.calls[ci->second];
+        loss_tuple = model_call == nullptr;
       }
       for (Id t : s.targets) {
         if (f_.e(t).kind == ExprKind::Sequence) {
@@ -1019,6 +1045,7 @@ class History {
                       : !c                                           ? false
                       : callee != kNone && loss_tuple ? returns_history(ctx_, callee, static_cast<int>(k), unpacked)
                       : loss_tuple                    ? is_loss_name(f_.last_component(d))
+                      : model_call != nullptr         ? model_element_history(*model_call, static_cast<int>(k))
                                                       : c;
             if (ck) tainted_.insert(d); else tainted_.erase(d);
           }

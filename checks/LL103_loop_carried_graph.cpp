@@ -1,5 +1,6 @@
 // LL103 loop-carried-graph: a value produced by a model forward in one iteration is fed
 // back into the model in the next one without being detached, so the graph grows.
+#include <functional>
 #include <map>
 #include <set>
 
@@ -43,10 +44,44 @@ std::string cpp_retain_effect(const Facts& f, int loop) {
          ", and under the other optimizers backward() fails on the weights step() modified in place";
 }
 
+bool fed_with_history(const Facts& f, Id x, const std::string& d, int depth = 0);
+
+// Does every value a same-file helper returns drop its parameters' history (`def var_pair(x):
+// a, b = Variable(x[0].data), Variable(x[1].data); return a.cuda(), b.cuda()`), following the
+// names it binds to what they were bound to?
+bool helper_returns_detached(const Facts& f, Id helper, int depth = 0) {
+  const auto& rets = f.returned_values(helper);
+  if (rets.empty() || depth > 2) return false;
+  const auto& params = f.m.funcs[helper].params;
+  std::function<bool(Id, int)> carries = [&](Id x, int d) -> bool {
+    if (x == kNone || d > 8) return false;
+    for (const auto& p : params)
+      if (!p.empty() && p != "self" && fed_with_history(f, x, p, depth + 1)) return true;
+    // Names the helper binds: as what they were bound to.
+    std::function<bool(Id)> via_locals = [&](Id y) -> bool {
+      const Expr& e = f.e(y);
+      if (e.kind == ExprKind::Name && !f.is_param(helper, e.text)) {
+        for (Id v : f.bindings(helper, e.text))
+          if (v != y && carries(v, d + 1)) return true;
+        return false;
+      }
+      if (e.kind == ExprKind::Attribute && e.text == "data"sv) return false;
+      if (e.kind == ExprKind::Call && in(f.callee_attr(y), {"detach", "detach_", "item", "tolist", "numpy"})) return false;
+      for (Id k : e.kids)
+        if (via_locals(k)) return true;
+      return false;
+    };
+    return via_locals(x);
+  };
+  for (Id r : rets)
+    if (carries(r, 0)) return false;
+  return true;
+}
+
 // Does `x` hand `d` to the call with its history: mentioned outside everything that detaches
 // (`h.detach()`, `h.data`, `h.item()`, `Variable(h)`, whose legacy constructor detaches, a
 // same-file helper that detaches, `tuple(t.detach() for t in h)`)?
-bool fed_with_history(const Facts& f, Id x, const std::string& d, int depth = 0) {
+bool fed_with_history(const Facts& f, Id x, const std::string& d, int depth) {
   if (x == kNone || depth > 32) return false;
   const Expr& e = f.e(x);
   if (f.dotted(x) == d) return true;
@@ -61,6 +96,8 @@ bool fed_with_history(const Facts& f, Id x, const std::string& d, int depth = 0)
     for (const auto& t : Facts::name_tokens(callee.kind == ExprKind::Name ? std::string_view(callee.text)
                                                                             : std::string_view(attr)))
       if (t == "detach"sv || t == "repackage"sv) return false;  // `repackage_hidden(h)`, `detach_states(h)`
+    if (Id helper = f.same_file_target(x, f.function_at(e.range.begin)); helper != kNone && helper_returns_detached(f, helper, depth))
+      return false;
   }
   if (e.kind == ExprKind::Comprehension && !e.kids.empty() && !fed_with_history(f, e.kids[0], d, depth + 1)) {
     // `tuple(t.detach() for t in hidden)`: each element is detached, whatever it iterates.
@@ -71,31 +108,6 @@ bool fed_with_history(const Facts& f, Id x, const std::string& d, int depth = 0)
   for (Id k : e.kids)
     if (fed_with_history(f, k, d, depth + 1)) return true;
   return false;
-}
-
-// Does every `return` of the forward of the module class behind forward call `call` hand back
-// element `k` detached (`return self.proj(out), hid.detach()`, `tuple(map(lambda h: h.detach(),
-// hid))`)? A language model that truncates its own state.
-bool forward_returns_detached(const Facts& f, Id func, Id call, size_t k) {
-  const Id fw = f.forward_of(func, f.forward_receiver(call));
-  if (fw == kNone) return false;
-  bool any = false;
-  for (Id sid : f.stmts_in(fw)) {
-    const Stmt& st = f.m.s(sid);
-    if (st.kind != StmtKind::Return) continue;
-    const Expr& v = f.e(st.value);
-    if (st.value == kNone || v.kind != ExprKind::Sequence || k >= v.kids.size()) return false;
-    bool detached = false;
-    for_each_expr(f.m, v.kids[k], [&](Id x) {
-      const Expr& e = f.e(x);
-      detached = detached || (e.kind == ExprKind::Attribute && (e.text == "data"sv || e.text == "detach"sv ||
-                                                                e.text == "detach_"sv));
-      return !detached;
-    });
-    if (!detached) return false;
-    any = true;
-  }
-  return any;
 }
 
 }  // namespace
@@ -180,7 +192,7 @@ void check_LL103(CheckContext& ctx) {
       if (forward && s.targets.size() == 1 && f.e(s.targets[0]).kind == ExprKind::Sequence) {
         const Expr& t = f.e(s.targets[0]);
         for (size_t k = 0; k < t.kids.size(); ++k)
-          if (!f.dotted(t.kids[k]).empty() && forward_returns_detached(f, L.func, s.value, k))
+          if (!f.dotted(t.kids[k]).empty() && f.forward_returns_detached(L.func, s.value, k))
             detached_out.insert(f.dotted(t.kids[k]));
       }
       for (const auto& n : names) {

@@ -209,6 +209,10 @@ bool iterates_batches(const Facts& f, int loop) {
       return false;
   }
   bool found = false;
+  // `range(config.dataset.n_folds)`: a count, named by its last part; the namespaces it is
+  // read from (`config.dataset`) say nothing of what the loop walks.
+  const bool count = f.e(iter).kind == ExprKind::Call && f.e(f.e(iter).kids[0]).kind == ExprKind::Name &&
+                     f.e(f.e(iter).kids[0]).text == "range"sv && f.qual(f.e(iter).kids[0]).empty();
   for_each_expr(f.m, iter, [&](Id x) {
     if (found) return false;
     const Expr& e = f.e(x);
@@ -233,7 +237,7 @@ bool iterates_batches(const Facts& f, int loop) {
         if (t == "loader"sv || t == "dataloader"sv || t == "batches"sv || t == "batch"sv || t == "dataset"sv || t == "dl"sv ||
             t == "ds"sv || t == "loaders"sv || t == "iterator"sv)
           found = true;
-      return !found && e.kind == ExprKind::Attribute;
+      return !found && e.kind == ExprKind::Attribute && !count;
     }
     return true;
   });
@@ -345,6 +349,27 @@ long constant_trips(const Facts& f, int loop, long limit) {
   if (L.stmt != kNone && breaks_in_first_iteration(f, L)) return 1;
   Id iter = L.iter;
   if (L.stmt == kNone || iter == kNone) return 0;
+  // `for ix, (img, target) in enumerate(loader): ... if ix == 3: break`: the index ends the
+  // loop after a few trips (a demo cell that draws three predictions).
+  if (const Stmt& fs = f.m.s(L.stmt); fs.kind == StmtKind::For && fs.targets.size() == 1 &&
+                                      f.e(fs.targets[0]).kind == ExprKind::Sequence && !f.e(fs.targets[0]).kids.empty() &&
+                                      f.e(iter).kind == ExprKind::Call && python_builtin_call(f, iter) &&
+                                      f.e(f.e(iter).kids[0]).text == "enumerate"sv && f.e(iter).kids.size() == 2) {
+    const Expr& index = f.e(f.e(fs.targets[0]).kids[0]);
+    for (Id sid : fs.body) {
+      const Stmt& st = f.m.s(sid);
+      if (st.kind != StmtKind::If || st.value == kNone || !st.orelse.empty() || st.body.empty() ||
+          f.m.s(st.body.back()).kind != StmtKind::Break)
+        continue;
+      const Expr& c = f.e(st.value);
+      if (c.kind != ExprKind::Compare || c.kids.size() != 2 || index.kind != ExprKind::Name) continue;
+      const Expr& lhs = f.e(c.kids[0]);
+      const long k = int_literal_value(f.e(c.kids[1]));
+      if (lhs.kind != ExprKind::Name || lhs.text != index.text || k < 0) continue;
+      const long trips = c.text == "=="sv || c.text == ">="sv ? k + 1 : c.text == ">"sv ? k + 2 : 0;
+      if (trips > 0) return trips <= limit ? trips : 0;
+    }
+  }
   // A list or tuple written out (`for name in ["gpt2", "t5-small"]:`), directly or through a
   // name bound once to one that nothing appends to: one trip per element.
   // A dict written out counts its keys (`{"best": path}`), also through `.keys()`,

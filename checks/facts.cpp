@@ -3,6 +3,7 @@
 #include "checks/common.hpp"
 
 #include "checks/flow.hpp"
+#include "checks/relevance.hpp"
 #include "rules/budget.hpp"
 
 #include <algorithm>
@@ -488,6 +489,16 @@ bool Facts::grad_item_effect(Id item, bool* disables) const {
     *disables = e(a).kind == ExprKind::Literal && e(a).lit == LitKind::False;
     return true;
   }
+  // `with th.no_grad():` where `th` is bound by no import of the file, or a project's own
+  // `utils.inference_mode()`: a context named after torch's grad switch switches grad off
+  // (its author meant it to). Analysing the body as if grad were on blames the one place
+  // where it was turned off.
+  const Expr& callee = e(e(item).kids[0]);
+  std::string_view last = callee.kind == ExprKind::Attribute || callee.kind == ExprKind::Name ? std::string_view(callee.text) : std::string_view();
+  if (q.rfind("torch.", 0) != 0 && (last == "no_grad"sv || last == "inference_mode"sv) && arg(item, 0, "mode") == kNone) {
+    *disables = true;
+    return true;
+  }
   return false;
 }
 
@@ -931,6 +942,12 @@ Id Facts::instance_class(Id func, Id obj) const {
   for (Id v : bindings(func, d)) {
     v = unplaced(v);  // `Extractor(model).to(device)` is still the Extractor
     if (dotted(v) == d) continue;  // `rnn = rnn.to(device)`: the same object
+    // `model = DistributedDataParallel(model, ...)`: calling the wrap runs the same forward.
+    if (e(v).kind == ExprKind::Call &&
+        in(callee_qual(v), {"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
+                            "torch.nn.parallel.DataParallel", "torch.compile"}) &&
+        dotted(unplaced(arg(v, 0, "module"))) == d)
+      continue;
     Id k = constructed_class(v);
     if (k == kNone || (cls != kNone && k != cls)) return kNone;
     cls = k;
@@ -1616,6 +1633,9 @@ bool Facts::name_looks_like_model(std::string_view d) const {
 bool Facts::not_a_torch_model(Id receiver) const {
   if (receiver == kNone) return false;
   std::string q = qual(receiver);
+  // Another framework's class (`layers.Conv2D.from_config(cfg)` of tf.keras in a file that
+  // uses both): not a torch module.
+  if (in_other_framework(q)) return true;
   // A torch.nn layer's own from_pretrained (`nn.Embedding.from_pretrained(vectors)`): a lookup
   // table, frozen unless told otherwise, not a pretrained network.
   if (starts_with(q, "torch.nn.")) return true;
@@ -1638,6 +1658,7 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
   if (x.kind != ExprKind::Call) return false;
   const std::string& q = callee_qual(v);
   const std::string& attr = callee_attr(v);
+  if (in_other_framework(q)) return false;  // `keras.Sequential(...)`, `tf.keras.Model(...)`
   if (!q.empty()) {
     if (starts_with(q, "torch.nn.")) {
       std::string_view last = last_component(q);
@@ -1912,6 +1933,34 @@ Id Facts::forward_of(Id func, Id receiver) const {
   if (receiver == kNone) return kNone;
   const Id cls = e(receiver).kind == ExprKind::Call ? constructed_class(receiver) : instance_class(func, receiver);
   return cls != kNone ? method_in(cls, "forward") : kNone;
+}
+
+bool Facts::forward_returns_detached(Id func, Id call, size_t k) const {
+  const Id fw = forward_of(func, forward_receiver(call));
+  if (fw == kNone) return false;
+  bool any = false;
+  for (Id sid : stmts_in(fw)) {
+    const Stmt& st = m.s(sid);
+    if (st.kind != StmtKind::Return) continue;
+    if (st.value == kNone) return false;
+    const Expr& v = e(st.value);
+    if (v.kind != ExprKind::Sequence || k >= v.kids.size()) return false;
+    const Id el = v.kids[k];
+    const Expr& x = e(el);
+    bool detached = x.kind == ExprKind::Literal ||
+                    (x.kind == ExprKind::Call && (in(callee_qual(el), {"torch.tensor", "torch.scalar_tensor"}) ||
+                                                  in(callee_attr(el), {"item", "tolist"})));
+    if (!detached)
+      for_each_expr(m, el, [&](Id y) {
+        const Expr& ye = e(y);
+        detached = detached || (ye.kind == ExprKind::Attribute && (ye.text == "data"sv || ye.text == "detach"sv ||
+                                                                  ye.text == "detach_"sv));
+        return !detached;
+      });
+    if (!detached) return false;
+    any = true;
+  }
+  return any;
 }
 
 bool Facts::forward_decorated_off(Id cls) const {
@@ -2280,8 +2329,12 @@ bool Facts::frozen_at(Id func, const std::string& d, uint32_t pos, int depth) co
   uint32_t last = 0;
   if (it != freezes_.end())
     for (const Freeze& z : it->second)
-      if (z.pos < pos && z.pos >= last && (z.name == d || (!z.frozen && starts_with(z.name, d + ".")))) {
-        frozen = z.frozen && z.name == d;
+      if (z.pos < pos && z.pos >= last) {
+        // The module itself, a module that holds it (`ae.requires_grad_(False)` freezes
+        // `ae.encoder`), or, undoing it, a part of it (`model.fc = nn.Linear(...)`).
+        const bool self_or_holder = z.name == d || starts_with(d, z.name + ".");
+        if (!self_or_holder && (z.frozen || !starts_with(z.name, d + "."))) continue;
+        frozen = z.frozen && self_or_holder;
         seen = true;
         last = z.pos;
       }
@@ -2390,7 +2443,22 @@ bool Facts::is_grad_reset(const CallSite& c, Id* optimizer) const {
       reset = reset || in(t, {"zero"sv, "reset"sv, "clear"sv});
       grad = grad || in(t, {"grad"sv, "grads"sv, "gradient"sv, "gradients"sv});
     }
-    if (reset && grad && callee_qual(c.call).rfind("torch.", 0) != 0) return true;
+    if (!reset || !grad || callee_qual(c.call).rfind("torch.", 0) == 0) return false;
+    // A method of another object (`self.gradient_diversity.reset_accum_grads(i)`, a
+    // statistics helper that clears its own running sums) reaches the model's gradients
+    // only when it is the model, an optimizer or the trainer itself (`self`), or is handed
+    // one of those (`tracker.reset_grads(model)`, `h.zero_grads(model.parameters())`).
+    const Id r = callee_receiver(c.call);
+    if (r == kNone || (e(r).kind == ExprKind::Name && in(e(r).text, {"self"sv, "cls"sv}))) return true;
+    auto reaches_gradients = [&](Id x) {
+      if (x == kNone) return false;
+      if (e(x).kind == ExprKind::Call && callee_attr(x) == "parameters"sv) x = callee_receiver(x);
+      return x != kNone && (is_optimizer(c.func, x) || is_model_value(c.func, x));
+    };
+    if (reaches_gradients(r)) return true;
+    for (size_t k = 1; k < e(c.call).kids.size(); ++k)
+      if (reaches_gradients(e(c.call).kids[k])) return true;
+    return false;
   }
   return false;
 }

@@ -185,6 +185,11 @@ class Facts {
   // The `forward` of the module class of the file behind a forward's receiver (`Net()` built in
   // the call, or an instance `func` binds); kNone when the file does not show it.
   Id forward_of(Id func, Id receiver) const;
+  // Does every `return` of the forward behind forward call `call` (its module class in this
+  // file) hand back element `k` without history: detached (`return self.proj(out), hid.detach()`,
+  // `tuple(map(lambda h: h.detach(), hid))`), a new leaf (`torch.tensor(total_flops)`), a
+  // number or `.item()`? A language model that truncates its own state; a FLOP count.
+  bool forward_returns_detached(Id func, Id call, size_t k) const;
   // Methods of the file that keep their first argument on their object (`AverageMeter.update`:
   // `self.sum += val * n`): their names and, as "#<function id>", the methods themselves.
   // Computed once per file, for LL102 and the cross-file summary.

@@ -385,7 +385,9 @@ TEST(Impact, AnEvaluationLoopThatRunsAFewTimesIsWeak) {
   };
   struct Case { std::string loop, tail, reason; };
   for (const Case& c : {Case{"for x, _ in test_loader:\n", "    break\n", "the loop runs once"},
-                        Case{"for i in range(2):\n    x = test_set[i][0]\n", "", "the loop runs 2 times"}}) {
+                        Case{"for i in range(2):\n    x = test_set[i][0]\n", "", "the loop runs 2 times"},
+                        Case{"for ix, (x, _) in enumerate(test_loader):\n    if ix == 3:\n        break\n", "",
+                             "the loop runs 4 times"}}) {
     const FileResult r = analyze_text("demo.py", program(c.loop, c.tail), Config{}, EngineOptions{});
     const Finding* f = only(r, "LL101");
     ASSERT_NE(f, nullptr) << c.loop;
@@ -396,6 +398,31 @@ TEST(Impact, AnEvaluationLoopThatRunsAFewTimesIsWeak) {
   const Finding* f = only(r, "LL101");
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(f->low_confidence);
+}
+
+TEST(Impact, VolatileIsWeakOnlyInCodeWrittenForAPyTorchThatHonouredIt) {
+  // `Variable(x, volatile=True)` disabled autograd before 0.4. Code that also reads `.item()`
+  // (or uses another API 0.4 introduced) runs where volatile is ignored: the graph is recorded.
+  auto program = [](const std::string& read) {
+    return "import torch\nfrom torch.autograd import Variable\n\n\n"
+           "def validate(model, val_loader, criterion):\n"
+           "    model.eval()\n"
+           "    total = 0.0\n"
+           "    for images, target in val_loader:\n"
+           "        images = Variable(images.cuda(), volatile=True)\n"
+           "        output = model(images)\n"
+           "        total += " + read + "\n"
+           "    return total\n";
+  };
+  const FileResult old = analyze_text("v.py", program("criterion(output, target).data[0]"), Config{}, EngineOptions{});
+  const Finding* f = only(old, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_NE(f->message.find("volatile"), std::string::npos) << f->message;
+  const FileResult ported = analyze_text("v.py", program("criterion(output, target).item()"), Config{}, EngineOptions{});
+  f = only(ported, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence) << f->message;
 }
 
 TEST(Impact, FindingsInTestCodeAreWeak) {
@@ -811,7 +838,7 @@ TEST(Impact, AnEvaluationWithLegacyVolatileInputsIsWeak) {
       "    for data, target in loader:\n"
       "        data = Variable(data.cuda(), volatile=VOLATILE)\n"
       "        output = model(data)\n"
-      "        correct += output.max(1)[1].eq(target.cuda()).sum().item()\n"
+      "        correct += int(output.max(1)[1].eq(target.cuda()).sum())\n"
       "    return correct\n";
   auto with = [&](const std::string& flag) {
     std::string s = src;
