@@ -183,38 +183,43 @@ bool callable_without_its_name(const Facts& f, Id fn) {
 }  // namespace
 
 void summarize_references(const Facts& f, const std::vector<Finding>& out, FileSummary& s) {
-  std::vector<std::string> names;
+  // (Views into the module's own strings, deduplicated first: a file reads few distinct names
+  // many times.)
+  std::unordered_set<std::string_view> seen;
   auto add_words = [&](std::string_view t) {
     size_t i = 0;
     while (i < t.size()) {
       while (i < t.size() && !(std::isalnum(static_cast<unsigned char>(t[i])) || t[i] == '_')) ++i;
       size_t j = i;
       while (j < t.size() && (std::isalnum(static_cast<unsigned char>(t[j])) || t[j] == '_')) ++j;
-      if (j > i && !std::isdigit(static_cast<unsigned char>(t[i]))) names.emplace_back(t.substr(i, j - i));
+      if (j > i && !std::isdigit(static_cast<unsigned char>(t[i]))) seen.insert(t.substr(i, j - i));
       i = j;
     }
   };
   for (const Expr& x : f.m.exprs) {
-    budget::tick();
-    if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) names.push_back(x.text);
-    else if (x.kind == ExprKind::Literal && x.lit == LitKind::String && x.text.size() <= 256) add_words(x.text);
+    if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) seen.insert(x.text);
+    else if (x.kind == ExprKind::Literal && x.lit == LitKind::String && !x.text.empty() && x.text.size() <= 128 &&
+             std::all_of(x.text.begin(), x.text.end(), [](char c) {
+               return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':';
+             }))
+      add_words(x.text);  // `getattr(self, "evaluate")`, `"pkg.module:main"`; not prose
   }
   for (const auto& [local, q] : f.m.aliases) {
-    names.push_back(local);
+    seen.insert(local);
     add_words(q);
   }
+  std::vector<std::string> names(seen.begin(), seen.end());
   std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
   s.referenced = std::move(names);
   // A module-level function of a module that is not a program is the module's interface:
   // its callers may live outside the tree (a web framework's handler, a library's API).
   // Methods, nested functions and the functions of a program are called from the tree.
   const bool program = f.is_program();
-  std::set<Id> seen;
+  std::set<Id> holding;
   for (const Finding& fd : out) {
     if (fd.low_confidence || fd.suppressed) continue;
     for (Id fn = f.function_at(fd.range.begin); fn != kNone; fn = f.m.funcs[fn].parent) {
-      if (!seen.insert(fn).second) continue;
+      if (!holding.insert(fn).second) continue;
       if (callable_without_its_name(f, fn)) continue;
       if (!program && f.m.funcs[fn].cls == kNone && f.m.funcs[fn].parent == kNone) continue;
       s.holding.push_back({f.m.funcs[fn].name, f.m.funcs[fn].range.begin, f.m.funcs[fn].range.end});
