@@ -896,9 +896,24 @@ void check_LL301(CheckContext& ctx) {
     bool repeated = !calls;
     for (const CallSite& c : f.calls)
       if (c.target_func == site.func && c.func != site.func && (c.loop >= 0 || c.in_lambda)) repeated = true;
+    // A trainer's own reload (`load_model()` of a class whose other methods back-propagate),
+    // called nowhere in the file: it loads a checkpoint around training, whose step holds
+    // parameters, gradients, optimizer state and activations, more than old + new.
+    std::string trainer;
+    if (!calls)
+      for (Id g : f.m.classes[fn.cls].methods)
+        if (g != site.func && f.reaches(g, [&](const CallSite& x) { return f.is_backprop(x); })) {
+          trainer = f.m.funcs[g].name;
+          break;
+        }
     report_once(-1, site.stmt, site.func, d,
-                repeated ? "" : "every call of `" + fn.name + "` in the file runs outside loops, so the old model is "
-                                "replaced once, one peak of old + new");
+                !trainer.empty()
+                    ? "`" + fn.name + "` replaces the model of a class that trains it (`" + trainer +
+                          "` back-propagates): a reload around training, whose step holds parameters, gradients, "
+                          "optimizer state and activations, more than the moment of old + new"
+                : repeated ? ""
+                           : "every call of `" + fn.name + "` in the file runs outside loops, so the old model is "
+                             "replaced once, one peak of old + new");
   }
   for (const Switch& w : switches) {
     Finding* fd = report(ctx, w.sid, w.func, w.d, w.once);
