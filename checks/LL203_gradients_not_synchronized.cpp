@@ -10,8 +10,10 @@ namespace ll {
 namespace {
 
 
-// Anything in the file that synchronises or shards training for the user.
-bool framework_sync(const Facts& f) {
+// Anything in the file that synchronises or shards training for the user. The names that
+// DDP/FSDP wrap (`teacher = DDP(teacher)`) go to `wrapped`: a wrap of one model does not
+// synchronise another's gradients. A wrap of anything but a name counts for the whole file.
+bool framework_sync(const Facts& f, std::set<std::string>& wrapped) {
   for (const auto& [local, q] : f.m.aliases) {
     (void)local;
     if (starts_with(q, "horovod") || starts_with(q, "deepspeed") || starts_with(q, "accelerate") ||
@@ -24,14 +26,24 @@ bool framework_sync(const Facts& f) {
   }
   for (const CallSite& c : f.calls) {
     const std::string& q = f.callee_qual(c.call);
-    if (q.find("DistributedDataParallel") != std::string::npos || q.find("FullyShardedDataParallel") != std::string::npos ||
-        starts_with(q, "torch.distributed.rpc") || q.find("fully_shard") != std::string::npos)
-      return true;
     const std::string& a = f.callee_attr(c.call);
     std::string name = a.empty() ? f.dotted(f.e(c.call).kids[0]) : a;
-    if (name == "DistributedDataParallel"sv || name == "DDP"sv || name == "FSDP"sv || name == "prepare"sv ||
+    if (starts_with(q, "torch.distributed.rpc") || q.find("fully_shard") != std::string::npos || name == "prepare"sv ||
         name == "initialize"sv || name == "setup_module"sv || name == "DistributedOptimizer"sv)
       return true;
+    if (q.find("DistributedDataParallel") != std::string::npos || q.find("FullyShardedDataParallel") != std::string::npos ||
+        name == "DistributedDataParallel"sv || name == "DDP"sv || name == "FSDP"sv) {
+      const std::string w = f.dotted(f.unplaced(f.arg(c.call, 0, "module")));
+      if (w.empty()) return true;
+      wrapped.insert(w);
+      // ... and the names the wrap is bound to (`model = DDP(net)`).
+      if (c.stmt != kNone && f.m.s(c.stmt).kind == StmtKind::Assign)
+        for (Id t : f.m.s(c.stmt).targets) {
+          const std::string& d = f.dotted(t);
+          if (d.empty()) return true;
+          wrapped.insert(d);
+        }
+    }
   }
   return false;
 }
@@ -107,7 +119,9 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
   auto vals = f.bindings(func, od);
   if (vals.size() != 1 || f.e(vals[0]).kind != ExprKind::Call) return "";
   Id params = f.arg(vals[0], 0, "params");
-  if (params == kNone || f.e(params).kind != ExprKind::Call || f.callee_attr(params) != "parameters"sv) return "";
+  if (params == kNone || f.e(params).kind != ExprKind::Call ||
+      !in(f.callee_attr(params), {"parameters", "named_parameters"}))
+    return "";
   Id model = f.callee_receiver(params);
   const std::string& md = f.dotted(model);
   if (md.empty()) return "";
@@ -125,6 +139,10 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
     Id callee = f.e(cur).kids[0];
     bool here = false;
     if (starts_with(q, "torch.nn.") || starts_with(q, "torchvision.models.")) here = true;
+    // A class's own constructor of a fresh or pretrained model (`TinyBert.from_scratch(cfg)`,
+    // `BertModel.from_pretrained(path)`): nothing elsewhere wrapped what it returns.
+    if (in(f.callee_attr(cur), {"from_pretrained", "from_scratch", "from_config"}) && !f.not_a_torch_model(f.callee_receiver(cur)))
+      here = true;
     if (f.e(callee).kind == ExprKind::Name && q.empty())
       for (Id k = 0; k < f.m.classes.size(); ++k)
         if (f.m.classes[k].name == f.e(callee).text && f.is_module_class(k)) here = true;
@@ -153,7 +171,8 @@ void check_LL203(CheckContext& ctx) {
   const CallSite* init = nullptr;
   for (const CallSite& c : f.calls)
     if (f.callee_qual(c.call) == "torch.distributed.init_process_group"sv) { init = &c; break; }
-  if (!init || framework_sync(f) || model_communicates(f)) return;
+  std::set<std::string> wrapped;
+  if (!init || framework_sync(f, wrapped) || model_communicates(f)) return;
   std::set<int> seen_loops;
   for (const CallSite& step : f.calls) {
     if (step.in_lambda || step.loop < 0) continue;
@@ -171,6 +190,9 @@ void check_LL203(CheckContext& ctx) {
     if (hooked) continue;
     std::string model = model_built_here(f, step.func, opt);
     if (model.empty()) continue;
+    // Wrapped in DDP somewhere in the file (under this name or a holder of it), or the file
+    // wraps something whose name it cannot follow.
+    if (wrapped.count(model) || wrapped.count(model.substr(0, model.find('.')))) continue;
     std::string step_text = ctx.text(step.call);
     if (step_text.size() > 40) step_text = ctx.text(f.e(step.call).kids[0]) + "()";
     std::string message =
