@@ -351,9 +351,11 @@ class Walker {
       const std::string abs = join(item.abs, name);
       const bool is_source = is_python_path(name) || is_cpp_path(name) || is_notebook_path(name);
       if (fs::is_directory(target)) {
-        if ((opts_.default_excludes && is_skipped_dir_name(name)) || excluded(item, name) ||
-            is_ignored(abs, name, true, chain))
+        if ((opts_.default_excludes && is_skipped_dir_name(name)) || excluded(item, name)) continue;
+        if (is_ignored(abs, name, true, chain)) {
+          out_.skipped_ignored.push_back(join(item.display, name) + "/");
           continue;
+        }
         if (is_link && !inside_tree(abs, item.tree)) {
           out_.skipped_links.push_back(join(item.display, name));
           continue;
@@ -365,7 +367,11 @@ class Walker {
         // `._model.py`: the AppleDouble file macOS writes beside `model.py` on a foreign file
         // system (resource fork and attributes, binary), never source.
         if (opts_.default_excludes && name.rfind("._", 0) == 0) continue;
-        if (excluded(item, name) || is_ignored(abs, name, false, chain)) continue;
+        if (excluded(item, name)) continue;
+        if (is_ignored(abs, name, false, chain)) {
+          out_.skipped_ignored.push_back(join(item.display, name));
+          continue;
+        }
         if (is_link && !inside_tree(abs, item.tree)) {
           out_.skipped_links.push_back(join(item.display, name));
           continue;
@@ -498,6 +504,7 @@ DiscoveredFiles discover(const std::vector<std::string>& paths, const DiscoverOp
   walker.run();
   std::sort(out.files.begin(), out.files.end());
   std::sort(out.skipped_links.begin(), out.skipped_links.end());
+  std::sort(out.skipped_ignored.begin(), out.skipped_ignored.end());
   out.files.erase(std::unique(out.files.begin(), out.files.end()), out.files.end());
   std::stable_sort(out.diagnostics.begin(), out.diagnostics.end(),
                    [](const Diagnostic& a, const Diagnostic& b) { return a.path < b.path; });

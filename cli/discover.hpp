@@ -19,6 +19,9 @@ struct DiscoveredFiles {
   // Symbolic links (to directories or source files) not followed because their real path
   // is outside the tree named on the command line; shown only with --verbose.
   std::vector<std::string> skipped_links;
+  // Directories and source files that a .gitignore excludes (committed ones included, as in
+  // ruff); shown only with --verbose. Naming one on the command line analyses it.
+  std::vector<std::string> skipped_ignored;
 };
 
 struct DiscoverOptions {

@@ -235,6 +235,9 @@ int main(int argc, char** argv) {
       for (const auto& l : found.skipped_links)
         std::cerr << "leaklint: skipped " << escape_path(l)
                   << ": symbolic link to outside the scanned tree (--follow-external-symlinks follows it)\n";
+    if (verbose)
+      for (const auto& p : found.skipped_ignored)
+        std::cerr << "leaklint: skipped " << escape_path(p) << ": ignored by a .gitignore (name it on the command line to analyse it)\n";
     // The analysis runs in a child process: a file that crashes it is reported and the run
     // is made again without it (crash_guard.hpp). The parent ends here with the child's status.
     if (std::optional<int> rc = run_guarded()) return *rc;

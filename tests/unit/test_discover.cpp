@@ -142,6 +142,20 @@ TEST_F(Discover, ExplicitFilesAreAlwaysIncluded) {
   EXPECT_EQ(run({"build"}).files, std::vector<std::string>{"build/b.py"});
 }
 
+TEST_F(Discover, WhatAGitignoreSkipsIsListedForVerbose) {
+  // Committed sources under an ignored directory are skipped, as ruff does; --verbose names
+  // them so that a user can tell (and name them on the command line).
+  mkdir(".git");
+  touch(".gitignore", "ignored.py\nthird_party/\n");
+  touch("ignored.py");
+  touch("third_party/kernels/k.cpp");
+  touch("kept.py");
+  touch("notes.txt");
+  const DiscoveredFiles d = run({"."});
+  EXPECT_EQ(d.files, std::vector<std::string>{"kept.py"});
+  EXPECT_EQ(d.skipped_ignored, (std::vector<std::string>{"ignored.py", "third_party/"}));
+}
+
 TEST_F(Discover, MissingPathIsADiagnostic) {
   touch("a.py");
   const DiscoveredFiles d = run({"a.py", "nope.py", "nodir/"});
