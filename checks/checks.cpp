@@ -227,17 +227,22 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   }
 }
 
+void weaken_uncalled_in(FileResult& r, const FileSummary& s, const std::function<bool(const std::string&)>& uncalled) {
+  for (const auto& h : s.holding) {
+    if (!uncalled(h.name)) continue;
+    if (std::find(r.uncalled.begin(), r.uncalled.end(), h.name) == r.uncalled.end()) r.uncalled.push_back(h.name);
+    for (Finding& fd : r.findings)
+      if (!fd.low_confidence && fd.range.begin >= h.begin && fd.range.begin < h.end)
+        make_weak(fd, "nothing in the scanned tree calls `" + h.name + "()` or reads its name");
+  }
+}
+
 void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries) {
   std::unordered_set<std::string_view> read;
   for (const FileSummary& s : summaries)
     for (const std::string& n : s.referenced) read.insert(n);
   for (size_t i = 0; i < results.size() && i < summaries.size(); ++i)
-    for (const auto& h : summaries[i].holding) {
-      if (read.count(h.name)) continue;
-      for (Finding& fd : results[i].findings)
-        if (!fd.low_confidence && fd.range.begin >= h.begin && fd.range.begin < h.end)
-          make_weak(fd, "nothing in the scanned tree calls `" + h.name + "()` or reads its name");
-    }
+    weaken_uncalled_in(results[i], summaries[i], [&](const std::string& n) { return read.count(n) == 0; });
 }
 
 std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,

@@ -1,6 +1,7 @@
 // One check per rule ID, each written once against the shared model (checks/facts.hpp).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -67,6 +68,9 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
 // For a run over whole directories: the findings of a function whose name no file of the run
 // reads are weak, since nothing runs it as written.
 void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries);
+// The same for one file, with the decision made (`uncalled`): the fix loop's re-lints keep the
+// run's decision (FileResult::uncalled) on the edited text.
+void weaken_uncalled_in(FileResult& r, const FileSummary& s, const std::function<bool(const std::string&)>& uncalled);
 
 // Runs every enabled check over a lowered module; findings unsorted.
 std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,

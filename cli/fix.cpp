@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checks/checks.hpp"
 #include "cli/discover.hpp"
 #include "cli/notebook.hpp"
 
@@ -59,6 +60,19 @@ FileResult shown(FileResult r, const Config& cfg, const FileResult& before) {
   r = relinted(std::move(r), before);
   hide_low_confidence(r, cfg.show_low_confidence);
   return r;
+}
+
+// Analyses edited text as the run decided about the file: functions the run found nothing
+// calls stay so (their findings weak, their fixes left alone), wherever the edits moved them.
+FileResult relint_text(const std::string& path, const std::string& text, const Config& cfg, const EngineOptions& opts,
+                       const FileResult& before) {
+  FileSummary summary;
+  FileResult r = analyze_text(path, text, cfg, opts, nullptr, before.uncalled.empty() ? nullptr : &summary);
+  if (!before.uncalled.empty())
+    weaken_uncalled_in(r, summary, [&](const std::string& n) {
+      return std::find(before.uncalled.begin(), before.uncalled.end(), n) != before.uncalled.end();
+    });
+  return shown(std::move(r), cfg, before);
 }
 
 }  // namespace
@@ -134,7 +148,7 @@ FixOutcome fix_text(const std::string& path, const std::string& original, const 
                     const Config& cfg, const EngineOptions& opts, bool unsafe) {
   int base_errors = syntax_errors(first);
   return fix_loop(original, first, unsafe, [&](const std::string& next, FileResult& relint, bool&, FixOutcome& out) {
-    relint = shown(analyze_text(path, next, cfg, opts), cfg, first);
+    relint = relint_text(path, next, cfg, opts, first);
     if (syntax_errors(relint) <= base_errors) return true;
     out.errors.push_back("a fix would introduce a syntax error; rolled back (please report this)");
     return false;
@@ -478,7 +492,7 @@ std::optional<std::string> fix_notebook(const std::string& path, const std::stri
   std::string err;
   auto nb = load_notebook(json, &err);
   if (!nb) return std::nullopt;
-  FileResult v = shown(analyze_text(path, nb->python, cfg, opts), cfg, before);
+  FileResult v = relint_text(path, nb->python, cfg, opts, before);
   FixOutcome o = fix_text(path, nb->python, v, cfg, opts, unsafe);
   for (auto& e : o.errors) errors->push_back(e);
   if (o.fixed == o.original) return std::nullopt;

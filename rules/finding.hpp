@@ -73,6 +73,9 @@ struct FileResult {
   // The project-level impact policy applied here (no file of the project places a tensor on
   // a GPU): its memory claims are weak, and the fix loop keeps them so on every re-lint.
   bool cpu_only_project = false;
+  // Functions the run found nothing calls (checks.hpp, weaken_uncalled): their findings are
+  // weak, and the fix loop keeps them so on every re-lint.
+  std::vector<std::string> uncalled;
 };
 
 // The impact policy's weak evidence: one severity step lower, marked low-confidence, and the
