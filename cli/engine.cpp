@@ -516,6 +516,13 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
     }
     FileResult v = analyze_text(path, nb->python, cfg, opts, nullptr, summary);
     map_notebook_result(*nb, v, text);
+    // The functions holding findings, in the .ipynb file's bytes like the findings now.
+    if (summary)
+      for (auto& h : summary->holding) {
+        const uint32_t e = h.end > h.begin ? notebook_raw_offset(*nb, h.end - 1) + 1 : h.begin;
+        h.begin = notebook_raw_offset(*nb, h.begin);
+        h.end = std::max(h.begin, e);
+      }
     v.source = std::move(text);
     return v;
   }

@@ -53,26 +53,41 @@ namespace {
 // project-level impact policy of `before`, the run's first result).
 FileResult relinted(FileResult fresh, const FileResult& before) {
   if (before.cpu_only_project) weaken_memory_claims(fresh);
+  fresh.uncalled = before.uncalled;
   return fresh;
 }
 
-FileResult shown(FileResult r, const Config& cfg, const FileResult& before) {
-  r = relinted(std::move(r), before);
+FileResult shown(FileResult r, const Config& cfg) {
   hide_low_confidence(r, cfg.show_low_confidence);
   return r;
 }
 
-// Analyses edited text as the run decided about the file: functions the run found nothing
-// calls stay so (their findings weak, their fixes left alone), wherever the edits moved them.
+// Keeps the run's decision that nothing in the tree calls some of the file's functions
+// (`before.uncalled`) on a fresh analysis with its summary: wherever edits moved them, their
+// findings stay weak and their fixes are left alone.
+void keep_uncalled(FileResult& r, const FileSummary& summary, const FileResult& before) {
+  if (before.uncalled.empty()) return;
+  weaken_uncalled_in(r, summary, [&](const std::string& n) {
+    return std::find(before.uncalled.begin(), before.uncalled.end(), n) != before.uncalled.end();
+  });
+}
+
+// Analyses edited text (in memory) as the run decided about the file.
 FileResult relint_text(const std::string& path, const std::string& text, const Config& cfg, const EngineOptions& opts,
                        const FileResult& before) {
   FileSummary summary;
-  FileResult r = analyze_text(path, text, cfg, opts, nullptr, before.uncalled.empty() ? nullptr : &summary);
-  if (!before.uncalled.empty())
-    weaken_uncalled_in(r, summary, [&](const std::string& n) {
-      return std::find(before.uncalled.begin(), before.uncalled.end(), n) != before.uncalled.end();
-    });
-  return shown(std::move(r), cfg, before);
+  FileResult r = analyze_text(path, text, cfg, opts, nullptr, &summary);
+  keep_uncalled(r, summary, before);
+  return relinted(std::move(r), before);
+}
+
+// Analyses the file (or `text` in its place) again as the run decided about it.
+FileResult relint_file(const std::string& path, const Config& cfg, const EngineOptions& opts, const std::string* text,
+                       const FileResult& before) {
+  FileSummary summary;
+  FileResult r = analyze_file(path, cfg, opts, text, &summary);
+  keep_uncalled(r, summary, before);
+  return relinted(std::move(r), before);
 }
 
 }  // namespace
@@ -148,7 +163,7 @@ FixOutcome fix_text(const std::string& path, const std::string& original, const 
                     const Config& cfg, const EngineOptions& opts, bool unsafe) {
   int base_errors = syntax_errors(first);
   return fix_loop(original, first, unsafe, [&](const std::string& next, FileResult& relint, bool&, FixOutcome& out) {
-    relint = relint_text(path, next, cfg, opts, first);
+    relint = shown(relint_text(path, next, cfg, opts, first), cfg);
     if (syntax_errors(relint) <= base_errors) return true;
     out.errors.push_back("a fix would introduce a syntax error; rolled back (please report this)");
     return false;
@@ -170,7 +185,7 @@ FixOutcome fix_cpp_file(const std::string& path, const std::string& original, co
       return false;
     }
     out.written = true;
-    relint = shown(analyze_file(path, cfg, opts), cfg, first);
+    relint = shown(relint_file(path, cfg, opts, nullptr, first), cfg);
     if (syntax_errors(relint) <= base_errors) return true;
     if (!file->replace(out.fixed, &err)) out.errors.push_back("could not restore the file: " + err);
     out.errors.push_back("a fix would introduce a compile error; rolled back (please report this)");
@@ -492,7 +507,7 @@ std::optional<std::string> fix_notebook(const std::string& path, const std::stri
   std::string err;
   auto nb = load_notebook(json, &err);
   if (!nb) return std::nullopt;
-  FileResult v = relint_text(path, nb->python, cfg, opts, before);
+  FileResult v = shown(relint_text(path, nb->python, cfg, opts, before), cfg);
   FixOutcome o = fix_text(path, nb->python, v, cfg, opts, unsafe);
   for (auto& e : o.errors) errors->push_back(e);
   if (o.fixed == o.original) return std::nullopt;
@@ -542,7 +557,7 @@ int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const 
       report(errors, !json && !errors.empty());
       if (!json) return 0;
       after = *json;
-      if (o.to_stdout) r = relinted(analyze_file(r.path, cfg, opts, &after), r);  // report what is left
+      if (o.to_stdout) r = relint_file(r.path, cfg, opts, &after, r);  // report what is left
     } else {
       FixOutcome f = cpp ? (o.to_stdout ? fix_cpp_buffer(r.path, r.source, r, opts, o.unsafe)
                                         : fix_cpp_file(r.path, r.source, r, cfg, opts, o.unsafe, nullptr))
@@ -572,7 +587,7 @@ int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const 
     // analyse what the file holds now, under the lock, and fix what is left. C++ always:
     // its result's text is read after leaklint-cpp analysed the file, so matching text
     // does not prove that the findings' offsets belong to it.
-    fresh = shown(cpp ? analyze_file(r.path, cfg, opts) : analyze_file(r.path, cfg, opts, &file.content()), cfg, r);
+    fresh = shown(relint_file(r.path, cfg, opts, cpp ? nullptr : &file.content(), r), cfg);
     if (cpp && fresh.source != file.content()) {
       report({"the file changed while it was being fixed; not written (run leaklint --fix again)"}, true);
       return 0;
@@ -594,7 +609,7 @@ int fix_file(FileResult& r, const Config& cfg, const EngineOptions& opts, const 
       report({e}, true);
       return 0;
     }
-    r = relinted(analyze_file(r.path, cfg, opts, &file.content()), r);
+    r = relint_file(r.path, cfg, opts, &file.content(), r);
     return applied;
   }
 

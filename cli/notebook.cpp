@@ -539,6 +539,8 @@ void map_range(const Notebook& nb, Range& g) {
 
 }  // namespace
 
+uint32_t notebook_raw_offset(const Notebook& nb, uint32_t voff) { return raw_offset(nb, voff); }
+
 std::optional<NotebookPosition> notebook_position(const Notebook& nb, uint32_t line, uint32_t col) {
   if (line == 0 || line > nb.raw_line_starts.size() || nb.raw.empty()) return std::nullopt;
   const uint32_t off = nb.raw_line_starts[line - 1] + (col > 0 ? col - 1 : 0);

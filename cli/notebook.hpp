@@ -59,6 +59,9 @@ struct NotebookPosition {
 };
 std::optional<NotebookPosition> notebook_position(const Notebook& nb, uint32_t line, uint32_t col);
 
+// The byte of the .ipynb file that the byte `voff` of the notebook's Python text came from.
+uint32_t notebook_raw_offset(const Notebook& nb, uint32_t voff);
+
 // Applies edits made to the virtual module back into the notebook JSON text; returns the
 // new .ipynb text, or nullopt when the edits cannot be mapped.
 std::optional<std::string> apply_notebook_edits(const std::string& json_text, const Notebook& nb,

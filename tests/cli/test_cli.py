@@ -888,6 +888,24 @@ class UncalledCode(Tmp):
         decorated = [lines[i + 1].strip() for i, l in enumerate(lines[:-1]) if "no_grad" in l]
         self.assertEqual(decorated, ["def validate(self, loader):"], "\n".join(lines))
 
+    def test_a_notebook_method_nothing_calls_is_weak_and_stays_so_when_fixed(self):
+        # A notebook's findings are placed in the .ipynb file's bytes: the functions holding
+        # them must be too, or the policy misses them (or weakens another function's).
+        cells = [self.TRAINER, "t = Trainer(torch.nn.Linear(2, 2))\nprint(t.validate([torch.zeros(1, 2)]))\n"]
+        self.write("trainer.ipynb", json.dumps({
+            "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                       "source": c.splitlines(True)} for c in cells],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+        self.assertEqual([weak for _, _, _, weak in self.ll101(self.dir)], [True, False])  # test(), validate()
+        p = subprocess.run([BIN, "--fix", "--unsafe-fixes", "--no-cache", self.dir], capture_output=True, text=True,
+                           timeout=120)
+        # What is left after fixing is reported as the run decided: the dead method stays hidden.
+        self.assertIn("No findings; 1 fixed; 1 low-confidence finding hidden", p.stdout)
+        with open(os.path.join(self.dir, "trainer.ipynb")) as fh:
+            src = "".join(json.load(fh)["cells"][0]["source"]).splitlines()
+        decorated = [src[i + 1].strip() for i, l in enumerate(src[:-1]) if "no_grad" in l]
+        self.assertEqual(decorated, ["def validate(self, loader):"])
+
 
 class Relevance(Tmp):
     LOOP = ("\n\ndef validate(model, val_loader):\n    outs = []\n    for x in val_loader:\n"
