@@ -166,7 +166,13 @@ bool callable_without_its_name(const Facts& f, Id fn) {
   for (Id d : F.decorators) {
     Id callee = f.e(d).kind == ExprKind::Call ? f.e(d).kids[0] : d;
     const std::string& q = f.qual(callee);
-    if (starts_with(q, "torch.")) continue;
+    // torch's grad and precision switches and compilers wrap a function its callers still call
+    // by name; `@torch.jit.export` and the like expose it to callers that name it elsewhere
+    // (TorchScript, C++ `run_method("score")`).
+    if (in(q, {"torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.set_grad_enabled",
+               "torch.autocast", "torch.cuda.amp.autocast", "torch.amp.autocast", "torch.compile",
+               "torch.jit.script", "torch.jit.ignore", "torch.jit.unused", "torch.autograd.no_grad"}))
+      continue;
     if (f.e(callee).kind == ExprKind::Name && in(f.e(callee).text, {"staticmethod", "classmethod"})) continue;
     return true;
   }
@@ -204,6 +210,30 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
              }))
       add_words(x.text);  // `getattr(self, "evaluate")`, `"pkg.module:main"`; not prose
   }
+  // Dispatch by a computed name reaches functions no text names: `fire.Fire()` puts the file's
+  // functions on the command line, `getattr(self, mode)()` reaches any method of the class (or
+  // of a same-file class whose instance it names), `globals()[name]()` any module-level function.
+  bool every_function = false, module_functions = false;
+  std::set<Id> dispatched_classes;
+  for (const CallSite& c : f.calls) {
+    const Expr& x = f.e(c.call);
+    if (x.kids.empty()) continue;
+    const Expr& callee = f.e(x.kids[0]);
+    if (f.qual(x.kids[0]) == "fire.Fire") every_function = true;
+    if (callee.kind != ExprKind::Name) continue;
+    if (in(callee.text, {"globals", "vars", "locals"})) module_functions = true;
+    if (callee.text == "getattr"sv && x.kids.size() >= 3 &&
+        !(f.e(x.kids[2]).kind == ExprKind::Literal && f.e(x.kids[2]).lit == LitKind::String)) {
+      const Id obj = x.kids[1];
+      Id k = f.dotted(obj) == "self"sv && c.func != kNone ? f.m.funcs[c.func].cls : f.instance_class(c.func, obj);
+      if (k != kNone) dispatched_classes.insert(k);
+    }
+  }
+  if (every_function || module_functions || !dispatched_classes.empty())
+    for (const Function& fn : f.m.funcs)
+      if (every_function || (module_functions && fn.cls == kNone && fn.parent == kNone) ||
+          (fn.cls != kNone && dispatched_classes.count(fn.cls)))
+        seen.insert(fn.name);
   for (const auto& [local, q] : f.m.aliases) {
     seen.insert(local);
     add_words(q);
@@ -258,8 +288,11 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
   }
   // Relevance: Python that reaches no torch (MXNet, TensorFlow, plain Python) has none of
   // the mechanisms the rules describe. C++ units are filtered before Clang runs.
-  if (m.lang == Lang::Python && !torch && (!(project && project->torch_via_project) || imports_other_framework(m)))
+  if (m.lang == Lang::Python && !torch && (!(project && project->torch_via_project) || imports_other_framework(m))) {
+    // Still a caller: a launcher without torch of its own runs the trainer it imports.
+    if (summary) summarize_references(facts, out, *summary);
     return out;
+  }
   if (summary) {
     summary->program = facts.is_program();
     summary->gpu_evidence = facts.has_gpu_evidence();

@@ -709,7 +709,13 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   }
   if (program && !gpu)
     for (FileResult& r : results) weaken_memory_claims(r);
-  if (opts.whole_tree) weaken_uncalled(results, summaries);
+  // Code nothing calls: only when every Python file and notebook of the run was read, since one
+  // that was not (undecodable, too large, a crash) may be the caller.
+  bool all_read = true;
+  for (size_t i = 0; i < files.size() && all_read; ++i)
+    if (is_python_source(files[i]) || is_notebook_path(files[i]))
+      for (const Diagnostic& d : results[i].diagnostics) all_read = all_read && !d.fatal;
+  if (opts.whole_tree && all_read) weaken_uncalled(results, summaries);
   return results;
 }
 

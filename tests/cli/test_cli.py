@@ -876,6 +876,62 @@ class UncalledCode(Tmp):
             weak = [f["line"] for f in json.loads(out)["findings"] if "nothing in the scanned tree calls" in f["message"]]
             self.assertEqual(weak, [12])
 
+    def caller_case(self, name, text):
+        # trainer.py's test() (line 12) is called only from `name`; validate() from main.py.
+        self.write("trainer.py", self.TRAINER)
+        self.write("main.py", self.MAIN)
+        self.write(name, text)
+        return [f for f in self.ll101(self.dir) if f[0] == "trainer.py"]
+
+    def test_a_caller_without_torch_of_its_own_is_a_caller(self):
+        # A launcher that imports the trainer but not torch reaches no rule, yet it calls test().
+        self.assertEqual(self.caller_case("launch.py", "from trainer import Trainer\nTrainer(None).test([])\n"),
+                         [("trainer.py", 12, "warning", False), ("trainer.py", 19, "warning", False)])
+
+    def test_a_file_that_could_not_be_read_may_be_the_caller(self):
+        # Undecodable: not analysed, so what it calls is unknown, and nothing is judged uncalled.
+        found = self.caller_case("launch.py", "")
+        with open(os.path.join(self.dir, "launch.py"), "wb") as fh:
+            fh.write(b"import torch\n# \xff\nfrom trainer import Trainer\nTrainer(None).test([])\n")
+        self.assertEqual([f for f in self.ll101(self.dir) if f[0] == "trainer.py"],
+                         [("trainer.py", 12, "warning", False), ("trainer.py", 19, "warning", False)])
+        self.assertEqual(found, [("trainer.py", 12, "note", True), ("trainer.py", 19, "warning", False)])
+
+    def test_names_dispatched_at_run_time_are_callers(self):
+        # `getattr(self, mode)()` reaches every method of the class; `fire.Fire()` every function of
+        # the file; `globals()[name]()` every module-level function.
+        runner = ("import torch\n\n\nclass Runner:\n    def __init__(self, model):\n        self.model = model.cuda()\n\n"
+                  "    def score(self, loader):\n        self.model.eval()\n        outs = []\n        for x in loader:\n"
+                  "            outs.append(self.model(x.cuda()).argmax(1))\n        return outs\n\n"
+                  "    def run(self, mode, loader):\n        return getattr(self, mode)(loader)\n\n\n"
+                  "if __name__ == '__main__':\n    Runner(torch.nn.Linear(2, 2)).run('score', [])\n")
+        # (the literal 'score' is read too: drop it to see getattr decide)
+        self.write("runner.py", runner.replace("run('score', [])", "run(input(), [])"))
+        self.assertEqual([f[3] for f in self.ll101(self.dir)], [False])
+        os.remove(os.path.join(self.dir, "runner.py"))
+        cli = ("import fire\nimport torch\n\n\ndef evaluate(loader):\n    model = torch.load('m.pt').cuda()\n"
+               "    model.eval()\n    return [model(x.cuda()).argmax(1) for x in loader]\n\n\n"
+               "if __name__ == '__main__':\n    fire.Fire()\n")
+        self.write("cli.py", cli)
+        self.assertEqual([f[3] for f in self.ll101(self.dir)], [False])
+        self.write("cli.py", cli.replace("import fire\n", "").replace("fire.Fire()", "globals()[input()]([])"))
+        self.assertEqual([f[3] for f in self.ll101(self.dir)], [False])
+        self.write("cli.py", cli.replace("import fire\n", "").replace("fire.Fire()", "print(1)"))
+        self.assertEqual([f[3] for f in self.ll101(self.dir)], [True])
+
+    def test_a_method_torchscript_exports_is_called_by_name_elsewhere(self):
+        # `@torch.jit.export` exposes the method to TorchScript callers (`run_method("score")` in
+        # C++), whose names are not read; a grad switch decorator does not.
+        model = ("import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                 "        self.fc = torch.nn.Linear(2, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n\n"
+                 "    @DECORATOR\n    def score(self, xs):\n        self.eval()\n        outs = []\n        for x in xs:\n"
+                 "            outs.append(self(x))\n        return outs\n\n\n"
+                 "if __name__ == '__main__':\n    torch.jit.script(Net().cuda()).save('net.pt')\n")
+        self.write("net.py", model.replace("DECORATOR", "torch.jit.export"))
+        self.assertEqual([f[3] for f in self.ll101(self.dir)], [False])
+        self.write("net.py", model.replace("DECORATOR", "torch.autocast('cuda')"))
+        self.assertEqual([f[3] for f in self.ll101(self.dir)], [True])
+
     def test_the_fix_loop_keeps_the_runs_decision(self):
         # --fix re-lints each file after every edit; a method the run found nothing calls stays
         # weak there, so its fix is not applied on the second pass while the live one's is.
