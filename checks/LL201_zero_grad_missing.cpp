@@ -92,9 +92,19 @@ bool loop_resets(const Facts& f, int loop, const std::string& opt, Id func) {
   }
   // `p.grad = None` assignments in the loop, or in a same-file function it calls
   // (`def efficient_zero_grad(model): for p in model.parameters(): p.grad = None`).
+  // Only a reset counts: `None`, zero, or a tensor of zeros (`torch.zeros_like(p)`); an edited
+  // gradient (`p.grad = p.grad.clamp(-1, 1)`) or a statistic named `grad` resets nothing.
+  auto resetting_value = [&](Id v) {
+    if (v == kNone) return false;
+    const Expr& x = f.e(v);
+    if (x.kind == ExprKind::Literal) return x.lit == LitKind::None || x.text == "0"sv || x.text == "0.0"sv;
+    if (x.kind != ExprKind::Call) return false;
+    const std::string& q = f.qual(x.kids[0]);
+    return in(q, {"torch.zeros_like", "torch.zeros"}) || in(f.callee_attr(v), {"zero_"sv, "zeros_like"sv});
+  };
   auto sets_grad = [&](Id sid) {
     const Stmt& s = f.m.s(sid);
-    if (s.kind == StmtKind::Assign)
+    if (s.kind == StmtKind::Assign && resetting_value(s.value))
       for (Id t : s.targets)
         if (f.e(t).kind == ExprKind::Attribute && f.e(t).text == "grad"sv) return true;
     return false;

@@ -97,6 +97,9 @@ bool resets_a_part(const Facts& f, const std::vector<Event>& ev, Id call) {
   if (dot == std::string::npos) return false;
   const std::string whole = d.substr(0, dot);
   if (whole == "self"sv) return false;
+  // The module a DistributedDataParallel / DataParallel wrap holds (`model.module`), or the one
+  // torch.compile wraps (`model._orig_mod`), is the whole model, not a part of it.
+  if (in(std::string_view(d).substr(dot + 1), {"module"sv, "_orig_mod"sv})) return false;
   for (const Event& x : ev)
     if (x.kind == Event::Reset && x.call != kNone && f.callee_attr(x.call) == "zero_grad"sv &&
         f.dotted(f.callee_receiver(x.call)) == whole)

@@ -722,6 +722,16 @@ bool loop_trains(const Facts& f, int loop, const std::string& d) {
   return false;
 }
 
+// `model.train(False)`, `model.train(mode=...)`: nn.Module's mode switch, which trains nothing.
+bool mode_switch(const Facts& f, Id call) {
+  if (f.callee_attr(call) != "train"sv) return false;
+  const Expr& x = f.e(call);
+  if (x.kids.size() != 2) return false;
+  const Expr& a = f.e(x.kids[1]);
+  return (a.kind == ExprKind::Literal && (a.lit == LitKind::True || a.lit == LitKind::False)) ||
+         f.arg(call, static_cast<size_t>(-1), "mode") != kNone;
+}
+
 bool trains_the_model(const Facts& f, int loop, const std::string& d) {
   const Loop& L = f.loops[loop];
   auto backprop = [&](const CallSite& x) { return f.is_backprop(x); };
@@ -745,7 +755,7 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
     // `net.fit(x, y)`; not the mode switch `model.train()`).
     if (Id r = f.callee_receiver(c.call); r != kNone && f.dotted(f.unplaced(r)) == d) {
       if (c.target_func != kNone && c.target_func != c.func && f.reaches(c.target_func, backprop)) return true;
-      if (c.target_func == kNone && f.e(c.call).kids.size() > 1)
+      if (c.target_func == kNone && f.e(c.call).kids.size() > 1 && !mode_switch(f, c.call))
         for (const auto& t : Facts::name_tokens(f.callee_attr(c.call)))
           if (in(t, {"train"sv, "fit"sv})) return true;
     }

@@ -25,6 +25,13 @@ Id empty_cache_at_end(const Facts& f, Id stmt, int depth = 0) {
   return empty_cache_at_end(f, s.body.back(), depth + 1);
 }
 
+// `gc.collect()` as a statement.
+bool is_gc_collect(const Facts& f, Id stmt) {
+  const Stmt& s = f.m.s(stmt);
+  return s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call &&
+         f.qual(f.e(s.value).kids[0]) == "gc.collect";
+}
+
 std::string released_name(const Facts& f, Id stmt) {
   const Stmt& s = f.m.s(stmt);
   if (s.kind == StmtKind::Delete && !s.targets.empty()) return f.dotted(s.targets[0]);
@@ -122,8 +129,13 @@ void check_block(CheckContext& ctx, const std::vector<Id>& body) {
       // The release is followed by a flush of its own (`del dummy_input, outputs;
       // torch.cuda.empty_cache()`): what it drops is returned there, and the earlier call marks
       // a boundary of its own (after a warm-up, before a measurement).
+      // Its own: only more releases (`del`, `= None`, `gc.collect()`) stand between them; a flush
+      // later in the block, after other work, is another boundary and leaves this call misplaced.
       bool flushed_after = false;
-      for (size_t k = j + 1; k < body.size() && !flushed_after; ++k) flushed_after = empty_cache_at_end(f, body[k]) != kNone;
+      for (size_t k = j + 1; k < body.size() && !flushed_after; ++k) {
+        flushed_after = empty_cache_at_end(f, body[k]) != kNone;
+        if (!flushed_after && released_name(f, body[k]).empty() && !is_gc_collect(f, body[k])) break;
+      }
       if (flushed_after) break;
       Finding* fd = ctx.report(
           "LL302", f.e(call).range,

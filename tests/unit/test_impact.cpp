@@ -1179,3 +1179,32 @@ TEST(Impact, CodeSwitchedOffByAValueTheFileBindsIsWeak) {
     EXPECT_FALSE(on->low_confidence) << s;
   }
 }
+
+TEST(Impact, AModeSwitchWithAnArgumentDoesNotMakeASweepATrainingSweep) {
+  // A sweep whose models train themselves is weak for LL301 (`model.train_model(loader)`); the
+  // mode switch `model.train(False)` / `model.train(mode=False)` trains nothing: full severity.
+  auto run = [](const std::string& call) {
+    const std::string src =
+        "import torch\nfrom mypkg import MyModel\n\n"
+        "def evaluate_all(ckpts, x):\n"
+        "    outs = []\n"
+        "    for ckpt in ckpts:\n"
+        "        model = MyModel().cuda()\n"
+        "        model.load_state_dict(torch.load(ckpt))\n"
+        "        model." + call + "\n"
+        "        with torch.no_grad():\n"
+        "            outs.append(model(x).cpu())\n"
+        "    return outs\n";
+    return analyze_text("sweep.py", src, Config{}, EngineOptions{});
+  };
+  for (const std::string call : {"train(False)", "train(mode=False)"}) {
+    const FileResult r = run(call);
+    const Finding* f = only(r, "LL301");
+    ASSERT_NE(f, nullptr) << call;
+    EXPECT_FALSE(f->low_confidence) << call << ": " << f->message;
+  }
+  const FileResult trained = run("train_model(ckpts)");
+  const Finding* g = only(trained, "LL301");
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->low_confidence) << g->message;
+}
