@@ -221,7 +221,9 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
     const Expr& callee = f.e(x.kids[0]);
     if (f.qual(x.kids[0]) == "fire.Fire") every_function = true;
     if (callee.kind != ExprKind::Name) continue;
-    if (in(callee.text, {"globals", "vars", "locals"})) module_functions = true;
+    // (`vars(args)` reads an object's fields; only `vars()` is the local namespace.)
+    if (in(callee.text, {"globals", "locals"}) || (callee.text == "vars"sv && x.kids.size() == 1))
+      module_functions = true;
     if (callee.text == "getattr"sv && x.kids.size() >= 3 &&
         !(f.e(x.kids[2]).kind == ExprKind::Literal && f.e(x.kids[2]).lit == LitKind::String)) {
       const Id obj = x.kids[1];

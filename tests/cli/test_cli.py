@@ -918,6 +918,9 @@ class UncalledCode(Tmp):
         self.assertEqual([f[3] for f in self.ll101(self.dir)], [False])
         self.write("cli.py", cli.replace("import fire\n", "").replace("fire.Fire()", "print(1)"))
         self.assertEqual([f[3] for f in self.ll101(self.dir)], [True])
+        # `vars(args)` reads an object's fields: no dispatch.
+        self.write("cli.py", cli.replace("import fire\n", "").replace("fire.Fire()", "print(vars(input()))"))
+        self.assertEqual([f[3] for f in self.ll101(self.dir)], [True])
 
     def test_a_method_torchscript_exports_is_called_by_name_elsewhere(self):
         # `@torch.jit.export` exposes the method to TorchScript callers (`run_method("score")` in
