@@ -679,9 +679,6 @@ bool on_one_iteration(const Facts& f, int loop, Id sid) {
   return false;
 }
 
-// Does each iteration of `loop` train the model `d` holds: an optimizer built over its
-// parameters steps in the loop, or the loop hands it to a function of the file that
-// back-propagates or to a training framework's fit?
 // Is statement `sid` followed, in the block that holds it (inside `body`, not in a nested
 // loop), by a `break` or `return` that always runs after it: it ends the loop, so the loop
 // rebinds once (`model = torch.load(best); break` when early stopping fires).
@@ -707,7 +704,7 @@ bool ends_the_loop_after(const Facts& f, const std::vector<Id>& body, Id sid, in
 
 // Does the loop train (back-propagate, or hand `d` and an optimizer to a function that does
 // it elsewhere: `training_epoch(model, loader, optimizer, criterion)`)?
-bool loop_trains(const Facts& f, int loop, const std::string& d) {
+bool loop_back_propagates(const Facts& f, int loop, const std::string& d) {
   if (f.loop_reaches_backprop(loop)) return true;
   for (int ci : f.loops[loop].calls) {
     const CallSite& c = f.calls[ci];
@@ -732,6 +729,9 @@ bool mode_switch(const Facts& f, Id call) {
          f.arg(call, static_cast<size_t>(-1), "mode") != kNone;
 }
 
+// Does each iteration of `loop` train the model `d` holds: an optimizer built over its
+// parameters steps in the loop, or the loop hands it to a function of the file that
+// back-propagates or to a training framework's fit?
 bool trains_the_model(const Facts& f, int loop, const std::string& d) {
   const Loop& L = f.loops[loop];
   auto backprop = [&](const CallSite& x) { return f.is_backprop(x); };
@@ -843,7 +843,7 @@ void check_LL301(CheckContext& ctx) {
       // not the optimizer the iteration rebuilds.)
       const bool trains = trains_the_model(f, site.loop, d) && !handed_back_in(f, site.func, L.stmts, d) &&
                           !aliased_in(f, L.stmts, d, /*but_optimizers=*/true, site.func);
-      const bool last = ends_the_loop_after(f, f.m.s(L.stmt).body, site.stmt) && loop_trains(f, site.loop, d);
+      const bool last = ends_the_loop_after(f, f.m.s(L.stmt).body, site.stmt) && loop_back_propagates(f, site.loop, d);
       report_once(site.loop, site.stmt, site.func, d,
                   trains ? "each iteration trains with the model it builds, and a training step holds parameters, "
                            "gradients, optimizer state and activations: more than the moment of old + new at the "

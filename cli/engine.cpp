@@ -711,11 +711,11 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
     for (FileResult& r : results) weaken_memory_claims(r);
   // Code nothing calls: only when every Python file and notebook of the run was read, since one
   // that was not (undecodable, too large, a crash) may be the caller.
-  bool all_read = true;
-  for (size_t i = 0; i < files.size() && all_read; ++i)
+  bool decide_uncalled = opts.whole_tree;
+  for (size_t i = 0; i < files.size() && decide_uncalled; ++i)
     if (is_python_source(files[i]) || is_notebook_path(files[i]))
-      for (const Diagnostic& d : results[i].diagnostics) all_read = all_read && !d.fatal;
-  if (opts.whole_tree && all_read) weaken_uncalled(results, summaries);
+      for (const Diagnostic& d : results[i].diagnostics) decide_uncalled = decide_uncalled && !d.fatal;
+  if (decide_uncalled) weaken_uncalled(results, summaries);
   return results;
 }
 

@@ -72,13 +72,18 @@ void keep_uncalled(FileResult& r, const FileSummary& summary, const FileResult& 
   });
 }
 
+// A fresh analysis (with its summary) under both of the run's decisions about the file.
+FileResult as_decided(FileResult r, const FileSummary& summary, const FileResult& before) {
+  keep_uncalled(r, summary, before);
+  return relinted(std::move(r), before);
+}
+
 // Analyses edited text (in memory) as the run decided about the file.
 FileResult relint_text(const std::string& path, const std::string& text, const Config& cfg, const EngineOptions& opts,
                        const FileResult& before) {
   FileSummary summary;
   FileResult r = analyze_text(path, text, cfg, opts, nullptr, &summary);
-  keep_uncalled(r, summary, before);
-  return relinted(std::move(r), before);
+  return as_decided(std::move(r), summary, before);
 }
 
 // Analyses the file (or `text` in its place) again as the run decided about it.
@@ -86,8 +91,7 @@ FileResult relint_file(const std::string& path, const Config& cfg, const EngineO
                        const FileResult& before) {
   FileSummary summary;
   FileResult r = analyze_file(path, cfg, opts, text, &summary);
-  keep_uncalled(r, summary, before);
-  return relinted(std::move(r), before);
+  return as_decided(std::move(r), summary, before);
 }
 
 }  // namespace
