@@ -310,6 +310,21 @@ bool holds_other_framework(const Facts& f, Id func, const std::string& d) {
   return false;
 }
 
+// Is the value a torch model by what builds it, whatever else its name holds: a torch,
+// torchvision or timm call, or a module class of the file (`torchvision.models.resnet50().cuda()`)?
+bool evidently_torch(const Facts& f, Id v) {
+  for (int hops = 0; v != kNone && hops < 6 && f.e(v).kind == ExprKind::Call; ++hops) {
+    const std::string& q = f.callee_qual(v);
+    if (starts_with(q, "torch.") || starts_with(q, "torchvision.") || starts_with(q, "timm.")) return true;
+    const Expr& callee = f.e(f.e(v).kids[0]);
+    if (callee.kind == ExprKind::Name && q.empty())
+      for (Id k = 0; k < f.m.classes.size(); ++k)
+        if (f.m.classes[k].name == callee.text && f.is_module_class(k)) return true;
+    v = f.callee_receiver(v);
+  }
+  return false;
+}
+
 // Does the value create or load a model (or a pipeline holding models)?
 bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int depth = 0) {
   if (v == kNone || depth > 6 || f.e(v).kind != ExprKind::Call) return false;
@@ -802,7 +817,9 @@ void check_LL301(CheckContext& ctx) {
     if (!loads_model(f, site.func, s.value, d)) continue;
     // A name that also holds another framework's objects (`new_layer = layers.Conv2D.from_config(cfg)`
     // beside `new_layer = layer.__class__.from_config(cfg)` over a Keras model's layers).
-    if (holds_other_framework(f, site.func, d)) continue;
+    // A value built by torch itself stays a switch (`model = torchvision.models.resnet50()` in
+    // one branch, `model = keras.Sequential(...)` in another).
+    if (holds_other_framework(f, site.func, d) && !evidently_torch(f, s.value)) continue;
     // A module's own methods build and replace its layers (`self.fc = nn.Identity()`).
     if (f.func_is_method_of_module(site.func)) continue;
     if (under_none_test(f, site.func, site.stmt, d)) continue;
