@@ -33,6 +33,11 @@ void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::str
           Id stored = ye.kind == ExprKind::Subscript && !ye.kids.empty() ? ye.kids[0] : y;
           const std::string& d = f.dotted(stored);
           if (!d.empty()) grew |= names.insert(d).second;
+          // A field of a local record (`out.cost = total_cost`, then `return out`) flows into
+          // the record, as an element flows into its container; `self` is not a local record.
+          if (ye.kind == ExprKind::Attribute && !ye.kids.empty() && f.e(ye.kids[0]).kind == ExprKind::Name &&
+              f.e(ye.kids[0]).text != "self"sv && f.e(ye.kids[0]).text != "cls"sv && f.e(ye.kids[0]).text != "this"sv)
+            grew |= names.insert(f.e(ye.kids[0]).text).second;
           return ye.kind == ExprKind::Sequence;
         });
     if (appends && st.kind == StmtKind::Expr && st.value != kNone && f.e(st.value).kind == ExprKind::Call &&
