@@ -499,7 +499,41 @@ bool Facts::grad_item_effect(Id item, bool* disables) const {
     *disables = true;
     return true;
   }
+  // A module-level function of the file that hands back the grad switch (`def ctx(): if
+  // new_torch: return torch.no_grad(); return contextlib.suppress()`): `with ctx():` switches
+  // grad off. Every return must be a grad-off context or a context that does nothing.
+  if (callee.kind == ExprKind::Name && q.empty())
+    if (Id fn = module_func_at(callee.text, callee.range.begin); fn != kNone && m.funcs[fn].cls == kNone)
+      return returns_grad_off_context(fn, disables);
   return false;
+}
+
+bool Facts::returns_grad_off_context(Id fn, bool* disables) const {
+  int off = 0, other = 0;
+  std::vector<Id> work(m.funcs[fn].body.rbegin(), m.funcs[fn].body.rend());
+  for (size_t seen = 0; !work.empty() && seen < 4096; ++seen) {
+    const Stmt& s = m.s(work.back());
+    work.pop_back();
+    if (s.kind == StmtKind::FunctionDef || s.kind == StmtKind::ClassDef) continue;
+    if (s.kind == StmtKind::Return) {
+      bool dis = false;
+      Id v = s.value;
+      const std::string& rq = v != kNone && e(v).kind == ExprKind::Call ? callee_qual(v) : std::string();
+      // Only torch's own switches here (no further helpers): the search stays one level deep.
+      if (v != kNone && e(v).kind == ExprKind::Call && rq.rfind("torch.", 0) == 0 && grad_item_effect(v, &dis) && dis)
+        ++off;
+      else if (rq == "contextlib.nullcontext"sv || rq == "contextlib.suppress"sv)
+        ;  // does nothing
+      else
+        ++other;
+      continue;
+    }
+    for (const auto* part : {&s.body, &s.orelse, &s.finalbody}) work.insert(work.end(), part->rbegin(), part->rend());
+    for (const Handler& h : s.handlers) work.insert(work.end(), h.body.rbegin(), h.body.rend());
+  }
+  if (off == 0 || other != 0) return false;
+  *disables = true;
+  return true;
 }
 
 Facts::~Facts() = default;
@@ -1253,6 +1287,26 @@ FileSummary Facts::summarize() const {
     for (Id f = 0; f < m.funcs.size(); ++f)
       if (entry_off_[f] && !decorated_off_[f] && !framework_off_[f] && called_by_name(f))
         out.name_off_methods.push_back(m.funcs[f].name);
+  }
+  // Evaluation by name across files: unresolved calls named like evaluation whose result
+  // this file back-propagates, and this file's functions so named that it does not train.
+  {
+    std::set<std::string> trained, named;
+    std::set<Id> back_propagating;
+    for (const CallSite& b : calls)
+      if (b.func != kNone && is_backprop(b)) back_propagating.insert(b.func);
+    for (const CallSite& c : calls) {
+      if (c.target_func != kNone || c.func == kNone || !back_propagating.count(c.func)) continue;
+      const Expr& callee = e(e(c.call).kids[0]);
+      if (callee.kind != ExprKind::Name && callee.kind != ExprKind::Attribute) continue;
+      const std::string name = callee.kind == ExprKind::Name ? callee.text : callee_attr(c.call);
+      if (name.empty() || trained.count(name) || !is_eval_function_name(name)) continue;
+      if (result_back_propagated(c)) trained.insert(name);
+    }
+    for (Id fn = 0; fn < m.funcs.size(); ++fn)
+      if (is_eval_function_name(m.funcs[fn].name) && !called_from_training(fn)) named.insert(m.funcs[fn].name);
+    out.backprop_results.assign(trained.begin(), trained.end());
+    out.eval_named.assign(named.begin(), named.end());
   }
   // Star imports, relative ones resolved against this file's package.
   {
@@ -2107,50 +2161,77 @@ bool Facts::called_from_training(Id func) const {
   // A caller that back-propagates through what the function returned
   // (`masks = self.make_masks(x); loss_fn(masks).backward()`).
   if (func == kNone) return false;
+  // Another file of the run back-propagates through what a call of this name returned
+  // (`dags, log_probs = self.controller.sample()`, then `(-log_probs * adv).sum().backward()`).
+  if (project && project->trained_by_callers.count(m.funcs[func].name)) return true;
   for (int ci : callers_[func]) {
     const CallSite& c = calls[ci];
-    if (c.func == func || c.stmt == kNone) continue;
-    std::set<std::string> names;
-    const Stmt& st = m.s(c.stmt);
-    if (st.kind == StmtKind::Assign)
-      for (Id t : st.targets)
-        for_each_expr(m, t, [&](Id y) {
-          const std::string& d = dotted(y);
-          if (!d.empty()) names.insert(d);
-          return e(y).kind == ExprKind::Sequence;
-        });
-    // Does `root`, read at statement `at`, read one of `from`'s names as bound by statement
-    // `def` (program order: a later binding of the name, e.g. a loop variable of the same
-    // name, cuts the path)?
-    auto reads = [&](Id root, Id at, const std::set<std::string>& from, Id def) {
-      bool hit = false;
-      for_each_expr(m, root, [&](Id y) {
+    if (c.func == func) continue;
+    if (result_back_propagated(c)) return true;
+  }
+  return false;
+}
+
+bool Facts::result_back_propagated(const CallSite& c) const {
+  if (c.stmt == kNone) return false;
+  std::set<std::string> names;
+  const Stmt& st = m.s(c.stmt);
+  if (st.kind == StmtKind::Assign)
+    for (Id t : st.targets)
+      for_each_expr(m, t, [&](Id y) {
         const std::string& d = dotted(y);
-        if (!d.empty() && from.count(d)) {
-          bool outside = false;
-          for (const Def& df : flow().reaching(at, d, &outside)) hit = hit || df.stmt == def;
-        }
-        return !hit;
+        if (!d.empty()) names.insert(d);
+        return e(y).kind == ExprKind::Sequence;
       });
-      return hit;
-    };
-    for (int cj = 0; cj < static_cast<int>(calls.size()); ++cj) {
-      const CallSite& b = calls[cj];
-      if (b.func != c.func || !is_backprop(b) || b.stmt == kNone) continue;
-      if (b.stmt == c.stmt) return true;  // `loss_fn(self.f(x)).backward()`
-      if (names.empty()) continue;
-      if (reads(b.call, b.stmt, names, c.stmt)) return true;
-      // One hop: `loss = loss_fn(masks)` then `loss.backward()`.
-      for (const StmtSite& ss : stmt_sites) {
-        if (ss.func != c.func) continue;
-        const Stmt& a = m.s(ss.stmt);
-        if (a.kind != StmtKind::Assign || a.value == kNone || !reads(a.value, ss.stmt, names, c.stmt)) continue;
-        std::set<std::string> targets;
-        for (Id t : a.targets)
-          if (const std::string& d = dotted(t); !d.empty()) targets.insert(d);
-        if (reads(b.call, b.stmt, targets, ss.stmt)) return true;
+  // Does `root`, read at statement `at`, read one of `from`'s names as bound by statement
+  // `def` (program order: a later binding of the name, e.g. a loop variable of the same
+  // name, cuts the path)?
+  auto reads = [&](Id root, Id at, const std::set<std::string>& from, Id def) {
+    bool hit = false;
+    for_each_expr(m, root, [&](Id y) {
+      const std::string& d = dotted(y);
+      if (!d.empty() && from.count(d)) {
+        bool outside = false;
+        for (const Def& df : flow().reaching(at, d, &outside)) hit = hit || df.stmt == def;
       }
+      return !hit;
+    });
+    return hit;
+  };
+  std::vector<int> backprops;
+  for (int cj = 0; cj < static_cast<int>(calls.size()); ++cj) {
+    const CallSite& b = calls[cj];
+    if (b.func != c.func || !is_backprop(b) || b.stmt == kNone) continue;
+    if (b.stmt == c.stmt) return true;  // `loss_fn(self.f(x)).backward()`
+    backprops.push_back(cj);
+  }
+  if (names.empty() || backprops.empty()) return false;
+  // Up to three hops of assignments: `loss = -log_probs * adv`, `loss = loss.sum()`, then
+  // `loss.backward()`. Each hop is a binding (its names and statement) read by the next.
+  std::vector<std::pair<std::set<std::string>, Id>> frontier{{names, c.stmt}};
+  std::set<Id> seen{c.stmt};
+  for (int hop = 0; hop < 4 && !frontier.empty(); ++hop) {
+    for (const auto& [from, def] : frontier)
+      for (int cj : backprops)
+        if (reads(calls[cj].call, calls[cj].stmt, from, def)) return true;
+    if (hop == 3) break;
+    std::vector<std::pair<std::set<std::string>, Id>> next;
+    for (const StmtSite& ss : stmt_sites) {
+      if (ss.func != c.func || seen.count(ss.stmt)) continue;
+      const Stmt& a = m.s(ss.stmt);
+      if ((a.kind != StmtKind::Assign && a.kind != StmtKind::AugAssign) || a.value == kNone) continue;
+      bool reached = false;
+      for (const auto& [from, def] : frontier) reached = reached || reads(a.value, ss.stmt, from, def);
+      if (!reached) continue;
+      std::set<std::string> targets;
+      for (Id t : a.targets)
+        if (const std::string& d = dotted(t); !d.empty()) targets.insert(d);
+      if (targets.empty()) continue;
+      seen.insert(ss.stmt);
+      next.emplace_back(std::move(targets), ss.stmt);
+      if (next.size() > 16) break;
     }
+    frontier = std::move(next);
   }
   return false;
 }

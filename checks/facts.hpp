@@ -169,6 +169,8 @@ class Facts {
   bool is_model_call(const CallSite& c) const;       // a forward: model(x) / model.forward(x)
   bool func_is_method_of_module(Id func) const;
   // Is a same-file caller of `func` a function that back-propagates?
+  // Does the caller back-propagate through what call `c` returned, in its own function?
+  bool result_back_propagated(const CallSite& c) const;
   bool called_from_training(Id func) const;
   // A method of a module class that the class's forward() calls (directly or through its
   // other methods).
@@ -378,6 +380,8 @@ class Facts {
   void resolve_calls();
   void compute_entry_off();
   bool grad_item_effect(Id item, bool* disables) const;  // for `with` items
+  // Every return of module-level function `fn` is torch's grad-off context or a no-op one.
+  bool returns_grad_off_context(Id fn, bool* disables) const;
   bool is_model_value_rec(Id func, Id expr, int depth) const;
   bool is_model_producer(Id func, Id value, int depth) const;
   bool name_looks_like_model(std::string_view dotted) const;

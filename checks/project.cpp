@@ -241,6 +241,19 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         if (!others_all_off(j, name, &any) && any) views[j].external_method_calls[name] = false;
     }
   }
+  // Functions named like evaluation that another file trains through.
+  {
+    std::unordered_map<std::string, std::vector<size_t>> trained;  // call name -> files
+    for (size_t i = 0; i < files.size(); ++i)
+      for (const auto& name : files[i].backprop_results) trained[name].push_back(i);
+    for (size_t j = 0; j < files.size(); ++j)
+      for (const auto& name : files[j].eval_named) {
+        auto it = trained.find(name);
+        if (it == trained.end()) continue;
+        for (size_t i : it->second)
+          if (i != j) views[j].trained_by_callers.insert(name);
+      }
+  }
   // Relevance through project imports, to a fixed point: a file that imports no torch is
   // analysed when it imports a project module that does, directly or through others.
   {

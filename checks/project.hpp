@@ -81,6 +81,11 @@ struct FileSummary {
   // whole directories (EngineOptions::whole_tree) weakens the findings of a function whose
   // name no file of the run reads.
   std::vector<std::string> referenced;
+  // Evaluation by name (LL101 reads a function named `sample`, `predict`, ... as one): the
+  // names of calls this file cannot resolve whose result it back-propagates, and this file's
+  // functions so named that no caller in it trains through.
+  std::vector<std::string> backprop_results;
+  std::vector<std::string> eval_named;
   struct Holding {
     std::string name;
     uint32_t begin = 0, end = 0;
@@ -113,10 +118,12 @@ struct ProjectView {
   std::map<std::string, bool> external_method_calls;
   // Imported classes (as this file names them) whose forward runs with grad disabled.
   std::set<std::string> grad_off_forward_classes;
+  // This file's functions named like evaluation whose result another file back-propagates.
+  std::set<std::string> trained_by_callers;
   bool empty() const {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
-           grad_off_forward_classes.empty() && sharding_datasets.empty() &&
+           grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && eval_leaving_imports.empty();
   }
 };

@@ -252,7 +252,8 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
             {"syn", summary.synthetic_datasets}, {"acc", summary.accumulating_methods},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
-            {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced}};
+            {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced},
+            {"bpr", summary.backprop_results}, {"evn", summary.eval_named}};
   Json hf = Json::array();
   for (const auto& h : summary.holding) hf.push_back(Json::array({h.name, h.begin, h.end}));
   j["p"]["hf"] = std::move(hf);
@@ -394,6 +395,8 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.open_methods = strings(at(p, "om"));
     s.name_off_methods = strings(at(p, "nom"));
     s.referenced = strings(at(p, "ref"));
+    s.backprop_results = strings(at(p, "bpr"));
+    s.eval_named = strings(at(p, "evn"));
     for (const auto& c : arr(at(p, "hf"))) {
       if (arr(c).size() != 3 || !c[1].is_number_unsigned() || !c[2].is_number_unsigned()) throw Bad();
       const uint64_t b = c[1].get<uint64_t>(), e = c[2].get<uint64_t>();

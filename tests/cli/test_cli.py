@@ -523,6 +523,31 @@ def main(rank, net, train_set, val_set):
         self.write("sample.py", "def sample(decoder, x):\n    return decoder.generate(x, 100)\n")
         self.assertEqual(self.lines_of("LL101"), {("model.py", 16)})
 
+    CONTROLLER = ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                  "class Controller(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                  "        self.cell = nn.LSTMCell(8, 8)\n        self.head = nn.Linear(8, 4)\n\n"
+                  "    def forward(self, x, h):\n        h = self.cell(x, h)\n        return self.head(h[0]), h\n\n"
+                  "    def sample(self, steps):\n        x = torch.zeros(1, 8)\n        h = None\n"
+                  "        log_probs = []\n        for _ in range(steps):\n"
+                  "            logits, h = self.forward(x, h)\n"
+                  "            log_probs.append(F.log_softmax(logits, dim=-1)[:, 0])\n"
+                  "        return torch.cat(log_probs)\n")
+
+    def test_sampler_whose_result_another_file_back_propagates_is_not_evaluation(self):
+        # Controller.sample is named like an evaluation function; a trainer in another file
+        # back-propagates through what it returns (a policy gradient), so grad is wanted there
+        # and no `@torch.no_grad()` is offered. A caller that only prints it leaves the finding.
+        self.write("controller.py", self.CONTROLLER)
+        self.write("report.py", "def report(controller):\n    print(controller.sample(5).sum().item())\n")
+        self.assertEqual(self.lines_of("LL101"), {("controller.py", 21)})
+        self.write("trainer.py", "def train_controller(controller, optimizer, reward):\n"
+                   "    for step in range(100):\n        log_probs = controller.sample(5)\n"
+                   "        loss = -log_probs * reward\n        loss = loss.sum()\n"
+                   "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n")
+        self.assertEqual(self.lines_of("LL101"), set())
+        rc, out, err = run(["--format", "json", self.dir])       # cached: the same answer
+        self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL101"], [])
+
     def test_method_turned_off_by_its_own_file_is_turned_back_on_by_another(self):
         self.write("model.py", self.DECODER + "\n\ndef demo(decoder, x):\n    with torch.no_grad():\n"
                    "        return decoder.generate(x, 5)\n")

@@ -86,6 +86,8 @@ FileSummary sample_summary() {
   s.method_calls = {{"generate", true}, {"append", false}};
   s.open_methods = {"infer"};
   s.referenced = {"evaluate", "getattr", "model"};
+  s.backprop_results = {"sample"};
+  s.eval_named = {"predict", "sample"};
   s.holding = {{"sample", 120, 480}};
   return s;
 }
@@ -154,6 +156,8 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.method_calls, sample_summary().method_calls);
   EXPECT_EQ(s.open_methods, sample_summary().open_methods);
   EXPECT_EQ(s.referenced, sample_summary().referenced);
+  EXPECT_EQ(s.backprop_results, sample_summary().backprop_results);
+  EXPECT_EQ(s.eval_named, sample_summary().eval_named);
   ASSERT_EQ(s.holding.size(), 1u);
   EXPECT_EQ(s.holding[0].name, "sample");
   EXPECT_EQ(s.holding[0].begin, 120u);
@@ -206,7 +210,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"hf":[["sample",10,20]]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
