@@ -1,5 +1,8 @@
 // LL402 dataloader-worker-memory: DataLoader worker settings that multiply host memory
 // beyond a configurable budget.
+#include <map>
+#include <tuple>
+
 #include "checks/common.hpp"
 #include "checks/dataloader.hpp"
 
@@ -66,6 +69,10 @@ constexpr long kFewSamplesInFlight = 256;
 
 void check_LL402(CheckContext& ctx) {
   const Facts& f = ctx.facts;
+  // One setting, one finding: loaders whose worker count is the same name of the same
+  // function (`n_workers = os.cpu_count()` handed to the train, val and test loaders) share
+  // the cause and the fix, so the first is reported and the others are its notes.
+  std::map<std::tuple<Id, std::string, std::string>, size_t> by_setting;
   for (const CallSite& c : f.calls) {
     if (!is_dataloader_call(f, c.call)) continue;
     // A dataset that LL403 flags already carries the per-worker host-RAM finding.
@@ -150,24 +157,28 @@ void check_LL402(CheckContext& ctx) {
     if (Id bs = f.arg(c.call, 1, "batch_size"); bs != kNone && inflight > 0)
       if (const Expr* lit = f.literal_of(bs, c.func); lit && int_literal_value(*lit) >= 0)
         if (__builtin_mul_overflow(inflight, int_literal_value(*lit), &samples)) samples = -1;
-    if (samples >= 0 && samples <= kFewSamplesInFlight) {
-      ctx.report_weak("LL402", f.e(c.call).range, msg,
-                      "its batches in flight hold " + std::to_string(samples) + " samples in all (at most " +
-                          std::to_string(kFewSamplesInFlight) + "), little host memory whatever a sample is");
-      continue;
-    }
-    if (fraction > 0)
-      ctx.report_weak("LL402", f.e(c.call).range, msg,
-                      "it is 1/" + std::to_string(fraction) + " of the core count, a deliberate share (" +
-                          std::to_string(64 / fraction) + " workers on a 64-core host)");
+    std::string weak;  // why the evidence is weak, empty when it is not
+    if (samples >= 0 && samples <= kFewSamplesInFlight)
+      weak = "its batches in flight hold " + std::to_string(samples) + " samples in all (at most " +
+             std::to_string(kFewSamplesInFlight) + "), little host memory whatever a sample is";
+    else if (fraction > 0)
+      weak = "it is 1/" + std::to_string(fraction) + " of the core count, a deliberate share (" +
+             std::to_string(64 / fraction) + " workers on a 64-core host)";
     else if (only_the_count)
-      ctx.report_weak("LL402", f.e(c.call).range, msg,
-                      "its " + std::to_string(inflight) + " batches in flight are within max-inflight-batches (" +
-                          std::to_string(f.cfg.max_inflight_batches) +
-                          "); what each extra worker adds is its copy of the dataset object, small unless it holds "
-                          "many Python objects");
-    else
-      ctx.report("LL402", f.e(c.call).range, msg);
+      weak = "its " + std::to_string(inflight) + " batches in flight are within max-inflight-batches (" +
+             std::to_string(f.cfg.max_inflight_batches) +
+             "); what each extra worker adds is its copy of the dataset object, small unless it holds many Python "
+             "objects";
+    const std::string setting = nw != kNone ? f.dotted(nw) : std::string();
+    std::tuple<Id, std::string, std::string> key{c.func, setting, msg + "\n" + weak};
+    if (!setting.empty())
+      if (auto it = by_setting.find(key); it != by_setting.end()) {
+        ctx.at(it->second).notes.push_back({f.e(c.call).range, "`" + setting + "` sets this loader's workers too"});
+        continue;
+      }
+    Finding* fd = weak.empty() ? ctx.report("LL402", f.e(c.call).range, msg)
+                               : ctx.report_weak("LL402", f.e(c.call).range, msg, weak);
+    if (fd && !setting.empty()) by_setting.emplace(key, ctx.handle(fd));
   }
 }
 
