@@ -167,6 +167,42 @@ bool single_process_group(const Facts& f) {
   return one;
 }
 
+// A wrap that drives several devices from one process (`DistributedDataParallel(model,
+// device_ids=[0, 1, 2, 3])`, or `device_ids=gpu_ids` under `if len(gpu_ids) > 1:`): the
+// single-process multi-device mode, one process per node, so one node walks the data once.
+bool several_devices_per_process(const Facts& f, const CallSite& w) {
+  Id ids = f.arg(w.call, 1, "device_ids");
+  if (ids == kNone) return false;
+  const Expr& x = f.e(ids);
+  if (x.kind == ExprKind::Sequence) return x.kids.size() >= 2;
+  const std::string& d = f.dotted(ids);
+  if (d.empty()) return false;
+  // The `if` statements whose body holds the wrap (at any level of its function).
+  const uint32_t at = f.e(w.call).range.begin;
+  std::vector<Id> conditions;
+  for (const StmtSite& ss : f.stmt_sites) {
+    const Stmt& st = f.m.s(ss.stmt);
+    if (ss.func != w.func || st.kind != StmtKind::If || st.body.empty() || st.value == kNone) continue;
+    if (f.m.s(st.body.front()).range.begin <= at && at < f.m.s(st.body.back()).range.end) conditions.push_back(st.value);
+  }
+  for (Id g : conditions) {
+    bool several = false;
+    for_each_expr(f.m, g, [&](Id y) {
+      const Expr& c = f.e(y);
+      // `len(ids) > 1`, `len(ids) >= 2`
+      if (c.kind == ExprKind::Compare && c.kids.size() == 2 && f.e(c.kids[0]).kind == ExprKind::Call &&
+          f.e(f.e(c.kids[0]).kids[0]).text == "len"sv && f.e(c.kids[0]).kids.size() == 2 &&
+          f.dotted(f.e(c.kids[0]).kids[1]) == d) {
+        const long k = int_literal_value(f.e(c.kids[1]));
+        several = several || (c.text == ">"sv && k >= 1) || (c.text == ">="sv && k >= 2);
+      }
+      return !several;
+    });
+    if (several) return true;
+  }
+  return false;
+}
+
 // Is the call inside an `if` that selects one rank (`if rank == 0:`, `if is_main_process():`)?
 bool under_rank_guard(const Facts& f, const CallSite& c) {
   const Range& r = f.e(c.call).range;
@@ -483,13 +519,18 @@ void check_LL405(CheckContext& ctx) {
     if (loop < 0 || prepared(f, name)) continue;
     const CallSite* wrap = wrap_for_loop(f, loop);
     if (!wrap) continue;
+    const bool one_per_node = several_devices_per_process(f, *wrap);
     std::string wrapper = is_distributed_wrap(f, wrap->call)
                               ? std::string(f.last_component(f.callee_qual(wrap->call)))
                               : "distributed (DDP/FSDP, wrapped by `" + f.dotted(f.e(wrap->call).kids[0]) + "`)";
     std::string message = "`" + name + "` feeds the training loop of a " + wrapper +
                           " model but has no DistributedSampler and its dataset does not shard by rank" +
                           consequence(ctx, f.arg(c.call, 0, "dataset"));
-    Finding* fd = report_loader(ctx, c, std::move(message));
+    Finding* fd = one_per_node
+                      ? ctx.report_weak("LL405", f.e(c.call).range, std::move(message),
+                                        "the wrap drives several devices from one process (`device_ids` holds "
+                                        "several), one process per node: a single node walks the data once")
+                      : report_loader(ctx, c, std::move(message));
     if (!fd) continue;
     fd->notes.push_back({f.e(wrap->call).range, "model wrapped here"});
     fd->notes.push_back({f.e(f.loops[loop].iter).range, "training loop over it"});

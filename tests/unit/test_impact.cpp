@@ -1208,3 +1208,32 @@ TEST(Impact, AModeSwitchWithAnArgumentDoesNotMakeASweepATrainingSweep) {
   ASSERT_NE(g, nullptr);
   EXPECT_TRUE(g->low_confidence) << g->message;
 }
+
+// LL405: DistributedDataParallel driving several devices from one process (the
+// single-process multi-device mode) runs one process per node; one per device keeps the
+// full severity.
+TEST(Impact, ADistributedWrapOverSeveralDevicesOfOneProcessIsWeak) {
+  auto program = [](const std::string& wrap) {
+    return "import torch\nimport torch.distributed as dist\nfrom torch.utils.data import DataLoader\n\n"
+           "args = parse()\ndist.init_process_group(backend='nccl', init_method='env://')\n"
+           "model = Net().cuda()\n" + wrap +
+           "train_loader = DataLoader(train_set, batch_size=64, shuffle=True, num_workers=4)\n"
+           "for epoch in range(10):\n    for x, y in train_loader:\n        loss = model(x).sum()\n"
+           "        opt.zero_grad()\n        loss.backward()\n        opt.step()\n";
+  };
+  for (const std::string wrap :
+       {"if len(args.gpu_ids) > 1:\n    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=args.gpu_ids)\n",
+        "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0, 1, 2, 3])\n"}) {
+    const FileResult r = analyze_text("train.py", program(wrap), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL405");
+    ASSERT_NE(f, nullptr) << wrap;
+    EXPECT_TRUE(f->low_confidence) << wrap;
+    EXPECT_NE(f->message.find("several devices from one process"), std::string::npos) << f->message;
+  }
+  const FileResult r = analyze_text(
+      "train.py", program("model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.local_rank])\n"),
+      Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL405");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence) << f->message;
+}
