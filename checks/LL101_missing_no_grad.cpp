@@ -531,7 +531,12 @@ void check_LL101(CheckContext& ctx) {
     long made_trips = 1;
     for (int l = c.loop; l >= 0 && made_trips > 0; l = f.loops[l].parent)
       made_trips *= constant_trips(f, l, kFewChecks);
-    const bool smoke = made_trips > 0 && made_trips <= kFewChecks && made_inputs(f, c) && own_model(f, c);
+    const bool made = made_inputs(f, c);
+    const bool smoke = made && made_trips > 0 && made_trips <= kFewChecks && own_model(f, c);
+    // Once, outside any loop, on tensors the program makes: whatever model it is (one the
+    // file imports or loads), a probe of its output shapes (`out = model(torch.zeros(2, 3,
+    // h, w)); c, h, w = out.size()[1:]`). A loop of such forwards times it and stays full.
+    const bool probe = made && !smoke && c.loop < 0;
     Finding* fd = legacy_volatile(f, c.func)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the function builds `Variable(..., volatile=True)`, how PyTorch before 0.4 "
@@ -554,6 +559,9 @@ void check_LL101(CheckContext& ctx) {
                   : smoke ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                             "the forward runs a model this file defines on tensors the program makes, "
                                             "a fixed number of times: a self-check of the model, not a pass over data")
+                  : probe ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                            "the forward runs once, outside any loop, on tensors the program makes: "
+                                            "a probe of the model's output shapes, not a pass over data")
                   : placed_on_cpu(f, c)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the model was moved to the CPU before this forward, so the graph costs host "

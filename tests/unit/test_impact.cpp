@@ -1237,3 +1237,20 @@ TEST(Impact, ADistributedWrapOverSeveralDevicesOfOneProcessIsWeak) {
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(f->low_confidence) << f->message;
 }
+
+// One forward, outside any loop, on tensors the program makes, of a model the file imports
+// or loads: a probe of its output shapes before the real (no_grad) evaluation. A loop of them
+// (a benchmark) keeps the full severity (AForwardOnTensorsTheProgramMakesIsAShapeOrTimingCheck).
+TEST(Impact, OneForwardOnMadeTensorsOfAnImportedModelIsAShapeProbe) {
+  const std::string program =
+      "import torch\nfrom model import Net\n\n\ndef evaluate(path, loader, device):\n"
+      "    model = Net()\n    model.load_state_dict(torch.load(path))\n    model.to(device)\n    model.eval()\n"
+      "    x = torch.zeros([2, 64, 128, 3]).to(device)\n"
+      "    sat, grd = model(x)\n    s_height, s_width, s_channel = list(sat.size())[1:]\n"
+      "    with torch.no_grad():\n        for xb in loader:\n            print(model(xb.to(device)).sum().item())\n";
+  const FileResult r = analyze_text("evaluate.py", program, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  EXPECT_NE(f->message.find("a probe of the model's output shapes"), std::string::npos) << f->message;
+}
