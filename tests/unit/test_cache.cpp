@@ -382,11 +382,10 @@ TEST_F(CacheDir, SizeCapEvictsTheOldestEntries) {
     for (int i = 0; i < 200; ++i) {
       keys.push_back(c.key("m" + std::to_string(i) + ".py", source("x"), cfg));
       c.store(keys.back(), big, sample_summary());
-      if (i == 0) {
-        // The first entry is the oldest.
-        struct timespec old[2] = {{1000000, 0}, {1000000, 0}};
-        ASSERT_EQ(::utimensat(AT_FDCWD, entry_path(c, keys.back()).c_str(), old, 0), 0);
-      }
+      // Each entry one second newer than the one before: the file system's timestamps are
+      // coarser than 200 stores, and entries of one tick are evicted in name order.
+      struct timespec when[2] = {{1000000 + i, 0}, {1000000 + i, 0}};
+      ASSERT_EQ(::utimensat(AT_FDCWD, entry_path(c, keys.back()).c_str(), when, 0), 0);
     }
     EXPECT_GT(usage(), uint64_t{256} << 10);
   }  // the cap is enforced once, at the end of the run
