@@ -251,6 +251,17 @@ bool Facts::shows_no_test() const {
     if (starts_with(fn.name, "test")) return false;
   for (const Class& k : m.classes)
     if (starts_with(k.name, "Test")) return false;
+  // A check script: an `assert` in the file's top-level code (`assert max_error < 1e-4`
+  // after comparing two models over a loader).
+  std::vector<Id> work(m.body.begin(), m.body.end());
+  for (size_t seen = 0; !work.empty() && seen < 100000; ++seen) {
+    const Stmt& st = m.s(work.back());
+    work.pop_back();
+    if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) continue;
+    if (st.kind == StmtKind::Other && st.text == "assert"sv) return false;
+    for (const auto* part : {&st.body, &st.orelse, &st.finalbody}) work.insert(work.end(), part->begin(), part->end());
+    for (const Handler& h : st.handlers) work.insert(work.end(), h.body.begin(), h.body.end());
+  }
   return true;
 }
 

@@ -82,7 +82,7 @@ enum class StmtKind : uint8_t {
   ClassDef,   // cls
   Import,     // nothing else: imports are resolved into Module::aliases by the frontend
   Raise, Break, Continue, Pass,
-  Other,      // value may hold an expression worth walking
+  Other,      // value may hold an expression worth walking; text "assert" for an assert
 };
 
 struct Handler {

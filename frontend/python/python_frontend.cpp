@@ -36,7 +36,7 @@ enum class K : uint8_t {
   SetComprehension, DictionaryComprehension, GeneratorExpression, ForInClause, IfClause,
   Lambda, ConditionalExpression, Await, NamedExpression, Parameters, LambdaParameters,
   DefaultParameter, TypedParameter, TypedDefaultParameter, ListSplatPattern,
-  DictionarySplatPattern, Keyword, Async, StringContent, Type,
+  DictionarySplatPattern, Keyword, Async, StringContent, Type, AssertStatement,
 };
 
 struct Grammar {
@@ -58,6 +58,7 @@ const Grammar& grammar() {
         {"function_definition", K::FunctionDefinition}, {"class_definition", K::ClassDefinition},
         {"decorated_definition", K::DecoratedDefinition}, {"decorator", K::Decorator},
         {"expression_statement", K::ExpressionStatement}, {"assignment", K::Assignment},
+        {"assert_statement", K::AssertStatement},
         {"augmented_assignment", K::AugmentedAssignment}, {"return_statement", K::ReturnStatement},
         {"delete_statement", K::DeleteStatement}, {"pass_statement", K::PassStatement},
         {"break_statement", K::BreakStatement}, {"continue_statement", K::ContinueStatement},
@@ -873,6 +874,7 @@ class Lowerer {
         return;
       default: {
         s.kind = StmtKind::Other;
+        if (kind_of(n) == K::AssertStatement) s.text = "assert";
         for (const auto& c : kids) {
           if (!is_named(c.node) || kind_of(c.node) == K::Comment) continue;
           if (kind_of(c.node) == K::Block) {

@@ -1254,3 +1254,22 @@ TEST(Impact, OneForwardOnMadeTensorsOfAnImportedModelIsAShapeProbe) {
   EXPECT_TRUE(f->low_confidence) << f->message;
   EXPECT_NE(f->message.find("a probe of the model's output shapes"), std::string::npos) << f->message;
 }
+
+// A `test_*.py` script with no pytest and no test functions is test code when its top-level
+// code asserts what it computed (two models compared over a loader, then `assert max_error <
+// 1e-4`); without the assert it is a script named like a test (a test-set inference run).
+TEST(Impact, ATestNamedScriptThatAssertsItsResultIsTestCode) {
+  auto program = [](const std::string& tail) {
+    return "import torch\nimport models\n\nbase = models.Net().cuda()\nbase.load_state_dict(torch.load('a.pt'))\n"
+           "base.eval()\nmax_error = 0.0\nfor x, _ in loader:\n    out = base(x.cuda())\n"
+           "    max_error = max(max_error, (out - x).abs().max().item())\n" + tail;
+  };
+  const FileResult checked = analyze_text("test_curve.py", program("assert max_error < 1e-4\n"), Config{}, EngineOptions{});
+  const Finding* f = only(checked, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  const FileResult script = analyze_text("test_curve.py", program("print(max_error)\n"), Config{}, EngineOptions{});
+  const Finding* g = only(script, "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence) << g->message;
+}
