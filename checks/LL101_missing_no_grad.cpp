@@ -452,6 +452,38 @@ bool mode_fix_applies(const Facts& f, int loop, const GatedPass& g) {
 
 }  // namespace
 
+// The forward `c` is the receiver of `.detach()` (`outp = teacher(x).detach()`), with grad on:
+// its activations are saved for a backward that no output can reach. Reports it, with a fix
+// that runs the assignment under no_grad when the statement is just that assignment.
+bool detached_at_once(CheckContext& ctx, const CallSite& c, std::set<Id>& reported) {
+  const Facts& f = ctx.facts;
+  if (c.stmt == kNone) return false;
+  Id detach = kNone;
+  for (int di : f.calls_in_stmt[c.stmt]) {
+    const Id d = f.calls[di].call;
+    if (f.callee_attr(d) == "detach"sv && f.e(d).kids.size() == 1 && f.callee_receiver(d) == c.call) detach = d;
+  }
+  if (detach == kNone || !reported.insert(c.call).second) return false;
+  const Id callee = f.forward_receiver(c.call);
+  std::string model = f.dotted(callee);
+  model = model.empty() ? "the model" : "`" + model + "`";
+  std::string msg = "forward of " + model + " runs with autograd enabled, but its output is detached at once: "
+                    "the activations it saves for backward are never used by any backward pass, yet they raise "
+                    "peak memory while it runs; " +
+                    std::string(f.m.lang == Lang::Cpp ? "run it under a `torch::NoGradGuard` instead of detaching"
+                                                      : "run it under `torch.no_grad()` instead of detaching");
+  if (f.model_by_name(c.func, callee)) msg += " (" + model + " is taken for a model from its name only)";
+  Finding* fd = report_memory_claim(ctx, "LL101", f.e(c.call).range, std::move(msg));
+  if (!fd) return true;
+  const Stmt& st = f.m.s(c.stmt);
+  const std::string no_grad = spelling_of(f.m, "torch.no_grad");
+  if (!no_grad.empty() && st.kind == StmtKind::Assign && st.value == detach) {
+    Fix fix = wrap_statement_fix(ctx, c.stmt, "with " + no_grad + "():", "Run the forward under `" + no_grad + "()`");
+    if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
+  }
+  return true;
+}
+
 void check_LL101(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<int> reported_loops;
@@ -473,6 +505,10 @@ void check_LL101(CheckContext& ctx) {
     if (why.empty() && c.loop >= 0 && !reported_loops.count(c.loop) && f.loop_trains(c.loop)) {
       gated = gated_pass(ctx, c, gated_memo);
       if (gated) why = gated->why;
+      // Its output detached at once (`t = teacher(x).detach()`, a distillation teacher in a
+      // loop that trains in one pass): no backward reaches its graph in any pass, so the fix is
+      // no_grad around that forward, not grad switched by the pass.
+      if (gated && detached_at_once(ctx, c, reported_forwards)) continue;
     }
     if (why.empty()) {
       // Inference-only programs: a loaded model's forward, loop or not.
