@@ -140,6 +140,54 @@ bool moves_param(const Facts& f, Id g, const std::string& p) {
   return false;
 }
 
+// Does a module class of the file, built with the model as argument `i` (`Pruning(model)`),
+// move it: its `__init__` moves that parameter, hands it to code that may, or a method moves
+// the attribute it is kept in (`self.model = model`, then `self.model.cuda()`)? An object that
+// keeps the model and works on it in place moves nothing.
+bool class_moves_arg(const Facts& f, Id k, size_t i) {
+  const Id init = f.method_in(k, "__init__");
+  if (init == kNone || f.class_of(init) != k) return true;
+  const Function& fn = f.m.funcs[init];
+  if (1 + i >= fn.params.size()) return true;
+  const std::string& p = fn.params[1 + i];
+  auto hands_on = [&](Id g, const std::string& name) {
+    if (moves_param(f, g, name)) return true;
+    for (int ci : f.calls_in(g)) {
+      const Id x = f.calls[ci].call;
+      const Expr& call = f.e(x);
+      for (size_t a = 1; a < call.kids.size(); ++a) {
+        if (f.dotted(call.kids[a]) != name) continue;
+        const Expr& callee = f.e(call.kids[0]);
+        if (callee.kind == ExprKind::Name && callee.qname.empty() &&
+            in(callee.text, {"print", "len", "str", "repr", "isinstance", "type", "id", "hasattr", "getattr"}))
+          continue;
+        const Id h = f.same_file_target(x, g);
+        if (h == kNone || h == g) return true;
+        const Function& hf = f.m.funcs[h];
+        const size_t first = hf.cls != kNone && !hf.params.empty() && hf.params[0] == "self"sv ? 1 : 0;
+        const size_t hp = first + (a - 1);
+        if (a - 1 >= call.kids.size() - 1 - call.kw.size() || hp >= hf.params.size() || moves_param(f, h, hf.params[hp]))
+          return true;
+      }
+    }
+    return false;
+  };
+  if (hands_on(init, p)) return true;
+  std::vector<std::string> kept;  // `self.model = model`
+  for (Id sid : f.stmts_in(init)) {
+    const Stmt& st = f.m.s(sid);
+    if (st.kind != StmtKind::Assign || st.value == kNone || f.dotted(f.unplaced(st.value)) != p) continue;
+    for (Id t : st.targets)
+      if (const std::string& d = f.dotted(t); starts_with(d, "self.")) kept.push_back(d);
+  }
+  for (Id m : f.m.classes[k].methods) {
+    if (m == init) continue;
+    for (const std::string& d : kept)
+      if (hands_on(m, d)) return true;
+  }
+  return false;
+}
+
 // Does a statement bind something other than `d` to a value built from `d` (`opt =
 // SGD(model.parameters())`, `self.net = model`, `engine = Wrapper(model)`)? With
 // `but_optimizers`, an optimizer built over it does not count (`func` is the function).
@@ -283,7 +331,14 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmt
                                   "torch.nn.parallel.DistributedDataParallel"}))
           continue;
         Id g = f.same_file_target(x, func);
-        if (g == kNone) { moved = true; break; }
+        if (g == kNone) {
+          // A module class of the file that keeps the model and works on it in place.
+          const Id k = f.constructed_class(x);
+          const size_t positional = call.kids.size() - 1 - call.kw.size();
+          moved = k == kNone || i - 1 >= positional || class_moves_arg(f, k, i - 1);
+          if (moved) break;
+          continue;
+        }
         const Function& fn = f.m.funcs[g];
         size_t first = fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self"sv ? 1 : 0;
         size_t pi = first + (i - 1);
