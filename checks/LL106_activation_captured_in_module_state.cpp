@@ -203,6 +203,59 @@ bool long_lived(const Facts& f, Id func, const std::string& d, const std::string
   return !f.bindings(func, root).empty();
 }
 
+// Can a forward with grad enabled run after the hook is registered? The calls that follow the
+// registration in its function, and those that follow a call of that function in its callers
+// of the file, are searched (same-file callees followed through) for a forward or a backward
+// outside no_grad. A hook installed after training, for a pruning pass whose forwards all run
+// under no_grad, stores inputs that carry no graph. A function no call of the file reaches
+// (an entry point, a method called from another file) is taken to be followed by one.
+bool grad_forward_after(const Facts& f, const CallSite& reg) {
+  auto grad_pass = [&](const CallSite& c) { return !f.grad_off(c) && (f.is_model_call(c) || f.is_backprop(c)); };
+  auto after = [&](Id func, uint32_t pos) {
+    for (int ci : f.calls_in(func)) {
+      const CallSite& c = f.calls[ci];
+      if (f.e(c.call).range.begin <= pos || f.grad_off(c)) continue;
+      if (grad_pass(c)) return true;
+      if (c.target_func != kNone && c.target_func != func && f.reaches(c.target_func, grad_pass)) return true;
+    }
+    return false;
+  };
+  // A forward in the loop around a call runs after it, too (the next iteration). Only the
+  // innermost loop: an outer one (over architectures) builds the next model, whose modules
+  // carry none of these hooks.
+  auto in_loop = [&](const CallSite& at, Id skip) {
+    if (at.loop < 0) return false;
+    for (int ci : f.loops[at.loop].calls) {
+      const CallSite& c = f.calls[ci];
+      if (f.grad_off(c)) continue;
+      if (grad_pass(c) || (c.target_func != kNone && c.target_func != skip && f.reaches(c.target_func, grad_pass)))
+        return true;
+    }
+    return false;
+  };
+  if (in_loop(reg, reg.func) || after(reg.func, f.e(reg.call).range.begin)) return true;
+  if (reg.func == kNone) return false;
+  // A function no call of the file reaches (called from another file, or not at all): what
+  // follows its calls is not known.
+  if (f.callers(reg.func).empty()) return true;
+  // Up the file's call chain, a few levels: what follows each call of the function.
+  std::vector<Id> level{reg.func};
+  std::set<Id> done{reg.func};
+  for (int depth = 0; depth < 4 && !level.empty(); ++depth) {
+    std::vector<Id> next;
+    for (Id g : level)
+      for (int ci : f.callers(g)) {
+        const CallSite& c = f.calls[ci];
+        if (f.grad_off(c)) continue;
+        if (c.func == g || in_loop(c, reg.func) || after(c.func, f.e(c.call).range.begin)) return true;
+        if (c.func != kNone && done.insert(c.func).second) next.push_back(c.func);
+      }
+    level = std::move(next);
+  }
+  // Still more callers above: not searched.
+  return !level.empty();
+}
+
 // Does the function that registered a hook remove it again (`handle.remove()`)? Then what
 // the hook stores lives only as long as that call.
 bool hook_removed(const Facts& f, const CallSite* reg) {
@@ -282,6 +335,7 @@ void check_LL106(CheckContext& ctx) {
   for (const Site& s : sites) {
     const Function& fn = f.m.funcs[s.func];
     if (f.func_entry_off(s.func) || hook_removed(f, s.reg)) continue;
+    if (s.role == "hook"sv && s.reg && !grad_forward_after(f, *s.reg)) continue;
     // A hook's first argument (after self) is the module it is registered on.
     std::string hooked;
     if (s.role == "hook"sv) {
