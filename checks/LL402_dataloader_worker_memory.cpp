@@ -1,10 +1,13 @@
 // LL402 dataloader-worker-memory: DataLoader worker settings that multiply host memory
 // beyond a configurable budget.
+#include <algorithm>
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include "checks/common.hpp"
 #include "checks/dataloader.hpp"
+#include "checks/flow.hpp"
 
 namespace ll {
 namespace {
@@ -169,8 +172,19 @@ void check_LL402(CheckContext& ctx) {
              std::to_string(f.cfg.max_inflight_batches) +
              "); what each extra worker adds is its copy of the dataset object, small unless it holds many Python "
              "objects";
-    const std::string setting = nw != kNone ? f.dotted(nw) : std::string();
-    std::tuple<Id, std::string, std::string> key{c.func, setting, msg + "\n" + weak};
+    // The same binding of the name, not only the same name: a later `n_workers =
+    // os.cpu_count()` for one loader is a second setting with its own fix.
+    std::string setting = nw != kNone ? f.dotted(nw) : std::string();
+    std::string binding;
+    if (!setting.empty() && c.stmt != kNone) {
+      bool outside = false;
+      std::vector<Id> defs;
+      for (const Def& d : f.flow().reaching(c.stmt, setting, &outside)) defs.push_back(d.stmt);
+      std::sort(defs.begin(), defs.end());
+      for (Id d : defs) binding += std::to_string(d) + ",";
+      if (outside) binding += "outside";
+    }
+    std::tuple<Id, std::string, std::string> key{c.func, setting + "@" + binding, msg + "\n" + weak};
     if (!setting.empty())
       if (auto it = by_setting.find(key); it != by_setting.end()) {
         ctx.at(it->second).notes.push_back({f.e(c.call).range, "`" + setting + "` sets this loader's workers too"});
