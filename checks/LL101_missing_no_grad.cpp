@@ -477,7 +477,13 @@ bool detached_at_once(CheckContext& ctx, const CallSite& c, std::set<Id>& report
   if (!fd) return true;
   const Stmt& st = f.m.s(c.stmt);
   const std::string no_grad = spelling_of(f.m, "torch.no_grad");
-  if (!no_grad.empty() && st.kind == StmtKind::Assign && st.value == detach) {
+  // Only a statement alone on its lines: `soft = teacher(x).detach(); out = student(x)` would
+  // take the student's forward under no_grad too.
+  bool alone = true;
+  for (uint32_t i = st.range.end; i < ctx.source.size() && ctx.source[i] != '\n' && alone; ++i)
+    if (ctx.source[i] == '#') break;
+    else if (ctx.source[i] != ' ' && ctx.source[i] != '\t' && ctx.source[i] != '\r') alone = false;
+  if (!no_grad.empty() && alone && st.kind == StmtKind::Assign && st.value == detach) {
     Fix fix = wrap_statement_fix(ctx, c.stmt, "with " + no_grad + "():", "Run the forward under `" + no_grad + "()`");
     if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
   }
@@ -569,10 +575,11 @@ void check_LL101(CheckContext& ctx) {
       made_trips *= constant_trips(f, l, kFewChecks);
     const bool made = made_inputs(f, c);
     const bool smoke = made && made_trips > 0 && made_trips <= kFewChecks && own_model(f, c);
-    // Once, outside any loop, on tensors the program makes: whatever model it is (one the
-    // file imports or loads), a probe of its output shapes (`out = model(torch.zeros(2, 3,
+    // Once, outside any loop, on tensors the program makes, in code that runs at most once
+    // (not a sampler called per request): whatever model it is (one the file imports or
+    // loads), a probe of its output shapes (`out = model(torch.zeros(2, 3,
     // h, w)); c, h, w = out.size()[1:]`). A loop of such forwards times it and stays full.
-    const bool probe = made && !smoke && c.loop < 0;
+    const bool probe = made && !smoke && c.loop < 0 && (c.func == kNone || f.runs_at_most_once(c.func));
     Finding* fd = legacy_volatile(f, c.func)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the function builds `Variable(..., volatile=True)`, how PyTorch before 0.4 "

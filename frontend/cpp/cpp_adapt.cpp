@@ -62,6 +62,10 @@ void adapt_LL101(const Facts& f, std::string_view src, Finding& fd) {
                                    "`// NOLINT(leaklint-LL101)`"});
   }
   if (!fd.fixes.empty()) return;
+  // A loop that trains in one of its passes (a forward judged for its evaluation pass, or a
+  // teacher whose output is detached at once): a guard before it, or before the call, would
+  // stop training in the other pass too.
+  if (site->loop >= 0 && f.loop_trains(site->loop)) return;
   int outer = outer_eval_loop(f, *site);
   Id st = outer >= 0 && f.loops[outer].stmt != kNone ? f.loops[outer].stmt : site->stmt;
   if (st == kNone) return;

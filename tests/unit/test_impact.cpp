@@ -1248,11 +1248,17 @@ TEST(Impact, OneForwardOnMadeTensorsOfAnImportedModelIsAShapeProbe) {
       "    x = torch.zeros([2, 64, 128, 3]).to(device)\n"
       "    sat, grd = model(x)\n    s_height, s_width, s_channel = list(sat.size())[1:]\n"
       "    with torch.no_grad():\n        for xb in loader:\n            print(model(xb.to(device)).sum().item())\n";
-  const FileResult r = analyze_text("evaluate.py", program, Config{}, EngineOptions{});
+  const std::string once = "\n\nif __name__ == '__main__':\n    evaluate('m.pt', make_loader(), 'cuda')\n";
+  const FileResult r = analyze_text("evaluate.py", program + once, Config{}, EngineOptions{});
   const Finding* f = only(r, "LL101");
   ASSERT_NE(f, nullptr);
   EXPECT_TRUE(f->low_confidence) << f->message;
-  EXPECT_NE(f->message.find("a probe of the model's output shapes"), std::string::npos) << f->message;
+  // Called once per request or item (a sampler of a generator served in a loop): full.
+  const std::string per_item = "\n\nfor path in paths:\n    evaluate(path, make_loader(), 'cuda')\n";
+  const FileResult loop = analyze_text("evaluate.py", program + per_item, Config{}, EngineOptions{});
+  const Finding* g = only(loop, "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence) << g->message;
 }
 
 // A `test_*.py` script with no pytest and no test functions is test code when its top-level
@@ -1268,6 +1274,12 @@ TEST(Impact, ATestNamedScriptThatAssertsItsResultIsTestCode) {
   const Finding* f = only(checked, "LL101");
   ASSERT_NE(f, nullptr);
   EXPECT_TRUE(f->low_confidence) << f->message;
+  // An argument check is not a test of what the script computed.
+  const FileResult args_check = analyze_text("test_curve.py", "import os\nassert os.path.isfile('a.pt')\n" + program("print(max_error)\n"),
+                                             Config{}, EngineOptions{});
+  const Finding* h = only(args_check, "LL101");
+  ASSERT_NE(h, nullptr);
+  EXPECT_FALSE(h->low_confidence) << h->message;
   const FileResult script = analyze_text("test_curve.py", program("print(max_error)\n"), Config{}, EngineOptions{});
   const Finding* g = only(script, "LL101");
   ASSERT_NE(g, nullptr);
