@@ -21,7 +21,8 @@ bool mentions_any(const Facts& f, Id x, const std::set<std::string>& names, Id s
 
 void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::string>& names, int hops,
                  bool appends, Id seed) {
-  auto bind = [&](const Stmt& st) {
+  auto bind = [&](Id sid) {
+    const Stmt& st = f.m.s(sid);
     bool grew = false;
     // `x = f(name)`, `x += name`, and `for x in name:` (a container's elements); a store
     // into an element, `losses[0] = f(name)`, flows into the container.
@@ -34,10 +35,16 @@ void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::str
           const std::string& d = f.dotted(stored);
           if (!d.empty()) grew |= names.insert(d).second;
           // A field of a local record (`out.cost = total_cost`, then `return out`) flows into
-          // the record, as an element flows into its container; `self` is not a local record.
-          if (ye.kind == ExprKind::Attribute && !ye.kids.empty() && f.e(ye.kids[0]).kind == ExprKind::Name &&
-              f.e(ye.kids[0]).text != "self"sv && f.e(ye.kids[0]).text != "cls"sv && f.e(ye.kids[0]).text != "this"sv)
-            grew |= names.insert(f.e(ye.kids[0]).text).second;
+          // the record, as an element flows into its container. Only a name the function binds
+          // itself: not `self`, a parameter (`args.last_acc = acc`) or a global.
+          if (ye.kind == ExprKind::Attribute && !ye.kids.empty() && f.e(ye.kids[0]).kind == ExprKind::Name) {
+            const std::string& rec = f.e(ye.kids[0]).text;
+            auto at = f.stmt_index.find(sid);
+            const Id func = at == f.stmt_index.end() ? kNone : f.stmt_sites[at->second].func;
+            if (func != kNone && rec != "self"sv && rec != "cls"sv && rec != "this"sv && !f.is_param(func, rec) &&
+                !f.own_bindings(func, rec).empty())
+              grew |= names.insert(rec).second;
+          }
           return ye.kind == ExprKind::Sequence;
         });
     if (appends && st.kind == StmtKind::Expr && st.value != kNone && f.e(st.value).kind == ExprKind::Call &&
@@ -49,7 +56,7 @@ void follow_flow(const Facts& f, const std::vector<Id>& stmts, std::set<std::str
   };
   for (int hop = 0; hop < hops; ++hop) {
     bool grew = false;
-    for (Id sid : stmts) grew |= bind(f.m.s(sid));
+    for (Id sid : stmts) grew |= bind(sid);
     if (!grew) break;
   }
 }

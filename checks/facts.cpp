@@ -251,16 +251,35 @@ bool Facts::shows_no_test() const {
     if (starts_with(fn.name, "test")) return false;
   for (const Class& k : m.classes)
     if (starts_with(k.name, "Test")) return false;
-  // A check script: an `assert` in the file's top-level code (`assert max_error < 1e-4`
-  // after comparing two models over a loader).
-  std::vector<Id> work(m.body.begin(), m.body.end());
+  // A check script: an `assert` in the file's top-level code on what a top-level loop
+  // computed (`max_error = max(max_error, err)` over a loader, then `assert max_error <
+  // 1e-4`); not an argument check (`assert os.path.isfile(args.weights)`).
+  std::set<std::string> computed;
+  std::vector<Id> asserts;
+  std::vector<std::pair<Id, bool>> work;  // statement, inside a loop
+  for (Id s : m.body) work.push_back({s, false});
   for (size_t seen = 0; !work.empty() && seen < 100000; ++seen) {
-    const Stmt& st = m.s(work.back());
+    const auto [sid, looped] = work.back();
     work.pop_back();
+    const Stmt& st = m.s(sid);
     if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) continue;
-    if (st.kind == StmtKind::Other && st.text == "assert"sv) return false;
-    for (const auto* part : {&st.body, &st.orelse, &st.finalbody}) work.insert(work.end(), part->begin(), part->end());
-    for (const Handler& h : st.handlers) work.insert(work.end(), h.body.begin(), h.body.end());
+    if (st.kind == StmtKind::Other && st.text == "assert"sv && st.value != kNone) asserts.push_back(st.value);
+    if (looped && (st.kind == StmtKind::Assign || st.kind == StmtKind::AugAssign))
+      for (Id t : st.targets)
+        if (e(t).kind == ExprKind::Name) computed.insert(e(t).text);
+    const bool inner = looped || st.kind == StmtKind::For || st.kind == StmtKind::While;
+    for (const auto* part : {&st.body, &st.orelse, &st.finalbody})
+      for (Id b : *part) work.push_back({b, inner});
+    for (const Handler& h : st.handlers)
+      for (Id b : h.body) work.push_back({b, inner});
+  }
+  for (Id a : asserts) {
+    bool on_computed = false;
+    for_each_expr(m, a, [&](Id y) {
+      on_computed = on_computed || (e(y).kind == ExprKind::Name && computed.count(e(y).text));
+      return !on_computed;
+    });
+    if (on_computed) return false;
   }
   return true;
 }
@@ -520,7 +539,7 @@ bool Facts::grad_item_effect(Id item, bool* disables) const {
 }
 
 bool Facts::returns_grad_off_context(Id fn, bool* disables) const {
-  int off = 0, other = 0;
+  int off = 0, other = 0, noop = 0;
   std::vector<Id> work(m.funcs[fn].body.rbegin(), m.funcs[fn].body.rend());
   for (size_t seen = 0; !work.empty() && seen < 4096; ++seen) {
     const Stmt& s = m.s(work.back());
@@ -534,7 +553,7 @@ bool Facts::returns_grad_off_context(Id fn, bool* disables) const {
       if (v != kNone && e(v).kind == ExprKind::Call && rq.rfind("torch.", 0) == 0 && grad_item_effect(v, &dis) && dis)
         ++off;
       else if (rq == "contextlib.nullcontext"sv || rq == "contextlib.suppress"sv)
-        ;  // does nothing
+        ++noop;
       else
         ++other;
       continue;
@@ -542,7 +561,10 @@ bool Facts::returns_grad_off_context(Id fn, bool* disables) const {
     for (const auto* part : {&s.body, &s.orelse, &s.finalbody}) work.insert(work.end(), part->rbegin(), part->rend());
     for (const Handler& h : s.handlers) work.insert(work.end(), h.body.rbegin(), h.body.rend());
   }
-  if (off == 0 || other != 0) return false;
+  // A context that does nothing leaves grad on: it is allowed only where the choice cannot
+  // be made per call (a function of no parameters, choosing by the PyTorch version), not in
+  // `def grad_ctx(train): return nullcontext() if train else torch.no_grad()`.
+  if (off == 0 || other != 0 || (noop != 0 && !m.funcs[fn].params.empty())) return false;
   *disables = true;
   return true;
 }
@@ -1233,6 +1255,24 @@ static std::string imported_name(const Module& m, const std::string& dotted) {
   return it == m.aliases.end() ? std::string() : it->second + dotted.substr(root.size());
 }
 
+// Is the receiver a library's object: a call of an imported library (`Categorical(probs)` from
+// torch.distributions, `np.random.default_rng()`), directly or through a name bound only so?
+bool Facts::from_library(Id func, Id x) const {
+  auto library_call = [&](Id v) {
+    if (v == kNone || e(v).kind != ExprKind::Call) return false;
+    const std::string& q = callee_qual(v);
+    const std::string root = q.substr(0, q.find('.'));
+    return in(root, {"torch", "numpy", "scipy", "random", "jax", "tensorflow", "sklearn", "pyro", "gym", "gymnasium"});
+  };
+  if (library_call(x)) return true;
+  if (e(x).kind != ExprKind::Name) return false;
+  const std::vector<Id> vals = bindings(func, e(x).text);
+  if (vals.empty()) return false;
+  for (Id v : vals)
+    if (!library_call(v)) return false;
+  return true;
+}
+
 FileSummary Facts::summarize() const {
   FileSummary out;
   out.module = module_of_path(path);
@@ -1302,20 +1342,61 @@ FileSummary Facts::summarize() const {
   // Evaluation by name across files: unresolved calls named like evaluation whose result
   // this file back-propagates, and this file's functions so named that it does not train.
   {
+    // Per function that back-propagates, the names its backward reads and, up to three
+    // assignments back, the names those were computed from (without program order: this is
+    // a cross-file hint, and one pass per function keeps it linear). A call whose statement
+    // back-propagates, or whose result is bound to one of those names, is trained through.
     std::set<std::string> trained, named;
-    std::set<Id> back_propagating;
+    std::map<Id, std::set<std::string>> feeds;  // function -> names that reach its backward
+    std::map<Id, std::set<Id>> backprop_stmts;
     for (const CallSite& b : calls)
-      if (b.func != kNone && is_backprop(b)) back_propagating.insert(b.func);
+      if (b.func != kNone && b.stmt != kNone && is_backprop(b)) {
+        backprop_stmts[b.func].insert(b.stmt);
+        std::set<std::string>& names = feeds[b.func];
+        for_each_expr(m, b.call, [&](Id y) {
+          if (const std::string& d = dotted(y); !d.empty()) names.insert(d);
+          return true;
+        });
+      }
+    for (auto& [fn, names] : feeds)
+      for (int hop = 0; hop < 3; ++hop) {
+        bool grew = false;
+        for (Id sid : stmts_in(fn)) {
+          const Stmt& a = m.s(sid);
+          if ((a.kind != StmtKind::Assign && a.kind != StmtKind::AugAssign) || a.value == kNone) continue;
+          bool hit = false;
+          for (Id t : a.targets) hit = hit || names.count(dotted(t));
+          if (!hit) continue;
+          for_each_expr(m, a.value, [&](Id y) {
+            if (const std::string& d = dotted(y); !d.empty()) grew |= names.insert(d).second;
+            return true;
+          });
+        }
+        if (!grew) break;
+      }
     for (const CallSite& c : calls) {
-      if (c.target_func != kNone || c.func == kNone || !back_propagating.count(c.func)) continue;
+      if (c.target_func != kNone || c.func == kNone || c.stmt == kNone) continue;
+      auto fd = feeds.find(c.func);
+      if (fd == feeds.end()) continue;
       const Expr& callee = e(e(c.call).kids[0]);
       if (callee.kind != ExprKind::Name && callee.kind != ExprKind::Attribute) continue;
       const std::string name = callee.kind == ExprKind::Name ? callee.text : callee_attr(c.call);
       if (name.empty() || trained.count(name) || !is_eval_function_name(name)) continue;
-      if (result_back_propagated(c)) trained.insert(name);
+      // A library's object (`m = Categorical(probs); action = m.sample()`), not a function
+      // another file of the run could define.
+      if (callee.kind == ExprKind::Attribute && from_library(c.func, callee.kids[0])) continue;
+      bool hit = backprop_stmts[c.func].count(c.stmt) > 0;
+      const Stmt& st = m.s(c.stmt);
+      if (!hit && st.kind == StmtKind::Assign)
+        for (Id t : st.targets)
+          for_each_expr(m, t, [&](Id y) {
+            if (const std::string& d = dotted(y); !d.empty() && fd->second.count(d)) hit = true;
+            return !hit && e(y).kind == ExprKind::Sequence;
+          });
+      if (hit) trained.insert(name);
     }
     for (Id fn = 0; fn < m.funcs.size(); ++fn)
-      if (is_eval_function_name(m.funcs[fn].name) && !called_from_training(fn)) named.insert(m.funcs[fn].name);
+      if (is_eval_function_name(m.funcs[fn].name)) named.insert(m.funcs[fn].name);
     out.backprop_results.assign(trained.begin(), trained.end());
     out.eval_named.assign(named.begin(), named.end());
   }
@@ -2210,9 +2291,9 @@ bool Facts::result_back_propagated(const CallSite& c) const {
     return hit;
   };
   std::vector<int> backprops;
-  for (int cj = 0; cj < static_cast<int>(calls.size()); ++cj) {
+  for (int cj : calls_in(c.func)) {
     const CallSite& b = calls[cj];
-    if (b.func != c.func || !is_backprop(b) || b.stmt == kNone) continue;
+    if (!is_backprop(b) || b.stmt == kNone) continue;
     if (b.stmt == c.stmt) return true;  // `loss_fn(self.f(x)).backward()`
     backprops.push_back(cj);
   }
@@ -2227,19 +2308,19 @@ bool Facts::result_back_propagated(const CallSite& c) const {
         if (reads(calls[cj].call, calls[cj].stmt, from, def)) return true;
     if (hop == 3) break;
     std::vector<std::pair<std::set<std::string>, Id>> next;
-    for (const StmtSite& ss : stmt_sites) {
-      if (ss.func != c.func || seen.count(ss.stmt)) continue;
-      const Stmt& a = m.s(ss.stmt);
+    for (Id sid : stmts_in(c.func)) {
+      if (seen.count(sid)) continue;
+      const Stmt& a = m.s(sid);
       if ((a.kind != StmtKind::Assign && a.kind != StmtKind::AugAssign) || a.value == kNone) continue;
       bool reached = false;
-      for (const auto& [from, def] : frontier) reached = reached || reads(a.value, ss.stmt, from, def);
+      for (const auto& [from, def] : frontier) reached = reached || reads(a.value, sid, from, def);
       if (!reached) continue;
       std::set<std::string> targets;
       for (Id t : a.targets)
         if (const std::string& d = dotted(t); !d.empty()) targets.insert(d);
       if (targets.empty()) continue;
-      seen.insert(ss.stmt);
-      next.emplace_back(std::move(targets), ss.stmt);
+      seen.insert(sid);
+      next.emplace_back(std::move(targets), sid);
       if (next.size() > 16) break;
     }
     frontier = std::move(next);

@@ -171,6 +171,8 @@ class Facts {
   // Is a same-file caller of `func` a function that back-propagates?
   // Does the caller back-propagate through what call `c` returned, in its own function?
   bool result_back_propagated(const CallSite& c) const;
+  // The receiver `x` is an object of an imported library (torch.distributions, NumPy, ...).
+  bool from_library(Id func, Id x) const;
   bool called_from_training(Id func) const;
   // A method of a module class that the class's forward() calls (directly or through its
   // other methods).
@@ -254,6 +256,7 @@ class Facts {
   Id method_in(Id cls, const std::string& name) const;
   // The same-file class a call constructs (`GradCAM(model)`), kNone otherwise.
   Id constructed_class(Id call) const;
+  Id same_file_base(Id cls) const;  // the class of this file that `cls` names as a base (kNone if none)
   // The same-file class whose instance the name `obj` holds in `func`: every binding of it
   // is a construction of that class (`cam = GradCAM(model)`). kNone when unknown or mixed.
   Id instance_class(Id func, Id obj) const;
@@ -380,7 +383,8 @@ class Facts {
   void resolve_calls();
   void compute_entry_off();
   bool grad_item_effect(Id item, bool* disables) const;  // for `with` items
-  // Every return of module-level function `fn` is torch's grad-off context or a no-op one.
+  // Every return of module-level function `fn` is torch's grad-off context, or (for a function
+  // of no parameters) a no-op one.
   bool returns_grad_off_context(Id fn, bool* disables) const;
   bool is_model_value_rec(Id func, Id expr, int depth) const;
   bool is_model_producer(Id func, Id value, int depth) const;
@@ -413,7 +417,6 @@ class Facts {
   // attribute's name: callers of the methods so named that have no resolved caller.
   std::unordered_map<std::string, std::vector<int>> name_callers_;
   bool derives_in_file(Id cls, Id base) const;  // `cls` derives from `base` through same-file classes
-  Id same_file_base(Id cls) const;  // the class of this file that `cls` names as a base (kNone if none)
   bool loaded_model_rec(Id func, Id x, int depth) const;  // is_loaded_model, `depth` calls up
   std::unordered_map<std::string, std::vector<Id>> module_funcs_;  // top-level functions
   // bindings: per function (index funcs.size() = module level) dotted -> values
