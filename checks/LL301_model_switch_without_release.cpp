@@ -152,6 +152,14 @@ bool class_moves_arg(const Facts& f, Id k, size_t i) {
   const std::string& p = fn.params[1 + i];
   auto hands_on = [&](Id g, const std::string& name) {
     if (moves_param(f, g, name)) return true;
+    // Through an element of a kept container: `self.models[0].cuda()`.
+    for (int ci : f.calls_in(g)) {
+      const Id x = f.calls[ci].call;
+      if (!in(f.callee_attr(x), {"to", "cuda"})) continue;
+      Id r = f.callee_receiver(x);
+      while (r != kNone && f.e(r).kind == ExprKind::Subscript && !f.e(r).kids.empty()) r = f.e(r).kids[0];
+      if (r != kNone && f.dotted(r) == name) return true;
+    }
     for (int ci : f.calls_in(g)) {
       const Id x = f.calls[ci].call;
       const Expr& call = f.e(x);
@@ -173,18 +181,40 @@ bool class_moves_arg(const Facts& f, Id k, size_t i) {
     return false;
   };
   if (hands_on(init, p)) return true;
-  std::vector<std::string> kept;  // `self.model = model`
+  // The attributes that keep it (`self.model = model`, `self.models = [model]`): any value
+  // that mentions the parameter.
+  std::vector<std::string> kept;
   for (Id sid : f.stmts_in(init)) {
     const Stmt& st = f.m.s(sid);
-    if (st.kind != StmtKind::Assign || st.value == kNone || f.dotted(f.unplaced(st.value)) != p) continue;
+    if (st.kind != StmtKind::Assign || st.value == kNone) continue;
+    bool mentions_p = false;
+    for_each_expr(f.m, st.value, [&](Id y) {
+      mentions_p = mentions_p || f.dotted(y) == p;
+      return !mentions_p;
+    });
+    if (!mentions_p) continue;
     for (Id t : st.targets)
       if (const std::string& d = f.dotted(t); starts_with(d, "self.")) kept.push_back(d);
   }
-  for (Id m : f.m.classes[k].methods) {
-    if (m == init) continue;
-    for (const std::string& d : kept)
-      if (hands_on(m, d)) return true;
-  }
+  // Every method of the class and of its same-file bases, with the names a method binds to
+  // a kept attribute (`net = self.model; net.cuda()`).
+  std::set<Id> classes;
+  for (Id c = k; c != kNone && classes.insert(c).second;) c = f.same_file_base(c);
+  for (Id c : classes)
+    for (Id m : f.m.classes[c].methods) {
+      if (m == init) continue;
+      std::vector<std::string> names = kept;
+      for (Id sid : f.stmts_in(m)) {
+        const Stmt& st = f.m.s(sid);
+        if (st.kind != StmtKind::Assign || st.value == kNone) continue;
+        const std::string& v = f.dotted(f.unplaced(st.value));
+        if (std::find(kept.begin(), kept.end(), v) == kept.end()) continue;
+        for (Id t : st.targets)
+          if (const std::string& d = f.dotted(t); !d.empty()) names.push_back(d);
+      }
+      for (const std::string& d : names)
+        if (hands_on(m, d)) return true;
+    }
   return false;
 }
 
