@@ -210,46 +210,63 @@ bool long_lived(const Facts& f, Id func, const std::string& d, const std::string
 // under no_grad, stores inputs that carry no graph. A function no call of the file reaches
 // (an entry point, a method called from another file) is taken to be followed by one.
 bool grad_forward_after(const Facts& f, const CallSite& reg) {
-  auto grad_pass = [&](const CallSite& c) { return !f.grad_off(c) && (f.is_model_call(c) || f.is_backprop(c)); };
+  // A forward or backward outside no_grad; or a call the file cannot follow that is handed a
+  // model (`fit(model, loader)` of a library: it may train).
+  auto grad_pass = [&](const CallSite& c) {
+    if (f.grad_off(c)) return false;
+    if (f.is_model_call(c) || f.is_backprop(c)) return true;
+    if (c.target_func != kNone) return false;
+    // A class of the file: its constructor is followed like a function (runs_grad).
+    if (f.constructed_class(c.call) != kNone) return false;
+    const Expr& call = f.e(c.call);
+    for (size_t k = 1; k < call.kids.size(); ++k)
+      if (f.is_model_value(c.func, call.kids[k])) return true;
+    return false;
+  };
+  auto runs_grad = [&](const CallSite& c, Id skip) {
+    if (grad_pass(c)) return true;
+    if (f.grad_off(c)) return false;
+    Id callee = c.target_func;
+    if (callee == kNone)
+      if (Id k = f.constructed_class(c.call); k != kNone) callee = f.method_in(k, "__init__");
+    return callee != kNone && callee != skip && f.reaches(callee, grad_pass);
+  };
   auto after = [&](Id func, uint32_t pos) {
     for (int ci : f.calls_in(func)) {
       const CallSite& c = f.calls[ci];
-      if (f.e(c.call).range.begin <= pos || f.grad_off(c)) continue;
-      if (grad_pass(c)) return true;
-      if (c.target_func != kNone && c.target_func != func && f.reaches(c.target_func, grad_pass)) return true;
+      if (f.e(c.call).range.begin > pos && runs_grad(c, func)) return true;
     }
     return false;
   };
-  // A forward in the loop around a call runs after it, too (the next iteration). Only the
-  // innermost loop: an outer one (over architectures) builds the next model, whose modules
-  // carry none of these hooks.
-  auto in_loop = [&](const CallSite& at, Id skip) {
-    if (at.loop < 0) return false;
-    for (int ci : f.loops[at.loop].calls) {
-      const CallSite& c = f.calls[ci];
-      if (f.grad_off(c)) continue;
-      if (grad_pass(c) || (c.target_func != kNone && c.target_func != skip && f.reaches(c.target_func, grad_pass)))
-        return true;
-    }
+  // A forward in a loop around a call runs after it, too (the next iteration).
+  auto in_loop = [&](int loop, Id skip) {
+    if (loop < 0) return false;
+    for (int ci : f.loops[loop].calls)
+      if (runs_grad(f.calls[ci], skip)) return true;
     return false;
   };
-  if (in_loop(reg, reg.func) || after(reg.func, f.e(reg.call).range.begin)) return true;
+  // Every loop around the registration (`for m in model.modules():` inside the epoch loop).
+  for (int l = reg.loop; l >= 0; l = f.loops[l].parent)
+    if (in_loop(l, reg.func)) return true;
+  if (after(reg.func, f.e(reg.call).range.begin)) return true;
   if (reg.func == kNone) return false;
-  // A function no call of the file reaches (called from another file, or not at all): what
-  // follows its calls is not known.
-  if (f.callers(reg.func).empty()) return true;
-  // Up the file's call chain, a few levels: what follows each call of the function.
+  // Up the file's call chain, a few levels: what follows each call of the function, and the
+  // innermost loop around that call (an outer one, over architectures, builds the next model,
+  // whose modules carry none of these hooks). A function no call of the file reaches (called
+  // from another file, or an entry point of the run) leaves what follows unknown.
   std::vector<Id> level{reg.func};
   std::set<Id> done{reg.func};
   for (int depth = 0; depth < 4 && !level.empty(); ++depth) {
     std::vector<Id> next;
-    for (Id g : level)
+    for (Id g : level) {
+      if (f.callers(g).empty()) return true;
       for (int ci : f.callers(g)) {
         const CallSite& c = f.calls[ci];
         if (f.grad_off(c)) continue;
-        if (c.func == g || in_loop(c, reg.func) || after(c.func, f.e(c.call).range.begin)) return true;
+        if (c.func == g || in_loop(c.loop, reg.func) || after(c.func, f.e(c.call).range.begin)) return true;
         if (c.func != kNone && done.insert(c.func).second) next.push_back(c.func);
       }
+    }
     level = std::move(next);
   }
   // Still more callers above: not searched.
