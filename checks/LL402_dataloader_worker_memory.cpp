@@ -8,6 +8,7 @@
 #include "checks/common.hpp"
 #include "checks/dataloader.hpp"
 #include "checks/flow.hpp"
+#include "rules/suppress.hpp"
 
 namespace ll {
 namespace {
@@ -76,6 +77,7 @@ void check_LL402(CheckContext& ctx) {
   // function (`n_workers = os.cpu_count()` handed to the train, val and test loaders) share
   // the cause and the fix, so the first is reported and the others are its notes.
   std::map<std::tuple<Id, std::string, std::string>, size_t> by_setting;
+  const Suppressions suppressions(f.m.comments, f.m.lang);
   for (const CallSite& c : f.calls) {
     if (!is_dataloader_call(f, c.call)) continue;
     // A dataset that LL403 flags already carries the per-worker host-RAM finding.
@@ -185,14 +187,17 @@ void check_LL402(CheckContext& ctx) {
       if (outside) binding += "outside";
     }
     std::tuple<Id, std::string, std::string> key{c.func, setting + "@" + binding, msg + "\n" + weak};
-    if (!setting.empty())
+    // A loader whose line suppresses LL402 is never the head of a group: its notes would be
+    // hidden with it (`# noqa: LL402` on the train loader only).
+    const bool quiet = suppressions.match("LL402", f.e(c.call).range.line) != nullptr;
+    if (!setting.empty() && !quiet)
       if (auto it = by_setting.find(key); it != by_setting.end()) {
         ctx.at(it->second).notes.push_back({f.e(c.call).range, "`" + setting + "` sets this loader's workers too"});
         continue;
       }
     Finding* fd = weak.empty() ? ctx.report("LL402", f.e(c.call).range, msg)
                                : ctx.report_weak("LL402", f.e(c.call).range, msg, weak);
-    if (fd && !setting.empty()) by_setting.emplace(key, ctx.handle(fd));
+    if (fd && !setting.empty() && !quiet) by_setting.emplace(key, ctx.handle(fd));
   }
 }
 
