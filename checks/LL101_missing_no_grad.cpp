@@ -477,13 +477,8 @@ bool detached_at_once(CheckContext& ctx, const CallSite& c, std::set<Id>& report
   if (!fd) return true;
   const Stmt& st = f.m.s(c.stmt);
   const std::string no_grad = spelling_of(f.m, "torch.no_grad");
-  // Only a statement alone on its lines: `soft = teacher(x).detach(); out = student(x)` would
-  // take the student's forward under no_grad too.
-  bool alone = true;
-  for (uint32_t i = st.range.end; i < ctx.source.size() && ctx.source[i] != '\n' && alone; ++i)
-    if (ctx.source[i] == '#') break;
-    else if (ctx.source[i] != ' ' && ctx.source[i] != '\t' && ctx.source[i] != '\r') alone = false;
-  if (!no_grad.empty() && alone && st.kind == StmtKind::Assign && st.value == detach) {
+  // (wrap_statement_fix offers nothing for a statement that shares its line.)
+  if (!no_grad.empty() && st.kind == StmtKind::Assign && st.value == detach) {
     Fix fix = wrap_statement_fix(ctx, c.stmt, "with " + no_grad + "():", "Run the forward under `" + no_grad + "()`");
     if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
   }

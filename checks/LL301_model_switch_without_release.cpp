@@ -140,6 +140,17 @@ bool moves_param(const Facts& f, Id g, const std::string& p) {
   return false;
 }
 
+// Does same-file function `g`, handed the model as positional argument `a` (0-based) of `call`,
+// move the parameter that receives it? An argument past the positional ones, or a parameter
+// the function does not name, counts as moved.
+bool same_file_callee_moves_arg(const Facts& f, Id call, Id g, size_t a) {
+  const Expr& x = f.e(call);
+  const Function& fn = f.m.funcs[g];
+  const size_t first = fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self"sv ? 1 : 0;
+  const size_t pi = first + a;
+  return a >= x.kids.size() - 1 - x.kw.size() || pi >= fn.params.size() || moves_param(f, g, fn.params[pi]);
+}
+
 // Does a module class of the file, built with the model as argument `i` (`Pruning(model)`),
 // move it: its `__init__` moves that parameter, hands it to code that may, or a method moves
 // the attribute it is kept in (`self.model = model`, then `self.model.cuda()`)? An object that
@@ -170,12 +181,7 @@ bool class_moves_arg(const Facts& f, Id k, size_t i) {
             in(callee.text, {"print", "len", "str", "repr", "isinstance", "type", "id", "hasattr", "getattr"}))
           continue;
         const Id h = f.same_file_target(x, g);
-        if (h == kNone || h == g) return true;
-        const Function& hf = f.m.funcs[h];
-        const size_t first = hf.cls != kNone && !hf.params.empty() && hf.params[0] == "self"sv ? 1 : 0;
-        const size_t hp = first + (a - 1);
-        if (a - 1 >= call.kids.size() - 1 - call.kw.size() || hp >= hf.params.size() || moves_param(f, h, hf.params[hp]))
-          return true;
+        if (h == kNone || h == g || same_file_callee_moves_arg(f, x, h, a - 1)) return true;
       }
     }
     return false;
@@ -369,11 +375,7 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmt
           if (moved) break;
           continue;
         }
-        const Function& fn = f.m.funcs[g];
-        size_t first = fn.cls != kNone && !fn.params.empty() && fn.params[0] == "self"sv ? 1 : 0;
-        size_t pi = first + (i - 1);
-        if (i - 1 >= call.kids.size() - 1 - call.kw.size() || pi >= fn.params.size() || moves_param(f, g, fn.params[pi]))
-          moved = true;
+        if (same_file_callee_moves_arg(f, x, g, i - 1)) moved = true;
       }
       return !moved;
     });
@@ -401,10 +403,7 @@ bool evidently_torch(const Facts& f, Id v) {
   for (int hops = 0; v != kNone && hops < 6 && f.e(v).kind == ExprKind::Call; ++hops) {
     const std::string& q = f.callee_qual(v);
     if (starts_with(q, "torch.") || starts_with(q, "torchvision.") || starts_with(q, "timm.")) return true;
-    const Expr& callee = f.e(f.e(v).kids[0]);
-    if (callee.kind == ExprKind::Name && q.empty())
-      for (Id k = 0; k < f.m.classes.size(); ++k)
-        if (f.m.classes[k].name == callee.text && f.is_module_class(k)) return true;
+    if (const Id k = f.constructed_class(v); k != kNone && f.is_module_class(k)) return true;
     v = f.callee_receiver(v);
   }
   return false;

@@ -2,6 +2,7 @@
 // beyond a configurable budget.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -73,11 +74,11 @@ constexpr long kFewSamplesInFlight = 256;
 
 void check_LL402(CheckContext& ctx) {
   const Facts& f = ctx.facts;
-  // One setting, one finding: loaders whose worker count is the same name of the same
-  // function (`n_workers = os.cpu_count()` handed to the train, val and test loaders) share
+  // One setting, one finding: loaders of one function whose worker count is the same binding
+  // of a name (`n_workers = os.cpu_count()` handed to the train, val and test loaders) share
   // the cause and the fix, so the first is reported and the others are its notes.
   std::map<std::tuple<Id, std::string, std::string>, size_t> by_setting;
-  const Suppressions suppressions(f.m.comments, f.m.lang);
+  std::optional<Suppressions> suppressions;  // read only when a loader names its setting
   for (const CallSite& c : f.calls) {
     if (!is_dataloader_call(f, c.call)) continue;
     // A dataset that LL403 flags already carries the per-worker host-RAM finding.
@@ -189,7 +190,8 @@ void check_LL402(CheckContext& ctx) {
     std::tuple<Id, std::string, std::string> key{c.func, setting + "@" + binding, msg + "\n" + weak};
     // A loader whose line suppresses LL402 is never the head of a group: its notes would be
     // hidden with it (`# noqa: LL402` on the train loader only).
-    const bool quiet = suppressions.match("LL402", f.e(c.call).range.line) != nullptr;
+    if (!setting.empty() && !suppressions) suppressions.emplace(f.m.comments, f.m.lang);
+    const bool quiet = !setting.empty() && suppressions->match("LL402", f.e(c.call).range.line) != nullptr;
     if (!setting.empty() && !quiet)
       if (auto it = by_setting.find(key); it != by_setting.end()) {
         ctx.at(it->second).notes.push_back({f.e(c.call).range, "`" + setting + "` sets this loader's workers too"});

@@ -167,6 +167,18 @@ bool single_process_group(const Facts& f) {
   return one;
 }
 
+// The `if` statements of the call's function around it (its body or its else branch).
+std::vector<Id> ifs_around(const Facts& f, const CallSite& c) {
+  const Range& r = f.e(c.call).range;
+  std::vector<Id> out;
+  for (const StmtSite& s : f.stmt_sites) {
+    if (s.func != c.func) continue;
+    const Stmt& st = f.m.s(s.stmt);
+    if (st.kind == StmtKind::If && st.range.begin <= r.begin && r.end <= st.range.end) out.push_back(s.stmt);
+  }
+  return out;
+}
+
 // A wrap that drives several devices from one process (`DistributedDataParallel(model,
 // device_ids=[0, 1, 2, 3])`, or `device_ids=gpu_ids` under `if len(gpu_ids) > 1:`): the
 // single-process multi-device mode, one process per node, so one node walks the data once.
@@ -177,12 +189,12 @@ bool several_devices_per_process(const Facts& f, const CallSite& w) {
   if (x.kind == ExprKind::Sequence) return x.kids.size() >= 2;
   const std::string& d = f.dotted(ids);
   if (d.empty()) return false;
-  // The `if` statements whose body holds the wrap (at any level of its function).
+  // The `if` statements whose body (not else branch) holds the wrap.
   const uint32_t at = f.e(w.call).range.begin;
   std::vector<Id> conditions;
-  for (const StmtSite& ss : f.stmt_sites) {
-    const Stmt& st = f.m.s(ss.stmt);
-    if (ss.func != w.func || st.kind != StmtKind::If || st.body.empty() || st.value == kNone) continue;
+  for (Id sid : ifs_around(f, w)) {
+    const Stmt& st = f.m.s(sid);
+    if (st.body.empty() || st.value == kNone) continue;
     if (f.m.s(st.body.front()).range.begin <= at && at < f.m.s(st.body.back()).range.end) conditions.push_back(st.value);
   }
   for (Id g : conditions) {
@@ -205,11 +217,8 @@ bool several_devices_per_process(const Facts& f, const CallSite& w) {
 
 // Is the call inside an `if` that selects one rank (`if rank == 0:`, `if is_main_process():`)?
 bool under_rank_guard(const Facts& f, const CallSite& c) {
-  const Range& r = f.e(c.call).range;
-  for (const StmtSite& s : f.stmt_sites) {
-    if (s.func != c.func) continue;
-    const Stmt& st = f.m.s(s.stmt);
-    if (st.kind != StmtKind::If || st.range.begin > r.begin || st.range.end < r.end) continue;
+  for (Id sid : ifs_around(f, c)) {
+    const Stmt& st = f.m.s(sid);
     bool hit = false;
     for_each_expr(f.m, st.value, [&](Id x) {
       const Expr& e = f.e(x);

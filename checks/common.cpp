@@ -578,8 +578,16 @@ Fix wrap_statement_fix(const CheckContext& ctx, Id stmt, const std::string& with
     if ((e.kind == ExprKind::Literal && e.lit == LitKind::String) || e.kind == ExprKind::FString)
       if (e.range.begin >= s.range.begin && e.range.end <= s.range.end && e.range.line != e.range.end_line)
         return fix;
+  // ... and end it: `soft = teacher(x).detach(); out = student(x)` would take the rest of
+  // the line into the block. A comment may follow.
   uint32_t end = s.range.end;
-  while (end < src.size() && src[end] != '\n') ++end;
+  for (; end < src.size() && src[end] != '\n'; ++end)
+    if (src[end] == '#') {
+      while (end < src.size() && src[end] != '\n') ++end;
+      break;
+    } else if (src[end] != ' ' && src[end] != '\t' && src[end] != '\r') {
+      return fix;
+    }
   std::string indent = ctx.indent_at(s.range.begin);
   std::string unit = ctx.indent_unit();
   std::string nl = ctx.newline();

@@ -1340,7 +1340,7 @@ FileSummary Facts::summarize() const {
         out.name_off_methods.push_back(m.funcs[f].name);
   }
   // Evaluation by name across files: unresolved calls named like evaluation whose result
-  // this file back-propagates, and this file's functions so named that it does not train.
+  // this file back-propagates, and this file's functions so named.
   {
     // Per function that back-propagates, the names its backward reads and, up to three
     // assignments back, the names those were computed from (without program order: this is
