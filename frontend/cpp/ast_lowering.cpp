@@ -1399,6 +1399,34 @@ class AstLowerer {
       case Stmt::CXXDefaultArgExprClass:
       case Stmt::CXXDefaultInitExprClass:
         return b_.expr(ExprKind::Other, r);
+      case Stmt::RecoveryExprClass: {
+        // A member Clang could not look up because a missing header hid the class's bases
+        // (`_model->zero_grad()` on a `torch::nn::Module` subclass): Clang keeps only the
+        // object; the member's name is still in the source after it.
+        auto* re = cast<RecoveryExpr>(e);
+        if (re->subExpressions().size() == 1 && re->subExpressions()[0]) {
+          Expr* base = re->subExpressions()[0];
+          const Range br = rng(strip(base));
+          if (br.end > r.begin && br.end <= r.end) {
+            const std::string tail = text(b_.range(br.end, r.end));
+            size_t i = 0;
+            auto skip = [&] { while (i < tail.size() && std::isspace(static_cast<unsigned char>(tail[i]))) ++i; };
+            skip();
+            size_t op = tail.compare(i, 2, "->") == 0 ? 2 : (i < tail.size() && tail[i] == '.' ? 1 : 0);
+            if (op) {
+              i += op;
+              skip();
+              const size_t s = i;
+              while (i < tail.size() && (std::isalnum(static_cast<unsigned char>(tail[i])) || tail[i] == '_')) ++i;
+              const std::string member = tail.substr(s, i - s);
+              skip();
+              if (!member.empty() && !std::isdigit(static_cast<unsigned char>(member[0])) && i == tail.size())
+                return b_.attr(object(base), member, r);
+            }
+          }
+        }
+        break;
+      }
       default:
         break;
     }
