@@ -43,6 +43,14 @@ class History {
   bool quiet_ = false;
   int element_ = -1;
   std::map<std::string, bool> fixed_;
+  // The statement lists the walk is in, innermost last: the list, the position of the
+  // statement being walked in it, and whether the list is a loop's body.
+  struct Block {
+    const std::vector<Id>* body;
+    size_t pos;
+    bool loop_body;
+  };
+  std::vector<Block> blocks_;
 
   // The truth of an `if` test over parameters bound to literals: 1, 0, or -1 when unknown.
   int truth(Id cond) const {
@@ -770,6 +778,39 @@ class History {
     return false;
   }
 
+  // Emptied further down, before the iteration of the innermost loop can end
+  // (`values.push_back(v)` in an update block that ends with `values.clear()`): what the
+  // statement adds never outlives the iteration.
+  bool emptied_later_in_block(const std::string& base) const {
+    for (size_t k = blocks_.size(); k-- > 0;) {
+      if (emptied_after(blocks_[k], base)) return true;
+      if (blocks_[k].loop_body) return false;
+    }
+    return false;
+  }
+
+  bool emptied_after(const Block& b, const std::string& base) const {
+    for (size_t i = b.pos + 1; i < b.body->size(); ++i) {
+      const Stmt& s = f_.m.s((*b.body)[i]);
+      if (s.kind == StmtKind::Break || s.kind == StmtKind::Continue || s.kind == StmtKind::Return ||
+          s.kind == StmtKind::Raise)
+        return false;
+      if (s.kind == StmtKind::Expr && s.value != kNone && f_.e(s.value).kind == ExprKind::Call &&
+          f_.callee_attr(s.value) == "clear"sv && f_.e(s.value).kids.size() == 1) {
+        const Id r = f_.callee_receiver(s.value);
+        if (r != kNone && f_.dotted(r) == base) return true;
+      }
+      if (s.kind == StmtKind::Assign && s.value != kNone && f_.e(s.value).kind == ExprKind::Sequence &&
+          f_.e(s.value).kids.empty())
+        for (Id t : s.targets)
+          if (f_.dotted(t) == base) return true;
+      if (s.kind == StmtKind::Delete)
+        for (Id t : s.targets)
+          if (f_.dotted(t) == base) return true;
+    }
+    return false;
+  }
+
   bool iterates_models(int l) const {
     Id iter = f_.loops[l].iter;
     if (iter == kNone) return false;
@@ -868,6 +909,7 @@ class History {
     // state carried across batches is LL103's).
     if (carried_in_loop(f_, loop, f_.dotted(value))) return;
     if (recreated_per_batch(base, loop)) return;
+    if (emptied_later_in_block(base)) return;
     // Read afterwards as a NumPy array with its history (`mu.cpu().numpy()`), which raises for
     // a tensor that requires grad: what it accumulates carries none.
     if (f_.read_as_numpy(func_, kNone, base, f_.m.s(sid).range.end)) return;
@@ -1083,17 +1125,24 @@ class History {
 
   // `doubled` counts enclosing loops already walked twice: nested loops are walked twice
   // only a few levels deep, so deeply nested input cannot make this exponential.
-  void walk(const std::vector<Id>& body, int depth, int doubled = 0) {
+  void walk(const std::vector<Id>& body, int depth, int doubled = 0, bool loop_body = false) {
     if (depth > kMaxDepth) return;
-    for (Id sid : body) {
+    blocks_.push_back({&body, 0, loop_body});
+    struct Pop {
+      std::vector<Block>& v;
+      ~Pop() { v.pop_back(); }
+    } pop{blocks_};
+    for (size_t i = 0; i < body.size(); ++i) {
+      const Id sid = body[i];
       const Stmt& s = f_.m.s(sid);
       if (s.kind == StmtKind::FunctionDef || s.kind == StmtKind::ClassDef) continue;
+      blocks_.back().pos = i;
       check_stmt(sid);
       update_taint(sid);
       if (s.kind == StmtKind::For || s.kind == StmtKind::While) {
         // Twice, so values carried from one iteration into the next are seen.
-        walk(s.body, depth + 1, doubled + 1);
-        if (doubled < 3) walk(s.body, depth + 1, doubled + 1);
+        walk(s.body, depth + 1, doubled + 1, true);
+        if (doubled < 3) walk(s.body, depth + 1, doubled + 1, true);
         walk(s.orelse, depth + 1, doubled);
         continue;
       }
