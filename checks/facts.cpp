@@ -463,7 +463,18 @@ bool Facts::cpu_device_value(Id v) const {
   if (cpu(v)) return true;
   if (e(v).kind != ExprKind::Call || !in(callee_qual(v), {"torch.device", "torch.Device"})) return false;
   Id a = arg(v, 0, "type");
-  return a != kNone && cpu(a);
+  if (a == kNone) return false;
+  if (cpu(a)) return true;
+  // A local that only ever holds the CPU's type (`torch::DeviceType device_type =
+  // torch::kCPU; torch::Device device(device_type, 0);`).
+  if (e(a).kind != ExprKind::Name || !e(a).qname.empty()) return false;
+  const Id fn = function_at(e(a).range.begin);
+  if (fn == kNone) return false;
+  const std::vector<Id> values = bindings(fn, e(a).text);
+  if (values.empty()) return false;
+  for (Id b : values)
+    if (!cpu(b)) return false;
+  return true;
 }
 
 int Facts::push_loop(Loop l) {
@@ -1183,6 +1194,8 @@ bool Facts::runs_at_most_once(Id func, int depth) const {
       return false;
   }
   if (project && project->external_calls.count(m.funcs[func].name)) return false;
+  // C++'s `main()` is the program's entry: the runtime calls it once (the program may not).
+  if (m.lang == Lang::Cpp && m.funcs[func].name == "main"sv) return true;
   if (callers_[func].empty()) {
     // Never called: only a script's own functions are known to be unused (a library's are
     // its interface).
