@@ -403,7 +403,9 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
       // `torch.zeros(n, device=x.device)`: the device of a tensor the code already has places
       // nothing new.
     } else if ((x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) &&
-               may_name_a_gpu(x.qname.empty() ? x.text : x.qname)) {
+               !starts_with(x.qname, "std.") && may_name_a_gpu(x.qname.empty() ? x.text : x.qname)) {
+      // (C++'s standard library places nothing on a GPU: `std::random_device rd;` is a
+      // random number source.)
       // An imported name counts by what it is (`import pyro.distributions as dist` is not
       // torch.distributed; `torch.device` is a device), a local one by how it is spelled.
       for (const auto& t : name_tokens(x.qname.empty() ? x.text : x.qname))
