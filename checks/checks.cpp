@@ -355,16 +355,17 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     }
   }
   if (summary && m.lang == Lang::Python) summarize_references(facts, out, *summary);
-  if (summary) summary->open_methods = open_methods_of(facts, out);
+  // Methods whose findings depend on their entry grad mode, which calls in other files may
+  // decide (Facts::called_by_name), directly or through the same-file methods they are
+  // reached from: the join looks them up.
+  if (summary) {
+    std::vector<Id> holding;
+    for (const Finding& fd : out)
+      if (in(fd.rule, {"LL101", "LL102", "LL103", "LL106"}))
+        if (Id fn = facts.function_at(fd.range.begin); fn != kNone) holding.push_back(fn);
+    summary->open_methods = facts.open_methods(std::move(holding));
+  }
   return out;
-}
-
-std::vector<std::string> open_methods_of(const Facts& f, const std::vector<Finding>& out) {
-  std::vector<Id> holding;
-  for (const Finding& fd : out)
-    if (in(fd.rule, {"LL101", "LL102", "LL103", "LL106"}))
-      if (Id fn = f.function_at(fd.range.begin); fn != kNone) holding.push_back(fn);
-  return f.open_methods(std::move(holding));
 }
 
 }  // namespace ll

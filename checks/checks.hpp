@@ -72,11 +72,6 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
 // run's decision (FileResult::uncalled) on the edited text.
 void weaken_uncalled_in(FileResult& r, const FileSummary& s, const std::function<bool(const std::string&)>& uncalled);
 
-// Methods whose findings depend on their entry grad mode, which calls in other files may
-// decide (Facts::called_by_name), directly or through the same-file methods they are reached
-// from (FileSummary::open_methods): the join looks them up.
-std::vector<std::string> open_methods_of(const Facts& f, const std::vector<Finding>& out);
-
 // Runs every enabled check over a lowered module; findings unsorted.
 std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,
                                 std::string_view source, const ProjectView* project = nullptr,

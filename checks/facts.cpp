@@ -1288,22 +1288,6 @@ bool Facts::from_library(Id func, Id x) const {
   return true;
 }
 
-// Methods called by name (the join matches them with other files' methods): one entry per
-// attribute name; and this file's methods that only such calls turned off.
-void Facts::summarize_method_calls(FileSummary& out) const {
-  std::map<std::string, bool> by_name;
-  for (const auto& [name, sites] : name_callers_) {
-    bool all = true;
-    for (int ci : sites) all = all && (grad_off(calls[ci]) || in_module_forward(calls[ci].func));
-    by_name[name] = all;
-  }
-  out.method_calls.assign(by_name.begin(), by_name.end());
-  out.name_off_methods.clear();
-  for (Id f = 0; f < m.funcs.size(); ++f)
-    if (entry_off_[f] && !decorated_off_[f] && !framework_off_[f] && called_by_name(f))
-      out.name_off_methods.push_back(m.funcs[f].name);
-}
-
 FileSummary Facts::summarize() const {
   FileSummary out;
   out.module = module_of_path(path);
@@ -1356,7 +1340,20 @@ FileSummary Facts::summarize() const {
     out.functions.push_back(name);
     if (caller_off) out.caller_off.push_back(name);
   }
-  summarize_method_calls(out);
+  // Methods called by name (the join matches them with other files' methods): one entry per
+  // attribute name; and this file's methods that only such calls turned off.
+  {
+    std::map<std::string, bool> by_name;
+    for (const auto& [name, sites] : name_callers_) {
+      bool all = true;
+      for (int ci : sites) all = all && (grad_off(calls[ci]) || in_module_forward(calls[ci].func));
+      by_name[name] = all;
+    }
+    out.method_calls.assign(by_name.begin(), by_name.end());
+    for (Id f = 0; f < m.funcs.size(); ++f)
+      if (entry_off_[f] && !decorated_off_[f] && !framework_off_[f] && called_by_name(f))
+        out.name_off_methods.push_back(m.funcs[f].name);
+  }
   // Evaluation by name across files: unresolved calls named like evaluation whose result
   // this file back-propagates, and this file's functions so named.
   {

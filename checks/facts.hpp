@@ -97,8 +97,6 @@ class Facts {
   const ProjectView* project = nullptr;
   // This file's contribution to the cross-file facts.
   FileSummary summarize() const;
-  // Its by-name method calls part (all a C++ unit leaves, with the impact facts).
-  void summarize_method_calls(FileSummary& out) const;
   // Is the Dataset class handed to a DataLoader with workers in another file?
   bool used_with_workers_elsewhere(Id cls) const;
 

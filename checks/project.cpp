@@ -222,14 +222,12 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   // off turns back on when another file calls it with grad.
   {
     std::unordered_map<std::string, std::vector<std::pair<size_t, bool>>> by_name;  // name -> (file, all off)
-    // A C++ method and a Python method of one name are different methods.
-    auto key = [&](size_t i, const std::string& name) { return (files[i].cpp ? "c:" : "p:") + name; };
     for (size_t i = 0; i < files.size(); ++i)
-      for (const auto& [name, off] : files[i].method_calls) by_name[key(i, name)].emplace_back(i, off);
+      for (const auto& [name, off] : files[i].method_calls) by_name[name].emplace_back(i, off);
     auto others_all_off = [&](size_t j, const std::string& name, bool* any) {
       bool all = true;
       *any = false;
-      auto it = by_name.find(key(j, name));
+      auto it = by_name.find(name);
       if (it != by_name.end())
         for (const auto& [i, off] : it->second)
           if (i != j) { *any = true; all = all && off; }

@@ -21,7 +21,6 @@ struct EvalLeaving {
 };
 
 struct FileSummary {
-  bool cpp = false;    // a C++ unit: its names meet only other C++ units' names
   std::string module;  // dotted module path derived from the file path ("pkg.data")
   std::string path;    // the file as the run names it (messages about this file name it so)
   // Qualified names of classes handed to a DataLoader with workers (num_workers != 0).

@@ -119,38 +119,4 @@ bool cpp_text_mentions_gpu(std::string_view text) {
   return false;
 }
 
-std::vector<std::string> cpp_text_method_calls(std::string_view text) {
-  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < text.size()) {
-    const char c = text[i];
-    if (c == '/' && i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*')) {
-      const bool line = text[i + 1] == '/';
-      i = text.find(line ? "\n" : "*/", i + 2);
-      if (i == std::string_view::npos) break;
-      i += line ? 1 : 2;
-      continue;
-    }
-    size_t after = 0;
-    if (c == '-' && i + 1 < text.size() && text[i + 1] == '>') after = i + 2;
-    else if (c == '.' && (i == 0 || !std::isdigit(static_cast<unsigned char>(text[i - 1])))) after = i + 1;
-    if (!after) {
-      ++i;
-      continue;
-    }
-    while (after < text.size() && (text[after] == ' ' || text[after] == '\t')) ++after;
-    size_t e = after;
-    while (e < text.size() && ident(text[e])) ++e;
-    size_t p = e;
-    while (p < text.size() && (text[p] == ' ' || text[p] == '\t')) ++p;
-    if (e > after && !std::isdigit(static_cast<unsigned char>(text[after])) && p < text.size() && text[p] == '(')
-      out.emplace_back(text.substr(after, e - after));
-    i = std::max(e, i + 1);
-  }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
 }  // namespace ll

@@ -46,10 +46,4 @@ bool cpp_may_hold_a_pattern(std::string_view text);
 // counts a skipped unit as GPU evidence when it does: it is never read closely.
 bool cpp_text_mentions_gpu(std::string_view text);
 
-// For a unit that cpp_may_hold_a_pattern() skips: the methods it calls through an object
-// (`decoder->sample(`, `net.predict(`), comments left out, sorted and unique. It holds no grad
-// guard, so each call may run with grad enabled: the cross-unit join counts them so
-// (FileSummary::method_calls).
-std::vector<std::string> cpp_text_method_calls(std::string_view text);
-
 }  // namespace ll

@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -73,18 +72,8 @@ FileResult parse_file_result(const json& j, const std::string& path, FileSummary
   FileResult r;
   r.path = path;
   if (impact) {
-    impact->cpp = true;
     impact->program = j.value("program", false);
     impact->gpu_evidence = j.value("gpu_evidence", false);
-    // Names only: anything else the companion printed there is ignored.
-    for (const json& c : j.value("method_calls", json::array()))
-      if (c.is_array() && c.size() == 2 && c[0].is_string() && c[1].is_boolean())
-        impact->method_calls.emplace_back(c[0].get<std::string>(), c[1].get<bool>());
-    for (const char* key : {"open_methods", "name_off_methods"})
-      for (const json& n : j.value(key, json::array()))
-        if (n.is_string())
-          (std::string(key) == "open_methods" ? impact->open_methods : impact->name_off_methods)
-              .push_back(n.get<std::string>());
   }
   for (const json& fj : j.value("findings", json::array())) {
     Finding f;
@@ -258,13 +247,6 @@ std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files,
   }
   for (const auto& r : roots) base.push_back("--root=" + r);
   if (opts.verbose) base.push_back("--verbose");
-  // The join's decisions about methods these files define (identifiers only).
-  for (const auto& [name, off] : opts.external_method_calls) {
-    const bool ident = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
-                       std::all_of(name.begin(), name.end(),
-                                   [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
-    if (ident) base.push_back((off ? "--method-called-off=" : "--method-called-on=") + name);
-  }
 
   int jobs = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   size_t batch = std::max<size_t>(1, opts.batch);

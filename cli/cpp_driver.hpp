@@ -4,7 +4,6 @@
 // turns its JSON into FileResults.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -27,18 +26,14 @@ struct CppDriverOptions {
   uint64_t max_file_size_kib = 0;         // --max-file-size (0 = leaklint-cpp's default, 10 MiB)
   std::vector<std::string> roots;         // the paths given to leaklint (leaklint-cpp --root)
   bool verbose = false;                   // leaklint-cpp --verbose (compile-flags-dropped diagnostics)
-  // The cross-unit join's decisions about methods the files define (ProjectView::
-  // external_method_calls): true when every call in the other units runs with grad disabled.
-  std::map<std::string, bool> external_method_calls;
 };
 
 // Results in the order of `files`; a file that could not be analysed carries a Diagnostic
 // (e.g. "C++ analysis needs leaklint-cpp, built with -DLEAKLINT_ENABLE_CPP=ON").
 std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files, const std::string& build_dir,
                                           int jobs);
-// `impact`, when given, receives each file's cross-unit facts: the impact facts of the
-// project-level policy (FileSummary::program, gpu_evidence) and the methods called by name
-// (method_calls, open_methods, name_off_methods); the rest of a summary is Python's.
+// `impact`, when given, receives each file's impact facts for the project-level policy
+// (FileSummary::program, gpu_evidence; the rest of a summary is Python's).
 std::vector<FileResult> analyze_cpp_files(const std::vector<std::string>& files, const CppDriverOptions& opts,
                                           std::vector<FileSummary>* impact = nullptr);
 

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <random>
 #include <atomic>
-#include <map>
 #include <fstream>
 #include <iostream>
 #include <regex>
@@ -629,9 +628,6 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
         // A CUDA source, or one that names a GPU, is GPU evidence for the project even with
         // nothing for Clang to read.
         summaries[i].gpu_evidence = is_cuda_path(files[i]) || cpp_text_mentions_gpu(text);
-        // And its calls of methods other units define, each as one that may run with grad.
-        summaries[i].cpp = true;
-        for (std::string& name : cpp_text_method_calls(text)) summaries[i].method_calls.emplace_back(std::move(name), false);
         if (opts.cpp.verbose)
           std::cerr << "leaklint: " << escape_path(files[i])
                     << ": skipped: nothing a C++ rule looks for (forward/backward calls, optimizer steps, grad "
@@ -644,14 +640,10 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   std::vector<FileResult> cpp_results;
   std::vector<FileSummary> cpp_impact;
   std::thread cpp_thread;
-  auto cpp_options = [&] {
+  if (!cpp_files.empty()) {
     CppDriverOptions co = opts.cpp;
     co.jobs = jobs;
     if (!co.max_file_size_kib) co.max_file_size_kib = std::max<uint64_t>(1, opts.max_file_size / 1024);
-    return co;
-  };
-  if (!cpp_files.empty()) {
-    CppDriverOptions co = cpp_options();
     cpp_thread = std::thread(
         [&cpp_results, &cpp_impact, &cpp_files, co] { cpp_results = analyze_cpp_files(cpp_files, co, &cpp_impact); });
   }
@@ -707,25 +699,6 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
     analysing(nullptr);
   });
   kept.clear();
-  // C++ units whose methods the other units' calls decide (ProjectView::external_method_calls):
-  // analysed again by the companion with those decisions, grouped by decision.
-  if (!cpp_files.empty()) {
-    std::map<std::map<std::string, bool>, std::vector<size_t>> groups;
-    for (size_t i : cpp_index)
-      if (!views[i].external_method_calls.empty()) groups[views[i].external_method_calls].push_back(i);
-    for (const auto& [decisions, members] : groups) {
-      CppDriverOptions co = cpp_options();
-      co.external_method_calls = decisions;
-      std::vector<std::string> paths;
-      for (size_t i : members) paths.push_back(files[i]);
-      std::vector<FileSummary> ignored;
-      std::vector<FileResult> again_cpp = analyze_cpp_files(paths, co, &ignored);
-      for (size_t k = 0; k < members.size() && k < again_cpp.size(); ++k) {
-        sort_result(again_cpp[k]);
-        results[members[k]] = std::move(again_cpp[k]);
-      }
-    }
-  }
   // The impact policy across files (docs/impact.md): programs, and nothing anywhere that
   // places a tensor on a GPU. A file that was not analysed could hold such evidence.
   bool program = false, gpu = false;

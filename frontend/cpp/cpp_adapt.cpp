@@ -141,14 +141,12 @@ bool rule_supports_cpp(std::string_view id) {
 
 std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const std::string& path,
                                     std::string_view source, bool low_confidence, bool fixable,
-                                    FileSummary* summary, const ProjectView* project) {
+                                    FileSummary* summary) {
   std::vector<Finding> out;
-  Facts facts(m, cfg, path, project);
+  Facts facts(m, cfg, path);
   if (summary) {
-    summary->cpp = true;
     summary->program = facts.is_program();
     summary->gpu_evidence = facts.has_gpu_evidence();
-    facts.summarize_method_calls(*summary);
   }
   CheckContext ctx(facts, source, out);
   for (const auto& c : all_checks())
@@ -176,7 +174,6 @@ std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const st
     // guessed at what the code means, and the edit could not be checked by a compile.
     if (low_confidence || !fixable) fd.fixes.clear();
   }
-  if (summary) summary->open_methods = open_methods_of(facts, out);
   Suppressions(m.comments, Lang::Cpp).apply(out);
   std::stable_sort(out.begin(), out.end(), [](const Finding& a, const Finding& b) {
     if (a.range.line != b.range.line) return a.range.line < b.range.line;

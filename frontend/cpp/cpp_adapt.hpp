@@ -13,7 +13,6 @@
 
 namespace ll {
 struct FileSummary;
-struct ProjectView;
 }
 
 namespace ll::cpp {
@@ -24,11 +23,9 @@ bool rule_supports_cpp(std::string_view rule_id);
 // with `suppressed = true`. `low_confidence` marks every finding (the tree-sitter lowering, or a TU
 // with errors) and drops their fixes; `fixable` false (headers were skipped) drops fixes only.
 // `summary`, when given, receives the impact facts of the project-level policy (program,
-// gpu_evidence) and the methods called by name across units (method_calls, open_methods,
-// name_off_methods); the rest of a summary is Python's. `project`: what the other units of
-// the run say (ProjectView::external_method_calls).
+// gpu_evidence); the rest of a summary is Python's.
 std::vector<Finding> run_cpp_checks(const Module& m, const Config& cfg, const std::string& path,
                                     std::string_view source, bool low_confidence, bool fixable = true,
-                                    FileSummary* summary = nullptr, const ProjectView* project = nullptr);
+                                    FileSummary* summary = nullptr);
 
 }  // namespace ll::cpp

@@ -184,15 +184,6 @@ int main(int argc, char** argv) {
                  "Memory limit in MiB (default $LEAKLINT_CPP_MEMORY_MB or 4096; 0: none); a file that needs "
                  "more ends the process with status 75");
   app.add_flag("--verbose", verbose, "Also report the compile-database flags that were not used (compile-flags-dropped)");
-  // What the other units of a run say about methods these files define (leaklint's join,
-  // checks/project.hpp): every call elsewhere runs with grad disabled (off), or one does not (on).
-  std::vector<std::string> methods_off, methods_on;
-  app.add_option("--method-called-off", methods_off,
-                 "A method every call of which in the run's other units runs with grad disabled (leaklint passes it)")
-      ->delimiter(',');
-  app.add_option("--method-called-on", methods_on,
-                 "A method some call of which in the run's other units runs with grad enabled (leaklint passes it)")
-      ->delimiter(',');
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -219,10 +210,6 @@ int main(int argc, char** argv) {
   std::string dir = no_cache ? "" : (cache_dir.empty() ? cpp::PchCache::default_dir() : cache_dir + "/pch-v1");
   cpp::PchCache cache(dir);
 
-  ProjectView view;
-  for (const std::string& name : methods_off) view.external_method_calls[name] = true;
-  for (const std::string& name : methods_on) view.external_method_calls[name] = false;
-
   json out = json::array();
   for (const std::string& path : files) {
     json fj;
@@ -247,19 +234,12 @@ int main(int argc, char** argv) {
     if (tu.analysed) {
       if (dump_model) std::cerr << "== " << path << "\n" << cpp::dump_module(tu.module);
       for (const Finding& f :
-           cpp::run_cpp_checks(tu.module, *cfg, path, tu.source, tu.low_confidence, tu.fixable, &impact,
-                                view.empty() ? nullptr : &view))
+           cpp::run_cpp_checks(tu.module, *cfg, path, tu.source, tu.low_confidence, tu.fixable, &impact))
         findings.push_back(finding_json(f));
     }
-    // The impact facts of the project-level policy (FileSummary::program, gpu_evidence), and
-    // the methods called by name across units (FileSummary::method_calls, ...).
+    // The impact facts of the project-level policy (FileSummary::program, gpu_evidence).
     fj["program"] = impact.program;
     fj["gpu_evidence"] = impact.gpu_evidence;
-    json calls = json::array();
-    for (const auto& [name, off] : impact.method_calls) calls.push_back(json::array({name, off}));
-    fj["method_calls"] = std::move(calls);
-    fj["open_methods"] = impact.open_methods;
-    fj["name_off_methods"] = impact.name_off_methods;
     for (const Diagnostic& d : tu.diagnostics) diags.push_back(diag_json(d));
     fj["findings"] = findings;
     fj["diagnostics"] = diags;

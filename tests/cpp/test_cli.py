@@ -492,53 +492,6 @@ def test_cpu_only_project_weakens_memory_claims_in_files_without_main(d):
     check(ll101() == [("classifier.cpp", "warning", False, False)], ll101())
 
 
-def test_method_whose_callers_in_other_units_hold_a_guard(d):
-    # An evaluation method defined in one unit and called only from another unit's function
-    # that holds a NoGradGuard (a header of validation helpers): the callers decide its grad
-    # mode, across translation units, as they do across Python modules. One call with grad
-    # elsewhere keeps the finding; a Python file's call of a method of that name decides
-    # nothing about the C++ method.
-    p = os.path.join(d, "xunit")
-    write(p, "decoder.h",
-          "#pragma once\n#include <torch/torch.h>\n"
-          "struct DecoderImpl : torch::nn::Module {\n  DecoderImpl();\n"
-          "  torch::Tensor sample(const torch::Tensor& features, int64_t steps);\n"
-          "  torch::nn::Linear fc{nullptr};\n};\nTORCH_MODULE(Decoder);\n")
-    write(p, "decoder.cpp",
-          "#include \"decoder.h\"\n"
-          "DecoderImpl::DecoderImpl() { fc = register_module(\"fc\", torch::nn::Linear(8, 8)); }\n"
-          "torch::Tensor DecoderImpl::sample(const torch::Tensor& features, int64_t steps) {\n"
-          "  std::vector<torch::Tensor> outputs;\n  torch::Tensor h = features;\n"
-          "  for (int64_t t = 0; t < steps; ++t) {\n    h = fc(h);\n    outputs.push_back(h);\n  }\n"
-          "  return torch::stack(outputs);\n}\n")
-    validate = ("#pragma once\n#include <torch/torch.h>\n#include \"decoder.h\"\n"
-                "inline double validate(Decoder& decoder, const std::vector<torch::Tensor>& batches) {\n"
-                "  torch::NoGradGuard no_grad;\n  decoder->eval();\n  double total = 0;\n"
-                "  for (const auto& b : batches) total += decoder->sample(b.to(torch::kCUDA), 20).sum().item<double>();\n"
-                "  return total;\n}\n")
-    write(p, "validate.h", validate)
-    env = {"LEAKLINT_CPP": ARGS.leaklint_cpp}
-
-    def found():
-        q = leaklint(["--format", "json", "--no-cache", "."], cwd=p, env=env)
-        return [(f["path"], f["rule"]) for f in json.loads(q.stdout)["findings"]]
-
-    check(found() == [], found())
-    # A Python module calling `.sample()` under no_grad is not a caller of the C++ method.
-    write(p, "tools/sample.py",
-          "import torch\n\ndef run(decoder, x):\n    with torch.no_grad():\n        return decoder.sample(x)\n")
-    check(found() == [], found())
-    # A caller with grad enabled in another unit: the method's finding stands.
-    write(p, "validate.h", validate.replace("  torch::NoGradGuard no_grad;\n", ""))
-    check(("decoder.cpp", "LL101") in found(), found())
-    write(p, "validate.h", validate)
-    write(p, "demo.cpp",
-          "#include <torch/torch.h>\n#include \"decoder.h\"\n"
-          "int main() {\n  Decoder decoder;\n  decoder->to(torch::kCUDA);\n"
-          "  std::cout << decoder->sample(torch::rand({1, 8}).to(torch::kCUDA), 5) << std::endl;\n}\n")
-    check(("decoder.cpp", "LL101") in found(), found())
-
-
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 

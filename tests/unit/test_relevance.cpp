@@ -126,19 +126,3 @@ TEST(RelevanceCpp, GpuWordsAreReadInCodeWherePartsOfNamesStart) {
                          "long timestamps[4];", "auto xlarge = 1;", "void shipping();", "int chips = 3;"})
     EXPECT_FALSE(cpp_text_mentions_gpu(no)) << no;
 }
-
-TEST(RelevanceCpp, MethodCallsOfASkippedUnitAreReadFromItsText) {
-  // A unit with no rule's pattern can still call another unit's method with grad enabled:
-  // the cross-unit join counts its calls through an object.
-  const char* demo = R"src(#include "decoder.h"
-int main() {
-  Decoder decoder;  // decoder.warmup(); is commented out
-  /* net->predict(x) neither */
-  auto y = decoder->sample(torch::rand({1, 8}), 5);
-  std::cout << y.sizes () << 1.5 << cfg.steps << std::endl;
-  return obj . size ();
-}
-)src";
-  EXPECT_FALSE(cpp_may_hold_a_pattern(demo));
-  EXPECT_EQ(cpp_text_method_calls(demo), (std::vector<std::string>{"sample", "size", "sizes"}));
-}
