@@ -783,30 +783,52 @@ class History {
   // statement adds never outlives the iteration.
   bool emptied_later_in_block(const std::string& base) const {
     for (size_t k = blocks_.size(); k-- > 0;) {
-      if (emptied_after(blocks_[k], base)) return true;
+      // 1: emptied; 0: a jump may leave the iteration first (or nothing empties it).
+      const int r = emptied_after(blocks_[k], base);
+      if (r >= 0) return r == 1;
       if (blocks_[k].loop_body) return false;
     }
     return false;
   }
 
-  bool emptied_after(const Block& b, const std::string& base) const {
+  // After the statement being walked in `b`: 1 when a statement empties `base` before any jump
+  // (`break`, `continue`, `return`, `raise`, also nested in an `if` or a `try`) can skip it; 0
+  // when such a jump comes first; -1 when the block ends with neither.
+  int emptied_after(const Block& b, const std::string& base) const {
     for (size_t i = b.pos + 1; i < b.body->size(); ++i) {
-      const Stmt& s = f_.m.s((*b.body)[i]);
-      if (s.kind == StmtKind::Break || s.kind == StmtKind::Continue || s.kind == StmtKind::Return ||
-          s.kind == StmtKind::Raise)
-        return false;
+      const Id sid = (*b.body)[i];
+      const Stmt& s = f_.m.s(sid);
+      if (may_jump(sid)) return 0;
       if (s.kind == StmtKind::Expr && s.value != kNone && f_.e(s.value).kind == ExprKind::Call &&
           f_.callee_attr(s.value) == "clear"sv && f_.e(s.value).kids.size() == 1) {
         const Id r = f_.callee_receiver(s.value);
-        if (r != kNone && f_.dotted(r) == base) return true;
+        if (r != kNone && f_.dotted(r) == base) return 1;
       }
       if (s.kind == StmtKind::Assign && s.value != kNone && f_.e(s.value).kind == ExprKind::Sequence &&
           f_.e(s.value).kids.empty())
         for (Id t : s.targets)
-          if (f_.dotted(t) == base) return true;
+          if (f_.dotted(t) == base) return 1;
       if (s.kind == StmtKind::Delete)
         for (Id t : s.targets)
-          if (f_.dotted(t) == base) return true;
+          if (f_.dotted(t) == base) return 1;
+    }
+    return -1;
+  }
+
+  // Does the statement hold a jump out of straight-line code, at any depth (not inside a nested
+  // function or class)?
+  bool may_jump(Id sid) const {
+    std::vector<Id> work{sid};
+    for (size_t n = 0; !work.empty(); ++n) {
+      if (n > 4096) return true;  // too large to tell: assume it may
+      const Stmt& s = f_.m.s(work.back());
+      work.pop_back();
+      if (s.kind == StmtKind::Break || s.kind == StmtKind::Continue || s.kind == StmtKind::Return ||
+          s.kind == StmtKind::Raise)
+        return true;
+      if (s.kind == StmtKind::FunctionDef || s.kind == StmtKind::ClassDef) continue;
+      for (const std::vector<Id>* v : {&s.body, &s.orelse, &s.finalbody}) work.insert(work.end(), v->begin(), v->end());
+      for (const auto& h : s.handlers) work.insert(work.end(), h.body.begin(), h.body.end());
     }
     return false;
   }

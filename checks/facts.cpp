@@ -1196,8 +1196,13 @@ bool Facts::runs_at_most_once(Id func, int depth) const {
       return false;
   }
   if (project && project->external_calls.count(m.funcs[func].name)) return false;
-  // C++'s `main()` is the program's entry: the runtime calls it once (the program may not).
-  if (m.lang == Lang::Cpp && m.funcs[func].name == "main"sv) return true;
+  // C++'s `main()` is the program's entry: the runtime calls it once, and the program may not
+  // (a `worker::main()` that the real one calls in a loop is a function like any other).
+  if (m.lang == Lang::Cpp && m.funcs[func].name == "main"sv && callers_[func].empty()) {
+    int mains = 0;  // (the lowering keeps no namespaces: two `main`s leave the entry unknown)
+    for (const Function& g : m.funcs) mains += g.name == "main"sv && g.cls == kNone && g.parent == kNone;
+    if (mains == 1) return true;
+  }
   if (callers_[func].empty()) {
     // Never called: only a script's own functions are known to be unused (a library's are
     // its interface).

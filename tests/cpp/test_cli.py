@@ -492,6 +492,18 @@ def test_cpu_only_project_weakens_memory_claims_in_files_without_main(d):
     check(ll101() == [("classifier.cpp", "warning", False, False)], ll101())
 
 
+def test_one_shot_forward_weak_only_in_the_programs_own_main(d):
+    # The runtime calls the global main() once: a single forward there is weak. A `main()` of a
+    # namespace that the real one calls in a loop runs per job: full severity.
+    src = os.path.join(ARGS.source_dir, "tests", "fixtures", "LL101")
+    for name, weak in (("bad_weak_one_shot_forward_in_main.cpp", [True, False]),
+                       ("bad_main_of_a_namespace_called_in_a_loop.cpp", [False])):
+        write(d, name, open(os.path.join(src, name)).read())
+        [res] = lcpp([name], cwd=d)
+        got = [f["low_confidence"] for f in res["findings"] if f["rule"] == "LL101"]
+        check(got == weak, (name, got))
+
+
 TESTS = [v for k, v in sorted(globals().items()) if k.startswith("test_")]
 
 
