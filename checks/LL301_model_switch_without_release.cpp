@@ -5,6 +5,8 @@
 #include <cctype>
 
 #include "checks/common.hpp"
+#include "checks/flow.hpp"
+#include "checks/project.hpp"
 #include "checks/relevance.hpp"
 
 namespace ll {
@@ -19,7 +21,27 @@ bool mentions(const Facts& f, Id x, const std::string& d) {
   return hit;
 }
 
-// `del x`, `x = None`, `x.cpu()`, `x.to("cpu")` among the statements.
+// Is the device `x` the CPU where it is read: `"cpu"`, `torch.device("cpu")`, or a name or
+// attribute whose every binding that reaches it is one (`args.device = "cpu"` earlier in the
+// iteration, whatever it held before).
+bool cpu_at(const Facts& f, Id x) {
+  if (f.cpu_device_value(x)) return true;
+  const Expr& e = f.e(x);
+  if (e.kind != ExprKind::Name && e.kind != ExprKind::Attribute) return false;
+  const std::string d = f.dotted(x);
+  const Id st = f.stmt_of(x);
+  if (d.empty() || st == kNone) return false;
+  // (Every path must bind it here: a parameter or an attribute set elsewhere may hold a GPU.)
+  bool outside = false;
+  const std::vector<Def> defs = f.flow().reaching(st, d, &outside);
+  if (outside || defs.empty()) return false;
+  for (const Def& df : defs)
+    if (df.kind != DefKind::Assign || df.value == kNone || !f.cpu_device_value(df.value)) return false;
+  return true;
+}
+
+// `del x`, `x = None`, `x.cpu()`, `x.to("cpu")` (also through a device bound to the CPU) among
+// the statements.
 bool releases(const Facts& f, const std::vector<Id>& stmts, const std::string& d, uint32_t before) {
   for (Id sid : stmts) {
     const Stmt& s = f.m.s(sid);
@@ -35,7 +57,7 @@ bool releases(const Facts& f, const std::vector<Id>& stmts, const std::string& d
       const std::string& a = f.callee_attr(s.value);
       if (f.dotted(f.callee_receiver(s.value)) == d &&
           (a == "cpu"sv || (a == "to"sv && f.arg(s.value, 0, "device") != kNone &&
-                          f.e(f.arg(s.value, 0, "device")).text == "cpu"sv)))
+                            cpu_at(f, f.arg(s.value, 0, "device")))))
         return true;
     }
   }
@@ -490,19 +512,11 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
 // only such layers, a same-file builder returning one): its parameter count, or -1 when any
 // part is not visible (a pretrained backbone, a size read from data or a config).
 
-// A non-negative integer visible at `x`: a literal, a name bound once to one, or integer
-// arithmetic of those (`3 * 32 * 32`, `hidden // 2`).
-long visible_int(const Facts& f, Id func, Id x, int depth = 0) {
-  if (x == kNone || depth > 8) return -1;
-  const Expr& e = f.e(x);
-  if (e.kind == ExprKind::BinOp && e.kids.size() == 2) {
-    return int_arithmetic(e.text, visible_int(f, func, e.kids[0], depth + 1), visible_int(f, func, e.kids[1], depth + 1));
-  }
-  const Expr* lit = f.literal_of(x, func);
-  if (!lit && func != kNone) lit = f.literal_of(x, kNone);
-  if (!lit || lit->lit != LitKind::Int) return -1;
+// A non-negative decimal integer as written (`1_000`), -1 otherwise.
+long int_literal(std::string_view text) {
   long v = 0;
-  for (char c : lit->text) {
+  if (text.empty()) return -1;
+  for (char c : text) {
     if (c == '_') continue;
     if (c < '0' || c > '9' || v > 1'000'000'000L) return -1;
     v = v * 10 + (c - '0');
@@ -510,14 +524,38 @@ long visible_int(const Facts& f, Id func, Id x, int depth = 0) {
   return v;
 }
 
+// The integer values of a constructor's parameters while its __init__ runs: the call's
+// arguments where visible, the parameters' literal defaults otherwise (`num_classes=10`).
+using IntEnv = std::unordered_map<std::string, long>;
+
+// A non-negative integer visible at `x`: a literal, a name bound once to one, a parameter of
+// the constructor being sized (`env`), or integer arithmetic of those (`3 * 32 * 32`,
+// `hidden // 2`).
+long visible_int(const Facts& f, Id func, Id x, const IntEnv* env, int depth = 0) {
+  if (x == kNone || depth > 8) return -1;
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::BinOp && e.kids.size() == 2) {
+    return int_arithmetic(e.text, visible_int(f, func, e.kids[0], env, depth + 1),
+                          visible_int(f, func, e.kids[1], env, depth + 1));
+  }
+  if (env && e.kind == ExprKind::Name && func != kNone && f.is_param(func, e.text)) {
+    auto it = env->find(e.text);
+    return it == env->end() || !f.bindings(func, e.text).empty() ? -1 : it->second;
+  }
+  const Expr* lit = f.literal_of(x, func);
+  if (!lit && func != kNone) lit = f.literal_of(x, kNone);
+  if (!lit || lit->lit != LitKind::Int) return -1;
+  return int_literal(lit->text);
+}
+
 constexpr long kUnknown = -1;
 
-long parameters_of(const Facts& f, Id func, Id v, int depth);
+long parameters_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env = nullptr);
 
 // Parameters of one layer construction, kUnknown if not a layer of visible size.
-long layer_parameters(const Facts& f, Id func, Id v, int depth) {
+long layer_parameters(const Facts& f, Id func, Id v, int depth, const IntEnv* env) {
   const std::string& q = f.callee_qual(v);
-  if (q.rfind("torch.nn.", 0) != 0) return parameters_of(f, func, v, depth + 1);
+  if (q.rfind("torch.nn.", 0) != 0) return parameters_of(f, func, v, depth + 1, env);
   const std::string_view name = f.last_component(q);
   static constexpr std::string_view kFree[] = {
       "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
@@ -533,13 +571,13 @@ long layer_parameters(const Facts& f, Id func, Id v, int depth) {
     for (size_t k = 1; k < call.kids.size(); ++k) {
       Id a = call.kids[k];
       if (f.e(a).kind != ExprKind::Call) return kUnknown;  // `*layers`, a name
-      long p = layer_parameters(f, func, a, depth + 1);
+      long p = layer_parameters(f, func, a, depth + 1, env);
       if (p < 0) return kUnknown;
       total += p;
     }
     return total;
   }
-  auto n = [&](size_t pos, std::string_view kw) { return visible_int(f, func, f.arg(v, pos, kw)); };
+  auto n = [&](size_t pos, std::string_view kw) { return visible_int(f, func, f.arg(v, pos, kw), env); };
   if (name == "Linear"sv || name == "Bilinear"sv) {
     long a = n(0, "in_features"), b = n(1, "out_features");
     return a < 0 || b < 0 ? kUnknown : a * b + b;
@@ -575,35 +613,67 @@ bool settings_parameter(const Facts& f, Id init, const std::string& name) {
   return false;
 }
 
-// Parameters of the model a value builds (see above).
-long parameters_of(const Facts& f, Id func, Id v, int depth) {
+// Parameters of a same-file module class built with the parameter values `env`: every
+// statement of __init__ assigns a layer of visible size.
+long class_parameters(const Facts& f, Id k, const IntEnv& env, int depth) {
+  if (!f.is_module_class(k)) return kUnknown;
+  Id init = f.method_in(k, "__init__");
+  if (init == kNone || f.class_of(init) != k) return kUnknown;
+  long total = 0;
+  for (Id sid : f.m.funcs[init].body) {
+    const Stmt& s = f.m.s(sid);
+    if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call &&
+        f.callee_attr(s.value) == "__init__"sv)
+      continue;  // super().__init__()
+    if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Literal) continue;
+    if (s.kind != StmtKind::Assign || s.value == kNone || s.targets.size() != 1) return kUnknown;
+    if (f.e(s.value).kind == ExprKind::Literal) continue;  // `self.n = 3`
+    if (f.e(s.value).kind == ExprKind::Name && settings_parameter(f, init, f.e(s.value).text)) continue;
+    if (f.e(s.value).kind != ExprKind::Call) return kUnknown;
+    long p = layer_parameters(f, init, s.value, depth + 1, &env);
+    if (p < 0) return kUnknown;
+    total += p;
+  }
+  return total;
+}
+
+// The values of __init__'s parameters when class `k` is built by `call` (kNone: with no
+// arguments): each argument visible in `func` (under the caller's `env`), else the literal
+// default. An unpacked argument (`*args`, `**cfg`) may hold any of them: nothing is known.
+IntEnv constructor_env(const Facts& f, Id k, Id call, Id func, const IntEnv* env) {
+  IntEnv out;
+  Id init = f.method_in(k, "__init__");
+  if (init == kNone) return out;
+  const Function& fn = f.m.funcs[init];
+  if (call != kNone)
+    for (Id a : f.e(call).kids)
+      if (f.e(a).kind == ExprKind::Starred) return out;
+  for (size_t i = 1; i < fn.params.size(); ++i) {
+    const std::string& p = fn.params[i];
+    Id a = call == kNone ? kNone : f.arg(call, i - 1, p);
+    long v = -1;
+    if (a != kNone) v = visible_int(f, func, a, env);
+    else if (i < fn.param_defaults.size() && !fn.param_defaults[i].empty()) v = int_literal(fn.param_defaults[i]);
+    if (v >= 0) out[p] = v;
+  }
+  return out;
+}
+
+// Parameters of the model a value builds (see above); `env`: the values of the parameters of
+// the constructor whose __init__ holds the value, when sizing one.
+long parameters_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env) {
   if (v == kNone || depth > 6 || f.e(v).kind != ExprKind::Call) return kUnknown;
   while (f.e(v).kind == ExprKind::Call && in(f.callee_attr(v), {"to", "cuda", "eval", "train", "float", "double"}) &&
          f.callee_receiver(v) != kNone)
     v = f.callee_receiver(v);
   if (f.e(v).kind != ExprKind::Call) return kUnknown;
-  if (f.callee_qual(v).rfind("torch.nn.", 0) == 0) return layer_parameters(f, func, v, depth);
-  // A same-file module class: every statement of __init__ assigns a layer of visible size.
-  if (Id k = f.constructed_class(v); k != kNone) {
-    if (!f.is_module_class(k)) return kUnknown;
-    Id init = f.method_in(k, "__init__");
-    if (init == kNone || f.class_of(init) != k) return kUnknown;
-    long total = 0;
-    for (Id sid : f.m.funcs[init].body) {
-      const Stmt& s = f.m.s(sid);
-      if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call &&
-          f.callee_attr(s.value) == "__init__"sv)
-        continue;  // super().__init__()
-      if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Literal) continue;
-      if (s.kind != StmtKind::Assign || s.value == kNone || s.targets.size() != 1) return kUnknown;
-      if (f.e(s.value).kind == ExprKind::Literal) continue;  // `self.n = 3`
-      if (f.e(s.value).kind == ExprKind::Name && settings_parameter(f, init, f.e(s.value).text)) continue;
-      if (f.e(s.value).kind != ExprKind::Call) return kUnknown;
-      long p = layer_parameters(f, init, s.value, depth + 1);
-      if (p < 0) return kUnknown;
-      total += p;
-    }
-    return total;
+  if (f.callee_qual(v).rfind("torch.nn.", 0) == 0) return layer_parameters(f, func, v, depth, env);
+  if (Id k = f.constructed_class(v); k != kNone) return class_parameters(f, k, constructor_env(f, k, v, func, env), depth);
+  // A module class of another file of the project, built with no arguments, whose size that
+  // file's summary gives (FileSummary::model_sizes).
+  if (f.project && f.e(v).kids.size() == 1) {
+    auto it = f.project->imported_model_sizes.find(f.e(f.e(v).kids[0]).qname);
+    if (it != f.project->imported_model_sizes.end()) return it->second;
   }
   // A same-file builder (`def get_net(): return nn.Sequential(...)`).
   if (Id g = f.same_file_target(v, func); g != kNone) {
@@ -862,11 +932,26 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
     if (starts_with(f.callee_qual(c.call), "torch.optim.")) optimizer_over_d = true;
     if (f.framework_fit(c)) return true;
     if (c.target_func != kNone && c.target_func != c.func && f.reaches(c.target_func, backprop)) return true;
+    // A function of another module of the project that back-propagates (FileSummary::trainers).
+    if (c.target_func == kNone && f.project && f.project->imported_trainers.count(f.e(f.e(c.call).kids[0]).qname))
+      return true;
   }
   return optimizer_over_d && steps;
 }
 
 }  // namespace
+
+void summarize_LL301(const Facts& f, FileSummary& out) {
+  for (Id k = 0; k < f.m.classes.size(); ++k) {
+    if (!f.is_module_class(k)) continue;
+    const long p = class_parameters(f, k, constructor_env(f, k, kNone, kNone, nullptr), 0);
+    if (p >= 0) out.model_sizes.emplace_back(f.m.classes[k].name, p);
+  }
+  auto backprop = [&](const CallSite& x) { return f.is_backprop(x); };
+  for (Id g = 0; g < f.m.funcs.size(); ++g)
+    if (f.m.funcs[g].cls == kNone && f.m.funcs[g].parent == kNone && f.reaches(g, backprop))
+      out.trainers.push_back(f.m.funcs[g].name);
+}
 
 void check_LL301(CheckContext& ctx) {
   const Facts& f = ctx.facts;

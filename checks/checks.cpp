@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "checks/common.hpp"
+#include "checks/project.hpp"
 #include "checks/relevance.hpp"
 #include "rules/budget.hpp"
 
@@ -186,6 +188,53 @@ bool callable_without_its_name(const Facts& f, Id fn) {
   return false;
 }
 
+// The identifier-like words of a string (`"pkg.module:main"` -> pkg, module, main).
+template <class F>
+void for_each_word(std::string_view t, F&& fn) {
+  size_t i = 0;
+  while (i < t.size()) {
+    while (i < t.size() && !(std::isalnum(static_cast<unsigned char>(t[i])) || t[i] == '_')) ++i;
+    size_t j = i;
+    while (j < t.size() && (std::isalnum(static_cast<unsigned char>(t[j])) || t[j] == '_')) ++j;
+    if (j > i && !std::isdigit(static_cast<unsigned char>(t[i]))) fn(t.substr(i, j - i));
+    i = j;
+  }
+}
+
+// A module that is not a program may be a helper of the run's programs (weaken_uncalled): then
+// its module-level functions are live only if reached from outside them. Records which of them
+// each reads its own module-level functions' names: `{caller, callee}`, caller empty when the read
+// is outside every module-level function (module level, a class). Module-level functions do
+// not nest, so the one around a read is found by binary search over their ranges.
+void summarize_own_reads(const Facts& f, FileSummary& s) {
+  std::vector<Id> tops;
+  std::unordered_set<std::string_view> names;
+  for (Id fn = 0; fn < f.m.funcs.size(); ++fn)
+    if (f.m.funcs[fn].cls == kNone && f.m.funcs[fn].parent == kNone && !f.m.funcs[fn].name.empty()) {
+      tops.push_back(fn);
+      names.insert(f.m.funcs[fn].name);
+    }
+  if (tops.empty()) return;
+  std::sort(tops.begin(), tops.end(), [&](Id a, Id b) { return f.m.funcs[a].range.begin < f.m.funcs[b].range.begin; });
+  std::set<std::pair<std::string_view, std::string_view>> reads;
+  auto read_at = [&](std::string_view name, uint32_t pos) {
+    if (!names.count(name)) return;
+    auto it = std::upper_bound(tops.begin(), tops.end(), pos,
+                               [&](uint32_t p, Id fn) { return p < f.m.funcs[fn].range.begin; });
+    std::string_view caller;
+    if (it != tops.begin() && pos < f.m.funcs[*std::prev(it)].range.end) caller = f.m.funcs[*std::prev(it)].name;
+    if (caller != name) reads.insert({caller, name});
+  };
+  for (const Expr& x : f.m.exprs) {
+    if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) {
+      read_at(x.text, x.range.begin);
+    } else if (x.kind == ExprKind::Literal && x.lit == LitKind::String && !x.text.empty() && x.text.size() <= 128) {
+      for_each_word(x.text, [&](std::string_view w) { read_at(w, x.range.begin); });
+    }
+  }
+  for (const auto& [caller, callee] : reads) s.own_reads.emplace_back(std::string(caller), std::string(callee));
+}
+
 }  // namespace
 
 void summarize_references(const Facts& f, const std::vector<Finding>& out, FileSummary& s) {
@@ -193,14 +242,7 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   // many times.)
   std::unordered_set<std::string_view> seen;
   auto add_words = [&](std::string_view t) {
-    size_t i = 0;
-    while (i < t.size()) {
-      while (i < t.size() && !(std::isalnum(static_cast<unsigned char>(t[i])) || t[i] == '_')) ++i;
-      size_t j = i;
-      while (j < t.size() && (std::isalnum(static_cast<unsigned char>(t[j])) || t[j] == '_')) ++j;
-      if (j > i && !std::isdigit(static_cast<unsigned char>(t[i]))) seen.insert(t.substr(i, j - i));
-      i = j;
-    }
+    for_each_word(t, [&](std::string_view w) { seen.insert(w); });
   };
   for (const Expr& x : f.m.exprs) {
     if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) seen.insert(x.text);
@@ -220,6 +262,10 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
     if (x.kids.empty()) continue;
     const Expr& callee = f.e(x.kids[0]);
     if (f.qual(x.kids[0]) == "fire.Fire") every_function = true;
+    const bool computed = x.kids.size() >= 2 && !(f.e(x.kids[1]).kind == ExprKind::Literal &&
+                                                   f.e(x.kids[1]).lit == LitKind::String);
+    // A module loaded by a computed name may be any module of the run.
+    if (in(f.qual(x.kids[0]), {"importlib.import_module", "__import__"}) && computed) s.dispatched_modules.push_back("*");
     if (callee.kind != ExprKind::Name) continue;
     // (`vars(args)` reads an object's fields; only `vars()` is the local namespace.)
     if (in(callee.text, {"globals", "locals"}) || (callee.text == "vars"sv && x.kids.size() == 1))
@@ -227,10 +273,16 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
     if (callee.text == "getattr"sv && x.kids.size() >= 3 &&
         !(f.e(x.kids[2]).kind == ExprKind::Literal && f.e(x.kids[2]).lit == LitKind::String)) {
       const Id obj = x.kids[1];
+      // `getattr(L, name)()` on an imported module reaches any of its functions.
+      if (f.e(obj).kind == ExprKind::Name)
+        if (auto a = f.m.aliases.find(f.e(obj).text); a != f.m.aliases.end()) s.dispatched_modules.push_back(a->second);
       Id k = f.dotted(obj) == "self"sv && c.func != kNone ? f.m.funcs[c.func].cls : f.instance_class(c.func, obj);
       if (k != kNone) dispatched_classes.insert(k);
     }
   }
+  // `globals()[name]()` reaches the functions a star import brought in too.
+  if (module_functions)
+    for (const std::string& mod : f.m.star_imports) s.dispatched_modules.push_back(mod);
   if (every_function || module_functions || !dispatched_classes.empty())
     for (const Function& fn : f.m.funcs)
       if (every_function || (module_functions && fn.cls == kNone && fn.parent == kNone) ||
@@ -247,21 +299,23 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   // its callers may live outside the tree (a web framework's handler, a library's API).
   // Methods, nested functions and the functions of a program are called from the tree.
   const bool program = f.is_program();
+  if (!program) summarize_own_reads(f, s);
   std::set<Id> holding;
   for (const Finding& fd : out) {
     if (fd.low_confidence || fd.suppressed) continue;
     for (Id fn = f.function_at(fd.range.begin); fn != kNone; fn = f.m.funcs[fn].parent) {
       if (!holding.insert(fn).second) continue;
       if (callable_without_its_name(f, fn)) continue;
-      if (!program && f.m.funcs[fn].cls == kNone && f.m.funcs[fn].parent == kNone) continue;
-      s.holding.push_back({f.m.funcs[fn].name, f.m.funcs[fn].range.begin, f.m.funcs[fn].range.end});
+      const bool interface = !program && f.m.funcs[fn].cls == kNone && f.m.funcs[fn].parent == kNone;
+      s.holding.push_back({f.m.funcs[fn].name, f.m.funcs[fn].range.begin, f.m.funcs[fn].range.end, interface});
     }
   }
 }
 
-void weaken_uncalled_in(FileResult& r, const FileSummary& s, const std::function<bool(const std::string&)>& uncalled) {
+void weaken_uncalled_in(FileResult& r, const FileSummary& s,
+                        const std::function<bool(const FileSummary::Holding&)>& uncalled) {
   for (const auto& h : s.holding) {
-    if (!uncalled(h.name)) continue;
+    if (!uncalled(h)) continue;
     if (std::find(r.uncalled.begin(), r.uncalled.end(), h.name) == r.uncalled.end()) r.uncalled.push_back(h.name);
     for (Finding& fd : r.findings)
       if (!fd.low_confidence && fd.range.begin >= h.begin && fd.range.begin < h.end)
@@ -269,12 +323,100 @@ void weaken_uncalled_in(FileResult& r, const FileSummary& s, const std::function
   }
 }
 
-void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries) {
-  std::unordered_set<std::string_view> read;
+namespace {
+
+std::string_view dir_of(std::string_view path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
+
+// Which files are helper modules of the run's programs: a loose Python module (no
+// `__init__.py` beside it in the run, so not part of a package anyone installs) that a program
+// of the run imports (`import d2l_torch as d2l` in a notebook beside it). Such a module is no
+// library's interface: its callers are the tree's own code, so its module-level functions are
+// judged like a program's.
+std::vector<bool> program_helper_modules(const std::vector<FileSummary>& summaries) {
+  std::vector<bool> helper(summaries.size());
+  std::unordered_set<std::string_view> package_dirs;
+  std::unordered_map<std::string_view, std::vector<size_t>> by_last;  // last module component -> files
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    const std::string& p = summaries[i].path;
+    const std::string_view base = std::string_view(p).substr(p.find_last_of('/') + 1);
+    if (base == "__init__.py") package_dirs.insert(dir_of(p));
+    const std::string& mod = summaries[i].module;
+    by_last[std::string_view(mod).substr(mod.find_last_of('.') + 1)].push_back(i);
+    for (const std::string& d : summaries[i].dispatched_modules)
+      if (d == "*") return helper;  // a module loaded by a computed name could be any of them
+  }
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    if (!summaries[i].program) continue;
+    const std::string pkg = package_of(summaries[i].module);
+    for (const std::string& imp : summaries[i].imports) {
+      if (imp.empty() || imp[0] == '.') continue;  // relative: inside a package
+      auto it = by_last.find(std::string_view(imp).substr(imp.find_last_of('.') + 1));
+      if (it == by_last.end()) continue;
+      for (size_t j : it->second) {
+        const std::string& pj = summaries[j].path;
+        if (j == i || pj.size() < 3 || pj.compare(pj.size() - 3, 3, ".py") != 0 || package_dirs.count(dir_of(pj))) continue;
+        // Python finds `import x.y` beside the program first (sys.path[0]); a dotted path may
+        // also start at the top of the tree (run with PYTHONPATH or -m). A single name
+        // elsewhere in the tree is some other program's module.
+        const bool beside = summaries[j].module == (pkg.empty() ? imp : pkg + "." + imp);
+        if (beside || (imp.find('.') != std::string::npos && module_is(summaries[j].module, imp))) helper[j] = true;
+      }
+    }
+  }
+  // What the run calls by a computed name (`getattr(L, name)()`) is an interface still.
   for (const FileSummary& s : summaries)
-    for (const std::string& n : s.referenced) read.insert(n);
-  for (size_t i = 0; i < results.size() && i < summaries.size(); ++i)
-    weaken_uncalled_in(results[i], summaries[i], [&](const std::string& n) { return read.count(n) == 0; });
+    for (const std::string& d : s.dispatched_modules)
+      if (auto it = by_last.find(std::string_view(d).substr(d.find_last_of('.') + 1)); it != by_last.end())
+        for (size_t j : it->second)
+          if (module_is(summaries[j].module, d)) helper[j] = false;
+  return helper;
+}
+
+}  // namespace
+
+void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries) {
+  // Each name read, with how many files read it (1 or 2: more does not matter) and one of them.
+  std::unordered_map<std::string_view, std::pair<int, size_t>> read;
+  for (size_t i = 0; i < summaries.size(); ++i)
+    for (const std::string& n : summaries[i].referenced) {
+      auto [it, fresh] = read.try_emplace(n, 1, i);
+      if (!fresh && it->second.second != i) it->second.first = 2;
+    }
+  const std::vector<bool> helper = program_helper_modules(summaries);
+  for (size_t i = 0; i < results.size() && i < summaries.size(); ++i) {
+    // A helper module's functions are live when another file reads their names, when the module
+    // reads them outside its functions, or when a live function of it reads them.
+    std::unordered_set<std::string_view> live;
+    if (helper[i]) {
+      std::vector<std::string_view> work;
+      auto reach = [&](std::string_view n) {
+        if (live.insert(n).second) work.push_back(n);
+      };
+      for (const auto& [caller, callee] : summaries[i].own_reads)
+        if (caller.empty()) reach(callee);
+      for (const auto& h : summaries[i].holding) {
+        auto it = read.find(h.name);
+        if (it != read.end() && (it->second.first > 1 || it->second.second != i)) reach(h.name);
+      }
+      for (const auto& [caller, callee] : summaries[i].own_reads) {
+        auto it = read.find(caller);
+        if (!caller.empty() && it != read.end() && (it->second.first > 1 || it->second.second != i)) reach(caller);
+      }
+      while (!work.empty()) {
+        const std::string_view n = work.back();
+        work.pop_back();
+        for (const auto& [caller, callee] : summaries[i].own_reads)
+          if (caller == n) reach(callee);
+      }
+    }
+    weaken_uncalled_in(results[i], summaries[i], [&](const FileSummary::Holding& h) {
+      if (h.interface) return helper[i] && !live.count(h.name);
+      return read.count(h.name) == 0;
+    });
+  }
 }
 
 std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,
@@ -287,6 +429,7 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     summary->imports_torch = torch;
     summary->imports = imported_modules(m);
     summarize_LL405(facts, *summary);
+    summarize_LL301(facts, *summary);
   }
   // Relevance: Python that reaches no torch (MXNet, TensorFlow, plain Python) has none of
   // the mechanisms the rules describe. C++ units are filtered before Clang runs.

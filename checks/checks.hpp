@@ -61,6 +61,9 @@ const std::vector<CheckEntry>& all_checks();
 // LL405's contribution to the cross-file facts (checks/project.hpp): functions that return a
 // distributed wrap, imported loader builders that feed a distributed training loop.
 void summarize_LL405(const Facts& f, FileSummary& out);
+// LL301's: the sizes of the file's module classes built with no arguments, and its module-level
+// functions that back-propagate (a sweep that hands its models to one trains each).
+void summarize_LL301(const Facts& f, FileSummary& out);
 
 // Code nothing calls (docs/impact.md): the names the file reads and the functions holding its
 // visible findings (FileSummary::referenced, ::holding).
@@ -70,7 +73,8 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
 void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries);
 // The same for one file, with the decision made (`uncalled`): the fix loop's re-lints keep the
 // run's decision (FileResult::uncalled) on the edited text.
-void weaken_uncalled_in(FileResult& r, const FileSummary& s, const std::function<bool(const std::string&)>& uncalled);
+void weaken_uncalled_in(FileResult& r, const FileSummary& s,
+                        const std::function<bool(const FileSummary::Holding&)>& uncalled);
 
 // Runs every enabled check over a lowered module; findings unsorted.
 std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::string& path,

@@ -17,14 +17,18 @@ std::string module_of_path(const std::string& path) {
   return p;
 }
 
-namespace {
+std::string package_of(const std::string& mod) {
+  size_t p = mod.rfind('.');
+  return p == std::string::npos ? "" : mod.substr(0, p);
+}
 
-// Does file module `mod` end with the dotted module name `q`?
 bool module_is(const std::string& mod, const std::string& q) {
   if (q.empty()) return false;
   const std::string m = "." + mod, s = "." + q;
   return m.size() >= s.size() && m.compare(m.size() - s.size(), s.size(), s) == 0;
 }
+
+namespace {
 
 // Does the qualified name `q` ("pkg.data.Frames", ".data.Frames") name `name` defined in
 // module `mod` ("src.pkg.data")? Matches on the longest common module suffix.
@@ -41,10 +45,6 @@ std::string last(const std::string& q) {
   return p == std::string::npos ? q : q.substr(p + 1);
 }
 
-std::string package_of(const std::string& mod) {
-  size_t p = mod.rfind('.');
-  return p == std::string::npos ? "" : mod.substr(0, p);
-}
 
 // The files among `candidates` that define what `q` names, as imported by `importer`.
 // Python resolves a relative import against the importer's package, and a script's plain
@@ -144,7 +144,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
-      synthetic_def, accumulating_def, eval_def;
+      synthetic_def, accumulating_def, eval_def, size_def, trainer_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -156,6 +156,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& c : files[i].synthetic_datasets) synthetic_def[c].push_back(i);
     for (const auto& cm : files[i].accumulating_methods) accumulating_def[cm.substr(0, cm.find('.'))].push_back(i);
     for (const auto& e : files[i].eval_leaving) eval_def[e.function].push_back(i);
+    for (const auto& [c, n] : files[i].model_sizes) size_def[c].push_back(i);
+    for (const auto& g : files[i].trainers) trainer_def[g].push_back(i);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {
@@ -196,6 +198,16 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
             if (std::find(v.begin(), v.end(), entry) == v.end()) v.push_back(entry);
           }
       }
+      // LL301: a model class of visible size, a trainer. Ambiguous definitions decide nothing.
+      if (auto z = size_def.find(last(q)); z != size_def.end()) {
+        std::vector<size_t> def = defining_files(q, i, z->second, files);
+        if (def.empty()) def = reexporting_files(q, i, z->second, files, by_last);
+        if (def.size() == 1)
+          for (const auto& [c, n] : files[def[0]].model_sizes)
+            if (c == last(q)) views[i].imported_model_sizes[q] = n;
+      }
+      if (auto t = trainer_def.find(last(q)); t != trainer_def.end() && defined(t->second))
+        views[i].imported_trainers.insert(q);
       auto a = accumulating_def.find(last(q));
       if (a != accumulating_def.end())
         for (size_t j : defining_files(q, i, a->second, files))

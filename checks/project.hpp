@@ -61,6 +61,11 @@ struct FileSummary {
   // Module-level functions that put a module they are handed in eval mode and never back in
   // train mode (`def evaluate(model, loader): model.eval(); ...`).
   std::vector<EvalLeaving> eval_leaving;
+  // LL301: module classes whose construction with no arguments has a visible size (every layer
+  // of literal size, or sized by the constructor's literal defaults), with their parameter
+  // count; module-level functions that back-propagate (a trainer handed the model).
+  std::vector<std::pair<std::string, long>> model_sizes;
+  std::vector<std::string> trainers;
   // Methods called by name across files (`decoder.generate(...)` on a value whose class the
   // file does not show): each such attribute name, and whether every such call in this file
   // runs with grad disabled. And this file's methods that no call resolves to whose entry
@@ -89,8 +94,18 @@ struct FileSummary {
   struct Holding {
     std::string name;
     uint32_t begin = 0, end = 0;
+    // A module-level function of a module that is not a program: the module's interface, unless
+    // the module is a helper of the run's programs (weaken_uncalled).
+    bool interface = false;
   };
   std::vector<Holding> holding;
+  // A module that is not a program: its module-level functions' names read in it, as
+  // {reading module-level function, or "" outside them; function read} (summarize_own_reads).
+  std::vector<std::pair<std::string, std::string>> own_reads;
+  // Modules this file reaches by a computed name: `getattr(L, name)` on an imported module,
+  // the modules a `globals()[name]` dispatch sees through star imports; "*" for a module loaded
+  // by a computed name (`importlib.import_module(name)`).
+  std::vector<std::string> dispatched_modules;
 };
 
 // What one file needs to know about the others.
@@ -113,6 +128,10 @@ struct ProjectView {
   // Imported functions (qualified, as this file imports them) that leave their argument in
   // eval mode: the argument's position and parameter name.
   std::map<std::string, std::vector<std::pair<int, std::string>>> eval_leaving_imports;
+  // Imported module classes (qualified, as this file imports them) of visible size, and
+  // imported functions that back-propagate (LL301's impact).
+  std::map<std::string, long> imported_model_sizes;
+  std::set<std::string> imported_trainers;
   // Methods of this file decided by the calls that name them: whether every such call in the
   // run's other files runs with grad disabled (only entries that change a decision).
   std::map<std::string, bool> external_method_calls;
@@ -124,12 +143,17 @@ struct ProjectView {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
-           synthetic_datasets.empty() && accumulating_imports.empty() && eval_leaving_imports.empty();
+           synthetic_datasets.empty() && accumulating_imports.empty() && eval_leaving_imports.empty() &&
+           imported_model_sizes.empty() && imported_trainers.empty();
   }
 };
 
 // Dotted module path of a file path: "src/pkg/data.py" -> "src.pkg.data".
 std::string module_of_path(const std::string& path);
+// The package of a dotted module path: "src.pkg.data" -> "src.pkg" ("" at the top).
+std::string package_of(const std::string& mod);
+// Does file module `mod` ("src.pkg.data") end with the dotted module name `q` ("pkg.data")?
+bool module_is(const std::string& mod, const std::string& q);
 
 // Joins the summaries; returns one view per file (empty when nothing applies).
 std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files);

@@ -253,10 +253,17 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"syn", summary.synthetic_datasets}, {"acc", summary.accumulating_methods},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
             {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced},
-            {"bpr", summary.backprop_results}, {"evn", summary.eval_named}};
+            {"bpr", summary.backprop_results}, {"evn", summary.eval_named},
+            {"dsm", summary.dispatched_modules}, {"trn", summary.trainers}};
   Json hf = Json::array();
-  for (const auto& h : summary.holding) hf.push_back(Json::array({h.name, h.begin, h.end}));
+  for (const auto& h : summary.holding) hf.push_back(Json::array({h.name, h.begin, h.end, h.interface}));
+  Json owr = Json::array();
+  for (const auto& [caller, callee] : summary.own_reads) owr.push_back(Json::array({caller, callee}));
   j["p"]["hf"] = std::move(hf);
+  j["p"]["owr"] = std::move(owr);
+  Json msz = Json::array();
+  for (const auto& [c, n] : summary.model_sizes) msz.push_back(Json::array({c, n}));
+  j["p"]["msz"] = std::move(msz);
   Json mc = Json::array();
   for (const auto& [name, off] : summary.method_calls) mc.push_back(Json::array({name, off}));
   j["p"]["mc"] = std::move(mc);
@@ -397,11 +404,21 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.referenced = strings(at(p, "ref"));
     s.backprop_results = strings(at(p, "bpr"));
     s.eval_named = strings(at(p, "evn"));
+    s.dispatched_modules = strings(at(p, "dsm"));
+    s.trainers = strings(at(p, "trn"));
+    for (const auto& c : arr(at(p, "msz"))) {
+      if (arr(c).size() != 2 || !c[1].is_number_integer() || c[1].get<int64_t>() < 0) throw Bad();
+      s.model_sizes.emplace_back(str(c[0]), static_cast<long>(c[1].get<int64_t>()));
+    }
     for (const auto& c : arr(at(p, "hf"))) {
-      if (arr(c).size() != 3 || !c[1].is_number_unsigned() || !c[2].is_number_unsigned()) throw Bad();
+      if (arr(c).size() != 4 || !c[1].is_number_unsigned() || !c[2].is_number_unsigned()) throw Bad();
       const uint64_t b = c[1].get<uint64_t>(), e = c[2].get<uint64_t>();
       if (b > e || e > UINT32_MAX) throw Bad();
-      s.holding.push_back({str(c[0]), static_cast<uint32_t>(b), static_cast<uint32_t>(e)});
+      s.holding.push_back({str(c[0]), static_cast<uint32_t>(b), static_cast<uint32_t>(e), boolean(c[3])});
+    }
+    for (const auto& c : arr(at(p, "owr"))) {
+      if (arr(c).size() != 2) throw Bad();
+      s.own_reads.emplace_back(str(c[0]), str(c[1]));
     }
     for (const auto& c : arr(at(p, "mc"))) {
       if (arr(c).size() != 2) throw Bad();

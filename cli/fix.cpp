@@ -67,8 +67,8 @@ FileResult shown(FileResult r, const Config& cfg) {
 // findings stay weak and their fixes are left alone.
 void keep_uncalled(FileResult& r, const FileSummary& summary, const FileResult& before) {
   if (before.uncalled.empty()) return;
-  weaken_uncalled_in(r, summary, [&](const std::string& n) {
-    return std::find(before.uncalled.begin(), before.uncalled.end(), n) != before.uncalled.end();
+  weaken_uncalled_in(r, summary, [&](const FileSummary::Holding& h) {
+    return std::find(before.uncalled.begin(), before.uncalled.end(), h.name) != before.uncalled.end();
   });
 }
 

@@ -947,6 +947,54 @@ class UncalledCode(Tmp):
         self.write("cli.py", cli.replace("import fire\n", "").replace("fire.Fire()", "print(vars(input()))"))
         self.assertEqual([f[3] for f in self.ll101(self.dir)], [True])
 
+    def test_a_helper_module_of_the_programs_is_no_interface(self):
+        # A loose module (no __init__.py beside it) that a program of the run imports is the
+        # programs' helper (a vendored `d2l_torch.py` beside a notebook): its module-level
+        # functions nobody names are dead code, as a program's are. In a package, or imported by
+        # no program, it stays an interface; a function the program calls stays live.
+        helper = self.LIB + ("\n\ndef evaluate(model, loader):\n    model.eval()\n"
+                             "    return [model(x.cuda()).argmax(1) for x in loader]\n")
+        self.write("lib.py", helper)
+        program = ("import torch\nimport lib as L\n\nif __name__ == '__main__':\n"
+                   "    print(L.evaluate(torch.nn.Linear(2, 2).cuda(), []))\n")
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False), ("lib.py", 11, "warning", False)])
+        self.write("main.py", program)
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "note", True), ("lib.py", 11, "warning", False)])
+        # Single files named: the callers may be elsewhere.
+        self.assertEqual(self.ll101(os.path.join(self.dir, "lib.py")),
+                         [("lib.py", 6, "warning", False), ("lib.py", 11, "warning", False)])
+        # A module that is not a program (no main guard, no loop at the top) is no program's caller.
+        self.write("main.py", program.replace("if __name__ == '__main__':\n    print", "def run():\n    print"))
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False), ("lib.py", 11, "warning", False)])
+        # In a package, the module may be imported from outside the tree.
+        self.write("main.py", program)
+        self.write("__init__.py", "")
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False), ("lib.py", 11, "warning", False)])
+        os.remove(os.path.join(self.dir, "__init__.py"))
+        # Called only by a function that nothing calls, it is still dead; reached from a live one
+        # (through the module's own name, as a vendored library calls itself), it is live.
+        self.write("lib.py", helper + "\n\ndef report(model, loader):\n    return L.predict(model, loader)\n")
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "note", True), ("lib.py", 11, "warning", False)])
+        self.write("main.py", program.replace("L.evaluate(", "L.report("))
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False), ("lib.py", 11, "note", True)])
+        # What a program reaches by a computed name is live: a function of the module looked up
+        # by name, any module loaded by name.
+        for call in ("getattr(L, input())(None, [])", "__import__(input()).predict(None, [])",
+                     "importlib.import_module(input())"):
+            self.write("main.py", "import importlib\n" + program + "    " + call + "\n")
+            self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False), ("lib.py", 11, "warning", False)])
+        # Python finds a single-name import beside the program: another directory's lib.py is not it.
+        self.write("main.py", program)
+        os.makedirs(os.path.join(self.dir, "other"))
+        os.rename(os.path.join(self.dir, "lib.py"), os.path.join(self.dir, "other", "lib.py"))
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False), ("lib.py", 11, "warning", False)])
+        os.rename(os.path.join(self.dir, "other", "lib.py"), os.path.join(self.dir, "lib.py"))
+        # Cached runs decide the same (the flag travels in the cache entry).
+        for _ in range(2):
+            rc, out, err = run(["--format", "json", "--show-low-confidence", self.dir])
+            weak = [f["line"] for f in json.loads(out)["findings"] if "nothing in the scanned tree calls" in f["message"]]
+            self.assertEqual(weak, [6])
+
     def test_a_method_torchscript_exports_is_called_by_name_elsewhere(self):
         # `@torch.jit.export` exposes the method to TorchScript callers (`run_method("score")` in
         # C++), whose names are not read; a grad switch decorator does not.
@@ -989,6 +1037,50 @@ class UncalledCode(Tmp):
             src = "".join(json.load(fh)["cells"][0]["source"]).splitlines()
         decorated = [src[i + 1].strip() for i, l in enumerate(src[:-1]) if "no_grad" in l]
         self.assertEqual(decorated, ["def validate(self, loader):"])
+
+
+class ModelSweepAcrossModules(Tmp):
+    """LL301's impact facts cross modules: a model class of another module of the project whose
+    layers all have visible sizes, built with no arguments, is small (weak, its count in the
+    message); a trainer of another module that back-propagates makes a sweep that hands it
+    each model a training sweep (weak). Otherwise the finding keeps its severity."""
+    NETS = ("import torch\nimport torch.nn as nn\n\n\nclass SmallNet(nn.Module):\n    def __init__(self, classes=10):\n"
+            "        super().__init__()\n        self.c1 = nn.Conv2d(1, 16, 3)\n        self.head = nn.Linear(16 * 26 * 26, classes)\n\n"
+            "    def forward(self, x):\n        return self.head(self.c1(x).relu().flatten(1))\n\n\n"
+            "class BigNet(nn.Module):\n    def __init__(self, width):\n        super().__init__()\n"
+            "        self.fc = nn.Linear(width, width)\n\n    def forward(self, x):\n        return self.fc(x)\n\n\n"
+            "def finetune(model, loader):\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x, y in loader:\n"
+            "        opt.zero_grad()\n        nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()\n"
+            "        opt.step()\n\n\ndef score(model, loader):\n    with torch.no_grad():\n"
+            "        return sum((model(x.cuda()).argmax(1) == y.cuda()).sum().item() for x, y in loader)\n")
+    SWEEP = ("import torch\nfrom nets import {cls}, {fn}\n\n\ndef sweep(paths, loader):\n    for p in paths:\n"
+             "        model = {cls}({args}).cuda()\n        model.load_state_dict(torch.load(p, map_location='cuda'))\n"
+             "        {fn}(model, loader)\n")
+
+    def ll301(self, *extra):
+        rc, out, err = run(["--format", "json", *extra, self.dir])
+        return [(os.path.basename(f["path"]), f["line"], f["severity"], f["message"].split("(low confidence: ")[-1][:40]
+                 if f.get("low_confidence") else "")
+                for f in json.loads(out)["findings"] if f["rule"] == "LL301"]
+
+    def test_small_model_class_of_another_module(self):
+        self.write("nets.py", self.NETS)
+        self.write("sweep.py", self.SWEEP.format(cls="SmallNet", fn="score", args=""))
+        for extra in (("--no-cache",), (), ()):   # uncached, cold, warm: the size travels in the cache entry
+            self.assertEqual(self.ll301(*extra), [("sweep.py", 7, "note", "the model has 108.3k parameters (about 1")])
+        # Arguments: the other module's sizes under them are not known here.
+        self.write("sweep.py", self.SWEEP.format(cls="SmallNet", fn="score", args="3"))
+        self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 7, "warning", "")])
+        self.write("sweep.py", self.SWEEP.format(cls="BigNet", fn="score", args="4096"))
+        self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 7, "warning", "")])
+
+    def test_sweep_trained_by_a_function_of_another_module(self):
+        self.write("nets.py", self.NETS)
+        self.write("sweep.py", self.SWEEP.format(cls="BigNet", fn="finetune", args="4096"))
+        self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 7, "note", "each iteration trains with the model it ")])
+        # Named alone, the sweep's trainer is unknown.
+        rc, out, err = run(["--format", "json", "--no-cache", os.path.join(self.dir, "sweep.py")])
+        self.assertEqual([f["severity"] for f in json.loads(out)["findings"] if f["rule"] == "LL301"], ["warning"])
 
 
 class Relevance(Tmp):

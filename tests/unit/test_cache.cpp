@@ -88,7 +88,11 @@ FileSummary sample_summary() {
   s.referenced = {"evaluate", "getattr", "model"};
   s.backprop_results = {"sample"};
   s.eval_named = {"predict", "sample"};
-  s.holding = {{"sample", 120, 480}};
+  s.holding = {{"sample", 120, 480, true}};
+  s.own_reads = {{"", "sample"}, {"train", "evaluate"}};
+  s.dispatched_modules = {"lib", "*"};
+  s.model_sizes = {{"Net", 266610}};
+  s.trainers = {"train_one"};
   return s;
 }
 
@@ -162,6 +166,11 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.holding[0].name, "sample");
   EXPECT_EQ(s.holding[0].begin, 120u);
   EXPECT_EQ(s.holding[0].end, 480u);
+  EXPECT_TRUE(s.holding[0].interface);
+  EXPECT_EQ(s.own_reads, sample_summary().own_reads);
+  EXPECT_EQ(s.dispatched_modules, sample_summary().dispatched_modules);
+  EXPECT_EQ(s.model_sizes, sample_summary().model_sizes);
+  EXPECT_EQ(s.trainers, sample_summary().trainers);
 }
 
 TEST(CacheCodec, EntryHoldsNoEditText) {
@@ -210,7 +219,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20]]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"trn":["fit"],"msz":[["Net",100]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -223,6 +232,11 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
     FileSummary ss;
     return !decode_payload(p, false, o, ss);
   };
+  EXPECT_TRUE(bad("[\"sample\",10,20,false]", "[\"sample\",10,20]"));
+  EXPECT_TRUE(bad("[\"\",\"sample\"]", "[\"sample\"]"));
+  EXPECT_TRUE(bad("[\"Net\",100]", "[\"Net\",-1]"));
+  EXPECT_TRUE(bad("[\"Net\",100]", "[\"Net\",\"100\"]"));
+  EXPECT_TRUE(bad("\"trn\":[\"fit\"]", "\"trn\":[1]"));
   EXPECT_TRUE(bad("[1,2,", "[-1,2,"));
   EXPECT_TRUE(bad("[1,2,", "[1e300,2,"));
   EXPECT_TRUE(bad("[1,2,", "[1.5,2,"));
@@ -248,9 +262,9 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"infer\",true]", "[\"infer\"]"));
   EXPECT_TRUE(bad(",\"om\":[\"generate\"]", ""));
   EXPECT_TRUE(bad(",\"ref\":[\"evaluate\"]", ""));  // what the run's files read decides dead code
-  EXPECT_TRUE(bad("[\"sample\",10,20]", "[\"sample\",20,10]"));
-  EXPECT_TRUE(bad("[\"sample\",10,20]", "[\"sample\",-1,20]"));
-  EXPECT_TRUE(bad("[\"sample\",10,20]", "[\"sample\",10]"));
+  EXPECT_TRUE(bad("[\"sample\",10,20,", "[\"sample\",20,10,"));
+  EXPECT_TRUE(bad("[\"sample\",10,20,", "[\"sample\",-1,20,"));
+  EXPECT_TRUE(bad("[\"sample\",10,20,false]", "[\"sample\",10,false]"));
   EXPECT_TRUE(bad("\"m\":\"x\"}", "\"m\":\"x\",\"u\":1}"));
   EXPECT_TRUE(bad("{\"f\"", "[{\"f\""));
   FileResult o;
