@@ -5,7 +5,6 @@
 #include <cctype>
 
 #include "checks/common.hpp"
-#include "checks/flow.hpp"
 #include "checks/project.hpp"
 #include "checks/relevance.hpp"
 
@@ -19,25 +18,6 @@ bool mentions(const Facts& f, Id x, const std::string& d) {
     return !hit;
   });
   return hit;
-}
-
-// Is the device `x` the CPU where it is read: `"cpu"`, `torch.device("cpu")`, or a name or
-// attribute whose every binding that reaches it is one (`args.device = "cpu"` earlier in the
-// iteration, whatever it held before).
-bool cpu_at(const Facts& f, Id x) {
-  if (f.cpu_device_value(x)) return true;
-  const Expr& e = f.e(x);
-  if (e.kind != ExprKind::Name && e.kind != ExprKind::Attribute) return false;
-  const std::string d = f.dotted(x);
-  const Id st = f.stmt_of(x);
-  if (d.empty() || st == kNone) return false;
-  // (Every path must bind it here: a parameter or an attribute set elsewhere may hold a GPU.)
-  bool outside = false;
-  const std::vector<Def> defs = f.flow().reaching(st, d, &outside);
-  if (outside || defs.empty()) return false;
-  for (const Def& df : defs)
-    if (df.kind != DefKind::Assign || df.value == kNone || !f.cpu_device_value(df.value)) return false;
-  return true;
 }
 
 // `del x`, `x = None`, `x.cpu()`, `x.to("cpu")` (also through a device bound to the CPU) among
@@ -57,7 +37,7 @@ bool releases(const Facts& f, const std::vector<Id>& stmts, const std::string& d
       const std::string& a = f.callee_attr(s.value);
       if (f.dotted(f.callee_receiver(s.value)) == d &&
           (a == "cpu"sv || (a == "to"sv && f.arg(s.value, 0, "device") != kNone &&
-                            cpu_at(f, f.arg(s.value, 0, "device")))))
+                            f.cpu_device_at(f.arg(s.value, 0, "device")))))
         return true;
     }
   }

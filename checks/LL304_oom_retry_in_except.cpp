@@ -3,19 +3,142 @@
 #include <set>
 
 #include "checks/common.hpp"
+#include "checks/facts.hpp"
 
 namespace ll {
 namespace {
+
+// An expression that names an out-of-memory error: a string holding its message, or the
+// exception type (`isinstance(e, torch.cuda.OutOfMemoryError)`).
+bool oom_leaf(const Facts& f, Id x) {
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::Literal && e.lit == LitKind::String)
+    return e.text.find("out of memory") != std::string::npos || e.text.find("CUDA out of") != std::string::npos ||
+           e.text.find("OutOfMemory") != std::string::npos;
+  if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) return e.text == "OutOfMemoryError"sv;
+  return false;
+}
+
+// Is the test true only for an out-of-memory error (+1: `"out of memory" in str(e)`,
+// `isinstance(e, torch.cuda.OutOfMemoryError)`), only for other errors (-1: `"out of memory"
+// not in str(e)`), or is that unknown (0)?
+int oom_polarity(const Facts& f, Id t, int depth = 0) {
+  if (t == kNone || depth > 8) return 0;
+  const Expr& e = f.e(t);
+  if (e.kind == ExprKind::UnaryOp && e.text == "not"sv && !e.kids.empty()) return -oom_polarity(f, e.kids[0], depth + 1);
+  if (e.kind == ExprKind::BoolOp) {
+    int plus = 0, minus = 0, unknown = 0;
+    for (Id k : e.kids) {
+      const int p = oom_polarity(f, k, depth + 1);
+      (p > 0 ? plus : p < 0 ? minus : unknown)++;
+    }
+    if (e.text == "and"sv) return plus ? 1 : minus ? -1 : 0;  // true only when each operand is
+    if (unknown == 0 && minus == 0) return 1;
+    if (unknown == 0 && plus == 0) return -1;
+    return 0;
+  }
+  if (e.kind == ExprKind::Compare && e.kids.size() == 2 && (oom_leaf(f, e.kids[0]) || oom_leaf(f, e.kids[1]))) {
+    if (e.text == "in"sv || e.text == "=="sv) return 1;
+    if (e.text == "not in"sv || e.text == "!="sv) return -1;
+    return 0;
+  }
+  if (e.kind == ExprKind::Call && e.kids.size() == 3 && f.dotted(e.kids[0]) == "isinstance" && oom_leaf(f, e.kids[2]))
+    return 1;
+  // `str(e).startswith("CUDA out of memory")`
+  if (e.kind == ExprKind::Call && e.kids.size() == 2 && in(f.callee_attr(t), {"startswith", "endswith", "__contains__"}) &&
+      oom_leaf(f, e.kids[1]))
+    return 1;
+  return 0;
+}
+
+// Does the body always leave (its last statement raises, returns, breaks or continues)?
+bool always_leaves(const Facts& f, const std::vector<Id>& body) {
+  if (body.empty()) return false;
+  const StmtKind k = f.m.s(body.back()).kind;
+  return k == StmtKind::Raise || k == StmtKind::Return || k == StmtKind::Break || k == StmtKind::Continue;
+}
+
+// On the way from the handler's entry to position `at`, which errors get there: only
+// out-of-memory ones (+1: inside `if "out of memory" in str(e):`, or after `if "out of memory"
+// not in str(e): raise`), only others (-1: after `if "out of memory" in str(e): raise`, or in
+// the else branch of that test), or unknown (0). Conflicting tests count as "only others".
+int path_polarity(const Facts& f, const std::vector<Id>& body, uint32_t at, int depth = 0) {
+  auto combine = [](int a, int b) { return a < 0 || b < 0 ? -1 : a > 0 || b > 0 ? 1 : 0; };
+  int acc = 0;
+  if (depth > 32) return 0;
+  for (Id sid : body) {
+    const Stmt& s = f.m.s(sid);
+    if (s.range.begin <= at && at < s.range.end) {
+      auto within = [&](const std::vector<Id>& b) {
+        return !b.empty() && f.m.s(b.front()).range.begin <= at && at < f.m.s(b.back()).range.end;
+      };
+      if (s.kind == StmtKind::If && within(s.body))
+        return combine(acc, combine(oom_polarity(f, s.value), path_polarity(f, s.body, at, depth + 1)));
+      if (s.kind == StmtKind::If && within(s.orelse))
+        return combine(acc, combine(-oom_polarity(f, s.value), path_polarity(f, s.orelse, at, depth + 1)));
+      for (const std::vector<Id>* b : {&s.body, &s.orelse, &s.finalbody})
+        if (within(*b)) return combine(acc, path_polarity(f, *b, at, depth + 1));
+      for (const Handler& h : s.handlers)
+        if (within(h.body)) return combine(acc, path_polarity(f, h.body, at, depth + 1));
+      return acc;
+    }
+    if (s.range.end <= at && s.kind == StmtKind::If && s.orelse.empty() && always_leaves(f, s.body))
+      acc = combine(acc, -oom_polarity(f, s.value));
+  }
+  return acc;
+}
+
+// Does the handler move the retry to the CPU before it runs: the model it calls, or an input it
+// is handed, moved there (`model.to("cpu")`, `x = x.cpu()`, `model.to(device)` after `device =
+// "cpu"`) or made by a function named for it (`cpu_batch = move_tensors_to_cpu(batch)`)? A
+// retry on the CPU does not compete with the GPU memory the traceback pins.
+bool retried_on_the_cpu(const Facts& f, const Handler& h, Id call) {
+  const uint32_t at = f.e(call).range.begin;
+  auto to_cpu = [&](Id v) {
+    if (v == kNone || f.e(v).kind != ExprKind::Call) return false;
+    const std::string& a = f.callee_attr(v);
+    if (a == "cpu"sv && f.e(v).kids.size() == 1) return true;
+    if (a == "to"sv && f.cpu_device_at(f.arg(v, 0, "device"))) return true;
+    const std::string& d = f.dotted(f.e(v).kids[0]);
+    for (const auto& t : Facts::name_tokens(d.substr(d.rfind('.') == std::string::npos ? 0 : d.rfind('.') + 1)))
+      if (t == "cpu"sv) return true;
+    return false;
+  };
+  std::string model = f.dotted(f.e(call).kids[0]);
+  if (model.size() > 8 && model.compare(model.size() - 8, 8, ".forward") == 0) model.resize(model.size() - 8);
+  std::set<std::string> on_cpu;  // names bound to a value moved to the CPU, models moved in place
+  std::vector<Id> work(h.body.begin(), h.body.end());
+  for (size_t i = 0; i < work.size() && i < 4096; ++i) {
+    const Stmt& s = f.m.s(work[i]);
+    if (s.range.begin >= at) continue;
+    for (Id b : s.body) work.push_back(b);
+    for (Id b : s.orelse) work.push_back(b);
+    if (s.range.end > at) continue;
+    if (s.kind == StmtKind::Expr && to_cpu(s.value) && f.callee_receiver(s.value) != kNone)
+      on_cpu.insert(f.dotted(f.callee_receiver(s.value)));
+    if (s.kind == StmtKind::Assign && to_cpu(s.value))
+      for (Id t : s.targets) on_cpu.insert(f.dotted(t));
+  }
+  on_cpu.erase("");
+  if (!model.empty() && on_cpu.count(model)) return true;
+  const Expr& x = f.e(call);
+  for (size_t k = 1; k < x.kids.size(); ++k) {
+    bool hit = false;
+    for_each_expr(f.m, x.kids[k], [&](Id y) {
+      hit = hit || to_cpu(y) || on_cpu.count(f.dotted(y)) != 0;
+      return !hit;
+    });
+    if (hit) return true;
+  }
+  return false;
+}
 
 bool mentions_oom_text(const Facts& f, const std::vector<Id>& stmts, Id extra = kNone) {
   auto has = [&](Id root) {
     bool hit = false;
     for_each_expr(f.m, root, [&](Id x) {
       const Expr& e = f.e(x);
-      if (e.kind == ExprKind::Literal && e.lit == LitKind::String &&
-          (e.text.find("out of memory") != std::string::npos || e.text.find("CUDA out of") != std::string::npos ||
-           e.text.find("OutOfMemory") != std::string::npos))
-        hit = true;
+      if (oom_leaf(f, x)) hit = true;
       return !hit;
     });
     return hit;
@@ -227,6 +350,10 @@ void check_LL304(CheckContext& ctx) {
     if (retry.empty()) continue;
     std::string what = catches_oom(f, tr, h);
     if (what.empty() || calling_convention_fallback(f, tr, c.call)) continue;
+    // The retry runs only for errors other than out-of-memory ones (`if "out of memory" in
+    // str(e): raise` before it), or it runs on the CPU: not a retry next to the failed GPU memory.
+    const int path = path_polarity(f, h.body, f.e(c.call).range.begin);
+    if (path < 0 || retried_on_the_cpu(f, h, c.call)) continue;
     // A broad catch (nothing says it is about memory) whose handler runs the work without an
     // input the try body built: the failure it expects is that input's.
     if (!explicitly_oom(f, h) && drops_an_input_built_in_try(f, tr, c.call)) continue;
@@ -239,7 +366,7 @@ void check_LL304(CheckContext& ctx) {
     // A broad catch around a forward (`except Exception:`) says nothing about memory: the
     // handler may be a fallback for any other error (a constructor's signature, a missing
     // input, an error report). The finding stands on the shape alone: weak evidence.
-    Finding* fd = explicitly_oom(f, h)
+    Finding* fd = explicitly_oom(f, h) || path > 0
                       ? ctx.report("LL304", f.e(c.call).range, message)
                       : ctx.report_weak("LL304", f.e(c.call).range, message,
                                         "nothing in the handler says the error it catches is an out-of-memory one");

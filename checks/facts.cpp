@@ -479,6 +479,22 @@ bool Facts::cpu_device_value(Id v) const {
   return true;
 }
 
+bool Facts::cpu_device_at(Id x) const {
+  if (x == kNone) return false;
+  if (cpu_device_value(x)) return true;
+  const Expr& ex = e(x);
+  if (ex.kind != ExprKind::Name && ex.kind != ExprKind::Attribute) return false;
+  const std::string d = dotted(x);
+  const Id st = stmt_of(x);
+  if (d.empty() || st == kNone) return false;
+  bool outside = false;
+  const std::vector<Def> defs = flow().reaching(st, d, &outside);
+  if (outside || defs.empty()) return false;
+  for (const Def& df : defs)
+    if (df.kind != DefKind::Assign || df.value == kNone || !cpu_device_value(df.value)) return false;
+  return true;
+}
+
 int Facts::push_loop(Loop l) {
   loops.push_back(std::move(l));
   return static_cast<int>(loops.size() - 1);

@@ -337,6 +337,10 @@ class Facts {
   bool follows_a_tensor(Id x) const;  // `x.device` of a parameter, `next(m.parameters()).device`
   // `"cpu"`, `torch::kCPU`, `torch.device("cpu")`, `torch::Device(torch::kCPU)`.
   bool cpu_device_value(Id expr) const;
+  // Is the device `x` the CPU where it is read: `"cpu"`, `torch.device("cpu")`, or a name or
+  // attribute that every path binds to one right there (`args.device = "cpu"` earlier in the
+  // iteration, whatever it held before)? A parameter or an attribute set elsewhere may hold a GPU.
+  bool cpu_device_at(Id x) const;
   // Impact policy: a program (a notebook, a script with top-level loops or a main guard, a
   // C++ file with main()) in which nothing can place a tensor on a GPU: no CUDA, GPU,
   // device or accelerator name, string or API, no distributed or Lightning-style trainer.

@@ -1083,6 +1083,19 @@ class ModelSweepAcrossModules(Tmp):
         self.assertEqual([f["severity"] for f in json.loads(out)["findings"] if f["rule"] == "LL301"], ["warning"])
 
 
+class OomHandlerSeverity(Tmp):
+    """LL304 reports at full severity a retry that only an out-of-memory error reaches, even in a
+    broad `except Exception`: after `if not isinstance(e, torch.cuda.OutOfMemoryError): raise`, or
+    inside `if isinstance(e, ...)`. (Fixture files sit under tests/, which is test code: weak there.)"""
+    def test_retries_that_only_an_oom_error_reaches_are_full(self):
+        fixtures = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "LL304")
+        with open(os.path.join(fixtures, "bad_oom_retry_after_other_errors_are_reraised.py")) as fh:
+            self.write("retry.py", fh.read())
+        rc, out, err = run(["--format", "json", "--no-cache", self.dir])
+        found = [(f["line"], f["severity"]) for f in json.loads(out)["findings"] if f["rule"] == "LL304"]
+        self.assertEqual(found, [(14, "warning"), (23, "warning"), (32, "warning")])
+
+
 class Relevance(Tmp):
     LOOP = ("\n\ndef validate(model, val_loader):\n    outs = []\n    for x in val_loader:\n"
             "        outs.append(model(x).argmax(-1))\n    return outs\n")
