@@ -1997,7 +1997,14 @@ bool Facts::compute_is_model_call(const CallSite& c) const {
   }
   if (ce.kind == ExprKind::Name || ce.kind == ExprKind::Attribute || ce.kind == ExprKind::Subscript) {
     if (ce.kind == ExprKind::Name && ce.text == "self"sv) return func_is_method_of_module(c.func);
-    return is_model_value(c.func, callee) && !(model_by_name(c.func, callee) && builds_modules(callee));
+    if (!is_model_value(c.func, callee)) return false;
+    if (!model_by_name(c.func, callee)) return true;
+    if (builds_modules(callee)) return false;
+    // Named like a model but handed one (`pruner.prune_model(model)`, `quantize_model(net)`):
+    // an operation on that model, not a forward, which takes tensors.
+    for (size_t k = 1; k < call.kids.size(); ++k)
+      if (e(call.kids[k]).kind != ExprKind::Call && is_model_value(c.func, call.kids[k])) return false;
+    return true;
   }
   return false;
 }
