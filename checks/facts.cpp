@@ -124,6 +124,12 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
 
   collect_bindings();
   // Decorators and framework contexts.
+  // Lightning calls a module's (or a mixin's) `validation_step` / `test_step` / `predict_step`
+  // by name, with grad disabled: in a file that imports it, the hook names say so.
+  bool imports_lightning = false;
+  for (const auto& [local, q] : m.aliases)
+    for (std::string_view fw : {"lightning", "pytorch_lightning"})
+      imports_lightning = imports_lightning || q == fw || starts_with(q, std::string(fw) + ".");
   for (Id f = 0; f < nf; ++f) {
     for (Id d : m.funcs[f].decorators) {
       Id target = d;
@@ -150,7 +156,7 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
     }
     Id cls = m.funcs[f].cls;
     if (cls != kNone && in(m.funcs[f].name, {"validation_step", "test_step", "predict_step"}) &&
-        class_derives(cls, {"LightningModule"}))
+        (class_derives(cls, {"LightningModule"}) || imports_lightning))
       framework_off_[f] = 1;
   }
   // Walk everything.
