@@ -1370,13 +1370,38 @@ FileSummary Facts::summarize() const {
   // Methods called by name (the join matches them with other files' methods): one entry per
   // attribute name; and this file's methods that only such calls turned off.
   {
-    std::map<std::string, bool> by_name;
-    for (const auto& [name, sites] : name_callers_) {
-      bool all = true;
-      for (int ci : sites) all = all && (grad_off(calls[ci]) || in_module_forward(calls[ci].func));
-      by_name[name] = all;
-    }
+    // A call made from a method of the same name (`super().eval_step(batch)` in an override,
+    // `self.inner.eval_step(batch)` in a wrapper's) runs in the mode that method was entered
+    // with, which the calls naming it decide: it counts only when no other call in the run
+    // names the method (method_calls_from_namesakes; join_summaries).
+    std::map<std::string, bool> by_name, from_namesakes;
+    for (const auto& [name, sites] : name_callers_)
+      for (int ci : sites) {
+        const bool namesake = calls[ci].func != kNone && m.funcs[calls[ci].func].name == name;
+        auto [it, fresh] = (namesake ? from_namesakes : by_name).try_emplace(name, true);
+        it->second = it->second && (grad_off(calls[ci]) || in_module_forward(calls[ci].func));
+      }
     out.method_calls.assign(by_name.begin(), by_name.end());
+    out.method_calls_from_namesakes.assign(from_namesakes.begin(), from_namesakes.end());
+    // Calls on `self`, for the subclasses other files define (join_summaries).
+    std::map<std::pair<std::string, std::string>, bool> on_self;
+    for (const CallSite& c : calls) {
+      const Id callee = e(c.call).kids[0];
+      if (e(callee).kind != ExprKind::Attribute || e(callee).kids.empty() || c.func == kNone) continue;
+      const Expr& obj = e(e(callee).kids[0]);
+      const Id k = class_of(c.func);
+      if (k == kNone || obj.kind != ExprKind::Name || obj.text != "self"sv) continue;
+      auto [it, fresh] = on_self.try_emplace({m.classes[k].name, e(callee).text}, true);
+      it->second = it->second && (grad_off(c) || in_module_forward(c.func));
+    }
+    for (const auto& [key, off] : on_self) out.self_calls.emplace_back(key.first, key.second, off);
+    for (Id k = 0; k < m.classes.size(); ++k)
+      for (Id b : m.classes[k].bases) {
+        const std::string d = dotted(b);
+        if (d.empty()) continue;
+        const std::string q = d.find('.') == std::string::npos && classes_by_name_.count(d) ? d : imported_name(m, d);
+        if (!q.empty()) out.class_bases.emplace_back(m.classes[k].name, q);
+      }
     for (Id f = 0; f < m.funcs.size(); ++f)
       if (entry_off_[f] && !decorated_off_[f] && !framework_off_[f] && called_by_name(f))
         out.name_off_methods.push_back(m.funcs[f].name);

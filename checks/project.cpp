@@ -233,24 +233,78 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   // every call in the other files runs with grad disabled; one this file's own calls turned
   // off turns back on when another file calls it with grad.
   {
-    std::unordered_map<std::string, std::vector<std::pair<size_t, bool>>> by_name;  // name -> (file, all off)
-    for (size_t i = 0; i < files.size(); ++i)
+    std::unordered_map<std::string, std::vector<std::pair<size_t, bool>>> by_name, namesakes;  // name -> (file, all off)
+    for (size_t i = 0; i < files.size(); ++i) {
       for (const auto& [name, off] : files[i].method_calls) by_name[name].emplace_back(i, off);
-    auto others_all_off = [&](size_t j, const std::string& name, bool* any) {
-      bool all = true;
-      *any = false;
-      auto it = by_name.find(name);
-      if (it != by_name.end())
-        for (const auto& [i, off] : it->second)
-          if (i != j) { *any = true; all = all && off; }
+      for (const auto& [name, off] : files[i].method_calls_from_namesakes) namesakes[name].emplace_back(i, off);
+    }
+    // `inherited`: the calls on `self` of file j's classes' bases in other files, if any
+    // (+1 all with grad disabled, 0 not all, -1 none).
+    auto others_all_off = [&](size_t j, const std::string& name, bool* any, int inherited = -1) {
+      bool all = inherited != 0;
+      *any = inherited >= 0;
+      for (const auto* index : {&by_name, &namesakes}) {
+        if (*any && index == &namesakes) break;  // calls from namesakes count only when nothing else names it
+        auto it = index->find(name);
+        if (it != index->end())
+          for (const auto& [i, off] : it->second)
+            if (i != j) { *any = true; all = all && off; }
+      }
       return all;
     };
+    // A subclass's override receives the calls its bases in other files make on `self`.
+    std::unordered_map<std::string, std::vector<size_t>> class_files;  // class with self calls or bases -> files
+    for (size_t i = 0; i < files.size(); ++i) {
+      std::set<std::string> named;
+      for (const auto& sc : files[i].self_calls) named.insert(std::get<0>(sc));
+      for (const auto& cb : files[i].class_bases) named.insert(cb.first);
+      for (const auto& n : named) class_files[n].push_back(i);
+    }
+    // method -> whether every inherited self call runs with grad disabled, for file j's classes.
+    auto inherited = [&](size_t j) {
+      std::map<std::string, bool> out;
+      std::vector<std::pair<size_t, std::string>> work;  // (file, class) ancestors outside j
+      std::set<std::pair<size_t, std::string>> seen;
+      auto up = [&](size_t i, const std::string& cls) {
+        for (const auto& [k, base] : files[i].class_bases) {
+          if (k != cls) continue;
+          if (base.find('.') == std::string::npos) {  // a class of the same file
+            if (seen.insert({i, base}).second) work.emplace_back(i, base);
+            continue;
+          }
+          auto it = class_files.find(last(base));
+          if (it == class_files.end()) continue;
+          for (size_t d : defining_files(base, i, it->second, files))
+            if (d != j && seen.insert({d, last(base)}).second) work.emplace_back(d, last(base));
+        }
+      };
+      std::set<std::string> own;
+      for (const auto& cb : files[j].class_bases) own.insert(cb.first);
+      for (const auto& k : own) up(j, k);
+      for (size_t w = 0; w < work.size() && w < 64; ++w) {
+        const auto [i, cls] = work[w];
+        // (j's own classes' calls on self are j's own callers already)
+        for (const auto& [k, method, off] : files[i].self_calls)
+          if (k == cls && i != j) {
+            auto [it, fresh] = out.try_emplace(method, off);
+            it->second = it->second && off;
+          }
+        up(i, cls);
+      }
+      return out;
+    };
     for (size_t j = 0; j < files.size(); ++j) {
+      if (files[j].open_methods.empty() && files[j].name_off_methods.empty()) continue;
+      const std::map<std::string, bool> from_bases = files[j].class_bases.empty() ? std::map<std::string, bool>() : inherited(j);
+      auto all_off = [&](const std::string& name, bool* any) {
+        auto it = from_bases.find(name);
+        return others_all_off(j, name, any, it == from_bases.end() ? -1 : it->second ? 1 : 0);
+      };
       bool any = false;
       for (const auto& name : files[j].open_methods)
-        if (others_all_off(j, name, &any) && any) views[j].external_method_calls[name] = true;
+        if (all_off(name, &any) && any) views[j].external_method_calls[name] = true;
       for (const auto& name : files[j].name_off_methods)
-        if (!others_all_off(j, name, &any) && any) views[j].external_method_calls[name] = false;
+        if (!all_off(name, &any) && any) views[j].external_method_calls[name] = false;
     }
   }
   // Functions named like evaluation that another file trains through.

@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ll {
@@ -72,6 +73,15 @@ struct FileSummary {
   // grad mode other files' calls could change: `open_methods` still run with grad (they hold
   // a finding that depends on it), `name_off_methods` were turned off by this file's calls.
   std::vector<std::pair<std::string, bool>> method_calls;
+  // The same for the calls made from a method of the same name (`super().eval_step(batch)`):
+  // they decide only when no other call of the run names the method.
+  std::vector<std::pair<std::string, bool>> method_calls_from_namesakes;
+  // Calls on `self` in this file's classes, per (class, method): whether every one runs with
+  // grad disabled. Another file's subclass that overrides the method receives them (a base's
+  // `with torch.no_grad(): self.eval_step(batch)`). And each class's bases: a same-file class
+  // by its name, an imported one by its qualified name.
+  std::vector<std::tuple<std::string, std::string, bool>> self_calls;
+  std::vector<std::pair<std::string, std::string>> class_bases;
   std::vector<std::string> open_methods;
   std::vector<std::string> name_off_methods;
   // The impact policy across files (docs/impact.md): is the file a program (a notebook, a

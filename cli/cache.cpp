@@ -261,12 +261,21 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   for (const auto& [caller, callee] : summary.own_reads) owr.push_back(Json::array({caller, callee}));
   j["p"]["hf"] = std::move(hf);
   j["p"]["owr"] = std::move(owr);
+  Json slc = Json::array();
+  for (const auto& [k, method, off] : summary.self_calls) slc.push_back(Json::array({k, method, off}));
+  j["p"]["slc"] = std::move(slc);
+  Json cbs = Json::array();
+  for (const auto& [k, base] : summary.class_bases) cbs.push_back(Json::array({k, base}));
+  j["p"]["cbs"] = std::move(cbs);
   Json msz = Json::array();
   for (const auto& [c, n] : summary.model_sizes) msz.push_back(Json::array({c, n}));
   j["p"]["msz"] = std::move(msz);
   Json mc = Json::array();
   for (const auto& [name, off] : summary.method_calls) mc.push_back(Json::array({name, off}));
   j["p"]["mc"] = std::move(mc);
+  Json mcn = Json::array();
+  for (const auto& [name, off] : summary.method_calls_from_namesakes) mcn.push_back(Json::array({name, off}));
+  j["p"]["mcn"] = std::move(mcn);
   Json feeds = Json::array();
   for (const auto& [q, element] : summary.distributed_feeds) feeds.push_back(Json::array({q, element}));
   j["p"]["df"] = std::move(feeds);
@@ -416,6 +425,14 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       if (b > e || e > UINT32_MAX) throw Bad();
       s.holding.push_back({str(c[0]), static_cast<uint32_t>(b), static_cast<uint32_t>(e), boolean(c[3])});
     }
+    for (const auto& c : arr(at(p, "slc"))) {
+      if (arr(c).size() != 3) throw Bad();
+      s.self_calls.emplace_back(str(c[0]), str(c[1]), boolean(c[2]));
+    }
+    for (const auto& c : arr(at(p, "cbs"))) {
+      if (arr(c).size() != 2) throw Bad();
+      s.class_bases.emplace_back(str(c[0]), str(c[1]));
+    }
     for (const auto& c : arr(at(p, "owr"))) {
       if (arr(c).size() != 2) throw Bad();
       s.own_reads.emplace_back(str(c[0]), str(c[1]));
@@ -423,6 +440,10 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     for (const auto& c : arr(at(p, "mc"))) {
       if (arr(c).size() != 2) throw Bad();
       s.method_calls.emplace_back(str(c[0]), boolean(c[1]));
+    }
+    for (const auto& c : arr(at(p, "mcn"))) {
+      if (arr(c).size() != 2) throw Bad();
+      s.method_calls_from_namesakes.emplace_back(str(c[0]), boolean(c[1]));
     }
     for (const auto& c : arr(at(p, "df"))) {
       if (arr(c).size() != 2 || !c[1].is_number_integer()) throw Bad();

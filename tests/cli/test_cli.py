@@ -1096,6 +1096,51 @@ class OomHandlerSeverity(Tmp):
         self.assertEqual(found, [(14, "warning"), (23, "warning"), (32, "warning")])
 
 
+class InheritedSelfCalls(Tmp):
+    """A base class that calls `self.eval_step(batch)` under no_grad runs a subclass's override
+    with grad disabled, also when the subclass lives in another module (a framework's agent and
+    the generator agent that overrides its step). Calls from a method of the same name
+    (`super().eval_step(batch)` in another override) run in that method's mode, so they do not
+    decide it."""
+    BASE = ("import torch\n\n\nclass Agent:\n    def __init__(self, model):\n        self.model = model.cuda()\n\n"
+            "    def batch_act(self, batch):\n        if self.training:\n            return self.train_step(batch)\n"
+            "        with torch.no_grad():\n            return self.eval_step(batch)\n\n"
+            "    def eval_step(self, batch):\n        raise NotImplementedError\n")
+    GEN = ("import torch\nfrom base import {base}\n\n\nclass Generator({base}):\n    def eval_step(self, batch):\n"
+           "        self.model.eval()\n        outs = []\n        for x in batch:\n"
+           "            outs.append(self.model(x.cuda()).argmax(-1))\n        return outs\n")
+
+    def ll101(self, *extra, path=None):
+        rc, out, err = run(["--format", "json", *extra, path or self.dir])
+        return [(os.path.basename(f["path"]), f["line"]) for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
+
+    def test_an_override_in_another_module_runs_as_the_base_calls_it(self):
+        self.write("base.py", self.BASE)
+        self.write("gen.py", self.GEN.format(base="Agent"))
+        for extra in (("--no-cache",), (), ()):   # uncached, cold, warm: the facts travel in the cache
+            self.assertEqual(self.ll101(*extra), [])
+        # Named alone, nothing shows who calls it.
+        self.assertEqual(self.ll101("--no-cache", path=os.path.join(self.dir, "gen.py")), [("gen.py", 10)])
+        # Through a class in between, in a third module.
+        self.write("mid.py", "from base import Agent\n\n\nclass Mid(Agent):\n    pass\n")
+        self.write("gen.py", self.GEN.format(base="Mid").replace("from base import", "from mid import"))
+        self.assertEqual(self.ll101("--no-cache"), [])
+        # Another subclass's `super().eval_step(batch)` runs in its own override's mode.
+        self.write("other.py", "from gen import Generator\n\n\nclass Beam(Generator):\n"
+                   "    def eval_step(self, batch):\n        return super().eval_step(batch)\n")
+        self.assertEqual(self.ll101("--no-cache"), [])
+
+    def test_a_base_that_calls_it_with_grad_keeps_the_finding(self):
+        self.write("base.py", self.BASE.replace("        with torch.no_grad():\n            return self.eval_step",
+                                                "        return self.eval_step"))
+        self.write("gen.py", self.GEN.format(base="Agent"))
+        self.assertEqual(self.ll101("--no-cache"), [("gen.py", 10)])
+        # A class that derives from nothing there gets nothing from it.
+        self.write("base.py", self.BASE)
+        self.write("gen.py", self.GEN.format(base="Agent").replace("class Generator(Agent)", "class Generator(object)"))
+        self.assertEqual(self.ll101("--no-cache"), [("gen.py", 10)])
+
+
 class Relevance(Tmp):
     LOOP = ("\n\ndef validate(model, val_loader):\n    outs = []\n    for x in val_loader:\n"
             "        outs.append(model(x).argmax(-1))\n    return outs\n")

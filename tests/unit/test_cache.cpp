@@ -93,6 +93,9 @@ FileSummary sample_summary() {
   s.dispatched_modules = {"lib", "*"};
   s.model_sizes = {{"Net", 266610}};
   s.trainers = {"train_one"};
+  s.self_calls = {{"Agent", "eval_step", true}};
+  s.method_calls_from_namesakes = {{"eval_step", false}};
+  s.class_bases = {{"Gen", "base.Agent"}};
   return s;
 }
 
@@ -171,6 +174,9 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.dispatched_modules, sample_summary().dispatched_modules);
   EXPECT_EQ(s.model_sizes, sample_summary().model_sizes);
   EXPECT_EQ(s.trainers, sample_summary().trainers);
+  EXPECT_EQ(s.self_calls, sample_summary().self_calls);
+  EXPECT_EQ(s.method_calls_from_namesakes, sample_summary().method_calls_from_namesakes);
+  EXPECT_EQ(s.class_bases, sample_summary().class_bases);
 }
 
 TEST(CacheCodec, EntryHoldsNoEditText) {
@@ -219,7 +225,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"trn":["fit"],"msz":[["Net",100]]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -234,6 +240,9 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   };
   EXPECT_TRUE(bad("[\"sample\",10,20,false]", "[\"sample\",10,20]"));
   EXPECT_TRUE(bad("[\"\",\"sample\"]", "[\"sample\"]"));
+  EXPECT_TRUE(bad("[\"Agent\",\"eval_step\",true]", "[\"Agent\",\"eval_step\"]"));
+  EXPECT_TRUE(bad("[\"Agent\",\"eval_step\",true]", "[\"Agent\",\"eval_step\",1]"));
+  EXPECT_TRUE(bad("[\"Gen\",\"base.Agent\"]", "[\"Gen\"]"));
   EXPECT_TRUE(bad("[\"Net\",100]", "[\"Net\",-1]"));
   EXPECT_TRUE(bad("[\"Net\",100]", "[\"Net\",\"100\"]"));
   EXPECT_TRUE(bad("\"trn\":[\"fit\"]", "\"trn\":[1]"));
