@@ -90,8 +90,9 @@ int path_polarity(const Facts& f, const std::vector<Id>& body, uint32_t at, int 
 
 // Does the handler move the retry to the CPU before it runs: the model it calls, or an input it
 // is handed, moved there (`model.to("cpu")`, `x = x.cpu()`, `model.to(device)` after `device =
-// "cpu"`) or made by a function named for it (`cpu_batch = move_tensors_to_cpu(batch)`)? A
-// retry on the CPU does not compete with the GPU memory the traceback pins.
+// "cpu"`) or made by a function named for it (`cpu_batch = move_tensors_to_cpu(batch)`), or is
+// the device it is handed the CPU (`predictor(data, "cpu")`)? A retry on the CPU does not
+// compete with the GPU memory the traceback pins.
 bool retried_on_the_cpu(const Facts& f, const Handler& h, Id call) {
   const uint32_t at = f.e(call).range.begin;
   auto to_cpu = [&](Id v) {
@@ -125,7 +126,7 @@ bool retried_on_the_cpu(const Facts& f, const Handler& h, Id call) {
   for (size_t k = 1; k < x.kids.size(); ++k) {
     bool hit = false;
     for_each_expr(f.m, x.kids[k], [&](Id y) {
-      hit = hit || to_cpu(y) || on_cpu.count(f.dotted(y)) != 0;
+      hit = hit || to_cpu(y) || on_cpu.count(f.dotted(y)) != 0 || f.cpu_device_at(y);
       return !hit;
     });
     if (hit) return true;
