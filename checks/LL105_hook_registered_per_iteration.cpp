@@ -161,6 +161,26 @@ bool built_by_constructor(const Facts& f, Id ctor, const std::string& root) {
   return true;
 }
 
+// How often loop `loop` runs its body, for the message: once per batch when the loop itself
+// iterates batches or an evaluation set, or its own body (not a loop nested in it) runs a
+// forward, a backward or an optimizer step; otherwise each iteration runs a whole pass through
+// a function or a loop nested in it (a pruning round, an epoch), and the hook piles up once per
+// such round.
+std::string how_often(const Facts& f, int loop) {
+  if (iterates_batches(f, loop) || f.is_eval_source(f.loops[loop].iter)) return "once per batch";
+  std::string through;
+  for (int ci : f.loops[loop].calls) {
+    const CallSite& x = f.calls[ci];
+    if (x.in_lambda || x.loop != loop) continue;
+    if (f.is_model_call(x) || f.is_backprop(x) || f.optimizer_of_step(x) != kNone) return "once per batch";
+    if (through.empty() && x.target_func != kNone && x.target_func != x.func &&
+        f.reaches(x.target_func, [&](const CallSite& y) { return f.is_backprop(y) || f.is_model_call(y); }))
+      through = f.m.funcs[x.target_func].name;
+  }
+  return "once per iteration of the loop around it (each a whole pass" +
+         (through.empty() ? std::string(" over the batches") : " through `" + through + "()`") + "),";
+}
+
 }  // namespace
 
 void check_LL105(CheckContext& ctx) {
@@ -240,7 +260,7 @@ void check_LL105(CheckContext& ctx) {
 
     std::string what = rd.empty() ? std::string("the object") : "`" + rd + "`";
     if (!module_hook && is_parameter_loop_target(f, c.func, rd)) what = "every parameter";
-    std::string where = "once per batch";
+    std::string where = loop >= 0 ? how_often(f, loop) : "once per batch";
     if (caller && is_constructor(f, c.func))
       where = "in the constructor of `" + f.m.classes[f.class_of(c.func)].name + "`, built once per batch,";
     else if (caller)
@@ -249,14 +269,21 @@ void check_LL105(CheckContext& ctx) {
     std::string handle_state = discarded ? (cpp ? "the index it returns is dropped" : "its handle is discarded")
                                          : (cpp ? "it is never `remove_hook()`ed" : "its handle is never `remove()`d");
     const char* pass = attr.find("forward") != std::string::npos ? "forward" : "backward";
+    // A name bound to another module each iteration (`module = model.get_submodule(name)`): the
+    // hooks stay behind on every module it held, not on one.
+    const std::string pile = loop >= 0 && !root.empty() && root == rd && assigned_in_loop(f, loop, root)
+                                 ? "hooks stay behind on every module " + what + " holds in turn"
+                                 : "hooks pile up on " + what;
     std::string message = "`" + attr + "` on " + what + " runs " + where + " and " + handle_state +
-                          ": hooks pile up on " + what + " (every " + pass +
+                          ": " + pile + " (every " + pass +
                           " runs all of them) and each keeps what its closure captured alive; register it once "
                           "before the loop, or " +
                           (f.m.lang == Lang::Cpp ? std::string("keep the index it returns and call `remove_hook(index)`")
                                                  : std::string("keep the handle and call `handle.remove()`")) +
                           " in the same iteration";
     Finding* fd = ctx.report("LL105", f.e(c.call).range, message);
+    if (fd && loop >= 0 && where != "once per batch")
+      fd->notes.push_back({f.loops[loop].range, "each iteration of this loop runs a whole pass"});
     if (fd && caller)
       fd->notes.push_back({f.e(caller->call).range, is_constructor(f, c.func) ? "built once per batch here"
                                                                               : "called once per batch here"});
