@@ -597,6 +597,12 @@ bool settings_parameter(const Facts& f, Id init, const std::string& name) {
 // statement of __init__ assigns a layer of visible size.
 long class_parameters(const Facts& f, Id k, const IntEnv& env, int depth) {
   if (!f.is_module_class(k)) return kUnknown;
+  // Layers a base class builds in its own __init__ (`class Classifier(Backbone)`) are not
+  // visible here: only a direct nn.Module subclass is sized.
+  for (Id b : f.m.classes[k].bases) {
+    const std::string q = f.qual(b).empty() ? f.dotted(b) : f.qual(b);
+    if (!in(q, {"torch.nn.Module", "torch.nn.modules.module.Module", "nn.Module", "Module"})) return kUnknown;
+  }
   Id init = f.method_in(k, "__init__");
   if (init == kNone || f.class_of(init) != k) return kUnknown;
   long total = 0;
@@ -927,10 +933,30 @@ void summarize_LL301(const Facts& f, FileSummary& out) {
     const long p = class_parameters(f, k, constructor_env(f, k, kNone, kNone, nullptr), 0);
     if (p >= 0) out.model_sizes.emplace_back(f.m.classes[k].name, p);
   }
-  auto backprop = [&](const CallSite& x) { return f.is_backprop(x); };
+  // Functions that back-propagate, directly or through the file's functions they call: one
+  // pass over the reverse call graph (a walk per function is quadratic in a file of thousands).
+  std::vector<char> trains(f.m.funcs.size(), 0);
+  std::vector<std::vector<Id>> callers(f.m.funcs.size());
+  std::vector<Id> work;
+  for (const CallSite& c : f.calls) {
+    if (c.func == kNone) continue;
+    if (c.target_func != kNone && c.target_func != c.func) callers[c.target_func].push_back(c.func);
+    if (!trains[c.func] && f.is_backprop(c)) {
+      trains[c.func] = 1;
+      work.push_back(c.func);
+    }
+  }
+  while (!work.empty()) {
+    const Id g = work.back();
+    work.pop_back();
+    for (Id caller : callers[g])
+      if (!trains[caller]) {
+        trains[caller] = 1;
+        work.push_back(caller);
+      }
+  }
   for (Id g = 0; g < f.m.funcs.size(); ++g)
-    if (f.m.funcs[g].cls == kNone && f.m.funcs[g].parent == kNone && f.reaches(g, backprop))
-      out.trainers.push_back(f.m.funcs[g].name);
+    if (trains[g] && f.m.funcs[g].cls == kNone && f.m.funcs[g].parent == kNone) out.trainers.push_back(f.m.funcs[g].name);
 }
 
 void check_LL301(CheckContext& ctx) {

@@ -19,36 +19,54 @@ bool oom_leaf(const Facts& f, Id x) {
   return false;
 }
 
-// Is the test true only for an out-of-memory error (+1: `"out of memory" in str(e)`,
-// `isinstance(e, torch.cuda.OutOfMemoryError)`), only for other errors (-1: `"out of memory"
-// not in str(e)`), or is that unknown (0)?
-int oom_polarity(const Facts& f, Id t, int depth = 0) {
-  if (t == kNone || depth > 8) return 0;
+// What a test's outcome says about the error: when it is true, and when it is false, the error
+// is an out-of-memory one (+1), is another one (-1), or either (0). `"out of memory" in str(e)`
+// and `isinstance(e, torch.cuda.OutOfMemoryError)` are {+1, -1}; `not` swaps; `a and b` is
+// true only when both are, false when either is false.
+struct Outcome {
+  int if_true = 0, if_false = 0;
+};
+
+Outcome oom_outcome(const Facts& f, Id t, int depth = 0) {
+  if (t == kNone || depth > 8) return {};
   const Expr& e = f.e(t);
-  if (e.kind == ExprKind::UnaryOp && e.text == "not"sv && !e.kids.empty()) return -oom_polarity(f, e.kids[0], depth + 1);
-  if (e.kind == ExprKind::BoolOp) {
-    int plus = 0, minus = 0, unknown = 0;
+  if (e.kind == ExprKind::UnaryOp && e.text == "not"sv && !e.kids.empty()) {
+    const Outcome o = oom_outcome(f, e.kids[0], depth + 1);
+    return {o.if_false, o.if_true};
+  }
+  if (e.kind == ExprKind::BoolOp && !e.kids.empty()) {
+    // and: true -> every operand true (any known one decides, conflicts unknown);
+    //      false -> some operand false (known only when every operand's false says the same).
+    // or: the mirror image.
+    const bool conj = e.text == "and"sv;
+    int all_agree = 0;
+    bool first = true, agree = true;
+    int known = 0;
     for (Id k : e.kids) {
-      const int p = oom_polarity(f, k, depth + 1);
-      (p > 0 ? plus : p < 0 ? minus : unknown)++;
+      const Outcome o = oom_outcome(f, k, depth + 1);
+      const int each = conj ? o.if_true : o.if_false;   // what this operand's deciding value says
+      const int some = conj ? o.if_false : o.if_true;   // what the whole's other value needs from all
+      if (each != 0) known = known == 0 || known == each ? each : 2;
+      if (first) all_agree = some;
+      else if (some != all_agree) agree = false;
+      first = false;
     }
-    if (e.text == "and"sv) return plus ? 1 : minus ? -1 : 0;  // true only when each operand is
-    if (unknown == 0 && minus == 0) return 1;
-    if (unknown == 0 && plus == 0) return -1;
-    return 0;
+    const int decided = known == 2 ? 0 : known;
+    const int other = agree ? all_agree : 0;
+    return conj ? Outcome{decided, other} : Outcome{other, decided};
   }
   if (e.kind == ExprKind::Compare && e.kids.size() == 2 && (oom_leaf(f, e.kids[0]) || oom_leaf(f, e.kids[1]))) {
-    if (e.text == "in"sv || e.text == "=="sv) return 1;
-    if (e.text == "not in"sv || e.text == "!="sv) return -1;
-    return 0;
+    if (e.text == "in"sv || e.text == "=="sv) return {1, -1};
+    if (e.text == "not in"sv || e.text == "!="sv) return {-1, 1};
+    return {};
   }
   if (e.kind == ExprKind::Call && e.kids.size() == 3 && f.dotted(e.kids[0]) == "isinstance" && oom_leaf(f, e.kids[2]))
-    return 1;
+    return {1, -1};
   // `str(e).startswith("CUDA out of memory")`
   if (e.kind == ExprKind::Call && e.kids.size() == 2 && in(f.callee_attr(t), {"startswith", "endswith", "__contains__"}) &&
       oom_leaf(f, e.kids[1]))
-    return 1;
-  return 0;
+    return {1, -1};
+  return {};
 }
 
 // Does the body always leave (its last statement raises, returns, breaks or continues)?
@@ -73,9 +91,9 @@ int path_polarity(const Facts& f, const std::vector<Id>& body, uint32_t at, int 
         return !b.empty() && f.m.s(b.front()).range.begin <= at && at < f.m.s(b.back()).range.end;
       };
       if (s.kind == StmtKind::If && within(s.body))
-        return combine(acc, combine(oom_polarity(f, s.value), path_polarity(f, s.body, at, depth + 1)));
+        return combine(acc, combine(oom_outcome(f, s.value).if_true, path_polarity(f, s.body, at, depth + 1)));
       if (s.kind == StmtKind::If && within(s.orelse))
-        return combine(acc, combine(-oom_polarity(f, s.value), path_polarity(f, s.orelse, at, depth + 1)));
+        return combine(acc, combine(oom_outcome(f, s.value).if_false, path_polarity(f, s.orelse, at, depth + 1)));
       for (const std::vector<Id>* b : {&s.body, &s.orelse, &s.finalbody})
         if (within(*b)) return combine(acc, path_polarity(f, *b, at, depth + 1));
       for (const Handler& h : s.handlers)
@@ -83,17 +101,19 @@ int path_polarity(const Facts& f, const std::vector<Id>& body, uint32_t at, int 
       return acc;
     }
     if (s.range.end <= at && s.kind == StmtKind::If && s.orelse.empty() && always_leaves(f, s.body))
-      acc = combine(acc, -oom_polarity(f, s.value));
+      acc = combine(acc, oom_outcome(f, s.value).if_false);
   }
   return acc;
 }
 
-// Does the handler move the retry to the CPU before it runs: the model it calls, or an input it
-// is handed, moved there (`model.to("cpu")`, `x = x.cpu()`, `model.to(device)` after `device =
-// "cpu"`) or made by a function named for it (`cpu_batch = move_tensors_to_cpu(batch)`), or is
-// the device it is handed the CPU (`predictor(data, "cpu")`)? A retry on the CPU does not
-// compete with the GPU memory the traceback pins.
-bool retried_on_the_cpu(const Facts& f, const Handler& h, Id call) {
+// Does the retry run on the CPU? A forward of a model the handler moved to the CPU on the way to
+// it (`model.to("cpu")`, `net = net.cpu()`, `model.to(device)` after `device = "cpu"`; not moved
+// back), or any call handed the CPU as a device (`predictor(data, "cpu")`), or a function (not a
+// model) handed inputs moved there (`cpu_batch = move_tensors_to_cpu(batch)`). A retry on the
+// CPU does not compete with the GPU memory the traceback pins. Only the statements that always
+// run before the retry count: those before it in each block that holds it.
+bool retried_on_the_cpu(const Facts& f, const Handler& h, const CallSite& c) {
+  const Id call = c.call;
   const uint32_t at = f.e(call).range.begin;
   auto to_cpu = [&](Id v) {
     if (v == kNone || f.e(v).kind != ExprKind::Call) return false;
@@ -105,31 +125,60 @@ bool retried_on_the_cpu(const Facts& f, const Handler& h, Id call) {
       if (t == "cpu"sv) return true;
     return false;
   };
-  std::string model = f.dotted(f.e(call).kids[0]);
-  if (model.size() > 8 && model.compare(model.size() - 8, 8, ".forward") == 0) model.resize(model.size() - 8);
-  std::set<std::string> on_cpu;  // names bound to a value moved to the CPU, models moved in place
-  std::vector<Id> work(h.body.begin(), h.body.end());
-  for (size_t i = 0; i < work.size() && i < 4096; ++i) {
-    const Stmt& s = f.m.s(work[i]);
-    if (s.range.begin >= at) continue;
-    for (Id b : s.body) work.push_back(b);
-    for (Id b : s.orelse) work.push_back(b);
-    if (s.range.end > at) continue;
-    if (s.kind == StmtKind::Expr && to_cpu(s.value) && f.callee_receiver(s.value) != kNone)
-      on_cpu.insert(f.dotted(f.callee_receiver(s.value)));
-    if (s.kind == StmtKind::Assign && to_cpu(s.value))
-      for (Id t : s.targets) on_cpu.insert(f.dotted(t));
+  auto to_gpu = [&](Id v) {
+    if (v == kNone || f.e(v).kind != ExprKind::Call) return false;
+    const std::string& a = f.callee_attr(v);
+    return a == "cuda"sv || (a == "to"sv && !f.cpu_device_at(f.arg(v, 0, "device")));
+  };
+  // The statements on the way: in each block from the handler's body down to the retry, those
+  // before the statement that holds it.
+  std::vector<Id> before;
+  const std::vector<Id>* block = &h.body;
+  for (int depth = 0; block && depth < 32; ++depth) {
+    const std::vector<Id>* next = nullptr;
+    for (Id sid : *block) {
+      const Stmt& s = f.m.s(sid);
+      if (s.range.end <= at) {
+        before.push_back(sid);
+        continue;
+      }
+      if (s.range.begin <= at)
+        for (const std::vector<Id>* b : {&s.body, &s.orelse, &s.finalbody})
+          if (!b->empty() && f.m.s(b->front()).range.begin <= at && at < f.m.s(b->back()).range.end) next = b;
+      break;
+    }
+    block = next;
+  }
+  std::set<std::string> on_cpu;  // names holding a value moved to the CPU, models moved in place
+  for (Id sid : before) {
+    const Stmt& s = f.m.s(sid);
+    if (s.kind == StmtKind::Expr && s.value != kNone && f.callee_receiver(s.value) != kNone) {
+      const std::string d = f.dotted(f.callee_receiver(s.value));
+      if (to_cpu(s.value)) on_cpu.insert(d);
+      else if (to_gpu(s.value)) on_cpu.erase(d);
+    }
+    if (s.kind == StmtKind::Assign)
+      for (Id t : s.targets) {
+        if (to_cpu(s.value)) on_cpu.insert(f.dotted(t));
+        else on_cpu.erase(f.dotted(t));
+      }
   }
   on_cpu.erase("");
-  if (!model.empty() && on_cpu.count(model)) return true;
   const Expr& x = f.e(call);
+  // Handed the CPU as its device: positionally or as `device=` (not `out_device="cpu"`, where
+  // only the output goes).
+  const size_t positional = x.kids.size() - 1 - x.kw.size();
+  for (size_t k = 1; k < x.kids.size(); ++k)
+    if ((k <= positional || x.kw[k - 1 - positional] == "device") && f.cpu_device_at(x.kids[k])) return true;
+  if (f.is_model_call(c)) {
+    std::string model = f.dotted(x.kids[0]);
+    if (model.size() > 8 && model.compare(model.size() - 8, 8, ".forward") == 0) model.resize(model.size() - 8);
+    return !model.empty() && on_cpu.count(model) != 0;
+  }
   for (size_t k = 1; k < x.kids.size(); ++k) {
-    bool hit = false;
-    for_each_expr(f.m, x.kids[k], [&](Id y) {
-      hit = hit || to_cpu(y) || on_cpu.count(f.dotted(y)) != 0 || f.cpu_device_at(y);
-      return !hit;
-    });
-    if (hit) return true;
+    Id a = x.kids[k];
+    if (f.e(a).kind == ExprKind::Starred && !f.e(a).kids.empty()) a = f.e(a).kids[0];
+    if (to_cpu(a) || on_cpu.count(f.dotted(a))) return true;
   }
   return false;
 }
@@ -339,7 +388,8 @@ void check_LL304(CheckContext& ctx) {
           !in(f.callee_attr(c.call), {"append", "info", "warning", "debug", "error", "write", "format", "zero_grad",
                                        "empty_cache", "collect", "clear", "synchronize", "reset_peak_memory_stats",
                                        "print", "print_exception", "log", "exception", "critical", "warn", "echo",
-                                       "secho", "flush", "set_postfix", "set_description"}))
+                                       "secho", "flush", "set_postfix", "set_description", "cpu", "cuda",
+                                       "to", "item", "detach", "numpy", "tolist", "float", "half"}))
         retry = "`" + callee + "(...)`, the call that failed";
     }
     else if (f.is_model_call(c)) retry = "forward";
@@ -354,7 +404,11 @@ void check_LL304(CheckContext& ctx) {
     // The retry runs only for errors other than out-of-memory ones (`if "out of memory" in
     // str(e): raise` before it), or it runs on the CPU: not a retry next to the failed GPU memory.
     const int path = path_polarity(f, h.body, f.e(c.call).range.begin);
-    if (path < 0 || retried_on_the_cpu(f, h, c.call)) continue;
+    if (path < 0) continue;
+    if (retried_on_the_cpu(f, h, c)) {
+      done.insert(c.try_handler);  // a CPU fallback: nothing else in it is a GPU retry
+      continue;
+    }
     // A broad catch (nothing says it is about memory) whose handler runs the work without an
     // input the try body built: the failure it expects is that input's.
     if (!explicitly_oom(f, h) && drops_an_input_built_in_try(f, tr, c.call)) continue;

@@ -206,7 +206,7 @@ void for_each_word(std::string_view t, F&& fn) {
 // each reads its own module-level functions' names: `{caller, callee}`, caller empty when the read
 // is outside every module-level function (module level, a class). Module-level functions do
 // not nest, so the one around a read is found by binary search over their ranges.
-void summarize_own_reads(const Facts& f, FileSummary& s) {
+void summarize_own_reads(const Facts& f, FileSummary& s, bool dispatches_by_name) {
   std::vector<Id> tops;
   std::unordered_set<std::string_view> names;
   for (Id fn = 0; fn < f.m.funcs.size(); ++fn)
@@ -222,9 +222,21 @@ void summarize_own_reads(const Facts& f, FileSummary& s) {
     auto it = std::upper_bound(tops.begin(), tops.end(), pos,
                                [&](uint32_t p, Id fn) { return p < f.m.funcs[fn].range.begin; });
     std::string_view caller;
-    if (it != tops.begin() && pos < f.m.funcs[*std::prev(it)].range.end) caller = f.m.funcs[*std::prev(it)].name;
+    if (it != tops.begin() && pos < f.m.funcs[*std::prev(it)].range.end) {
+      const Id fn = *std::prev(it);
+      const Function& F = f.m.funcs[fn];
+      // A read in a decorator, a default or an annotation runs when the module is imported; a
+      // function that runs without its name being read (a decorator registers it, a dunder)
+      // reaches what it reads: both are roots.
+      const bool def_time = !F.body.empty() && pos < f.m.s(F.body.front()).range.begin;
+      if (!def_time && !callable_without_its_name(f, fn)) caller = F.name;
+    }
     if (caller != name) reads.insert({caller, name});
   };
+  // The module looks its own functions up by a computed name (`globals()[name]`,
+  // `getattr(sys.modules[__name__], name)`, `fire.Fire()`): every one is reachable.
+  if (dispatches_by_name)
+    for (Id fn : tops) reads.insert({std::string_view(), f.m.funcs[fn].name});
   for (const Expr& x : f.m.exprs) {
     if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) {
       read_at(x.text, x.range.begin);
@@ -255,7 +267,7 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   // Dispatch by a computed name reaches functions no text names: `fire.Fire()` puts the file's
   // functions on the command line, `getattr(self, mode)()` reaches any method of the class (or
   // of a same-file class whose instance it names), `globals()[name]()` any module-level function.
-  bool every_function = false, module_functions = false;
+  bool every_function = false, module_functions = false, computed_getattr = false;
   std::set<Id> dispatched_classes;
   for (const CallSite& c : f.calls) {
     const Expr& x = f.e(c.call);
@@ -273,6 +285,7 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
     if (callee.text == "getattr"sv && x.kids.size() >= 3 &&
         !(f.e(x.kids[2]).kind == ExprKind::Literal && f.e(x.kids[2]).lit == LitKind::String)) {
       const Id obj = x.kids[1];
+      if (!in(f.dotted(obj), {"self", "cls"})) computed_getattr = true;
       // `getattr(L, name)()` on an imported module reaches any of its functions.
       if (f.e(obj).kind == ExprKind::Name)
         if (auto a = f.m.aliases.find(f.e(obj).text); a != f.m.aliases.end()) s.dispatched_modules.push_back(a->second);
@@ -283,6 +296,20 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   // `globals()[name]()` reaches the functions a star import brought in too.
   if (module_functions)
     for (const std::string& mod : f.m.star_imports) s.dispatched_modules.push_back(mod);
+  // An imported module handed on as a value (`fire.Fire(lib)`, `vars(lib)[name]`,
+  // `inspect.getmembers(lib)`), not only read through its attributes: any of its functions may
+  // be called.
+  {
+    std::unordered_set<Id> attribute_objects;
+    for (const Expr& x : f.m.exprs)
+      if (x.kind == ExprKind::Attribute && !x.kids.empty()) attribute_objects.insert(x.kids[0]);
+    for (Id i = 0; i < f.m.exprs.size(); ++i) {
+      const Expr& x = f.m.exprs[i];
+      if (x.kind != ExprKind::Name || attribute_objects.count(i)) continue;
+      if (auto a = f.m.aliases.find(x.text); a != f.m.aliases.end()) s.dispatched_modules.push_back(a->second);
+    }
+  }
+  const bool own_dispatch = every_function || module_functions || computed_getattr;
   if (every_function || module_functions || !dispatched_classes.empty())
     for (const Function& fn : f.m.funcs)
       if (every_function || (module_functions && fn.cls == kNone && fn.parent == kNone) ||
@@ -299,7 +326,7 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   // its callers may live outside the tree (a web framework's handler, a library's API).
   // Methods, nested functions and the functions of a program are called from the tree.
   const bool program = f.is_program();
-  if (!program) summarize_own_reads(f, s);
+  if (!program) summarize_own_reads(f, s, own_dispatch);
   std::set<Id> holding;
   for (const Finding& fd : out) {
     if (fd.low_confidence || fd.suppressed) continue;
@@ -312,11 +339,17 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   }
 }
 
+std::string uncalled_key(const FileSummary::Holding& h) {
+  // A module function of a helper module and a method of the same name are decided apart.
+  return h.interface ? h.name + "#interface" : h.name;
+}
+
 void weaken_uncalled_in(FileResult& r, const FileSummary& s,
                         const std::function<bool(const FileSummary::Holding&)>& uncalled) {
   for (const auto& h : s.holding) {
     if (!uncalled(h)) continue;
-    if (std::find(r.uncalled.begin(), r.uncalled.end(), h.name) == r.uncalled.end()) r.uncalled.push_back(h.name);
+    if (std::find(r.uncalled.begin(), r.uncalled.end(), uncalled_key(h)) == r.uncalled.end())
+      r.uncalled.push_back(uncalled_key(h));
     for (Finding& fd : r.findings)
       if (!fd.low_confidence && fd.range.begin >= h.begin && fd.range.begin < h.end)
         make_weak(fd, "nothing in the scanned tree calls `" + h.name + "()` or reads its name");
@@ -342,7 +375,8 @@ std::vector<bool> program_helper_modules(const std::vector<FileSummary>& summari
   for (size_t i = 0; i < summaries.size(); ++i) {
     const std::string& p = summaries[i].path;
     const std::string_view base = std::string_view(p).substr(p.find_last_of('/') + 1);
-    if (base == "__init__.py") package_dirs.insert(dir_of(p));
+    // (a setup.py beside a loose module may install it: `py_modules=["lib"]`)
+    if (base == "__init__.py" || base == "setup.py") package_dirs.insert(dir_of(p));
     const std::string& mod = summaries[i].module;
     by_last[std::string_view(mod).substr(mod.find_last_of('.') + 1)].push_back(i);
     for (const std::string& d : summaries[i].dispatched_modules)
@@ -405,11 +439,13 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
         auto it = read.find(caller);
         if (!caller.empty() && it != read.end() && (it->second.first > 1 || it->second.second != i)) reach(caller);
       }
+      std::unordered_map<std::string_view, std::vector<std::string_view>> reads_of;  // caller -> callees
+      for (const auto& [caller, callee] : summaries[i].own_reads) reads_of[caller].push_back(callee);
       while (!work.empty()) {
         const std::string_view n = work.back();
         work.pop_back();
-        for (const auto& [caller, callee] : summaries[i].own_reads)
-          if (caller == n) reach(callee);
+        if (auto it = reads_of.find(n); it != reads_of.end())
+          for (std::string_view callee : it->second) reach(callee);
       }
     }
     weaken_uncalled_in(results[i], summaries[i], [&](const FileSummary::Holding& h) {
@@ -429,7 +465,6 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     summary->imports_torch = torch;
     summary->imports = imported_modules(m);
     summarize_LL405(facts, *summary);
-    summarize_LL301(facts, *summary);
   }
   // Relevance: Python that reaches no torch (MXNet, TensorFlow, plain Python) has none of
   // the mechanisms the rules describe. C++ units are filtered before Clang runs.
@@ -439,6 +474,7 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     return out;
   }
   if (summary) {
+    summarize_LL301(facts, *summary);
     summary->program = facts.is_program();
     summary->gpu_evidence = facts.has_gpu_evidence();
   }

@@ -73,6 +73,8 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
 void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries);
 // The same for one file, with the decision made (`uncalled`): the fix loop's re-lints keep the
 // run's decision (FileResult::uncalled) on the edited text.
+// How FileResult::uncalled names a holding function.
+std::string uncalled_key(const FileSummary::Holding& h);
 void weaken_uncalled_in(FileResult& r, const FileSummary& s,
                         const std::function<bool(const FileSummary::Holding&)>& uncalled);
 

@@ -126,10 +126,21 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   // Decorators and framework contexts.
   // Lightning calls a module's (or a mixin's) `validation_step` / `test_step` / `predict_step`
   // by name, with grad disabled: in a file that imports it, the hook names say so.
+  // Not an nn.Module of its own (a module whose hooks a manual loop calls), and nothing in the
+  // file calls the hook itself (Fabric users do, with grad on).
   bool imports_lightning = false;
   for (const auto& [local, q] : m.aliases)
     for (std::string_view fw : {"lightning", "pytorch_lightning"})
       imports_lightning = imports_lightning || q == fw || starts_with(q, std::string(fw) + ".");
+  auto lightning_mixin = [&](Id cls, const std::string& hook) {
+    for (Id b : m.classes[cls].bases) {
+      const std::string q = qual(b).empty() ? dotted(b) : qual(b);
+      if (last_component(q) == "Module"sv) return false;
+    }
+    for (const Expr& x : m.exprs)
+      if (x.kind == ExprKind::Attribute && x.text == hook) return false;
+    return true;
+  };
   for (Id f = 0; f < nf; ++f) {
     for (Id d : m.funcs[f].decorators) {
       Id target = d;
@@ -156,7 +167,7 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
     }
     Id cls = m.funcs[f].cls;
     if (cls != kNone && in(m.funcs[f].name, {"validation_step", "test_step", "predict_step"}) &&
-        (class_derives(cls, {"LightningModule"}) || imports_lightning))
+        (class_derives(cls, {"LightningModule"}) || (imports_lightning && lightning_mixin(cls, m.funcs[f].name))))
       framework_off_[f] = 1;
   }
   // Walk everything.
@@ -1154,7 +1165,10 @@ std::vector<std::string> Facts::open_methods(std::vector<Id> work) const {
     const Id g = work[i];
     if (func_entry_off(g)) continue;
     const bool by_name = called_by_name(g);
-    if (by_name && std::find(out.begin(), out.end(), m.funcs[g].name) == out.end()) out.push_back(m.funcs[g].name);
+    if (by_name) {
+      const std::string key = m.classes[m.funcs[g].cls].name + "." + m.funcs[g].name;
+      if (std::find(out.begin(), out.end(), key) == out.end()) out.push_back(key);
+    }
     auto visit = [&](const std::vector<int>& sites) {
       for (int ci : sites) {
         const CallSite& c = calls[ci];
@@ -1260,7 +1274,7 @@ void Facts::compute_entry_off() {
         auto it = name_callers_.find(m.funcs[f].name);
         if (it != name_callers_.end()) by_name = &it->second;
         if (project) {
-          auto em = project->external_method_calls.find(m.funcs[f].name);
+          auto em = project->external_method_calls.find(m.classes[m.funcs[f].cls].name + "." + m.funcs[f].name);
           if (em != project->external_method_calls.end()) ext_methods = em->second ? 1 : 0;
         }
       }
@@ -1377,7 +1391,9 @@ FileSummary Facts::summarize() const {
     std::map<std::string, bool> by_name, from_namesakes;
     for (const auto& [name, sites] : name_callers_)
       for (int ci : sites) {
-        const bool namesake = calls[ci].func != kNone && m.funcs[calls[ci].func].name == name;
+        // (only when that method's own mode is left to the calls naming it: no resolved caller)
+        const bool namesake = calls[ci].func != kNone && m.funcs[calls[ci].func].name == name &&
+                              called_by_name(calls[ci].func);
         auto [it, fresh] = (namesake ? from_namesakes : by_name).try_emplace(name, true);
         it->second = it->second && (grad_off(calls[ci]) || in_module_forward(calls[ci].func));
       }
@@ -1404,7 +1420,7 @@ FileSummary Facts::summarize() const {
       }
     for (Id f = 0; f < m.funcs.size(); ++f)
       if (entry_off_[f] && !decorated_off_[f] && !framework_off_[f] && called_by_name(f))
-        out.name_off_methods.push_back(m.funcs[f].name);
+        out.name_off_methods.push_back(m.classes[m.funcs[f].cls].name + "." + m.funcs[f].name);
   }
   // Evaluation by name across files: unresolved calls named like evaluation whose result
   // this file back-propagates, and this file's functions so named.
@@ -1605,7 +1621,10 @@ bool Facts::switched_off(Id func) const {
   if (func == kNone || m.lang != Lang::Python) return false;
   const std::string& name = m.funcs[func].name;
   if (name.empty() || name.rfind("__", 0) == 0 || name == "forward"sv || !m.funcs[func].decorators.empty()) return false;
-  if (project && (project->external_calls.count(name) || project->external_method_calls.count(name))) return false;
+  if (project && (project->external_calls.count(name) ||
+                  (m.funcs[func].cls != kNone &&
+                   project->external_method_calls.count(m.classes[m.funcs[func].cls].name + "." + name))))
+    return false;
   const std::string called = name + "(";
   bool commented = false;
   for (const Comment& c : m.comments)
@@ -2031,10 +2050,17 @@ bool Facts::compute_is_model_call(const CallSite& c) const {
     if (!is_model_value(c.func, callee)) return false;
     if (!model_by_name(c.func, callee)) return true;
     if (builds_modules(callee)) return false;
-    // Named like a model but handed one (`pruner.prune_model(model)`, `quantize_model(net)`):
-    // an operation on that model, not a forward, which takes tensors.
-    for (size_t k = 1; k < call.kids.size(); ++k)
-      if (e(call.kids[k]).kind != ExprKind::Call && is_model_value(c.func, call.kids[k])) return false;
+    // A method of another object, named like a model but handed one (`pruner.prune_model(model)`,
+    // `quantizer.quantize_model(net)`): an operation on that model, not a forward, which takes
+    // tensors. (A model's own attribute, `self.student_model(x, ...)`, stays a forward.)
+    if (ce.kind == ExprKind::Attribute && !ce.kids.empty()) {
+      const Id recv = ce.kids[0];
+      const std::string& r = dotted(recv);
+      if (!r.empty() && r != "self"sv && r != "cls"sv && !is_model_value(c.func, recv))
+        for (size_t k = 1; k < call.kids.size(); ++k)
+          if (e(call.kids[k]).kind == ExprKind::Name && is_model_value(c.func, call.kids[k]))
+            return false;
+    }
     return true;
   }
   return false;

@@ -198,16 +198,27 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
             if (std::find(v.begin(), v.end(), entry) == v.end()) v.push_back(entry);
           }
       }
-      // LL301: a model class of visible size, a trainer. Ambiguous definitions decide nothing.
-      if (auto z = size_def.find(last(q)); z != size_def.end()) {
-        std::vector<size_t> def = defining_files(q, i, z->second, files);
-        if (def.empty()) def = reexporting_files(q, i, z->second, files, by_last);
-        if (def.size() == 1)
+      // LL301: a model class of visible size, a trainer. The module Python imports is found
+      // among all the files of its name first (another `nets.py` elsewhere in the tree is
+      // not it); ambiguous definitions decide nothing.
+      auto imported_from = [&](const std::unordered_map<std::string, std::vector<size_t>>& defs) {
+        std::vector<size_t> def;
+        const std::string qmod = q.size() > last(q).size() ? q.substr(0, q.size() - last(q).size() - 1) : "";
+        if (auto m = by_last.find(last(qmod)); !qmod.empty() && m != by_last.end()) {
+          def = defining_files(q, i, m->second, files);
+        }
+        if (def.empty())
+          if (auto z = defs.find(last(q)); z != defs.end()) def = reexporting_files(q, i, z->second, files, by_last);
+        return def;
+      };
+      if (size_def.count(last(q)))
+        if (const std::vector<size_t> def = imported_from(size_def); def.size() == 1)
           for (const auto& [c, n] : files[def[0]].model_sizes)
             if (c == last(q)) views[i].imported_model_sizes[q] = n;
-      }
-      if (auto t = trainer_def.find(last(q)); t != trainer_def.end() && defined(t->second))
-        views[i].imported_trainers.insert(q);
+      if (trainer_def.count(last(q)))
+        if (const std::vector<size_t> def = imported_from(trainer_def); def.size() == 1)
+          for (const auto& g : files[def[0]].trainers)
+            if (g == last(q)) views[i].imported_trainers.insert(q);
       auto a = accumulating_def.find(last(q));
       if (a != accumulating_def.end())
         for (size_t j : defining_files(q, i, a->second, files))
@@ -260,51 +271,57 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       for (const auto& cb : files[i].class_bases) named.insert(cb.first);
       for (const auto& n : named) class_files[n].push_back(i);
     }
-    // method -> whether every inherited self call runs with grad disabled, for file j's classes.
+    // "Class.method" -> whether every call on self of that class's bases in other files runs
+    // with grad disabled, for file j's classes.
     auto inherited = [&](size_t j) {
       std::map<std::string, bool> out;
-      std::vector<std::pair<size_t, std::string>> work;  // (file, class) ancestors outside j
-      std::set<std::pair<size_t, std::string>> seen;
-      auto up = [&](size_t i, const std::string& cls) {
-        for (const auto& [k, base] : files[i].class_bases) {
-          if (k != cls) continue;
-          if (base.find('.') == std::string::npos) {  // a class of the same file
-            if (seen.insert({i, base}).second) work.emplace_back(i, base);
-            continue;
-          }
-          auto it = class_files.find(last(base));
-          if (it == class_files.end()) continue;
-          for (size_t d : defining_files(base, i, it->second, files))
-            if (d != j && seen.insert({d, last(base)}).second) work.emplace_back(d, last(base));
-        }
-      };
       std::set<std::string> own;
       for (const auto& cb : files[j].class_bases) own.insert(cb.first);
-      for (const auto& k : own) up(j, k);
-      for (size_t w = 0; w < work.size() && w < 64; ++w) {
-        const auto [i, cls] = work[w];
-        // (j's own classes' calls on self are j's own callers already)
-        for (const auto& [k, method, off] : files[i].self_calls)
-          if (k == cls && i != j) {
-            auto [it, fresh] = out.try_emplace(method, off);
-            it->second = it->second && off;
+      for (const std::string& start : own) {
+        std::vector<std::pair<size_t, std::string>> work;  // (file, class) ancestors
+        std::set<std::pair<size_t, std::string>> seen;
+        auto up = [&](size_t i, const std::string& cls) {
+          for (const auto& [k, base] : files[i].class_bases) {
+            if (k != cls) continue;
+            if (base.find('.') == std::string::npos) {  // a class of the same file
+              if (seen.insert({i, base}).second) work.emplace_back(i, base);
+              continue;
+            }
+            auto it = class_files.find(last(base));
+            if (it == class_files.end()) continue;
+            for (size_t d : defining_files(base, i, it->second, files))
+              if (d != j && seen.insert({d, last(base)}).second) work.emplace_back(d, last(base));
           }
-        up(i, cls);
+        };
+        up(j, start);
+        for (size_t w = 0; w < work.size() && w < 64; ++w) {
+          const auto [i, cls] = work[w];
+          // (j's own classes' calls on self are j's own callers already)
+          for (const auto& [k, method, off] : files[i].self_calls)
+            if (k == cls && i != j) {
+              auto [it, fresh] = out.try_emplace(start + "." + method, off);
+              it->second = it->second && off;
+            }
+          up(i, cls);
+        }
       }
       return out;
     };
     for (size_t j = 0; j < files.size(); ++j) {
       if (files[j].open_methods.empty() && files[j].name_off_methods.empty()) continue;
       const std::map<std::string, bool> from_bases = files[j].class_bases.empty() ? std::map<std::string, bool>() : inherited(j);
-      auto all_off = [&](const std::string& name, bool* any) {
-        auto it = from_bases.find(name);
+      auto all_off = [&](const std::string& key, bool* any) {
+        const std::string name = last(key);
+        auto it = from_bases.find(key);
         return others_all_off(j, name, any, it == from_bases.end() ? -1 : it->second ? 1 : 0);
       };
+      // Entries are "Class.method": the calls naming the method, and the class's bases' calls
+      // on self.
       bool any = false;
-      for (const auto& name : files[j].open_methods)
-        if (all_off(name, &any) && any) views[j].external_method_calls[name] = true;
-      for (const auto& name : files[j].name_off_methods)
-        if (!all_off(name, &any) && any) views[j].external_method_calls[name] = false;
+      for (const auto& key : files[j].open_methods)
+        if (all_off(key, &any) && any) views[j].external_method_calls[key] = true;
+      for (const auto& key : files[j].name_off_methods)
+        if (!all_off(key, &any) && any) views[j].external_method_calls[key] = false;
     }
   }
   // Functions named like evaluation that another file trains through.

@@ -68,7 +68,7 @@ FileResult shown(FileResult r, const Config& cfg) {
 void keep_uncalled(FileResult& r, const FileSummary& summary, const FileResult& before) {
   if (before.uncalled.empty()) return;
   weaken_uncalled_in(r, summary, [&](const FileSummary::Holding& h) {
-    return std::find(before.uncalled.begin(), before.uncalled.end(), h.name) != before.uncalled.end();
+    return std::find(before.uncalled.begin(), before.uncalled.end(), uncalled_key(h)) != before.uncalled.end();
   });
 }
 

@@ -1141,6 +1141,109 @@ class InheritedSelfCalls(Tmp):
         self.assertEqual(self.ll101("--no-cache"), [("gen.py", 10)])
 
 
+class ReviewedHiddenLeaks(Tmp):
+    """Defects an attacker's review found in the cross-module facts and the helper-module policy:
+    each case hid a real leak (a weak or missing finding). Each tree is written out and scanned
+    whole; the findings (file, line, severity) must be as listed."""
+    CASES = {
+        "ll301e": {
+                "nets.py": "import torch.nn as nn\nimport torchvision\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.body = torchvision.models.resnet152()\n\n    def forward(self, x):\n        return self.body(x)\n",
+                "sweep.py": "import torch\nfrom nets import Net\n\n\ndef sweep(paths, loader):\n    for p in paths:\n        model = Net().cuda()\n        model.load_state_dict(torch.load(p, map_location=\"cuda\"))\n        print(sum(model(x.cuda()).sum().item() for x in loader))\n",
+                "old/nets.py": "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(10, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n"
+        },
+        "ll301d": {
+                "sweep.py": "import torch\nimport torchvision\nfrom utils import train\n\n\ndef sweep(paths, loader):\n    for p in paths:\n        model = torchvision.models.resnet152().cuda()\n        model.load_state_dict(torch.load(p, map_location=\"cuda\"))\n        print(train(model, loader))\n",
+                "utils.py": "import torch\n\n\ndef train(model, loader):\n    model.eval()\n    with torch.no_grad():\n        return sum(model(x.cuda()).sum().item() for x in loader)\n",
+                "old/utils.py": "import torch\n\n\ndef train(model, loader):\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for x, y in loader:\n        opt.zero_grad()\n        torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()\n        opt.step()\n"
+        },
+        "ll301c": {
+                "nets.py": "import torch\nimport torch.nn as nn\n\n\nclass Backbone(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.body = nn.Sequential(*[nn.Linear(4096, 4096) for _ in range(8)])\n\n    def forward(self, x):\n        return self.body(x)\n\n",
+                "sweep.py": "import torch\nimport torch.nn as nn\nfrom nets import Backbone\n\n\nclass Classifier(Backbone):\n    def __init__(self, num_classes=10):\n        super().__init__()\n        self.head = nn.Linear(4096, num_classes)\n\n    def forward(self, x):\n        return self.head(super().forward(x))\n\n\ndef sweep(paths, loader):\n    for p in paths:\n        model = Classifier().cuda()\n        model.load_state_dict(torch.load(p, map_location=\"cuda\"))\n        print(sum(model(x.cuda()).sum().item() for x in loader))\n"
+        },
+        "inh": {
+                "gen.py": "import torch\nfrom base import Agent\n\n\nclass Generator(Agent):\n    def eval_step(self, batch):\n        return self.model(batch.cuda()).argmax(-1)\n\n\nclass Scorer:\n    def __init__(self, model):\n        self.model = model.cuda()\n\n    def eval_step(self, batch):\n        self.model.eval()\n        outs = []\n        for x in batch:\n            outs.append(self.model(x.cuda()).argmax(-1))\n        return outs\n",
+                "base.py": "import torch\n\n\nclass Agent:\n    def __init__(self, model):\n        self.model = model.cuda()\n\n    def batch_act(self, batch):\n        with torch.no_grad():\n            return self.eval_step(batch)\n\n    def eval_step(self, batch):\n        raise NotImplementedError\n"
+        },
+        "ns": {
+                "gen.py": "import torch\n\n\nclass Generator:\n    def __init__(self, model):\n        self.model = model.cuda()\n\n    def eval_step(self, batch):\n        self.model.eval()\n        outs = []\n        for x in batch:\n            outs.append(self.model(x.cuda()).argmax(-1))\n        return outs\n",
+                "main.py": "import torch\nfrom gen import Generator\nfrom wrapper import Wrapper\n\nif __name__ == \"__main__\":\n    print(Wrapper(Generator(torch.nn.Linear(3, 3))).run([[torch.ones(3)]]))\n",
+                "wrapper.py": "class Wrapper:\n    def __init__(self, inner):\n        self.inner = inner\n\n    def eval_step(self, batch):\n        return self.inner.eval_step(batch)\n\n    def run(self, loader):\n        return [self.eval_step(b) for b in loader]\n",
+                "other.py": "import torch\n\n\ndef score(agent, loader):\n    with torch.no_grad():\n        return [agent.eval_step(b) for b in loader]\n"
+        },
+        "h_registry": {
+                "main.py": "import sys\nimport torch\nimport lib\n\nif __name__ == \"__main__\":\n    model = torch.nn.Linear(2, 2).cuda()\n    print(lib.TASKS[sys.argv[1]](model, []))\n",
+                "lib.py": "import torch\n\nTASKS = {}\n\n\ndef register(fn):\n    TASKS[fn.__name__] = fn\n    return fn\n\n\ndef _evaluate(model, loader):\n    model.eval()\n    return [model(x.cuda()).argmax(1) for x in loader]\n\n\n@register\ndef classify(model, loader):\n    return _evaluate(model, loader)\n"
+        },
+        "h_globals": {
+                "main.py": "import sys\nimport torch\nimport lib\n\nif __name__ == \"__main__\":\n    model = torch.nn.Linear(2, 2).cuda()\n    print(lib.dispatch(sys.argv[1], model, []))\n",
+                "lib.py": "import torch\n\n\ndef run_predict(model, loader):\n    model.eval()\n    return [model(x.cuda()).argmax(1) for x in loader]\n\n\ndef run_score(model, loader):\n    model.eval()\n    return [model(x.cuda()).sum() for x in loader]\n\n\ndef dispatch(mode, model, loader):\n    return globals()[\"run_\" + mode](model, loader)\n"
+        },
+        "h_sysmod": {
+                "main.py": "import sys\nimport torch\nimport lib\n\nif __name__ == \"__main__\":\n    model = torch.nn.Linear(2, 2).cuda()\n    print(lib.dispatch(sys.argv[1], model, []))\n",
+                "lib.py": "import sys\nimport torch\n\n\ndef run_predict(model, loader):\n    model.eval()\n    return [model(x.cuda()).argmax(1) for x in loader]\n\n\ndef run_score(model, loader):\n    model.eval()\n    return [model(x.cuda()).sum() for x in loader]\n\n\ndef dispatch(mode, model, loader):\n    return getattr(sys.modules[__name__], \"run_\" + mode)(model, loader)\n"
+        },
+        "h_entry": {
+                "demo.py": "import torch\nimport lib\n\nif __name__ == \"__main__\":\n    print(lib.helper_value(), torch.ones(1))\n",
+                "setup.py": "from setuptools import setup\n\nsetup(\n    name=\"lib\",\n    py_modules=[\"lib\"],\n    entry_points={\"console_scripts\": [\"lib-predict = lib:main\"]},\n)\n",
+                "lib.py": "import sys\nimport torch\n\n\ndef main():\n    model = torch.nn.Linear(2, 2).cuda()\n    model.eval()\n    return [model(torch.load(p).cuda()).argmax(1) for p in sys.argv[1:]]\n\n\ndef helper_value():\n    return 3\n"
+        }
+}
+
+    def findings(self, name, extra_files=None):
+        d = os.path.join(self.dir, name)
+        for rel, text in dict(self.CASES.get(name, {}), **(extra_files or {})).items():
+            self.write(os.path.join(name, rel), text)
+        rc, out, err = run(["--format", "json", "--no-cache", d])
+        return sorted((os.path.relpath(f["path"], d), f["line"], f["severity"]) for f in json.loads(out)["findings"])
+
+    def test_ll301_size_and_trainer_come_from_the_module_python_imports(self):
+        self.assertEqual(self.findings('ll301e'), [('sweep.py', 7, 'warning')])
+        self.assertEqual(self.findings('ll301d'), [('sweep.py', 8, 'warning')])
+
+    def test_ll301_layers_of_a_base_class_are_not_visible(self):
+        self.assertEqual(self.findings('ll301c'), [('sweep.py', 17, 'warning')])
+
+    def test_inherited_calls_on_self_decide_per_class(self):
+        self.assertEqual(self.findings('inh'), [('gen.py', 18, 'warning')])
+
+    def test_a_namesake_whose_own_mode_is_known_counts(self):
+        self.assertEqual(self.findings('ns'), [('gen.py', 12, 'warning')])
+
+    def test_a_helper_function_reached_from_a_registered_one_is_live(self):
+        self.assertEqual(self.findings('h_registry'), [('lib.py', 13, 'warning')])
+
+    def test_a_helper_that_dispatches_by_a_computed_name_is_live(self):
+        self.assertEqual(self.findings('h_globals'), [('lib.py', 6, 'warning'), ('lib.py', 11, 'warning')])
+        self.assertEqual(self.findings('h_sysmod'), [('lib.py', 7, 'warning'), ('lib.py', 12, 'warning')])
+
+    def test_a_module_installed_by_a_setup_py_beside_it_is_an_interface(self):
+        self.assertEqual(self.findings('h_entry'), [('lib.py', 8, 'warning')])
+
+    def test_a_helper_module_handed_on_as_a_value_is_live(self):
+        lib = 'import torch\n\n\ndef run_predict(model, loader):\n    model.eval()\n    return [model(x.cuda()).argmax(1) for x in loader]\n\n\ndef run_score(model, loader):\n    model.eval()\n    return [model(x.cuda()).sum() for x in loader]\n'
+        main = "import sys\nimport fire\nimport torch\nimport lib\n\nif __name__ == \"__main__\":\n    CALL\n"
+        for i, call in enumerate(("fire.Fire(lib)", "vars(lib)[sys.argv[1]](None, [])", "print(dir(lib))")):
+            self.assertEqual(self.findings(f"alias{i}", {"lib.py": lib, "main.py": main.replace("CALL", call)}),
+                             [("lib.py", 6, "warning"), ("lib.py", 11, "warning")])
+        # Read only through its attributes, the same helper's unnamed functions are dead.
+        self.assertEqual(self.findings("attr", {"lib.py": lib, "main.py": main.replace("CALL", "print(lib.run_score(None, []))")}),
+                         [("lib.py", 6, "note"), ("lib.py", 11, "warning")])
+
+    def test_fix_keeps_a_methods_decision_apart_from_a_helper_function_of_the_same_name(self):
+        # A dead helper function `evaluate` and a live method `Runner.evaluate`: the fix loop's
+        # re-lint must not hide the method's finding that the plain run reports.
+        files = {
+            "main.py": "import torch\nimport lib\n\nif __name__ == \"__main__\":\n    model = torch.nn.Linear(2, 2).cuda()\n    print(lib.Runner, lib.predict(model, []))\n",
+            "lib.py": "import torch\n\n\nclass Runner:\n    def evaluate(self, model, x):\n        try:\n            return model(x)\n        except torch.cuda.OutOfMemoryError:\n            return model(x)\n\n\ndef evaluate(model, loader):\n    model.eval()\n    return [model(x.cuda()).sum() for x in loader]\n\n\ndef use_runner(model, x):\n    return Runner().evaluate(model, x)\n\n\ndef predict(model, loader):\n    model.eval()\n    return [model(x.cuda()).argmax(1) for x in loader]\n"
+}
+        for rel, text in files.items():
+            self.write(rel, text)
+        p = subprocess.run([BIN, "--fix", "--unsafe-fixes", "--no-cache", "--format", "json", self.dir],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual([(f["rule"], f["line"], f["severity"]) for f in json.loads(p.stdout)["findings"]],
+                         [("LL304", 9, "warning")])
+
+
 class Relevance(Tmp):
     LOOP = ("\n\ndef validate(model, val_loader):\n    outs = []\n    for x in val_loader:\n"
             "        outs.append(model(x).argmax(-1))\n    return outs\n")
