@@ -450,6 +450,23 @@ bool mode_fix_applies(const Facts& f, int loop, const GatedPass& g) {
   return !rebound;
 }
 
+// Does the scope (its call sites) call a callable it was handed or holds (a parameter, a local:
+// `attack(x, y)`), which no call of the file resolves, in a file where some code back-propagates
+// or takes `torch.autograd.grad` outside a training loop? That callable may be it.
+bool calls_code_that_may_need_grad(const Facts& f, const std::vector<int>& calls) {
+  bool file_needs_grad = false;
+  for (const CallSite& x : f.calls)
+    if (f.callee_qual(x.call) == "torch.autograd.grad"sv) file_needs_grad = true;
+  if (!file_needs_grad) return false;
+  for (int ci : calls) {
+    const CallSite& x = f.calls[ci];
+    const Expr& callee = f.e(f.e(x.call).kids[0]);
+    if (x.target_func != kNone || f.is_model_call(x) || callee.kind != ExprKind::Name || !callee.qname.empty()) continue;
+    if (x.func != kNone && (f.is_param(x.func, callee.text) || !f.bindings(x.func, callee.text).empty())) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // The forward `c` is the receiver of `.detach()` (`outp = teacher(x).detach()`), with grad on:
@@ -630,6 +647,17 @@ void check_LL101(CheckContext& ctx) {
     std::string no_grad = spelling_of(f.m, "torch.no_grad");
     if (no_grad.empty() && f.m.aliases.count("torch") == 0) no_grad = "";
     if (no_grad.empty()) continue;
+    // The scope also calls something it was handed (`attack(x, y)`) while the file has code
+    // that needs autograd outside training (an adversarial attack's `torch.autograd.grad`):
+    // disabling grad around it could break it. Only the forward's own statement is wrapped.
+    if (calls_code_that_may_need_grad(f, c.func != kNone ? f.calls_in(c.func)
+                                         : outer >= 0    ? f.loops[outer].calls
+                                                         : std::vector<int>{})) {
+      Fix fix = wrap_statement_fix(ctx, c.stmt, "with " + no_grad + "():",
+                                   "Wrap the forward's statement in `with " + no_grad + "():`");
+      if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
+      continue;
+    }
     bool whole_function = c.func != kNone && f.m.funcs[c.func].parent == kNone &&
                           !f.reaches(c.func, [&](const CallSite& x) { return f.is_backprop(x); }) &&
                           (f.is_eval_function_name(f.m.funcs[c.func].name) || serving) &&
