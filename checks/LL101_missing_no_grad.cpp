@@ -453,10 +453,12 @@ bool mode_fix_applies(const Facts& f, int loop, const GatedPass& g) {
 // Does the scope (its call sites) call a callable it was handed or holds (a parameter, a local:
 // `attack(x, y)`), which no call of the file resolves, in a file where some code back-propagates
 // or takes `torch.autograd.grad` outside a training loop? That callable may be it.
-bool calls_code_that_may_need_grad(const Facts& f, const std::vector<int>& calls) {
-  bool file_needs_grad = false;
-  for (const CallSite& x : f.calls)
-    if (f.callee_qual(x.call) == "torch.autograd.grad"sv) file_needs_grad = true;
+bool calls_code_that_may_need_grad(const Facts& f, const std::vector<int>& calls, int& file_needs_grad) {
+  if (file_needs_grad < 0) {  // (asked once per file)
+    file_needs_grad = 0;
+    for (const CallSite& x : f.calls)
+      if (f.callee_qual(x.call) == "torch.autograd.grad"sv) file_needs_grad = 1;
+  }
   if (!file_needs_grad) return false;
   for (int ci : calls) {
     const CallSite& x = f.calls[ci];
@@ -506,6 +508,7 @@ void check_LL101(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<int> reported_loops;
   std::map<Id, size_t> decorated_funcs;  // function -> the finding whose fix decorates it
+  int file_needs_grad = -1;  // does the file take torch.autograd.grad (-1: not asked yet)
   std::set<Id> reported_forwards;
   GatedMemo gated_memo;
   for (const CallSite& c : f.calls) {
@@ -652,7 +655,8 @@ void check_LL101(CheckContext& ctx) {
     // disabling grad around it could break it. Only the forward's own statement is wrapped.
     if (calls_code_that_may_need_grad(f, c.func != kNone ? f.calls_in(c.func)
                                          : outer >= 0    ? f.loops[outer].calls
-                                                         : std::vector<int>{})) {
+                                                         : std::vector<int>{},
+                                      file_needs_grad)) {
       Fix fix = wrap_statement_fix(ctx, c.stmt, "with " + no_grad + "():",
                                    "Wrap the forward's statement in `with " + no_grad + "():`");
       if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));

@@ -240,7 +240,12 @@ void summarize_own_reads(const Facts& f, FileSummary& s, bool dispatches_by_name
   for (const Expr& x : f.m.exprs) {
     if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) {
       read_at(x.text, x.range.begin);
-    } else if (x.kind == ExprKind::Literal && x.lit == LitKind::String && !x.text.empty() && x.text.size() <= 128) {
+    } else if (x.kind == ExprKind::Literal && x.lit == LitKind::String && !x.text.empty() && x.text.size() <= 128 &&
+               std::all_of(x.text.begin(), x.text.end(), [](char ch) {
+                 return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' || ch == ':';
+               })) {
+      // (identifier-like strings only, as summarize_references reads them: `"run_" + mode`
+      // builds names no word of a string shows; such dispatch makes every function a root)
       for_each_word(x.text, [&](std::string_view w) { read_at(w, x.range.begin); });
     }
   }
@@ -299,15 +304,18 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   // An imported module handed on as a value (`fire.Fire(lib)`, `vars(lib)[name]`,
   // `inspect.getmembers(lib)`), not only read through its attributes: any of its functions may
   // be called.
-  {
-    std::unordered_set<Id> attribute_objects;
+  if (!f.m.aliases.empty()) {
+    std::vector<char> attribute_object(f.m.exprs.size(), 0);
     for (const Expr& x : f.m.exprs)
-      if (x.kind == ExprKind::Attribute && !x.kids.empty()) attribute_objects.insert(x.kids[0]);
+      if (x.kind == ExprKind::Attribute && !x.kids.empty() && x.kids[0] < attribute_object.size())
+        attribute_object[x.kids[0]] = 1;
+    std::set<std::string_view> handed;
     for (Id i = 0; i < f.m.exprs.size(); ++i) {
       const Expr& x = f.m.exprs[i];
-      if (x.kind != ExprKind::Name || attribute_objects.count(i)) continue;
-      if (auto a = f.m.aliases.find(x.text); a != f.m.aliases.end()) s.dispatched_modules.push_back(a->second);
+      if (x.kind != ExprKind::Name || attribute_object[i]) continue;
+      if (auto a = f.m.aliases.find(x.text); a != f.m.aliases.end() && !is_torch_family(a->second)) handed.insert(a->second);
     }
+    for (std::string_view q : handed) s.dispatched_modules.emplace_back(q);
   }
   const bool own_dispatch = every_function || module_functions || computed_getattr;
   if (every_function || module_functions || !dispatched_classes.empty())
@@ -326,17 +334,21 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   // its callers may live outside the tree (a web framework's handler, a library's API).
   // Methods, nested functions and the functions of a program are called from the tree.
   const bool program = f.is_program();
-  if (!program) summarize_own_reads(f, s, own_dispatch);
   std::set<Id> holding;
+  bool any_interface = false;
   for (const Finding& fd : out) {
     if (fd.low_confidence || fd.suppressed) continue;
     for (Id fn = f.function_at(fd.range.begin); fn != kNone; fn = f.m.funcs[fn].parent) {
       if (!holding.insert(fn).second) continue;
       if (callable_without_its_name(f, fn)) continue;
       const bool interface = !program && f.m.funcs[fn].cls == kNone && f.m.funcs[fn].parent == kNone;
+      any_interface = any_interface || interface;
       s.holding.push_back({f.m.funcs[fn].name, f.m.funcs[fn].range.begin, f.m.funcs[fn].range.end, interface});
     }
   }
+  // (Only a module-level function holding a finding is ever judged through the module's own
+  // reads: a file without one needs none.)
+  if (any_interface) summarize_own_reads(f, s, own_dispatch);
 }
 
 std::string uncalled_key(const FileSummary::Holding& h) {

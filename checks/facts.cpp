@@ -129,9 +129,10 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   // Not an nn.Module of its own (a module whose hooks a manual loop calls), and nothing in the
   // file calls the hook itself (Fabric users do, with grad on).
   bool imports_lightning = false;
-  for (const auto& [local, q] : m.aliases)
-    for (std::string_view fw : {"lightning", "pytorch_lightning"})
-      imports_lightning = imports_lightning || q == fw || starts_with(q, std::string(fw) + ".");
+  for (const auto& [local, q] : m.aliases) {
+    const std::string_view root = std::string_view(q).substr(0, q.find('.'));
+    imports_lightning = imports_lightning || root == "lightning"sv || root == "pytorch_lightning"sv;
+  }
   auto lightning_mixin = [&](Id cls, const std::string& hook) {
     for (Id b : m.classes[cls].bases) {
       const std::string q = qual(b).empty() ? dotted(b) : qual(b);
@@ -1273,7 +1274,7 @@ void Facts::compute_entry_off() {
       if (called_by_name(f)) {
         auto it = name_callers_.find(m.funcs[f].name);
         if (it != name_callers_.end()) by_name = &it->second;
-        if (project) {
+        if (project && !project->external_method_calls.empty()) {
           auto em = project->external_method_calls.find(m.classes[m.funcs[f].cls].name + "." + m.funcs[f].name);
           if (em != project->external_method_calls.end()) ext_methods = em->second ? 1 : 0;
         }
@@ -1400,7 +1401,7 @@ FileSummary Facts::summarize() const {
     out.method_calls.assign(by_name.begin(), by_name.end());
     out.method_calls_from_namesakes.assign(from_namesakes.begin(), from_namesakes.end());
     // Calls on `self`, for the subclasses other files define (join_summaries).
-    std::map<std::pair<std::string, std::string>, bool> on_self;
+    std::map<std::pair<std::string_view, std::string_view>, bool> on_self;
     for (const CallSite& c : calls) {
       const Id callee = e(c.call).kids[0];
       if (e(callee).kind != ExprKind::Attribute || e(callee).kids.empty() || c.func == kNone) continue;
@@ -1410,7 +1411,7 @@ FileSummary Facts::summarize() const {
       auto [it, fresh] = on_self.try_emplace({m.classes[k].name, e(callee).text}, true);
       it->second = it->second && (grad_off(c) || in_module_forward(c.func));
     }
-    for (const auto& [key, off] : on_self) out.self_calls.emplace_back(key.first, key.second, off);
+    for (const auto& [key, off] : on_self) out.self_calls.emplace_back(std::string(key.first), std::string(key.second), off);
     for (Id k = 0; k < m.classes.size(); ++k)
       for (Id b : m.classes[k].bases) {
         const std::string d = dotted(b);
