@@ -492,18 +492,6 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
 // only such layers, a same-file builder returning one): its parameter count, or -1 when any
 // part is not visible (a pretrained backbone, a size read from data or a config).
 
-// A non-negative decimal integer as written (`1_000`), -1 otherwise.
-long int_literal(std::string_view text) {
-  long v = 0;
-  if (text.empty()) return -1;
-  for (char c : text) {
-    if (c == '_') continue;
-    if (c < '0' || c > '9' || v > 1'000'000'000L) return -1;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
 // The integer values of a constructor's parameters while its __init__ runs: the call's
 // arguments where visible, the parameters' literal defaults otherwise (`num_classes=10`).
 using IntEnv = std::unordered_map<std::string, long>;
@@ -525,7 +513,7 @@ long visible_int(const Facts& f, Id func, Id x, const IntEnv* env, int depth = 0
   const Expr* lit = f.literal_of(x, func);
   if (!lit && func != kNone) lit = f.literal_of(x, kNone);
   if (!lit || lit->lit != LitKind::Int) return -1;
-  return int_literal(lit->text);
+  return int_literal_text(lit->text);
 }
 
 constexpr long kUnknown = -1;
@@ -639,7 +627,7 @@ IntEnv constructor_env(const Facts& f, Id k, Id call, Id func, const IntEnv* env
     Id a = call == kNone ? kNone : f.arg(call, i - 1, p);
     long v = -1;
     if (a != kNone) v = visible_int(f, func, a, env);
-    else if (i < fn.param_defaults.size() && !fn.param_defaults[i].empty()) v = int_literal(fn.param_defaults[i]);
+    else if (i < fn.param_defaults.size() && !fn.param_defaults[i].empty()) v = int_literal_text(fn.param_defaults[i]);
     if (v >= 0) out[p] = v;
   }
   return out;

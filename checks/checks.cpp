@@ -188,6 +188,15 @@ bool callable_without_its_name(const Facts& f, Id fn) {
   return false;
 }
 
+// A string literal that may name code (`getattr(self, "evaluate")`, `"pkg.module:main"`), not
+// prose: short, and only identifier characters, dots and colons.
+bool identifier_like_string(const Expr& x) {
+  return x.kind == ExprKind::Literal && x.lit == LitKind::String && !x.text.empty() && x.text.size() <= 128 &&
+         std::all_of(x.text.begin(), x.text.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':';
+         });
+}
+
 // The identifier-like words of a string (`"pkg.module:main"` -> pkg, module, main).
 template <class F>
 void for_each_word(std::string_view t, F&& fn) {
@@ -240,10 +249,7 @@ void summarize_own_reads(const Facts& f, FileSummary& s, bool dispatches_by_name
   for (const Expr& x : f.m.exprs) {
     if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) {
       read_at(x.text, x.range.begin);
-    } else if (x.kind == ExprKind::Literal && x.lit == LitKind::String && !x.text.empty() && x.text.size() <= 128 &&
-               std::all_of(x.text.begin(), x.text.end(), [](char ch) {
-                 return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.' || ch == ':';
-               })) {
+    } else if (identifier_like_string(x)) {
       // (identifier-like strings only, as summarize_references reads them: `"run_" + mode`
       // builds names no word of a string shows; such dispatch makes every function a root)
       for_each_word(x.text, [&](std::string_view w) { read_at(w, x.range.begin); });
@@ -263,10 +269,7 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   };
   for (const Expr& x : f.m.exprs) {
     if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) seen.insert(x.text);
-    else if (x.kind == ExprKind::Literal && x.lit == LitKind::String && !x.text.empty() && x.text.size() <= 128 &&
-             std::all_of(x.text.begin(), x.text.end(), [](char c) {
-               return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':';
-             }))
+    else if (identifier_like_string(x))
       add_words(x.text);  // `getattr(self, "evaluate")`, `"pkg.module:main"`; not prose
   }
   // Dispatch by a computed name reaches functions no text names: `fire.Fire()` puts the file's

@@ -265,16 +265,20 @@ long int_arithmetic(std::string_view op, long a, long b) {
   return -1;
 }
 
+long int_literal_text(std::string_view text) {
+  long v = 0;
+  size_t digits = 0;
+  for (char ch : text) {
+    if (ch == '_') continue;
+    if (ch < '0' || ch > '9' || ++digits > 9) return -1;
+    v = v * 10 + (ch - '0');
+  }
+  return digits == 0 ? -1 : v;
+}
+
 long int_literal_value(const Expr& e) {
   if (e.kind != ExprKind::Literal) return -1;
-  std::string digits;
-  for (char ch : e.text) {
-    if (ch == '_') continue;
-    if (ch < '0' || ch > '9') return -1;
-    digits += ch;
-  }
-  if (digits.empty() || digits.size() > 9) return -1;
-  return std::stol(digits);
+  return int_literal_text(e.text);
 }
 
 namespace {

@@ -64,6 +64,8 @@ bool assigned_in_loop(const Facts& f, int loop, const std::string& dotted);
 long int_arithmetic(std::string_view op, long a, long b);
 
 // A decimal integer literal's value (`16`, `1_024`), -1 for anything else or above 9 digits.
+// A non-negative decimal integer as written (`1_000`, at most 9 digits), -1 otherwise.
+long int_literal_text(std::string_view text);
 long int_literal_value(const Expr& e);
 
 // The value whose size `x` reads: `len(v)`, `v.size(...)`, `v.shape[k]`; kNone otherwise.
