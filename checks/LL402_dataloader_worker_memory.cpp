@@ -9,7 +9,6 @@
 #include "checks/common.hpp"
 #include "checks/dataloader.hpp"
 #include "checks/flow.hpp"
-#include "rules/suppress.hpp"
 
 namespace ll {
 namespace {
@@ -69,6 +68,8 @@ long cpu_count_fraction(const Facts& f, Id func, Id x, int depth = 0) {
 
 // Samples in flight (batches in flight x a visible batch size) small enough not to matter.
 constexpr long kFewSamplesInFlight = 256;
+// The core count a worker count that follows `os.cpu_count()` is weighed at: a large host.
+constexpr long kLargeHostCores = 128;
 
 }  // namespace
 
@@ -77,8 +78,7 @@ void check_LL402(CheckContext& ctx) {
   // One setting, one finding: loaders of one function whose worker count is the same binding
   // of a name (`n_workers = os.cpu_count()` handed to the train, val and test loaders) share
   // the cause and the fix, so the first is reported and the others are its notes.
-  std::map<std::tuple<Id, std::string, std::string>, size_t> by_setting;
-  std::optional<Suppressions> suppressions;  // read only when a loader names its setting
+  std::map<std::tuple<Id, std::string, std::string>, std::pair<size_t, std::string>> by_setting;
   for (const CallSite& c : f.calls) {
     if (!is_dataloader_call(f, c.call)) continue;
     // A dataset that LL403 flags already carries the per-worker host-RAM finding.
@@ -159,12 +159,19 @@ void check_LL402(CheckContext& ctx) {
     if (msg.empty()) continue;
     // Impact: batches of a visible size that hold few samples in flight all together
     // (`batch_size=1` with 24 workers: 48 samples) cost little host RAM whatever a sample is.
+    // A worker count that follows the CPU count is taken at a large host's, kLargeHostCores.
+    const bool per_core = fraction == 0 && !cpp && nw != kNone && unbounded_cpu_count(f, c.func, nw);
+    const long counted = per_core && prefetch > 0 ? kLargeHostCores * prefetch : inflight;
     long samples = -1;
-    if (Id bs = f.arg(c.call, 1, "batch_size"); bs != kNone && inflight > 0)
+    if (Id bs = f.arg(c.call, 1, "batch_size"); bs != kNone && counted > 0)
       if (const Expr* lit = f.literal_of(bs, c.func); lit && int_literal_value(*lit) >= 0)
-        if (__builtin_mul_overflow(inflight, int_literal_value(*lit), &samples)) samples = -1;
+        if (__builtin_mul_overflow(counted, int_literal_value(*lit), &samples)) samples = -1;
     std::string weak;  // why the evidence is weak, empty when it is not
-    if (samples >= 0 && samples <= kFewSamplesInFlight)
+    if (samples >= 0 && samples <= kFewSamplesInFlight && per_core)
+      weak = "its batches in flight hold at most " + std::to_string(samples) + " samples even on a " +
+             std::to_string(kLargeHostCores) +
+             "-core host, little host memory whatever a sample is; what stays is one worker process per core";
+    else if (samples >= 0 && samples <= kFewSamplesInFlight)
       weak = "its batches in flight hold " + std::to_string(samples) + " samples in all (at most " +
              std::to_string(kFewSamplesInFlight) + "), little host memory whatever a sample is";
     else if (fraction > 0)
@@ -175,31 +182,62 @@ void check_LL402(CheckContext& ctx) {
              std::to_string(f.cfg.max_inflight_batches) +
              "); what each extra worker adds is its copy of the dataset object, small unless it holds many Python "
              "objects";
-    // The same binding of the name, not only the same name: a later `n_workers =
-    // os.cpu_count()` for one loader is a second setting with its own fix.
+    // One setting is one choice of the worker count, wherever it is written: the same binding
+    // of a name, a name bound again to the same expression (a notebook's later section
+    // restating `NUM_WORKERS = os.cpu_count()`), or the same expression written inline in
+    // sibling loaders (`num_workers=os.cpu_count()` in the train and test loaders). A name bound
+    // to another expression (`workers = os.cpu_count() * 2`) is a second setting.
+    auto spelled = [&](Id x) {
+      std::string t = ctx.text(x);
+      t.erase(std::remove_if(t.begin(), t.end(), [](char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }),
+              t.end());
+      return t;
+    };
     std::string setting = nw != kNone ? f.dotted(nw) : std::string();
-    std::string binding;
+    std::string binding, ids;
+    Id bound_to = kNone;  // the expression the name is bound to, when every binding spells it alike
     if (!setting.empty() && c.stmt != kNone) {
-      bool outside = false;
+      bool outside = false, unknown = false;
       std::vector<Id> defs;
-      for (const Def& d : f.flow().reaching(c.stmt, setting, &outside)) defs.push_back(d.stmt);
+      std::vector<std::string> values;
+      for (const Def& d : f.flow().reaching(c.stmt, setting, &outside)) {
+        defs.push_back(d.stmt);
+        if (d.value == kNone || d.kind != DefKind::Assign) unknown = true;
+        else values.push_back(spelled(d.value));
+      }
       std::sort(defs.begin(), defs.end());
-      for (Id d : defs) binding += std::to_string(d) + ",";
-      if (outside) binding += "outside";
+      for (Id d : defs) ids += std::to_string(d) + ",";
+      if (outside) ids += "outside";
+      std::sort(values.begin(), values.end());
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+      if (outside || unknown || values.empty()) {
+        binding = ids;
+      } else {
+        binding = "=";
+        if (values.size() == 1)
+          for (const Def& d : f.flow().reaching(c.stmt, setting, &outside)) bound_to = d.value;
+        for (const std::string& v : values) binding += v + "|";
+      }
+    } else if (nw != kNone) {
+      setting = spelled(nw);
+      binding = "inline";
     }
     std::tuple<Id, std::string, std::string> key{c.func, setting + "@" + binding, msg + "\n" + weak};
     // A loader whose line suppresses LL402 is never the head of a group: its notes would be
     // hidden with it (`# noqa: LL402` on the train loader only).
-    if (!setting.empty() && !suppressions) suppressions.emplace(f.m.comments, f.m.lang);
-    const bool quiet = !setting.empty() && suppressions->match("LL402", f.e(c.call).range.line) != nullptr;
+    const bool quiet = !setting.empty() && ctx.suppressed("LL402", f.e(c.call).range.line);
     if (!setting.empty() && !quiet)
       if (auto it = by_setting.find(key); it != by_setting.end()) {
-        ctx.at(it->second).notes.push_back({f.e(c.call).range, "`" + setting + "` sets this loader's workers too"});
+        const std::string what = binding == "inline" ? "the same `" + ctx.brief(nw) + "`"
+                                 : ids == it->second.second || bound_to == kNone
+                                     ? "`" + setting + "`"
+                                     : "`" + setting + "`, bound again to the same `" + ctx.brief(bound_to) + "`,";
+        ctx.at(it->second.first).notes.push_back({f.e(c.call).range, what + " sets this loader's workers too"});
         continue;
       }
     Finding* fd = weak.empty() ? ctx.report("LL402", f.e(c.call).range, msg)
                                : ctx.report_weak("LL402", f.e(c.call).range, msg, weak);
-    if (fd && !setting.empty() && !quiet) by_setting.emplace(key, ctx.handle(fd));
+    if (fd && !setting.empty() && !quiet) by_setting.emplace(key, std::make_pair(ctx.handle(fd), ids));
   }
 }
 

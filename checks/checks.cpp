@@ -54,6 +54,11 @@ bool CheckContext::enabled(std::string_view rule) const {
   return facts.cfg.enabled(std::string(rule), facts.path);
 }
 
+bool CheckContext::suppressed(const std::string& rule, uint32_t line) const {
+  if (!suppressions_) suppressions_.emplace(facts.m.comments, facts.m.lang);
+  return suppressions_->match(rule, line) != nullptr;
+}
+
 Finding* CheckContext::report(std::string_view rule, const Range& where, std::string message) {
   if (!enabled(rule)) return nullptr;
   // One finding per rule and location (a set: files with thousands of findings stay linear).

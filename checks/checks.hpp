@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -10,6 +11,7 @@
 
 #include "checks/facts.hpp"
 #include "rules/finding.hpp"
+#include "rules/suppress.hpp"
 
 namespace ll {
 
@@ -30,6 +32,9 @@ class CheckContext {
   // severity step lower, marked low-confidence, and its message says why.
   Finding* report_weak(std::string_view rule, const Range& where, std::string message, const std::string& why);
   bool enabled(std::string_view rule) const;
+  // Does a comment of the file suppress `rule` at `line`? A finding that others join as
+  // notes must not be one: its notes would be hidden with it.
+  bool suppressed(const std::string& rule, uint32_t line) const;
   // A finding's position among the file's findings, which (unlike the Finding*) stays valid
   // while later findings are added, and the finding at a position.
   size_t handle(const Finding* fd) const { return static_cast<size_t>(fd - out_.data()); }
@@ -49,6 +54,7 @@ class CheckContext {
  private:
   std::vector<Finding>& out_;
   std::unordered_set<std::string> reported_;  // "rule:begin:end" of out_'s findings
+  mutable std::optional<Suppressions> suppressions_;  // read on the first suppressed() question
 };
 
 using CheckFn = void (*)(CheckContext&);
