@@ -187,7 +187,6 @@ bool mentions_oom_text(const Facts& f, const std::vector<Id>& stmts, Id extra = 
   auto has = [&](Id root) {
     bool hit = false;
     for_each_expr(f.m, root, [&](Id x) {
-      const Expr& e = f.e(x);
       if (oom_leaf(f, x)) hit = true;
       return !hit;
     });

@@ -2121,6 +2121,25 @@ bool Facts::test_class(Id cls) const {
   return false;
 }
 
+bool Facts::keeps_history_method(std::string_view attr) {
+  return in(attr, {"cpu", "cuda", "to", "float", "double", "half", "squeeze", "unsqueeze", "permute", "transpose",
+                   "view", "reshape", "contiguous", "flatten", "clone", "t"});
+}
+
+Id Facts::history_base(Id x) const {
+  for (int depth = 0; x != kNone && depth < 16; ++depth) {
+    const Expr& v = e(x);
+    if (v.kind == ExprKind::Subscript || (v.kind == ExprKind::Attribute && v.text == "T"sv)) {
+      x = v.kids.empty() ? kNone : v.kids[0];
+    } else if (v.kind == ExprKind::Call && callee_receiver(x) != kNone && keeps_history_method(callee_attr(x))) {
+      x = callee_receiver(x);
+    } else {
+      break;
+    }
+  }
+  return x;
+}
+
 bool Facts::read_as_numpy(Id func, Id value, const std::string& name, uint32_t after) const {
   if (!numpy_calls_) {
     numpy_calls_.emplace();
@@ -2144,9 +2163,7 @@ bool Facts::read_as_numpy(Id func, Id value, const std::string& name, uint32_t a
           r = arg(r, 0, "tensors");
           continue;
         }
-        if (!in(a, {"cpu", "cuda", "to", "float", "double", "half", "squeeze", "unsqueeze", "permute", "transpose",
-                    "view", "reshape", "contiguous", "flatten", "clone", "t"}))
-          break;
+        if (!keeps_history_method(a)) break;
         bool cast = false;
         if (a == "to"sv)
           for (size_t k = 1; k < x.kids.size() && !cast; ++k)

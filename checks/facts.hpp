@@ -211,6 +211,12 @@ class Facts {
   // `torch.cat(outs).numpy()`; no `.detach()`, `.data` or cast to an integer type on the
   // way), which raises for a tensor that requires grad: the value carries no history.
   // `value` is a call (the forward itself) or, with `name`, a name read in `func` after `after`.
+  // Tensor methods whose result keeps the receiver's history (and its values): moves, casts
+  // to a float dtype, views, copies (`.cpu()`, `.to(device)`, `.view(...)`, `.clone()`).
+  static bool keeps_history_method(std::string_view attr);
+  // The value `x` is a copy or a view of: down through such methods, subscripts and `.T`
+  // (`x_t.cpu()`, `h[:, -1].clone()` -> `x_t`, `h`); `x` itself when it is none.
+  Id history_base(Id x) const;
   bool read_as_numpy(Id func, Id value, const std::string& name = "", uint32_t after = 0) const;
   // A forward whose output is read so (`model(x).cpu().numpy()`, or `out = model(x)` ...
   // `out.numpy()`): it records no graph (grad is disabled where it runs, or the model is frozen).
