@@ -11,6 +11,8 @@ namespace ll {
 namespace {
 
 constexpr long kFewForwards = 4;
+// The same in code that runs once, where a loop of a fixed count is a demo.
+constexpr long kFewDemoForwards = 16;
 // Runs of a check on made tensors (a timing loop of `range(10)`, a loop over five models).
 constexpr long kFewChecks = 100;
 
@@ -143,6 +145,46 @@ bool own_model(const Facts& f, const CallSite& c) {
   if (vals.empty()) return false;
   for (Id v : vals)
     if (!built_here(v)) return false;
+  return true;
+}
+
+// A model that is one affine layer: `nn.Linear(d, k)` itself, or a same-file module whose
+// forward returns one such layer applied to its input (a linear probe on features). Its graph
+// saves the input and the weight, both alive anyway: nothing beyond the output is kept.
+bool one_linear_layer(const Facts& f, const CallSite& c) {
+  const Id callee = f.forward_receiver(c.call);
+  if (callee == kNone || f.dotted(callee).empty()) return false;
+  auto linear = [&](Id v) {
+    v = f.unplaced(v);
+    return f.e(v).kind == ExprKind::Call && f.callee_qual(v) == "torch.nn.Linear"sv;
+  };
+  const std::vector<Id> vals = f.bindings_at(c.func, f.dotted(callee), c.call);
+  if (vals.empty()) return false;
+  for (Id v : vals) {
+    if (linear(v)) continue;
+    v = f.unplaced(v);
+    const Id k = f.e(v).kind == ExprKind::Call ? f.constructed_class(v) : kNone;
+    const Id fwd = k != kNone ? f.method_in(k, "forward") : kNone;
+    if (fwd == kNone) return false;
+    // `return self.fc(x)`, after a docstring at most.
+    std::vector<Id> body;
+    for (Id sid : f.m.funcs[fwd].body) {
+      const Stmt& st = f.m.s(sid);
+      const bool docstring = st.kind == StmtKind::Expr && st.value != kNone && f.e(st.value).kind == ExprKind::Literal;
+      if (!docstring) body.push_back(sid);
+    }
+    if (body.size() != 1) return false;
+    const Stmt& ret = f.m.s(body[0]);
+    if (ret.kind != StmtKind::Return || ret.value == kNone || f.e(ret.value).kind != ExprKind::Call) return false;
+    const Expr& call = f.e(ret.value);
+    const std::string& layer = f.dotted(call.kids[0]);
+    const std::vector<std::string>& params = f.m.funcs[fwd].params;
+    if (!starts_with(layer, "self.") || call.kids.size() != 2 || params.size() != 2 ||
+        f.e(call.kids[1]).kind != ExprKind::Name || f.e(call.kids[1]).text != params[1])
+      return false;
+    const std::vector<Id> layers = f.bindings(fwd, layer);
+    if (layers.empty() || !std::all_of(layers.begin(), layers.end(), linear)) return false;
+  }
   return true;
 }
 
@@ -580,15 +622,21 @@ void check_LL101(CheckContext& ctx) {
     std::string layers;  // the module whose layers a loop walks
     for (int l = c.loop; l >= 0 && trips > 0; l = l == outer ? -1 : f.loops[l].parent) {
       if (std::string walked = own_layers_walked(f, l); !walked.empty()) layers = std::move(walked);
-      else trips *= constant_trips(f, l, kFewForwards);
+      else if (trips *= constant_trips(f, l, kFewDemoForwards); trips > kFewDemoForwards) trips = 0;
     }
+    // In code that runs once (a script's or notebook's top level, a function the program runs
+    // at most once) a few more over data are still a demo: five predictions drawn for a figure.
+    // (A loop over tensors the program makes times the model: decided below.)
+    const bool runs_once = c.func == kNone || f.runs_at_most_once(c.func);
+    const bool made = made_inputs(f, c);
+    const bool few_trips =
+        trips > 0 && (trips <= kFewForwards || (runs_once && !made && trips <= kFewDemoForwards));
     // (Test code: the impact pass after the checks makes the finding weak; run_checks.)
     // A forward on tensors the program makes (`net(torch.randn(2, 3, 32, 32))`), once or a
     // fixed number of times: a shape or timing check of the model, not a pass over data.
     long made_trips = 1;
     for (int l = c.loop; l >= 0 && made_trips > 0; l = f.loops[l].parent)
       made_trips *= constant_trips(f, l, kFewChecks);
-    const bool made = made_inputs(f, c);
     const bool smoke = made && made_trips > 0 && made_trips <= kFewChecks && own_model(f, c);
     // Once, outside any loop, on tensors the program makes, in code that runs at most once
     // (not a sampler called per request): whatever model it is (one the file imports or
@@ -620,11 +668,16 @@ void check_LL101(CheckContext& ctx) {
                   : probe ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                             "the forward runs once, outside any loop, on tensors the program makes: "
                                             "a probe of the model's output shapes, not a pass over data")
+                  // (A CPU-only program is the stronger reason, given below.)
+                  : !f.cpu_only_program() && !f.cpu_only_at(f.e(c.call).range.begin) && one_linear_layer(f, c)
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        model + " is one linear layer: its graph saves the input and the weight, both "
+                                                "alive anyway, so nothing beyond the output is kept")
                   : placed_on_cpu(f, c)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the model was moved to the CPU before this forward, so the graph costs host "
                                         "memory of a CPU run")
-                  : trips > 0 && trips <= kFewForwards
+                  : few_trips
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         trips == 1 && !layers.empty()
                                             ? "the loop walks the layers of `" + layers +

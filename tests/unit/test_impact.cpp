@@ -17,7 +17,7 @@ using test::only;
 // A tutorial-style script: an evaluation loop at top level.
 std::string script(const std::string& device_line) {
   return "import torch\n"
-         "model = torch.nn.Linear(4, 2)\n" +
+         "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n" +
          device_line +
          "model.eval()\n"
          "for x in [torch.randn(1, 4) for _ in range(3)]:\n"
@@ -129,7 +129,7 @@ TEST(Impact, ACpuSectionBeforeTheFirstGpuUseIsWeak) {
   // the full severity.
   const std::string nb =
       "import torch\n"
-      "model = torch.nn.Linear(4, 2)\n"
+      "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n"
       "model.eval()\n"
       "for x in test_loader:\n"
       "    print(model(x).argmax(-1))\n"
@@ -137,7 +137,7 @@ TEST(Impact, ACpuSectionBeforeTheFirstGpuUseIsWeak) {
       "    net.eval()\n"
       "    return [net(x).argmax(-1) for x in loader]\n"
       "device = torch.device('cuda')\n"
-      "model = torch.nn.Linear(4, 2).to(device)\n"
+      "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)).to(device)\n"
       "model.eval()\n"
       "for x in test_loader:\n"
       "    print(model(x.to(device)).argmax(-1))\n";
@@ -400,6 +400,38 @@ TEST(Impact, AnEvaluationLoopThatRunsAFewTimesIsWeak) {
   EXPECT_FALSE(f->low_confidence);
 }
 
+TEST(Impact, AFixedLoopOfUpTo16ForwardsInCodeThatRunsOnceIsADemo) {
+  // At a script's top level (or in a function the program runs once) a loop of a fixed count
+  // of at most 16 forwards over data (five predictions drawn for a figure) is weak; 17 are not,
+  // nor are 5 in a function called once per batch.
+  auto top = [](const std::string& count) {
+    return "import torch\nimport matplotlib.pyplot as plt\n"
+           "net = torch.load('net.pt').cuda()\nnet.eval()\n"
+           "images = torch.load('images.pt')\n"
+           "for k in range(" + count + "):\n"
+           "    logits = net(images[k].unsqueeze(0).cuda())\n"
+           "    plt.title(str(logits.argmax(1).item()))\n";
+  };
+  for (const std::string& count : {std::string("5"), std::string("16")}) {
+    const FileResult r = analyze_text("demo.py", top(count), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << count;
+    EXPECT_TRUE(f->low_confidence) << count;
+    EXPECT_NE(f->message.find("the loop runs " + count + " times"), std::string::npos) << f->message;
+  }
+  const FileResult many = analyze_text("demo.py", top("17"), Config{}, EngineOptions{});
+  ASSERT_NE(only(many, "LL101"), nullptr);
+  EXPECT_FALSE(only(many, "LL101")->low_confidence);
+  const FileResult per_batch = analyze_text(
+      "serve.py",
+      "import torch\nnet = torch.load('net.pt').cuda()\nnet.eval()\n\n\n"
+      "def show(batch):\n    for k in range(5):\n        out = net(batch[k].unsqueeze(0).cuda())\n\n\n"
+      "for batch in loader:\n    show(batch)\n",
+      Config{}, EngineOptions{});
+  ASSERT_NE(only(per_batch, "LL101"), nullptr);
+  EXPECT_FALSE(only(per_batch, "LL101")->low_confidence);
+}
+
 TEST(Impact, VolatileIsWeakOnlyInCodeWrittenForAPyTorchThatHonouredIt) {
   // `Variable(x, volatile=True)` disabled autograd before 0.4. Code that also reads `.item()`
   // (or uses another API 0.4 introduced) runs where volatile is ignored: the graph is recorded.
@@ -464,7 +496,7 @@ TEST(Impact, EveryRuleWhoseCostGrowsWithARunIsWeakInTestCode) {
   // once (`with torch.no_grad:`, LL104) keeps it in tests too.
   const std::string smoke =
       "import torch\n"
-      "model = torch.nn.Linear(4, 2).cuda()\n"
+      "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)).cuda()\n"
       "optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)\n"
       "for i in range(10):\n"
       "    loss = model(torch.rand(3, 4).cuda()).sum()\n"
