@@ -78,7 +78,7 @@ void check_LL402(CheckContext& ctx) {
   // One setting, one finding: loaders of one function whose worker count is the same binding
   // of a name (`n_workers = os.cpu_count()` handed to the train, val and test loaders) share
   // the cause and the fix, so the first is reported and the others are its notes.
-  std::map<std::tuple<Id, std::string, std::string>, std::pair<size_t, std::string>> by_setting;
+  std::map<std::tuple<Id, std::string, std::string>, size_t> by_setting;
   for (const CallSite& c : f.calls) {
     if (!is_dataloader_call(f, c.call)) continue;
     // A dataset that LL403 flags already carries the per-worker host-RAM finding.
@@ -182,45 +182,19 @@ void check_LL402(CheckContext& ctx) {
              std::to_string(f.cfg.max_inflight_batches) +
              "); what each extra worker adds is its copy of the dataset object, small unless it holds many Python "
              "objects";
-    // One setting is one choice of the worker count, wherever it is written: the same binding
-    // of a name, a name bound again to the same expression (a notebook's later section
-    // restating `NUM_WORKERS = os.cpu_count()`), or the same expression written inline in
-    // sibling loaders (`num_workers=os.cpu_count()` in the train and test loaders). A name bound
-    // to another expression (`workers = os.cpu_count() * 2`) is a second setting.
-    auto spelled = [&](Id x) {
-      std::string t = ctx.text(x);
-      t.erase(std::remove_if(t.begin(), t.end(), [](char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }),
-              t.end());
-      return t;
-    };
+    // One setting is one binding of a name: loaders that read the same binding share its
+    // fix. A name bound again (even to the same `os.cpu_count()`, a notebook's later section
+    // restating it) and an expression written inline in each loader need an edit each: a
+    // finding each, or capping the first would leave the others unbounded.
     std::string setting = nw != kNone ? f.dotted(nw) : std::string();
-    std::string binding, ids;
-    Id bound_to = kNone;  // the expression the name is bound to, when every binding spells it alike
+    std::string binding;
     if (!setting.empty() && c.stmt != kNone) {
-      bool outside = false, unknown = false;
+      bool outside = false;
       std::vector<Id> defs;
-      std::vector<std::string> values;
-      for (const Def& d : f.flow().reaching(c.stmt, setting, &outside)) {
-        defs.push_back(d.stmt);
-        if (d.value == kNone || d.kind != DefKind::Assign) unknown = true;
-        else values.push_back(spelled(d.value));
-      }
+      for (const Def& d : f.flow().reaching(c.stmt, setting, &outside)) defs.push_back(d.stmt);
       std::sort(defs.begin(), defs.end());
-      for (Id d : defs) ids += std::to_string(d) + ",";
-      if (outside) ids += "outside";
-      std::sort(values.begin(), values.end());
-      values.erase(std::unique(values.begin(), values.end()), values.end());
-      if (outside || unknown || values.empty()) {
-        binding = ids;
-      } else {
-        binding = "=";
-        if (values.size() == 1)
-          for (const Def& d : f.flow().reaching(c.stmt, setting, &outside)) bound_to = d.value;
-        for (const std::string& v : values) binding += v + "|";
-      }
-    } else if (nw != kNone) {
-      setting = spelled(nw);
-      binding = "inline";
+      for (Id d : defs) binding += std::to_string(d) + ",";
+      if (outside) binding += "outside";
     }
     std::tuple<Id, std::string, std::string> key{c.func, setting + "@" + binding, msg + "\n" + weak};
     // A loader whose line suppresses LL402 is never the head of a group: its notes would be
@@ -228,16 +202,12 @@ void check_LL402(CheckContext& ctx) {
     const bool quiet = !setting.empty() && ctx.suppressed("LL402", f.e(c.call).range.line);
     if (!setting.empty() && !quiet)
       if (auto it = by_setting.find(key); it != by_setting.end()) {
-        const std::string what = binding == "inline" ? "the same `" + ctx.brief(nw) + "`"
-                                 : ids == it->second.second || bound_to == kNone
-                                     ? "`" + setting + "`"
-                                     : "`" + setting + "`, bound again to the same `" + ctx.brief(bound_to) + "`,";
-        ctx.at(it->second.first).notes.push_back({f.e(c.call).range, what + " sets this loader's workers too"});
+        ctx.at(it->second).notes.push_back({f.e(c.call).range, "`" + setting + "` sets this loader's workers too"});
         continue;
       }
     Finding* fd = weak.empty() ? ctx.report("LL402", f.e(c.call).range, msg)
                                : ctx.report_weak("LL402", f.e(c.call).range, msg, weak);
-    if (fd && !setting.empty() && !quiet) by_setting.emplace(key, std::make_pair(ctx.handle(fd), ids));
+    if (fd && !setting.empty() && !quiet) by_setting.emplace(key, ctx.handle(fd));
   }
 }
 
