@@ -150,17 +150,29 @@ bool retried_on_the_cpu(const Facts& f, const Handler& h, const CallSite& c) {
     block = next;
   }
   std::set<std::string> on_cpu;  // names holding a value moved to the CPU, models moved in place
+  bool model_moved = false;       // a model was moved to the CPU on the way (and not back)
   for (Id sid : before) {
     const Stmt& s = f.m.s(sid);
     if (s.kind == StmtKind::Expr && s.value != kNone && f.callee_receiver(s.value) != kNone) {
-      const std::string d = f.dotted(f.callee_receiver(s.value));
+      const Id recv = f.callee_receiver(s.value);
+      const std::string d = f.dotted(recv);
       if (to_cpu(s.value)) on_cpu.insert(d);
       else if (to_gpu(s.value)) on_cpu.erase(d);
+      if (f.is_model_value(c.func, recv)) model_moved = to_cpu(s.value) || (model_moved && !to_gpu(s.value));
+    } else if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call && to_cpu(s.value)) {
+      // A helper that moves what it is handed (`move_model_to_cpu(model)`).
+      const Expr& m = f.e(s.value);
+      for (size_t k = 1; k < m.kids.size(); ++k)
+        if (f.is_model_value(c.func, m.kids[k])) {
+          model_moved = true;
+          on_cpu.insert(f.dotted(m.kids[k]));
+        }
     }
     if (s.kind == StmtKind::Assign)
       for (Id t : s.targets) {
         if (to_cpu(s.value)) on_cpu.insert(f.dotted(t));
         else on_cpu.erase(f.dotted(t));
+        if (f.is_model_value(c.func, t)) model_moved = to_cpu(s.value);
       }
   }
   on_cpu.erase("");
@@ -175,12 +187,18 @@ bool retried_on_the_cpu(const Facts& f, const Handler& h, const CallSite& c) {
     if (model.size() > 8 && model.compare(model.size() - 8, 8, ".forward") == 0) model.resize(model.size() - 8);
     return !model.empty() && on_cpu.count(model) != 0;
   }
+  bool inputs_on_cpu = true;  // every input of the retry is on the CPU (none counts)
   for (size_t k = 1; k < x.kids.size(); ++k) {
     Id a = x.kids[k];
     if (f.e(a).kind == ExprKind::Starred && !f.e(a).kids.empty()) a = f.e(a).kids[0];
     if (to_cpu(a) || on_cpu.count(f.dotted(a))) return true;
+    inputs_on_cpu = false;
   }
-  return false;
+  // A callable the function was handed (a closure over the model, `inference_fn()`), run again
+  // after the model was moved to the CPU with nothing of the GPU handed to it: the retry runs on
+  // the CPU and competes with no GPU memory.
+  const Expr& callee = f.e(x.kids[0]);
+  return model_moved && inputs_on_cpu && callee.kind == ExprKind::Name && f.is_param(c.func, callee.text);
 }
 
 bool mentions_oom_text(const Facts& f, const std::vector<Id>& stmts, Id extra = kNone) {
