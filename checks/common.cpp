@@ -495,7 +495,12 @@ bool made_tensor(const Facts& f, Id func, Id x, int depth) {
 
 bool carried_in_loop(const Facts& f, int loop, const std::string& d) {
   if (loop < 0 || d.empty()) return false;
-  for (Id sid : f.loops[loop].stmts) {
+  // Names computed from `d` earlier in the iteration (`x0 = (x_t - eps) / a` before
+  // `x_t = b * x0 + dir`): the new value reads the old one through them.
+  std::set<std::string> from{d};
+  std::vector<Id> stmts = f.loops[loop].stmts;
+  std::sort(stmts.begin(), stmts.end(), [&](Id a, Id b) { return f.m.s(a).range.begin < f.m.s(b).range.begin; });
+  for (Id sid : stmts) {
     const Stmt& s = f.m.s(sid);
     if (s.kind != StmtKind::Assign || s.value == kNone) continue;
     bool bound = false;
@@ -504,7 +509,14 @@ bool carried_in_loop(const Facts& f, int loop, const std::string& d) {
         if (f.dotted(x) == d) bound = true;
         return !bound && (f.e(x).kind == ExprKind::Sequence || f.e(x).kind == ExprKind::Starred);
       });
-    if (!bound || !mentions_any(f, s.value, {d})) continue;
+    const bool reads = mentions_any(f, s.value, from);
+    if (!bound && reads)
+      for (Id t : s.targets)
+        for_each_expr(f.m, t, [&](Id x) {
+          if (f.e(x).kind == ExprKind::Name) from.insert(f.e(x).text);
+          return f.e(x).kind == ExprKind::Sequence || f.e(x).kind == ExprKind::Starred;
+        });
+    if (!bound || !reads) continue;
     // The value read must come round the loop (the previous iteration's, or the one it was
     // entered with): `K = x * 2; K = K.mean()` reads this iteration's K, a plain rebinding.
     bool outside = false;
