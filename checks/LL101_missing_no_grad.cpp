@@ -148,42 +148,30 @@ bool own_model(const Facts& f, const CallSite& c) {
   return true;
 }
 
-// A model that is one affine layer: `nn.Linear(d, k)` itself, or a same-file module whose
-// forward returns one such layer applied to its input (a linear probe on features). Its graph
-// saves the input and the weight, both alive anyway: nothing beyond the output is kept.
+// A model that is one linear layer: `nn.Linear(d, k)` itself, or a module whose forward
+// returns one such layer applied to its input (a linear probe on features), of this file or
+// imported from another of the run. Its graph saves the input and the weight, both alive
+// anyway: nothing beyond the output is kept.
 bool one_linear_layer(const Facts& f, const CallSite& c) {
   const Id callee = f.forward_receiver(c.call);
   if (callee == kNone || f.dotted(callee).empty()) return false;
-  auto linear = [&](Id v) {
-    v = f.unplaced(v);
-    return f.e(v).kind == ExprKind::Call && f.callee_qual(v) == "torch.nn.Linear"sv;
-  };
-  const std::vector<Id> vals = f.bindings_at(c.func, f.dotted(callee), c.call);
+  const std::string& name = f.dotted(callee);
+  std::vector<Id> vals = f.bindings_at(c.func, name, c.call);
+  // `logreg = logreg.to(device)` moves the same object: what it was bound to before counts.
+  auto moved_self = [&](Id v) { return f.dotted(f.unplaced(v)) == name; };
+  if (std::any_of(vals.begin(), vals.end(), moved_self)) vals = f.bindings(c.func, name);
+  vals.erase(std::remove_if(vals.begin(), vals.end(), moved_self), vals.end());
   if (vals.empty()) return false;
   for (Id v : vals) {
-    if (linear(v)) continue;
+    if (f.linear_layer(v)) continue;
     v = f.unplaced(v);
-    const Id k = f.e(v).kind == ExprKind::Call ? f.constructed_class(v) : kNone;
-    const Id fwd = k != kNone ? f.method_in(k, "forward") : kNone;
-    if (fwd == kNone) return false;
-    // `return self.fc(x)`, after a docstring at most.
-    std::vector<Id> body;
-    for (Id sid : f.m.funcs[fwd].body) {
-      const Stmt& st = f.m.s(sid);
-      const bool docstring = st.kind == StmtKind::Expr && st.value != kNone && f.e(st.value).kind == ExprKind::Literal;
-      if (!docstring) body.push_back(sid);
+    if (f.e(v).kind != ExprKind::Call) return false;
+    if (const Id k = f.constructed_class(v); k != kNone) {
+      if (!f.one_linear_class(k)) return false;
+      continue;
     }
-    if (body.size() != 1) return false;
-    const Stmt& ret = f.m.s(body[0]);
-    if (ret.kind != StmtKind::Return || ret.value == kNone || f.e(ret.value).kind != ExprKind::Call) return false;
-    const Expr& call = f.e(ret.value);
-    const std::string& layer = f.dotted(call.kids[0]);
-    const std::vector<std::string>& params = f.m.funcs[fwd].params;
-    if (!starts_with(layer, "self.") || call.kids.size() != 2 || params.size() != 2 ||
-        f.e(call.kids[1]).kind != ExprKind::Name || f.e(call.kids[1]).text != params[1])
-      return false;
-    const std::vector<Id> layers = f.bindings(fwd, layer);
-    if (layers.empty() || !std::all_of(layers.begin(), layers.end(), linear)) return false;
+    const std::string& q = f.e(f.e(v).kids[0]).qname;
+    if (q.empty() || !f.project || !f.project->linear_classes.count(q)) return false;
   }
   return true;
 }

@@ -1330,12 +1330,41 @@ bool Facts::from_library(Id func, Id x) const {
   return true;
 }
 
+bool Facts::linear_layer(Id v) const {
+  v = unplaced(v);
+  return e(v).kind == ExprKind::Call && callee_qual(v) == "torch.nn.Linear"sv;
+}
+
+bool Facts::one_linear_class(Id cls) const {
+  const Id fwd = is_module_class(cls) ? method_in(cls, "forward") : kNone;
+  if (fwd == kNone) return false;
+  // `return self.fc(x)`, after a docstring at most.
+  std::vector<Id> body;
+  for (Id sid : m.funcs[fwd].body) {
+    const Stmt& st = m.s(sid);
+    if (!(st.kind == StmtKind::Expr && st.value != kNone && e(st.value).kind == ExprKind::Literal)) body.push_back(sid);
+  }
+  if (body.size() != 1) return false;
+  const Stmt& ret = m.s(body[0]);
+  if (ret.kind != StmtKind::Return || ret.value == kNone || e(ret.value).kind != ExprKind::Call) return false;
+  const Expr& call = e(ret.value);
+  const std::string& layer = dotted(call.kids[0]);
+  const std::vector<std::string>& params = m.funcs[fwd].params;
+  if (!starts_with(layer, "self.") || call.kids.size() != 2 || params.size() != 2 ||
+      e(call.kids[1]).kind != ExprKind::Name || e(call.kids[1]).text != params[1])
+    return false;
+  const std::vector<Id> layers = bindings(fwd, layer);
+  return !layers.empty() && std::all_of(layers.begin(), layers.end(), [&](Id v) { return linear_layer(v); });
+}
+
 FileSummary Facts::summarize() const {
   FileSummary out;
   out.module = module_of_path(path);
   out.path = path;
   for (Id k = 0; k < m.classes.size(); ++k)
     if (graph_free_class(k)) out.grad_off_forwards.push_back(m.classes[k].name);
+  for (Id k = 0; k < m.classes.size(); ++k)
+    if (one_linear_class(k)) out.linear_classes.push_back(m.classes[k].name);
   {
     std::set<std::string> refs;
     for (const Function& fn : m.funcs)

@@ -234,6 +234,11 @@ class Facts {
   // constructor freezes it and `construction` (a call of the class, or kNone) does not pass
   // the switch.
   bool graph_free_class(Id cls, Id construction = kNone) const;
+  // A module class that is one linear layer: its `forward` returns `self.fc(x)` of its input,
+  // `self.fc` an `nn.Linear` (a linear probe).
+  bool one_linear_class(Id cls) const;
+  // `nn.Linear(...)` (through `.to(device)` and the like).
+  bool linear_layer(Id value) const;
   // `obj` (read in `func`) holds an instance of such a class: of this file, or imported from
   // another project module (ProjectView::grad_off_forward_classes). Calling it records no graph.
   bool forward_grad_off(Id func, Id obj, int depth = 0) const;

@@ -46,6 +46,9 @@ struct FileSummary {
   // Classes whose `forward` runs with grad disabled (`@torch.no_grad()` on it): calling an
   // instance records no graph, in this file or in the files that import the class.
   std::vector<std::string> grad_off_forwards;
+  // Module classes that are one linear layer (`forward` returns `self.fc(x)` of an
+  // `nn.Linear`): a linear probe, whose graph keeps nothing beyond its output.
+  std::vector<std::string> linear_classes;
   // Imported names used as parameter annotations (`model: Transformer`), qualified: what a
   // typed parameter holds, for grad_off_forwards of the defining file.
   std::vector<std::string> type_refs;
@@ -147,6 +150,8 @@ struct ProjectView {
   std::map<std::string, bool> external_method_calls;
   // Imported classes (as this file names them) whose forward runs with grad disabled.
   std::set<std::string> grad_off_forward_classes;
+  // Imported classes (as this file names them) that are one linear layer.
+  std::set<std::string> linear_classes;
   // This file's functions named like evaluation whose result another file back-propagates.
   std::set<std::string> trained_by_callers;
   bool empty() const {
@@ -154,7 +159,7 @@ struct ProjectView {
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && eval_leaving_imports.empty() &&
-           imported_model_sizes.empty() && imported_trainers.empty();
+           imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty();
   }
 };
 

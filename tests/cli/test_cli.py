@@ -1083,6 +1083,34 @@ class ModelSweepAcrossModules(Tmp):
         self.assertEqual([f["severity"] for f in json.loads(out)["findings"] if f["rule"] == "LL301"], ["warning"])
 
 
+class LinearProbeAcrossModules(Tmp):
+    """A linear probe's class defined in another module of the run (`from model import
+    LogisticRegression`, one nn.Linear in its forward) is one linear layer: its evaluation with
+    grad on keeps nothing beyond the output (LL101 weak). A probe with a hidden layer, or the
+    file named alone (the class unseen), keeps the full severity; the fact travels in the cache."""
+    MODEL = ("import torch\n\n\nclass LogisticRegression(torch.nn.Module):\n    def __init__(self, d, k):\n"
+             "        super().__init__()\n        self.linear = torch.nn.Linear(d, k)\n\n    def forward(self, x):\n"
+             "        return self.linear(x)\n\n\nclass Mlp(torch.nn.Module):\n    def __init__(self, d, k):\n"
+             "        super().__init__()\n        self.net = torch.nn.Sequential(torch.nn.Linear(d, 64), torch.nn.ReLU(), torch.nn.Linear(64, k))\n\n"
+             "    def forward(self, x):\n        return self.net(x)\n")
+    RUN = ("import torch\nfrom model import {cls}\n\ndevice = 'cuda'\nprobe = {cls}(512, 10)\nprobe = probe.to(device)\n"
+           "probe.eval()\nhits = 0\nfor feats, y in test_loader:\n    logits = probe(feats.to(device))\n"
+           "    hits += (logits.argmax(1) == y.to(device)).sum().item()\n")
+
+    def ll101(self, *args):
+        rc, out, err = run(["--format", "json", *args])
+        return [(os.path.basename(f["path"]), f["line"], f["severity"]) for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
+
+    def test_a_probe_class_of_another_module_is_one_linear_layer(self):
+        self.write("model.py", self.MODEL)
+        self.write("run.py", self.RUN.format(cls="LogisticRegression"))
+        for extra in (("--no-cache",), (), ()):   # uncached, cold, warm
+            self.assertEqual(self.ll101(*extra, self.dir), [("run.py", 10, "note")])
+        self.assertEqual(self.ll101("--no-cache", os.path.join(self.dir, "run.py")), [("run.py", 10, "warning")])
+        self.write("run.py", self.RUN.format(cls="Mlp"))
+        self.assertEqual(self.ll101("--no-cache", self.dir), [("run.py", 10, "warning")])
+
+
 class OomHandlerSeverity(Tmp):
     """LL304 reports at full severity a retry that only an out-of-memory error reaches, even in a
     broad `except Exception`: after `if not isinstance(e, torch.cuda.OutOfMemoryError): raise`, or

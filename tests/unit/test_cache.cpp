@@ -79,6 +79,7 @@ FileSummary sample_summary() {
   s.type_refs = {"model.Transformer"};
   s.sharding_datasets = {"StreamingDataset"};
   s.synthetic_datasets = {"RandomImages"};
+  s.linear_classes = {"LogisticRegression"};
   s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
   s.accumulating_methods = {"AverageMeter.update"};
   s.eval_leaving = {{"evaluate", 0, "model"}};
@@ -152,6 +153,7 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.type_refs, sample_summary().type_refs);
   EXPECT_EQ(s.sharding_datasets, sample_summary().sharding_datasets);
   EXPECT_EQ(s.synthetic_datasets, sample_summary().synthetic_datasets);
+  EXPECT_EQ(s.linear_classes, sample_summary().linear_classes);
   EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
   EXPECT_EQ(s.accumulating_methods, sample_summary().accumulating_methods);
   ASSERT_EQ(s.eval_leaving.size(), 1u);
@@ -225,7 +227,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -246,6 +248,7 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"Net\",100]", "[\"Net\",-1]"));
   EXPECT_TRUE(bad("[\"Net\",100]", "[\"Net\",\"100\"]"));
   EXPECT_TRUE(bad("\"trn\":[\"fit\"]", "\"trn\":[1]"));
+  EXPECT_TRUE(bad("\"lin\":[\"LogisticRegression\"]", "\"lin\":[2]"));
   EXPECT_TRUE(bad("[1,2,", "[-1,2,"));
   EXPECT_TRUE(bad("[1,2,", "[1e300,2,"));
   EXPECT_TRUE(bad("[1,2,", "[1.5,2,"));
