@@ -937,39 +937,9 @@ class History {
     // Read afterwards as a NumPy array with its history (`mu.cpu().numpy()`), which raises for
     // a tensor that requires grad: what it accumulates carries none.
     if (f_.read_as_numpy(func_, kNone, base, f_.m.s(sid).range.end)) return;
-    if (derived_from_reported(sid, base, value)) return;
     report(sid, base, value, verb, loop, nullptr);
   }
 
-  // One cause, one finding: a value whose history comes only from accumulators this function
-  // already reports (`history.append((total_loss / total).cpu())` after `total_loss += loss`)
-  // loses it with their fix (`.item()` there). It becomes a note on the first of them.
-  bool derived_from_reported(Id sid, const std::string& base, Id value) {
-    if (reported_sums_.empty() || reported_sums_.count(base)) return false;
-    std::unordered_set<std::string> saved = detached_;
-    std::map<std::pair<Id, std::string>, char> memo;
-    std::swap(memo, reach_memo_);
-    for (const auto& [name, handle] : reported_sums_) detached_.insert(name);
-    const bool alone = !carries(value, false);
-    detached_ = std::move(saved);
-    std::swap(memo, reach_memo_);
-    if (!alone) return false;
-    // The accumulator the value reads (else the first reported).
-    const std::pair<const std::string, size_t>* from = &*reported_sums_.begin();
-    for_each_expr(f_.m, value, [&](Id x) {
-      auto it = reported_sums_.find(f_.dotted(x));
-      if (it != reported_sums_.end()) from = &*it;
-      return it == reported_sums_.end();
-    });
-    Finding& head = ctx_.at(from->second);
-    for (const Note& n : head.notes)
-      if (n.range.begin == f_.m.s(sid).range.begin) return true;
-    head.notes.push_back({f_.m.s(sid).range, "`" + base + "` keeps a value computed from `" + from->first +
-                                                 "`, which loses its history with the same fix"});
-    return true;
-  }
-  // Accumulators (`total += loss`) this function reports: name -> finding handle.
-  std::map<std::string, size_t> reported_sums_;
 
   // The finding of consider(): in loop `loop`, or, with `caller`, in a method it calls once
   // per batch (loop -1).
@@ -1043,8 +1013,6 @@ class History {
                                                " times per call, so it holds that many graphs until the call returns")
                         : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
     }
-    if (fd && !container && !caller && !ctx_.suppressed("LL102", f_.m.s(sid).range.line))
-      reported_sums_.emplace(base, ctx_.handle(fd));
     if (!fd || display) return;
     Fix fix;
     fix.title = container    ? "Store a detached tensor"
