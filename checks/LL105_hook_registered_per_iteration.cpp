@@ -261,8 +261,20 @@ void check_LL105(CheckContext& ctx) {
     std::string what = rd.empty() ? std::string("the object") : "`" + rd + "`";
     if (!module_hook && is_parameter_loop_target(f, c.func, rd)) what = "every parameter";
     std::string where = loop >= 0 ? how_often(f, loop) : "once per batch";
+    // A function called once per round of a loop whose rounds are whole passes (an epoch loop
+    // calling `train_one_epoch()`, which walks the batches itself): the hook piles up once per
+    // call, not once per batch.
+    bool per_pass = false;
+    if (caller && !is_constructor(f, c.func)) {
+      for (size_t l = 0; l < f.loops.size() && !per_pass; ++l)
+        per_pass = f.loops[l].func == c.func && iterates_batches(f, static_cast<int>(l));
+      per_pass = per_pass || how_often(f, batch_loop_of(f, *caller)) != "once per batch";
+    }
     if (caller && is_constructor(f, c.func))
       where = "in the constructor of `" + f.m.classes[f.class_of(c.func)].name + "`, built once per batch,";
+    else if (per_pass)
+      where = "in `" + f.m.funcs[c.func].name +
+              "`, called once per iteration of the loop around the call (each call a whole pass over the batches),";
     else if (caller)
       where = "in `" + f.m.funcs[c.func].name + "`, called once per batch,";
     const bool cpp = f.m.lang == Lang::Cpp;
@@ -286,7 +298,8 @@ void check_LL105(CheckContext& ctx) {
       fd->notes.push_back({f.loops[loop].range, "each iteration of this loop runs a whole pass"});
     if (fd && caller)
       fd->notes.push_back({f.e(caller->call).range, is_constructor(f, c.func) ? "built once per batch here"
-                                                                              : "called once per batch here"});
+                                                    : per_pass ? "called here, once per iteration of this loop"
+                                                               : "called once per batch here"});
   }
 }
 
