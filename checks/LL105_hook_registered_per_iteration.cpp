@@ -181,6 +181,39 @@ std::string how_often(const Facts& f, int loop) {
          (through.empty() ? std::string(" over the batches") : " through `" + through + "()`") + "),";
 }
 
+// What the hook's closure keeps, when every piece of it is plainly not a tensor: the hook is a
+// factory's result (`capture(feats, "student")`) or a lambda whose defaults bind the values,
+// each a literal, or a name bound in the function only to an empty dict or list display (the
+// container the hook writes outputs into). The names of those containers, else empty.
+std::string containers_only(const Facts& f, const CallSite& c) {
+  const Expr& call = f.e(c.call);
+  if (call.kids.size() < 2) return {};
+  const Expr& hook = f.e(call.kids[1]);
+  std::vector<Id> kept;
+  if (hook.kind == ExprKind::Call && f.e(hook.kids[0]).kind == ExprKind::Name) {
+    kept.assign(hook.kids.begin() + 1, hook.kids.end());
+  } else {
+    return {};
+  }
+  std::string names;
+  for (Id k : kept) {
+    const Expr& v = f.e(k);
+    if (v.kind == ExprKind::Literal) continue;
+    if (v.kind != ExprKind::Name) return {};
+    const std::vector<Id> vals = f.bindings(c.func, v.text);
+    if (vals.empty()) return {};
+    for (Id b : vals) {
+      const Expr& d = f.e(b);
+      const bool empty_display = d.kind == ExprKind::Sequence && d.kids.empty() && (d.text == "dict"sv || d.text == "list"sv);
+      const bool empty_call = d.kind == ExprKind::Call && d.kids.size() == 1 && f.e(d.kids[0]).kind == ExprKind::Name &&
+                              in(f.e(d.kids[0]).text, {"dict", "list"});
+      if (!empty_display && !empty_call) return {};
+    }
+    names += (names.empty() ? "`" : ", `") + v.text + "`";
+  }
+  return names;
+}
+
 }  // namespace
 
 void check_LL105(CheckContext& ctx) {
@@ -293,7 +326,16 @@ void check_LL105(CheckContext& ctx) {
                           (f.m.lang == Lang::Cpp ? std::string("keep the index it returns and call `remove_hook(index)`")
                                                  : std::string("keep the handle and call `handle.remove()`")) +
                           " in the same iteration";
-    Finding* fd = ctx.report("LL105", f.e(c.call).range, message);
+    // Impact: hooks that pile up once per pass (an epoch, a round), not per batch, whose closures
+    // keep only the containers they write outputs into: every one of them stores the same
+    // output there, so what grows is a call per hook per forward, once per pass.
+    const std::string containers = where != "once per batch" ? containers_only(f, c) : std::string();
+    Finding* fd = containers.empty()
+                      ? ctx.report("LL105", f.e(c.call).range, message)
+                      : ctx.report_weak("LL105", f.e(c.call).range, message,
+                                        "it piles up once per pass, not per batch, and each hook keeps only " + containers +
+                                            ", which all of them fill with the same output: what grows is one call "
+                                            "per forward per pass");
     if (fd && loop >= 0 && where != "once per batch")
       fd->notes.push_back({f.loops[loop].range, "each iteration of this loop runs a whole pass"});
     if (fd && caller)

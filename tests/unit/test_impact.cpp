@@ -432,6 +432,34 @@ TEST(Impact, AFixedLoopOfUpTo16ForwardsInCodeThatRunsOnceIsADemo) {
   EXPECT_FALSE(only(per_batch, "LL101")->low_confidence);
 }
 
+TEST(Impact, HooksPiledPerPassKeepingOnlyTheirOutputContainerAreWeak) {
+  // An epoch function registers a feature hook per call (once per epoch, each call a whole pass):
+  // a closure keeping only the dict it writes outputs into is weak; one keeping a tensor made in
+  // the pass (a mask) stays full, and so does the same dict hook registered once per batch.
+  auto program = [](const std::string& hook, bool per_batch) {
+    return std::string("import torch\n\n\ndef capture(store, key):\n    def hook(m, i, o):\n        store[key] = o\n"
+                       "    return hook\n\n\ndef one_epoch(model, loader, opt):\n    feats = {}\n"
+                       "    mask = (model.fc.weight.abs() > 0.1).float()\n") +
+           (per_batch ? "    for x, y in loader:\n        model.fc.register_forward_hook(" + hook + ")\n"
+                      : "    model.fc.register_forward_hook(" + hook + ")\n    for x, y in loader:\n") +
+           "        opt.zero_grad()\n        model(x.cuda()).sum().backward()\n        opt.step()\n\n\n"
+           "def fit(model, loader, opt, epochs):\n    for epoch in range(epochs):\n        one_epoch(model, loader, opt)\n";
+  };
+  auto ll105 = [&](const std::string& hook, bool per_batch) {
+    const FileResult r = analyze_text("fit.py", program(hook, per_batch), Config{}, EngineOptions{});
+    return only(r, "LL105");
+  };
+  const Finding* dict_hook = ll105("capture(feats, 'fc')", false);
+  ASSERT_NE(dict_hook, nullptr);
+  EXPECT_TRUE(dict_hook->low_confidence) << dict_hook->message;
+  const Finding* mask_hook = ll105("capture(mask, 'fc')", false);
+  ASSERT_NE(mask_hook, nullptr);
+  EXPECT_FALSE(mask_hook->low_confidence) << mask_hook->message;
+  const Finding* per_batch = ll105("capture(feats, 'fc')", true);
+  ASSERT_NE(per_batch, nullptr);
+  EXPECT_FALSE(per_batch->low_confidence) << per_batch->message;
+}
+
 TEST(Impact, VolatileIsWeakOnlyInCodeWrittenForAPyTorchThatHonouredIt) {
   // `Variable(x, volatile=True)` disabled autograd before 0.4. Code that also reads `.item()`
   // (or uses another API 0.4 introduced) runs where volatile is ignored: the graph is recorded.
