@@ -116,6 +116,8 @@ bool retried_on_the_cpu(const Facts& f, const Handler& h, const CallSite& c) {
   const Id call = c.call;
   const uint32_t at = f.e(call).range.begin;
   auto to_cpu = [&](Id v) {
+    // `[t.cpu() for t in (a, b)]`: each element moved.
+    while (v != kNone && f.e(v).kind == ExprKind::Comprehension && !f.e(v).kids.empty()) v = f.e(v).kids[0];
     if (v == kNone || f.e(v).kind != ExprKind::Call) return false;
     const std::string& a = f.callee_attr(v);
     if (a == "cpu"sv && f.e(v).kids.size() == 1) return true;
