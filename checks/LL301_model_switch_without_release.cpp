@@ -877,7 +877,13 @@ bool mode_switch(const Facts& f, Id call) {
 // back-propagates or to a training framework's fit?
 bool trains_the_model(const Facts& f, int loop, const std::string& d) {
   const Loop& L = f.loops[loop];
-  auto backprop = [&](const CallSite& x) { return f.is_backprop(x); };
+  // A backward, or a call of a function of another module of the project that back-propagates
+  // (FileSummary::trainers): a same-file `prune_model()` that fine-tunes through
+  // `utility.training.train_epoch()` trains what it is handed.
+  auto imported_trainer = [&](const CallSite& x) {
+    return x.target_func == kNone && f.project && f.project->imported_trainers.count(f.e(f.e(x.call).kids[0]).qname);
+  };
+  auto backprop = [&](const CallSite& x) { return f.is_backprop(x) || imported_trainer(x); };
   auto handed = [&](Id call) {
     const Expr& x = f.e(call);
     for (size_t k = 1; k < x.kids.size(); ++k) {
@@ -906,9 +912,7 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
     if (starts_with(f.callee_qual(c.call), "torch.optim.")) optimizer_over_d = true;
     if (f.framework_fit(c)) return true;
     if (c.target_func != kNone && c.target_func != c.func && f.reaches(c.target_func, backprop)) return true;
-    // A function of another module of the project that back-propagates (FileSummary::trainers).
-    if (c.target_func == kNone && f.project && f.project->imported_trainers.count(f.e(f.e(c.call).kids[0]).qname))
-      return true;
+    if (imported_trainer(c)) return true;
   }
   return optimizer_over_d && steps;
 }

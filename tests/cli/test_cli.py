@@ -1082,6 +1082,15 @@ class ModelSweepAcrossModules(Tmp):
         rc, out, err = run(["--format", "json", "--no-cache", os.path.join(self.dir, "sweep.py")])
         self.assertEqual([f["severity"] for f in json.loads(out)["findings"] if f["rule"] == "LL301"], ["warning"])
 
+    def test_sweep_trained_through_a_local_function_that_calls_another_modules_trainer(self):
+        # `prune_and_finetune(model, ...)` of the sweep's own file trains through `nets.finetune`.
+        self.write("nets.py", self.NETS)
+        self.write("sweep.py", "import torch\nimport nets\n\n\ndef prune_and_finetune(model, loader):\n"
+                   "    nets.finetune(model, loader)\n\n\ndef sweep(paths, loader):\n    for p in paths:\n"
+                   "        model = nets.BigNet(4096).cuda()\n        model.load_state_dict(torch.load(p, map_location='cuda'))\n"
+                   "        prune_and_finetune(model, loader)\n")
+        self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 11, "note", "each iteration trains with the model it ")])
+
 
 class LinearProbeAcrossModules(Tmp):
     """A linear probe's class defined in another module of the run (`from model import
