@@ -6,6 +6,7 @@
 #include <set>
 
 #include "checks/common.hpp"
+#include "checks/flow.hpp"
 
 namespace ll {
 namespace {
@@ -146,6 +147,79 @@ bool own_model(const Facts& f, const CallSite& c) {
   for (Id v : vals)
     if (!built_here(v)) return false;
   return true;
+}
+
+// Do the forward's outputs flow, after its loop, into a value that its function (or a function
+// nested in it) back-propagates? `sum_fx += mu.sum(0)` over a test set, then a statistic of the
+// sums handed to `backward()` (a two-sample test's attribution; a pruning criterion's gradient
+// of a loss summed over a few batches): the graph is wanted. A binding of the value
+// back-propagated that reaches the backward must come from the outputs' chain, not from the
+// backward's own loop (a training loop that reuses the names of an evaluation before it
+// computes a new loss each step).
+// `backprops`: the file's backward calls by the function holding them and each function it is
+// nested in (BackpropsByFunction).
+using BackpropsByFunction = std::map<Id, std::vector<int>>;
+BackpropsByFunction backprops_by_function(const Facts& f) {
+  BackpropsByFunction out;
+  for (int i = 0; i < static_cast<int>(f.calls.size()); ++i) {
+    const CallSite& b = f.calls[i];
+    if (b.stmt == kNone || !f.is_backprop(b)) continue;
+    out[b.func].push_back(i);
+    for (Id g = b.func, hops = 0; g != kNone && hops < 16; ++hops) {
+      g = f.m.funcs[g].parent;
+      if (g != kNone) out[g].push_back(i);
+    }
+  }
+  return out;
+}
+
+bool outputs_backpropagated_later(const Facts& f, const CallSite& c, const BackpropsByFunction& backprops) {
+  if (c.loop < 0 || c.stmt == kNone) return false;
+  const auto candidates = backprops.find(c.func);
+  if (candidates == backprops.end()) return false;
+  const Stmt& s = f.m.s(c.stmt);
+  if (s.kind != StmtKind::Assign && s.kind != StmtKind::AugAssign) return false;
+  std::set<std::string> names;
+  for (Id t : s.targets)
+    for_each_expr(f.m, t, [&](Id y) {
+      if (const std::string& d = f.dotted(y); !d.empty()) names.insert(d);
+      return f.e(y).kind == ExprKind::Sequence || f.e(y).kind == ExprKind::Starred;
+    });
+  if (names.empty()) return false;
+  follow_flow(f, f.stmts_in(c.func), names, 16, true);
+  const uint32_t after = f.loops[c.loop].range.end;
+  auto nested = [&](Id g) {
+    for (int hops = 0; g != kNone && hops < 16; ++hops, g = f.m.funcs[g].parent)
+      if (f.m.funcs[g].parent == c.func && c.func != kNone) return true;
+    return false;
+  };
+  auto in_loop_with = [&](Id func, Id stmt, Id def) {  // the definition is in a loop around the call
+    for (const Loop& L : f.loops)
+      if (L.func == func && L.range.begin <= f.m.s(stmt).range.begin &&
+          f.m.s(stmt).range.end <= L.range.end && L.range.begin <= f.m.s(def).range.begin &&
+          f.m.s(def).range.end <= L.range.end)
+        return true;
+    return false;
+  };
+  for (int bi : candidates->second) {
+    const CallSite& b = f.calls[bi];
+    const bool here = b.func == c.func;
+    if (!(here && f.e(b.call).range.begin >= after) && !nested(b.func)) continue;
+    bool wanted = false;
+    for_each_expr(f.m, b.call, [&](Id y) {
+      const std::string& d = f.dotted(y);
+      if (d.empty() || !names.count(d)) return true;
+      bool outside = false;
+      const std::vector<Def> defs = f.flow().reaching(b.stmt, d, &outside);
+      if (!here && defs.empty()) wanted = true;  // a closure cell of the function
+      for (const Def& df : defs)
+        wanted = wanted || (df.value != kNone && df.stmt != kNone && mentions_any(f, df.value, names) &&
+                            !in_loop_with(b.func, b.stmt, df.stmt));
+      return !wanted;
+    });
+    if (wanted) return true;
+  }
+  return false;
 }
 
 // A model that is one linear layer: `nn.Linear(d, k)` itself, or a module whose forward
@@ -537,6 +611,8 @@ bool detached_at_once(CheckContext& ctx, const CallSite& c, std::set<Id>& report
 void check_LL101(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<int> reported_loops;
+  std::set<int> decided_loops;  // evaluation loops whose outputs' fate was asked
+  std::optional<BackpropsByFunction> backprops;
   std::map<Id, size_t> decorated_funcs;  // function -> the finding whose fix decorates it
   int file_needs_grad = -1;  // does the file take torch.autograd.grad (-1: not asked yet)
   std::set<Id> reported_forwards;
@@ -575,8 +651,12 @@ void check_LL101(CheckContext& ctx) {
       serving = true;
     }
     if (f.output_read_as_numpy(c)) continue;
-    // One finding per outermost evaluation loop.
+    // One finding per outermost evaluation loop, and one decision whether its outputs are
+    // back-propagated after it (the first forward's).
     int outer = outermost_eval_loop(f, c.loop);
+    if (outer >= 0 && !decided_loops.insert(outer).second) continue;
+    if (!backprops) backprops = backprops_by_function(f);
+    if (outputs_backpropagated_later(f, c, *backprops)) continue;
     if (outer >= 0 && !reported_loops.insert(outer).second) continue;
     // One finding per function the fix decorates: its other forwards (a warm-up loop before the
     // prediction loop) are notes on it.
