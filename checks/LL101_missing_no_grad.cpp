@@ -1,6 +1,7 @@
 // LL101 missing-no-grad: a model forward in an evaluation/inference loop (or in an
 // inference-only program, on a loaded model) runs with grad mode enabled.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -201,6 +202,32 @@ bool outputs_backpropagated_later(const Facts& f, const CallSite& c, const Backp
         return true;
     return false;
   };
+  const Range& loop_range = f.loops[c.loop].range;
+  // Does the value `d` holds just before statement `at` of function `func` come from the loop's
+  // outputs, binding by binding (flow-sensitive: a later `out = model(xb)` after the loop is
+  // not the loop's)? A name a nested function reads without binding it (not a parameter) is a
+  // closure cell: its value where the nested function is defined counts.
+  std::function<bool(const std::string&, Id, Id, int)> from_loop = [&](const std::string& d, Id at, Id func,
+                                                                         int depth) -> bool {
+    if (depth > 12 || !names.count(d)) return false;
+    bool outside = false;
+    const std::vector<Def> defs = f.flow().reaching(at, d, &outside);
+    if (defs.empty() && func != c.func && func != kNone && !f.is_param(func, d) && f.m.funcs[func].stmt != kNone)
+      return from_loop(d, f.m.funcs[func].stmt, f.m.funcs[func].parent, depth + 1);
+    for (const Def& df : defs) {
+      if (df.stmt == kNone || df.value == kNone || in_loop_with(func, at, df.stmt)) continue;
+      const Range& r = f.m.s(df.stmt).range;
+      if (func == c.func && loop_range.begin <= r.begin && r.end <= loop_range.end) return true;
+      bool hit = false;
+      for_each_expr(f.m, df.value, [&](Id y) {
+        const std::string& m = f.dotted(y);
+        if (!m.empty() && names.count(m) && from_loop(m, df.stmt, func, depth + 1)) hit = true;
+        return !hit;
+      });
+      if (hit) return true;
+    }
+    return false;
+  };
   for (int bi : candidates->second) {
     const CallSite& b = f.calls[bi];
     const bool here = b.func == c.func;
@@ -208,13 +235,7 @@ bool outputs_backpropagated_later(const Facts& f, const CallSite& c, const Backp
     bool wanted = false;
     for_each_expr(f.m, b.call, [&](Id y) {
       const std::string& d = f.dotted(y);
-      if (d.empty() || !names.count(d)) return true;
-      bool outside = false;
-      const std::vector<Def> defs = f.flow().reaching(b.stmt, d, &outside);
-      if (!here && defs.empty()) wanted = true;  // a closure cell of the function
-      for (const Def& df : defs)
-        wanted = wanted || (df.value != kNone && df.stmt != kNone && mentions_any(f, df.value, names) &&
-                            !in_loop_with(b.func, b.stmt, df.stmt));
+      if (!d.empty() && from_loop(d, b.stmt, b.func, 0)) wanted = true;
       return !wanted;
     });
     if (wanted) return true;
@@ -226,7 +247,7 @@ bool outputs_backpropagated_later(const Facts& f, const CallSite& c, const Backp
 // returns one such layer applied to its input (a linear probe on features), of this file or
 // imported from another of the run. Its graph saves the input and the weight, both alive
 // anyway: nothing beyond the output is kept.
-bool one_linear_layer(const Facts& f, const CallSite& c) {
+bool linear_receiver(const Facts& f, const CallSite& c) {
   const Id callee = f.forward_receiver(c.call);
   if (callee == kNone || f.dotted(callee).empty()) return false;
   const std::string& name = f.dotted(callee);
@@ -246,6 +267,19 @@ bool one_linear_layer(const Facts& f, const CallSite& c) {
     }
     const std::string& q = f.e(f.e(v).kids[0]).qname;
     if (q.empty() || !f.project || !f.project->linear_classes.count(q)) return false;
+  }
+  return true;
+}
+
+// ... and every other forward with grad on in its loop (or its statement, outside loops) is
+// one too: `probe(backbone(x))` keeps the backbone's activations.
+bool one_linear_layer(const Facts& f, const CallSite& c) {
+  if (!linear_receiver(f, c)) return false;
+  const std::vector<int>& around = c.loop >= 0 ? f.loops[c.loop].calls : f.calls_in_stmt[c.stmt];
+  for (int xi : around) {
+    const CallSite& x = f.calls[xi];
+    if (x.call == c.call || x.in_lambda || f.grad_off(x) || !f.is_model_call(x)) continue;
+    if (!linear_receiver(f, x)) return false;
   }
   return true;
 }

@@ -182,19 +182,38 @@ std::string how_often(const Facts& f, int loop) {
 }
 
 // What the hook's closure keeps, when every piece of it is plainly not a tensor: the hook is a
-// factory's result (`capture(feats, "student")`) or a lambda whose defaults bind the values,
-// each a literal, or a name bound in the function only to an empty dict or list display (the
-// container the hook writes outputs into). The names of those containers, else empty.
+// factory's result (`capture(feats, "student")`) handed literals and names bound in the
+// function only to an empty dict (the dict the hook writes outputs into, by key, so each hook
+// holds the latest output) that nothing else in the function stores into. A list grows with
+// every forward (`store.append(output)`), and a dict the function fills (`cache["ref"] = t`)
+// keeps that per hook. The names of those dicts, else empty.
 std::string containers_only(const Facts& f, const CallSite& c) {
   const Expr& call = f.e(c.call);
   if (call.kids.size() < 2) return {};
   const Expr& hook = f.e(call.kids[1]);
-  std::vector<Id> kept;
-  if (hook.kind == ExprKind::Call && f.e(hook.kids[0]).kind == ExprKind::Name) {
-    kept.assign(hook.kids.begin() + 1, hook.kids.end());
-  } else {
-    return {};
-  }
+  if (hook.kind != ExprKind::Call || f.e(hook.kids[0]).kind != ExprKind::Name) return {};
+  const std::vector<Id> kept(hook.kids.begin() + 1, hook.kids.end());
+  // Does a statement of the function store into `name` (`name[k] = v`, `name.update(...)`)?
+  auto filled = [&](const std::string& name) {
+    for (Id sid : f.stmts_in(c.func)) {
+      const Stmt& st = f.m.s(sid);
+      if (st.kind == StmtKind::Assign || st.kind == StmtKind::AugAssign)
+        for (Id t : st.targets) {
+          bool hit = false;
+          for_each_expr(f.m, t, [&](Id y) {
+            const Expr& e = f.e(y);
+            hit = hit || (e.kind == ExprKind::Subscript && !e.kids.empty() && f.dotted(e.kids[0]) == name);
+            return !hit;
+          });
+          if (hit) return true;
+        }
+      if (st.kind == StmtKind::Expr && st.value != kNone && f.e(st.value).kind == ExprKind::Call &&
+          f.dotted(f.callee_receiver(st.value)) == name &&
+          in(f.callee_attr(st.value), {"update", "setdefault", "__setitem__"}))
+        return true;
+    }
+    return false;
+  };
   std::string names;
   for (Id k : kept) {
     const Expr& v = f.e(k);
@@ -204,11 +223,12 @@ std::string containers_only(const Facts& f, const CallSite& c) {
     if (vals.empty()) return {};
     for (Id b : vals) {
       const Expr& d = f.e(b);
-      const bool empty_display = d.kind == ExprKind::Sequence && d.kids.empty() && (d.text == "dict"sv || d.text == "list"sv);
+      const bool empty_display = d.kind == ExprKind::Sequence && d.kids.empty() && d.text == "dict"sv;
       const bool empty_call = d.kind == ExprKind::Call && d.kids.size() == 1 && f.e(d.kids[0]).kind == ExprKind::Name &&
-                              in(f.e(d.kids[0]).text, {"dict", "list"});
+                              f.e(d.kids[0]).text == "dict"sv;
       if (!empty_display && !empty_call) return {};
     }
+    if (filled(v.text)) return {};
     names += (names.empty() ? "`" : ", `") + v.text + "`";
   }
   return names;

@@ -877,13 +877,29 @@ bool mode_switch(const Facts& f, Id call) {
 // back-propagates or to a training framework's fit?
 bool trains_the_model(const Facts& f, int loop, const std::string& d) {
   const Loop& L = f.loops[loop];
-  // A backward, or a call of a function of another module of the project that back-propagates
-  // (FileSummary::trainers): a same-file `prune_model()` that fine-tunes through
-  // `utility.training.train_epoch()` trains what it is handed.
+  // A function of another module of the project that back-propagates (FileSummary::trainers).
   auto imported_trainer = [&](const CallSite& x) {
     return x.target_func == kNone && f.project && f.project->imported_trainers.count(f.e(f.e(x.call).kids[0]).qname);
   };
-  auto backprop = [&](const CallSite& x) { return f.is_backprop(x) || imported_trainer(x); };
+  auto backprop = [&](const CallSite& x) { return f.is_backprop(x); };
+  // A same-file function handed the model that hands it, under its parameter's name, to such
+  // a trainer (`prune_model(model)` fine-tuning through `utility.training.train_epoch(model)`);
+  // not one that trains something else it builds (a probe over the frozen model's features).
+  auto trains_through_import = [&](const CallSite& c) {
+    if (c.target_func == kNone) return false;
+    for (const std::string& p : f.m.funcs[c.target_func].params) {
+      const Id a = f.argument_for(c.call, c.target_func, p);
+      if (a == kNone || f.dotted(f.unplaced(a)) != d) continue;
+      for (int xi : f.calls_in(c.target_func)) {
+        const CallSite& x = f.calls[xi];
+        if (!imported_trainer(x)) continue;
+        const Expr& xe = f.e(x.call);
+        for (size_t k = 1; k < xe.kids.size(); ++k)
+          if (f.dotted(f.unplaced(xe.kids[k])) == p) return true;
+      }
+    }
+    return false;
+  };
   auto handed = [&](Id call) {
     const Expr& x = f.e(call);
     for (size_t k = 1; k < x.kids.size(); ++k) {
@@ -912,7 +928,7 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
     if (starts_with(f.callee_qual(c.call), "torch.optim.")) optimizer_over_d = true;
     if (f.framework_fit(c)) return true;
     if (c.target_func != kNone && c.target_func != c.func && f.reaches(c.target_func, backprop)) return true;
-    if (imported_trainer(c)) return true;
+    if (imported_trainer(c) || trains_through_import(c)) return true;
   }
   return optimizer_over_d && steps;
 }

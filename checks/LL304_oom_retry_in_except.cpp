@@ -152,7 +152,7 @@ bool retried_on_the_cpu(const Facts& f, const Handler& h, const CallSite& c) {
     block = next;
   }
   std::set<std::string> on_cpu;  // names holding a value moved to the CPU, models moved in place
-  bool model_moved = false;       // a model was moved to the CPU on the way (and not back)
+  std::set<std::string> models_moved;  // models moved to the CPU on the way (and not back)
   for (Id sid : before) {
     const Stmt& s = f.m.s(sid);
     if (s.kind == StmtKind::Expr && s.value != kNone && f.callee_receiver(s.value) != kNone) {
@@ -160,13 +160,16 @@ bool retried_on_the_cpu(const Facts& f, const Handler& h, const CallSite& c) {
       const std::string d = f.dotted(recv);
       if (to_cpu(s.value)) on_cpu.insert(d);
       else if (to_gpu(s.value)) on_cpu.erase(d);
-      if (f.is_model_value(c.func, recv)) model_moved = to_cpu(s.value) || (model_moved && !to_gpu(s.value));
+      if (f.is_model_value(c.func, recv)) {
+        if (to_cpu(s.value)) models_moved.insert(d);
+        else if (to_gpu(s.value)) models_moved.erase(d);
+      }
     } else if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call && to_cpu(s.value)) {
       // A helper that moves what it is handed (`move_model_to_cpu(model)`).
       const Expr& m = f.e(s.value);
       for (size_t k = 1; k < m.kids.size(); ++k)
         if (f.is_model_value(c.func, m.kids[k])) {
-          model_moved = true;
+          models_moved.insert(f.dotted(m.kids[k]));
           on_cpu.insert(f.dotted(m.kids[k]));
         }
     }
@@ -174,7 +177,10 @@ bool retried_on_the_cpu(const Facts& f, const Handler& h, const CallSite& c) {
       for (Id t : s.targets) {
         if (to_cpu(s.value)) on_cpu.insert(f.dotted(t));
         else on_cpu.erase(f.dotted(t));
-        if (f.is_model_value(c.func, t)) model_moved = to_cpu(s.value);
+        if (f.is_model_value(c.func, t)) {
+          if (to_cpu(s.value)) models_moved.insert(f.dotted(t));
+          else models_moved.erase(f.dotted(t));
+        }
       }
   }
   on_cpu.erase("");
@@ -197,10 +203,25 @@ bool retried_on_the_cpu(const Facts& f, const Handler& h, const CallSite& c) {
     inputs_on_cpu = false;
   }
   // A callable the function was handed (a closure over the model, `inference_fn()`), run again
-  // after the model was moved to the CPU with nothing of the GPU handed to it: the retry runs on
-  // the CPU and competes with no GPU memory.
+  // after every model the function names was moved to the CPU, with nothing of the GPU handed
+  // to it: the retry runs on the CPU and competes with no GPU memory. (Moving another model
+  // only, `teacher.cpu()` to make room, leaves the retry on the GPU.)
   const Expr& callee = f.e(x.kids[0]);
-  return model_moved && inputs_on_cpu && callee.kind == ExprKind::Name && f.is_param(c.func, callee.text);
+  if (models_moved.empty() || !inputs_on_cpu || callee.kind != ExprKind::Name || !f.is_param(c.func, callee.text))
+    return false;
+  // What the caller's closure can hold: a model handed in (`model`, `self.model`), not one this
+  // function builds.
+  for (const std::string& d : models_moved)
+    if (!f.is_param(c.func, d.substr(0, d.find('.')))) return false;
+  for (int ci : f.calls_in(c.func)) {
+    const Expr& y = f.e(f.calls[ci].call);
+    for (size_t k = 0; k < y.kids.size(); ++k) {
+      Id v = k == 0 ? f.callee_receiver(f.calls[ci].call) : y.kids[k];
+      if (v == kNone || f.dotted(v).empty() || !f.is_model_value(c.func, v)) continue;
+      if (!models_moved.count(f.dotted(v))) return false;
+    }
+  }
+  return true;
 }
 
 bool mentions_oom_text(const Facts& f, const std::vector<Id>& stmts, Id extra = kNone) {

@@ -66,6 +66,21 @@ long cpu_count_fraction(const Facts& f, Id func, Id x, int depth = 0) {
   return k;
 }
 
+// The CPU count itself, one worker per core: `os.cpu_count()`, `os.cpu_count() or 1`, or a name
+// bound only to such (not a multiple of it, `os.cpu_count() * 8`).
+bool plain_cpu_count(const Facts& f, Id func, Id x, int depth = 0) {
+  if (x == kNone || depth > 4) return false;
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::Call) return is_cpu_count(f, x);
+  if (e.kind == ExprKind::BoolOp && e.text == "or"sv && !e.kids.empty()) return plain_cpu_count(f, func, e.kids[0], depth + 1);
+  if (e.kind != ExprKind::Name) return false;
+  const std::vector<Id> vals = f.bindings(func, e.text);
+  if (vals.empty()) return false;
+  for (Id v : vals)
+    if (v == x || !plain_cpu_count(f, func, v, depth + 1)) return false;
+  return true;
+}
+
 // Samples in flight (batches in flight x a visible batch size) small enough not to matter.
 constexpr long kFewSamplesInFlight = 256;
 // The core count a worker count that follows `os.cpu_count()` is weighed at: a large host.
@@ -160,7 +175,7 @@ void check_LL402(CheckContext& ctx) {
     // Impact: batches of a visible size that hold few samples in flight all together
     // (`batch_size=1` with 24 workers: 48 samples) cost little host RAM whatever a sample is.
     // A worker count that follows the CPU count is taken at a large host's, kLargeHostCores.
-    const bool per_core = fraction == 0 && !cpp && nw != kNone && unbounded_cpu_count(f, c.func, nw);
+    const bool per_core = fraction == 0 && !cpp && nw != kNone && plain_cpu_count(f, c.func, nw);
     const long counted = per_core && prefetch > 0 ? kLargeHostCores * prefetch : inflight;
     long samples = -1;
     if (Id bs = f.arg(c.call, 1, "batch_size"); bs != kNone && counted > 0)

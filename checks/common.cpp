@@ -493,6 +493,20 @@ bool made_tensor(const Facts& f, Id func, Id x, int depth) {
   }
 }
 
+// Does `x` read one of `names` with its history: not under `.detach()`, `.item()`, `.tolist()`,
+// `.numpy()` or `.data`, which cut the chain (`h_in = h.detach()` carries nothing round)?
+bool mentions_attached(const Facts& f, Id x, const std::set<std::string>& names) {
+  bool hit = false;
+  for_each_expr(f.m, x, [&](Id y) {
+    const Expr& e = f.e(y);
+    if (e.kind == ExprKind::Call && in(f.callee_attr(y), {"detach", "item", "tolist", "numpy"})) return false;
+    if (e.kind == ExprKind::Attribute && e.text == "data"sv) return false;
+    if (names.count(f.dotted(y))) hit = true;
+    return !hit;
+  });
+  return hit;
+}
+
 bool carried_in_loop(const Facts& f, int loop, const std::string& d) {
   if (loop < 0 || d.empty()) return false;
   // Names computed from `d` earlier in the iteration (`x0 = (x_t - eps) / a` before
@@ -509,7 +523,7 @@ bool carried_in_loop(const Facts& f, int loop, const std::string& d) {
         if (f.dotted(x) == d) bound = true;
         return !bound && (f.e(x).kind == ExprKind::Sequence || f.e(x).kind == ExprKind::Starred);
       });
-    const bool reads = mentions_any(f, s.value, from);
+    const bool reads = mentions_attached(f, s.value, from);
     if (!bound && reads)
       for (Id t : s.targets)
         for_each_expr(f.m, t, [&](Id x) {

@@ -1090,6 +1090,12 @@ class ModelSweepAcrossModules(Tmp):
                    "        model = nets.BigNet(4096).cuda()\n        model.load_state_dict(torch.load(p, map_location='cuda'))\n"
                    "        prune_and_finetune(model, loader)\n")
         self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 11, "note", "each iteration trains with the model it ")])
+        # A local function that trains a probe it builds, not the model it is handed: full.
+        self.write("sweep.py", "import torch\nimport nets\n\n\ndef linear_probe(model, loader):\n"
+                   "    probe = torch.nn.Linear(10, 2).cuda()\n    nets.finetune(probe, loader)\n\n\ndef sweep(paths, loader):\n"
+                   "    for p in paths:\n        model = nets.BigNet(4096).cuda()\n"
+                   "        model.load_state_dict(torch.load(p, map_location='cuda'))\n        linear_probe(model, loader)\n")
+        self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 12, "warning", "")])
 
 
 class LinearProbeAcrossModules(Tmp):

@@ -1,5 +1,6 @@
 // The impact policy (docs/impact.md): when a finding's evidence or impact is weak it is
 // reported one severity step lower, marked low-confidence, and its message says why.
+#include <optional>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -432,6 +433,21 @@ TEST(Impact, AFixedLoopOfUpTo16ForwardsInCodeThatRunsOnceIsADemo) {
   EXPECT_FALSE(only(per_batch, "LL101")->low_confidence);
 }
 
+TEST(Impact, ALinearProbeOnABackboneWithGradOnIsNotOneLinearLayer) {
+  // `probe(backbone(x))`: the probe is one linear layer, but the backbone's activations are
+  // kept every batch (the loop's one finding is the probe's forward).
+  const std::string head = "import torch\nimport torch.nn as nn\nbackbone = torch.hub.load('pytorch/vision', 'resnet152').cuda()\n"
+                           "probe = nn.Linear(2048, 10).cuda()\n\n\ndef evaluate(loader):\n    correct = 0\n    for x, y in loader:\n";
+  const FileResult both = analyze_text("e.py", head + "        correct += (probe(backbone(x.cuda())).argmax(1) == y.cuda()).sum().item()\n    return correct\n",
+                                       Config{}, EngineOptions{});
+  ASSERT_NE(only(both, "LL101"), nullptr);
+  EXPECT_FALSE(only(both, "LL101")->low_confidence) << only(both, "LL101")->message;
+  const FileResult alone = analyze_text("e.py", head + "        correct += (probe(x.cuda()).argmax(1) == y.cuda()).sum().item()\n    return correct\n",
+                                        Config{}, EngineOptions{});
+  ASSERT_NE(only(alone, "LL101"), nullptr);
+  EXPECT_TRUE(only(alone, "LL101")->low_confidence) << only(alone, "LL101")->message;
+}
+
 TEST(Impact, HooksPiledPerPassKeepingOnlyTheirOutputContainerAreWeak) {
   // An epoch function registers a feature hook per call (once per epoch, each call a whole pass):
   // a closure keeping only the dict it writes outputs into is weak; one keeping a tensor made in
@@ -458,6 +474,15 @@ TEST(Impact, HooksPiledPerPassKeepingOnlyTheirOutputContainerAreWeak) {
   const Finding* per_batch = ll105("capture(feats, 'fc')", true);
   ASSERT_NE(per_batch, nullptr);
   EXPECT_FALSE(per_batch->low_confidence) << per_batch->message;
+  // A list (a hook that appends grows it every forward) and a dict the function fills with a
+  // tensor of its own (each piled hook keeps one) stay full.
+  for (const std::string& change : {std::string("    feats = []\n"), std::string("    feats = {}\n    feats['ref'] = model(x0)\n")}) {
+    std::string src = program("capture(feats, 'fc')", false);
+    src.replace(src.find("    feats = {}\n"), std::string("    feats = {}\n").size(), change);
+    const FileResult r = analyze_text("fit.py", src, Config{}, EngineOptions{});
+    ASSERT_NE(only(r, "LL105"), nullptr) << change;
+    EXPECT_FALSE(only(r, "LL105")->low_confidence) << change;
+  }
 }
 
 TEST(Impact, VolatileIsWeakOnlyInCodeWrittenForAPyTorchThatHonouredIt) {
@@ -885,6 +910,24 @@ TEST(Impact, FewSamplesInFlightAreWeak) {
     ASSERT_NE(full, nullptr) << bs;
     EXPECT_FALSE(full->low_confidence) << bs;
   }
+}
+
+TEST(Impact, OneWorkerPerCoreWithBatchesOfOneIsWeakNotAMultipleOfTheCores) {
+  // `num_workers=os.cpu_count()` with batch_size=1 keeps at most 128 x 2 x 1 = 256 samples on a
+  // 128-core host: weak. A multiple of the core count (`os.cpu_count() * 8`) is 1,024 workers
+  // there: full, and so is batch_size=2.
+  auto ll402 = [](const std::string& workers, const std::string& bs) {
+    const FileResult r = analyze_text("loader.py",
+                                      "import os\nimport torch\n\ndef make(ds):\n"
+                                      "    return torch.utils.data.DataLoader(ds, batch_size=" + bs + ", num_workers=" + workers + ")\n",
+                                      Config{}, EngineOptions{});
+    const Finding* fd = only(r, "LL402");
+    return fd ? std::optional<bool>(fd->low_confidence) : std::nullopt;
+  };
+  EXPECT_EQ(ll402("os.cpu_count()", "1"), std::optional<bool>(true));
+  EXPECT_EQ(ll402("os.cpu_count() or 1", "1"), std::optional<bool>(true));
+  EXPECT_EQ(ll402("os.cpu_count() * 8", "1"), std::optional<bool>(false));
+  EXPECT_EQ(ll402("os.cpu_count()", "2"), std::optional<bool>(false));
 }
 
 TEST(Impact, AnEvaluationWithLegacyVolatileInputsIsWeak) {
