@@ -273,8 +273,10 @@ bool linear_receiver(const Facts& f, const CallSite& c) {
 
 // ... and every other forward with grad on in its loop (or its statement, outside loops) is
 // one too: `probe(backbone(x))` keeps the backbone's activations.
+// Python only, for now: a LibTorch program's lone `torch::nn::Linear` keeps its severity
+// (docs/rules/LL101-missing-no-grad.md, Impact).
 bool one_linear_layer(const Facts& f, const CallSite& c) {
-  if (!linear_receiver(f, c)) return false;
+  if (f.m.lang != Lang::Python || !linear_receiver(f, c)) return false;
   const std::vector<int>& around = c.loop >= 0 ? f.loops[c.loop].calls : f.calls_in_stmt[c.stmt];
   for (int xi : around) {
     const CallSite& x = f.calls[xi];
