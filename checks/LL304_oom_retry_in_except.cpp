@@ -421,12 +421,14 @@ void check_LL304(CheckContext& ctx) {
       // it runs; library and bookkeeping calls (torch ops, logging, gc) are not the work, and
       // neither are the calls that release what the failed attempt held (`optimizer.zero_grad()`
       // drops the gradients, `empty_cache()` / `gc.collect()` / `.clear()` free the rest).
-      // (An exception built to be raised, `raise TypeError(...)`, leaves: it retries nothing.)
+      // A Python builtin (`getattr(self.opts, ...)` read again for a report) allocates
+      // nothing on a GPU. (An exception built to be raised, `raise TypeError(...)`, leaves:
+      // it retries nothing.)
       if (c.stmt != kNone && f.m.s(c.stmt).kind == StmtKind::Raise) continue;
       const std::string& callee = f.dotted(f.e(c.call).kids[0]);  // "" unless a name chain
       const std::string& q = f.callee_qual(c.call);
       if (!callee.empty() && q.empty() && called_in(f, tr.body, callee) &&
-          !in(callee, {"print", "len", "str", "int", "float", "range", "isinstance", "super", "dict", "list"}) &&
+          !python_builtin_call(f, c.call) &&
           !in(f.callee_attr(c.call), {"append", "info", "warning", "debug", "error", "write", "format", "zero_grad",
                                        "empty_cache", "collect", "clear", "synchronize", "reset_peak_memory_stats",
                                        "print", "print_exception", "log", "exception", "critical", "warn", "echo",
