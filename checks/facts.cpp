@@ -774,15 +774,15 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
         if (r != kNone && e(r).kind == ExprKind::Call && grad_item_effect(r, &dis)) off = dis;
       }
       if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call) {
-        const std::string& q = callee_qual(s.value);
-        if (q == "torch.set_grad_enabled"sv || q == "torch.autograd.set_grad_enabled"sv) {
-          Id a = arg(s.value, 0, "mode");
-          if (a != kNone && e(a).kind == ExprKind::Literal) {
-            if (e(a).lit == LitKind::False) off = true;
-            if (e(a).lit == LitKind::True) off = false;
-          }
-        }
+        const int sw = grad_switch(s.value);
+        if (sw >= 0) off = sw == 0;
       }
+      // A call of the file's own function that switches grad off for the rest of the process
+      // (`model = setup(args)`, whose body runs `torch.set_grad_enabled(False)`): what follows
+      // runs with grad off, as after the statement itself.
+      if ((s.kind == StmtKind::Expr || s.kind == StmtKind::Assign) && s.value != kNone &&
+          e(s.value).kind == ExprKind::Call && leaves_grad_off(s.value))
+        off = true;
       break;
     }
   }
@@ -1198,6 +1198,51 @@ std::vector<std::string> Facts::open_methods(std::vector<Id> work) const {
       if (auto it = name_callers_.find(m.funcs[g].name); it != name_callers_.end()) visit(it->second);
   }
   return out;
+}
+
+// `torch.set_grad_enabled(False)` / `(True)` as a call: 0 off, 1 on, -1 neither or unknown.
+int Facts::grad_switch(Id call) const {
+  const std::string& q = callee_qual(call);
+  if (q != "torch.set_grad_enabled"sv && q != "torch.autograd.set_grad_enabled"sv) return -1;
+  Id a = arg(call, 0, "mode");
+  if (a == kNone || e(a).kind != ExprKind::Literal) return -1;
+  if (e(a).lit == LitKind::False) return 0;
+  if (e(a).lit == LitKind::True) return 1;
+  return -1;
+}
+
+// Is the call one of the file's module-level functions whose own body, at its top level (on
+// every path through it), ends with grad switched off by `torch.set_grad_enabled(False)`?
+// Grad mode is the thread's: it stays off after the function returns.
+bool Facts::leaves_grad_off(Id call) const {
+  const Expr& callee = e(e(call).kids[0]);
+  if (callee.kind != ExprKind::Name || !callee.qname.empty()) return false;
+  auto it = module_funcs_.find(callee.text);
+  if (it == module_funcs_.end() || it->second.size() != 1) return false;
+  const Function& fn = m.funcs[it->second.front()];
+  int state = -1;
+  uint32_t switched_at = 0;
+  for (Id st : fn.body) {
+    const Stmt& x = m.s(st);
+    if (x.kind == StmtKind::Return) break;
+    if (x.kind == StmtKind::Expr && x.value != kNone && e(x.value).kind == ExprKind::Call) {
+      const int sw = grad_switch(x.value);
+      if (sw >= 0) state = sw, switched_at = x.range.begin;
+    }
+  }
+  if (state != 0) return false;
+  // A return nested before the switch (`if cached: return model`) leaves by a path that
+  // keeps grad on.
+  std::vector<Id> work(fn.body.begin(), fn.body.end());
+  for (size_t seen = 0; !work.empty() && seen < 100000; ++seen) {
+    const Stmt& x = m.s(work.back());
+    work.pop_back();
+    if (x.range.begin >= switched_at || x.kind == StmtKind::FunctionDef || x.kind == StmtKind::ClassDef) continue;
+    if (x.kind == StmtKind::Return) return false;
+    for (const auto* part : {&x.body, &x.orelse, &x.finalbody}) work.insert(work.end(), part->begin(), part->end());
+    for (const Handler& h : x.handlers) work.insert(work.end(), h.body.begin(), h.body.end());
+  }
+  return true;
 }
 
 bool Facts::wraps_with_grad_off(Id deco) const {

@@ -399,6 +399,8 @@ class Facts {
   void resolve_calls();
   void compute_entry_off();
   bool grad_item_effect(Id item, bool* disables) const;  // for `with` items
+  int grad_switch(Id call) const;
+  bool leaves_grad_off(Id call) const;
   // Every return of module-level function `fn` is torch's grad-off context, or (for a function
   // of no parameters) a no-op one.
   bool returns_grad_off_context(Id fn, bool* disables) const;
