@@ -391,8 +391,15 @@ bool grad_mode_managed(const Facts& f, const CallSite& c) {
   for (Id sid : f.stmts_in(c.func)) {
     const Stmt& s = f.m.s(sid);
     if (s.kind == StmtKind::With && s.range.begin <= at && at < s.range.end) {
-      for (Id item : s.items)
+      for (Id item : s.items) {
         if (switch_call(item)) return true;
+        // The context chosen before (`ctx = torch.enable_grad if training else torch.no_grad`,
+        // then `with ctx():`): the name's values at the `with` name the switch.
+        const Id callee = f.e(item).kind == ExprKind::Call ? f.e(item).kids[0] : item;
+        if (f.e(callee).kind == ExprKind::Name)
+          for (Id v : f.bindings_at(c.func, f.e(callee).text, callee))
+            if (switch_call(v)) return true;
+      }
     } else if (s.kind == StmtKind::Expr && s.range.end <= at && s.value != kNone &&
                f.e(s.value).kind == ExprKind::Call && switch_call(s.value)) {
       return true;
