@@ -88,6 +88,23 @@ constexpr long kLargeHostCores = 128;
 
 }  // namespace
 
+// `dl = DataLoader(...)` whose name nothing in the file reads again (its only loop commented
+// out): DataLoader starts its workers when it is iterated, so this one never starts any.
+bool never_read(const Facts& f, const CallSite& c) {
+  if (c.stmt == kNone || f.m.lang != Lang::Python) return false;
+  const Stmt& st = f.m.s(c.stmt);
+  if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1 ||
+      f.e(st.targets[0]).kind != ExprKind::Name)
+    return false;
+  const std::string& name = f.e(st.targets[0]).text;
+  for (Id x = 0; x < f.m.exprs.size(); ++x) {
+    const Expr& y = f.m.exprs[x];
+    if (x == st.targets[0] || y.kind != ExprKind::Name) continue;
+    if (y.text == name || in(y.text, {"locals", "globals", "vars", "eval", "exec"})) return false;
+  }
+  return true;
+}
+
 void check_LL402(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   // One setting, one finding: loaders of one function whose worker count is the same binding
@@ -95,7 +112,7 @@ void check_LL402(CheckContext& ctx) {
   // the cause and the fix, so the first is reported and the others are its notes.
   std::map<std::tuple<Id, std::string, std::string>, size_t> by_setting;
   for (const CallSite& c : f.calls) {
-    if (!is_dataloader_call(f, c.call)) continue;
+    if (!is_dataloader_call(f, c.call) || never_read(f, c)) continue;
     // A dataset that LL403 flags already carries the per-worker host-RAM finding.
     bool copy_on_access = false;
     for (Id cls = 0; cls < f.m.classes.size() && !copy_on_access; ++cls)
