@@ -1085,6 +1085,22 @@ Id Facts::instance_class(Id func, Id obj) const {
   return cls;
 }
 
+// The file's function that every binding of `name` visible from `func` compiles or scripts
+// (`torch.compile(fit_step, mode=...)`, `torch.jit.script(fn)`), kNone otherwise.
+Id Facts::compiled_function(Id func, const std::string& name, uint32_t pos) const {
+  Id found = kNone;
+  const std::vector<Id> values = bindings(func, name);
+  for (Id v : values) {
+    if (e(v).kind != ExprKind::Call || !in(callee_qual(v), {"torch.compile", "torch.jit.script"})) return kNone;
+    Id a = arg(v, 0, "model");
+    if (a == kNone || e(a).kind != ExprKind::Name || !e(a).qname.empty()) return kNone;
+    Id t = module_func_at(e(a).text, pos);
+    if (t == kNone || (found != kNone && t != found)) return kNone;
+    found = t;
+  }
+  return found;
+}
+
 void Facts::resolve_calls() {
   for (size_t ci = 0; ci < calls.size(); ++ci) {
     CallSite& c = calls[ci];
@@ -1100,6 +1116,8 @@ void Facts::resolve_calls() {
         if (nested != nested_funcs_.end()) target = nested->second;
       }
       if (target == kNone) target = module_func_at(ce.text, ce.range.begin);
+      // A compiled or scripted function (`step_c = torch.compile(step)`): the same function.
+      if (target == kNone) target = compiled_function(c.func, ce.text, ce.range.begin);
       // A callable object: `save = SaveOutput(); save(x)` runs SaveOutput.__call__.
       if (target == kNone && class_at(ce.text, ce.range.begin) == kNone)
         if (Id k = instance_class(c.func, callee); k != kNone) target = method_in(k, "__call__");

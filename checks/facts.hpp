@@ -400,6 +400,7 @@ class Facts {
   void compute_entry_off();
   bool grad_item_effect(Id item, bool* disables) const;  // for `with` items
   int grad_switch(Id call) const;
+  Id compiled_function(Id func, const std::string& name, uint32_t pos) const;
   bool leaves_grad_off(Id call) const;
   // Every return of module-level function `fn` is torch's grad-off context, or (for a function
   // of no parameters) a no-op one.
