@@ -666,6 +666,20 @@ void check_LL101(CheckContext& ctx) {
     // A module whose parameters were all switched off records no graph from them: there are
     // no activations to keep (its inputs come from data, or from forwards judged on their own).
     if (f.frozen_at(c.func, f.dotted(callee), f.e(c.call).range.begin)) continue;
+    // Frozen as a whole and then given a new part (a pretrained backbone with a new head),
+    // here or in the function of the file that built it: only that part records a graph.
+    std::string frozen_part = f.frozen_but_for_at(c.func, f.dotted(callee), f.e(c.call).range.begin);
+    if (frozen_part.empty() && !f.dotted(callee).empty()) {
+      int all = -2;
+      std::string part;
+      for (Id v : f.bindings_at(c.func, f.dotted(callee), callee)) {
+        v = f.unplaced(v);  // `Net(10).to(device)`
+        const int r = f.e(v).kind == ExprKind::Call ? f.returns_frozen(v, &part) : -1;
+        all = all == -2 || all == r ? r : -1;
+      }
+      if (all == 1) continue;
+      if (all == 0 && !f.unfrozen_in(c.func, f.dotted(callee))) frozen_part = part;
+    }
     if (f.forward_grad_off(c.func, callee)) continue;
     std::string why = eval_loop_reason(f, c);
     bool serving = false;
@@ -788,6 +802,11 @@ void check_LL101(CheckContext& ctx) {
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the model was moved to the CPU before this forward, so the graph costs host "
                                         "memory of a CPU run")
+                  : !frozen_part.empty()
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "the model's parameters were frozen before `" + frozen_part +
+                                            "` was attached: only that part records a graph, a small share of "
+                                            "the forward's activations")
                   : few_trips
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         trips == 1 && !layers.empty()

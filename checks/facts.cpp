@@ -2695,10 +2695,11 @@ void Facts::note_freezes(const Stmt& s, Id func) {
             frozen_at(func, dotted(e(s.value).kids[1]), s.range.begin))
           events.push_back({td, s.range.begin, true});
       }
-      // `model.fc = nn.Linear(...)`: a new submodule whose parameters require grad.
+      // `model.fc = nn.Linear(...)`: a new submodule whose parameters require grad (its
+      // holder is no longer frozen as a whole; its other parts stay as they were).
       size_t dot = td.rfind('.');
       if (dot != std::string::npos && td.compare(dot, std::string::npos, ".requires_grad") != 0)
-        events.push_back({td.substr(0, dot), s.range.begin, false});
+        events.push_back({td, s.range.begin, false});
     }
   } else if (s.kind == StmtKind::For && !s.targets.empty() && s.value != kNone && e(s.value).kind == ExprKind::Call &&
              (callee_attr(s.value) == "parameters"sv || callee_attr(s.value) == "named_parameters"sv)) {
@@ -2750,6 +2751,56 @@ bool Facts::frozen_at(Id func, const std::string& d, uint32_t pos, int depth) co
   }
   if (is_param(func, root) || bound_names_[func].count(root)) return false;
   return m.funcs[func].parent == kNone && frozen_at(kNone, d, UINT32_MAX);
+}
+
+// `d` at `pos` in `func` frozen as a whole and then given new parts (`for p in
+// model.parameters(): p.requires_grad = False`, then `model.fc = nn.Sequential(...)`): the
+// first new part's name, "" otherwise. Only those parts record a graph in a forward.
+std::string Facts::frozen_but_for_at(Id func, const std::string& d, uint32_t pos) const {
+  auto it = freezes_.find(func);
+  if (d.empty() || it == freezes_.end()) return "";
+  std::string part;
+  bool frozen = false;
+  for (const Freeze& z : it->second) {
+    if (z.pos >= pos) continue;
+    if (z.name == d) frozen = z.frozen, part.clear();
+    else if (frozen && !z.frozen && starts_with(z.name, d + ".") && part.empty()) part = z.name;
+  }
+  return frozen ? part : "";
+}
+
+// The model a call of one of the file's functions returns (`model = Net(10)`, whose body
+// freezes a pretrained backbone and attaches a head): 1 frozen as a whole, 0 frozen but for
+// the parts named in `*part`, -1 neither.
+int Facts::returns_frozen(Id call, std::string* part) const {
+  const Expr& callee = e(e(call).kids[0]);
+  if (callee.kind != ExprKind::Name || !callee.qname.empty()) return -1;
+  const Id fn = module_func_at(callee.text, callee.range.begin);
+  if (fn == kNone) return -1;
+  int out = -2;
+  for (Id st : stmts_in(fn)) {
+    const Stmt& r = m.s(st);
+    if (r.kind != StmtKind::Return || r.value == kNone || function_at(r.range.begin) != fn) continue;
+    const std::string& d = dotted(r.value);
+    int here = -1;
+    std::string p;
+    if (frozen_at(fn, d, r.range.begin)) here = 1;
+    else if (p = frozen_but_for_at(fn, d, r.range.begin); !p.empty()) here = 0;
+    if (out != -2 && here != out) return -1;
+    out = here;
+    if (here == 0) *part = p;
+  }
+  return out == -2 ? -1 : out;
+}
+
+bool Facts::unfrozen_in(Id func, const std::string& d) const {
+  for (Id scope : {func, kNone}) {
+    auto it = freezes_.find(scope);
+    if (it != freezes_.end())
+      for (const Freeze& z : it->second)
+        if (!z.frozen && z.name == d) return true;
+  }
+  return false;
 }
 
 bool Facts::frozen_anywhere(const std::string& d) const {

@@ -331,6 +331,10 @@ class Facts {
   bool frozen_at(Id func, const std::string& dotted, uint32_t pos, int depth = 0) const;
   // Frozen that way somewhere in the file.
   bool frozen_anywhere(const std::string& dotted) const;
+  // requires_grad switched back on for `dotted` in `func` or at the module level
+  bool unfrozen_in(Id func, const std::string& dotted) const;
+  std::string frozen_but_for_at(Id func, const std::string& dotted, uint32_t pos) const;
+  int returns_frozen(Id call, std::string* part) const;
 
   bool file_trains() const { return file_trains_; }  // any backward(), autograd.grad() or optimizer step
   // A training framework's fit (`learn.fit_one_cycle(5)`, `trainer.fit(model)`): it

@@ -1412,3 +1412,37 @@ TEST(Impact, AScriptWhoseTopLevelOnlyCallsItsFunctionsIsAProgram) {
     EXPECT_FALSE(h->low_confidence) << tail << h->message;
   }
 }
+
+TEST(Impact, AFrozenBackboneWithANewHeadIsWeak) {
+  // The builder freezes a pretrained backbone and attaches a head: only the head records a
+  // graph in the evaluation loop. Unfrozen again, the whole model does.
+  const std::string src =
+      "import torch\nimport torch.nn as nn\nfrom torchvision import models\n"
+      "def Net(num_classes):\n"
+      "    model = models.resnet50(pretrained=True)\n"
+      "    for param in model.parameters():\n"
+      "        param.requires_grad = False\n"
+      "    model.fc = nn.Linear(2048, num_classes)\n"
+      "    return model\n"
+      "MODEL_LINE\n"
+      "def evaluate(loader):\n"
+      "    model.eval()\n"
+      "    for x, y in loader:\n"
+      "        print(model(x.cuda()).argmax(1))\n";
+  auto with = [&](const std::string& line) {
+    std::string s = src;
+    s.replace(s.find("MODEL_LINE"), 10, line);
+    return s;
+  };
+  const FileResult r = analyze_text("landmark.py", with("model = Net(10).cuda()"), Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  EXPECT_NE(f->message.find("frozen before `model.fc` was attached"), std::string::npos) << f->message;
+  const FileResult g = analyze_text(
+      "landmark.py", with("model = Net(10).cuda()\nfor p in model.parameters():\n    p.requires_grad = True"), Config{},
+      EngineOptions{});
+  const Finding* h = only(g, "LL101");
+  ASSERT_NE(h, nullptr);
+  EXPECT_FALSE(h->low_confidence) << h->message;
+}
