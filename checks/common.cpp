@@ -359,6 +359,9 @@ static bool breaks_in_first_iteration(const Facts& f, const Loop& L) {
   return false;
 }
 
+long range_size(const Facts& f, Id func, Id x);
+long subplot_grid_size(const Facts& f, Id func, Id x);
+
 long constant_trips(const Facts& f, int loop, long limit) {
   if (loop < 0) return 0;
   const Loop& L = f.loops[loop];
@@ -428,18 +431,73 @@ long constant_trips(const Facts& f, int loop, long limit) {
   }
   if (shown > 0) return shown <= limit ? shown : 0;
   if (f.e(iter).kind != ExprKind::Call) return 0;
-  const Expr& call = f.e(iter);
+  // `zip(axes.flatten(), picks)`: as many trips as its shortest sized argument.
+  if (python_builtin_call(f, iter) && f.e(f.e(iter).kids[0]).text == "zip"sv && f.e(iter).kw.empty()) {
+    long fewest = 0;
+    for (size_t k = 1; k < f.e(iter).kids.size(); ++k) {
+      const Id a = f.e(iter).kids[k];
+      long n = display_size(a);
+      if (n == 0) n = range_size(f, L.func, a);
+      if (n == 0) n = subplot_grid_size(f, L.func, a);
+      if (n > 0 && (fewest == 0 || n < fewest)) fewest = n;
+    }
+    return fewest > 0 && fewest <= limit ? fewest : 0;
+  }
+  const long count = range_size(f, L.func, iter);
+  return count <= limit ? count : 0;
+}
+
+// `range(...)` of constant bounds: its length, else 0.
+long range_size(const Facts& f, Id func, Id x) {
+  const Expr& call = f.e(x);
+  if (call.kind != ExprKind::Call) return 0;
   const Expr& callee = f.e(call.kids[0]);
   if (!(callee.kind == ExprKind::Name && callee.text == "range"sv && callee.qname.empty())) return 0;
   if (!call.kw.empty() || call.kids.size() < 2 || call.kids.size() > 4) return 0;
   long v[3] = {0, 0, 1};
   size_t n = call.kids.size() - 1;
   for (size_t k = 0; k < n; ++k)
-    if (!int_constant(f, L.func, call.kids[1 + k], &v[k])) return 0;
+    if (!int_constant(f, func, call.kids[1 + k], &v[k])) return 0;
   long lo = n == 1 ? 0 : v[0], hi = n == 1 ? v[0] : v[1], step = n == 3 ? v[2] : 1;
   if (step <= 0 || hi <= lo) return 0;
-  long count = (hi - lo + step - 1) / step;
-  return count <= limit ? count : 0;
+  return (hi - lo + step - 1) / step;
+}
+
+// The axes of a figure's grid, flattened (`fig, axes = plt.subplots(2, 3)`, then
+// `axes.flatten()`, `axes.ravel()`, `axes.flat`): rows x columns, else 0.
+long subplot_grid_size(const Facts& f, Id func, Id x) {
+  const Expr* y = &f.e(x);
+  if (y->kind == ExprKind::Call && y->kids.size() == 1 && f.e(y->kids[0]).kind == ExprKind::Attribute &&
+      in(f.e(y->kids[0]).text, {"flatten", "ravel"}))
+    y = &f.e(f.e(y->kids[0]).kids[0]);
+  else if (y->kind == ExprKind::Attribute && y->text == "flat"sv)
+    y = &f.e(y->kids[0]);
+  else
+    return 0;
+  if (y->kind != ExprKind::Name) return 0;
+  // The one statement that binds it, `fig, axes = plt.subplots(...)`.
+  Id grid = kNone;
+  int binds = 0;
+  for (const auto& site : f.stmt_sites) {
+    const Stmt& st = f.m.s(site.stmt);
+    if (site.func != func || st.kind != StmtKind::Assign) continue;
+    for (Id t : st.targets)
+      for_each_expr(f.m, t, [&](Id z) {
+        if (f.e(z).kind == ExprKind::Name && f.e(z).text == y->text) {
+          ++binds;
+          const Expr& tt = f.e(t);
+          if (tt.kind == ExprKind::Sequence && tt.kids.size() == 2 && tt.kids[1] == z) grid = st.value;
+        }
+        return true;
+      });
+  }
+  if (binds != 1 || grid == kNone || f.e(grid).kind != ExprKind::Call) return 0;
+  const std::string& q = f.callee_qual(grid);
+  if (q != "matplotlib.pyplot.subplots"sv) return 0;
+  long rows = 1, cols = 1;
+  Id r = f.arg(grid, 0, "nrows"), c = f.arg(grid, 1, "ncols");
+  if ((r != kNone && !int_constant(f, func, r, &rows)) || (c != kNone && !int_constant(f, func, c, &cols))) return 0;
+  return rows > 0 && cols > 0 ? rows * cols : 0;
 }
 
 bool python_builtin_call(const Facts& f, Id call) {

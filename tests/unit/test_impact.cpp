@@ -1446,3 +1446,35 @@ TEST(Impact, AFrozenBackboneWithANewHeadIsWeak) {
   ASSERT_NE(h, nullptr);
   EXPECT_FALSE(h->low_confidence) << h->message;
 }
+
+TEST(Impact, PredictionsDrawnIntoAFiguresGridAreAFewForwards) {
+  // A notebook's last cell draws six predictions into a 2 x 3 grid of axes: zip() stops at
+  // the grid's six axes, however long the other iterable is.
+  const std::string src =
+      "import torch\nimport matplotlib.pyplot as plt\n"
+      "model = torch.load('sod.pt').cuda()\n"
+      "model.eval()\n"
+      "fig, axes = plt.subplots(2, 3)\n"
+      "for ax, idx in zip(AXES, range(len(test_ds))):\n"
+      "    img, bbox = test_ds[idx]\n"
+      "    output = model(img.cuda().unsqueeze(0))\n"
+      "    ax.imshow(img.permute(1, 2, 0))\n"
+      "    ax.set_title(str(output.squeeze().tolist()))\n";
+  for (const std::string axes : {"axes.flatten()", "axes.flat", "axes.ravel()"}) {
+    std::string s = src;
+    s.replace(s.find("AXES"), 4, axes);
+    const FileResult r = analyze_text("sandbox.py", s, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << axes;
+    EXPECT_TRUE(f->low_confidence) << axes << f->message;
+    EXPECT_NE(f->message.find("runs 6 times"), std::string::npos) << f->message;
+  }
+  // A grid of 8 x 8 axes is 64 passes over data: full.
+  std::string s = src;
+  s.replace(s.find("AXES"), 4, "axes.flatten()");
+  s.replace(s.find("subplots(2, 3)"), 14, "subplots(8, 8)");
+  const FileResult g = analyze_text("sandbox.py", s, Config{}, EngineOptions{});
+  const Finding* h = only(g, "LL101");
+  ASSERT_NE(h, nullptr);
+  EXPECT_FALSE(h->low_confidence) << h->message;
+}
