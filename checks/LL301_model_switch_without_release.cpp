@@ -967,6 +967,34 @@ void summarize_LL301(const Facts& f, FileSummary& out) {
     if (trains[g] && f.m.funcs[g].cls == kNone && f.m.funcs[g].parent == kNone) out.trainers.push_back(f.m.funcs[g].name);
 }
 
+// What the name holds when the rebinding runs: no binding that reaches it is a model (the
+// empty list it starts as, the sum an earlier iteration left: `new_model = new_model + sm`),
+// so there is no old model to release. Its own value from an earlier iteration counts as one.
+bool plain_container(const Facts& f, Id func, Id v, int depth = 0) {
+  const Expr& x = f.e(v);
+  if (x.kind == ExprKind::Sequence || x.kind == ExprKind::Literal || x.kind == ExprKind::BinOp ||
+      x.kind == ExprKind::Comprehension)
+    return true;
+  if (x.kind == ExprKind::Call)
+    return (python_builtin_call(f, v) && in(f.e(x.kids[0]).text, {"list", "dict", "set", "tuple"})) ||
+           in(f.callee_qual(v), {"collections.OrderedDict", "collections.defaultdict"});
+  // A name holding one (`new_model = merged`, after `merged = OrderedDict(o)`).
+  if (x.kind != ExprKind::Name || depth > 1) return false;
+  const std::vector<Id> vs = f.bindings(func, x.text);
+  if (vs.empty()) return false;
+  for (Id w : vs)
+    if (!plain_container(f, func, w, depth + 1)) return false;
+  return true;
+}
+
+bool no_model_reaches(const Facts& f, Id func, Id target, Id sid) {
+  const std::vector<Id> vs = f.bindings_at(func, f.dotted(target), target);
+  if (vs.empty()) return false;
+  for (Id v : vs)
+    if (v == f.m.s(sid).value || !plain_container(f, func, v)) return false;
+  return true;
+}
+
 void check_LL301(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   // One finding per switch: the rebindings of one name in one loop (or one method) are the
@@ -1009,6 +1037,7 @@ void check_LL301(CheckContext& ctx) {
     if (site.loop >= 0) {
       const Loop& L = f.loops[site.loop];
       if (L.stmt == kNone) continue;
+      if (no_model_reaches(f, site.func, t, site.stmt)) continue;
       // Loops that all run once (`for batch in loader: ...; break`) never rebind.
       bool once = true;
       for (int l = site.loop; l >= 0 && once; l = f.loops[l].parent) once = constant_trips(f, l, 1) == 1;
