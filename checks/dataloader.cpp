@@ -258,6 +258,19 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
             what = "appends in a loop";
       }
       if (what.empty()) continue;
+      // Turned into an array before __init__ ends (`self.pts = np.vstack(self.pts)`,
+      // `self.rays = torch.cat(self.rays)`): workers read one buffer, no per-element objects.
+      bool packed = false;
+      for (const StmtSite& later : f.stmt_sites) {
+        const Stmt& ls = f.m.s(later.stmt);
+        if (later.func != init || ls.kind != StmtKind::Assign || ls.value == kNone ||
+            ls.range.begin <= s.range.begin || f.e(ls.value).kind != ExprKind::Call)
+          continue;
+        const std::string& q = f.callee_qual(ls.value);
+        if (!starts_with(q, "numpy.") && !starts_with(q, "torch.")) continue;
+        for (Id lt : ls.targets) packed = packed || f.dotted(lt) == d;
+      }
+      if (packed) continue;
       out.push_back({site.stmt, d, what, per_sample(f, cls, getitem, d)});
     }
   }
