@@ -272,10 +272,20 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   auto add_words = [&](std::string_view t) {
     for_each_word(t, [&](std::string_view w) { seen.insert(w); });
   };
-  for (const Expr& x : f.m.exprs) {
-    if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) seen.insert(x.text);
-    else if (identifier_like_string(x))
+  for (Id xi = 0; xi < f.m.exprs.size(); ++xi) {
+    const Expr& x = f.m.exprs[xi];
+    if (x.kind == ExprKind::Name) {
+      // A parameter of the function it is read in (`if save_blackbox:` for a flag named like a
+      // function of another module) is that parameter, not the function.
+      Id fn = kNone;
+      if (const Id st = f.stmt_of(xi); st != kNone)
+        if (auto it = f.stmt_index.find(st); it != f.stmt_index.end()) fn = f.stmt_sites[it->second].func;
+      if (fn == kNone || !f.is_param(fn, x.text)) seen.insert(x.text);
+    } else if (x.kind == ExprKind::Attribute) {
+      seen.insert(x.text);
+    } else if (identifier_like_string(x)) {
       add_words(x.text);  // `getattr(self, "evaluate")`, `"pkg.module:main"`; not prose
+    }
   }
   // Dispatch by a computed name reaches functions no text names: `fire.Fire()` puts the file's
   // functions on the command line, `getattr(self, mode)()` reaches any method of the class (or
@@ -331,7 +341,18 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
       if (every_function || (module_functions && fn.cls == kNone && fn.parent == kNone) ||
           (fn.cls != kNone && dispatched_classes.count(fn.cls)))
         seen.insert(fn.name);
+  // An imported name the file never uses (`from ..train_test import frontend_outputs` whose
+  // one call is commented out) calls nothing. A package's `__init__.py` re-exports what it
+  // imports, so there every import counts.
+  const bool reexports = ends_with(f.path, "__init__.py");
+  std::unordered_set<std::string_view> used;
+  if (!reexports)
+    for (const Expr& x : f.m.exprs)
+      if (x.kind == ExprKind::Name && seen.count(x.text)) used.insert(x.text);  // (parameters left out above)
   for (const auto& [local, q] : f.m.aliases) {
+    if (!reexports && !used.count(local) && q.size() > local.size() &&
+        q.compare(q.size() - local.size(), local.size(), local) == 0 && q[q.size() - local.size() - 1] == '.')
+      continue;  // `from m import name`, never read: neither it nor its module is called here
     seen.insert(local);
     add_words(q);
   }
@@ -385,11 +406,13 @@ std::string_view dir_of(std::string_view path) {
 
 // Which files are helper modules of the run's programs: a loose Python module (no
 // `__init__.py` beside it in the run, so not part of a package anyone installs) that a program
-// of the run imports (`import d2l_torch as d2l` in a notebook beside it). Such a module is no
-// library's interface: its callers are the tree's own code, so its module-level functions are
-// judged like a program's.
-std::vector<bool> program_helper_modules(const std::vector<FileSummary>& summaries) {
+// of the run imports (`import d2l_torch as d2l` in a notebook beside it), or a module of a
+// package the tree never installs (`unpackaged`, decided by the engine from the files around
+// it). Such a module is no library's interface: its callers are the tree's own code, so its
+// module-level functions are judged like a program's.
+std::vector<bool> program_helper_modules(const std::vector<FileSummary>& summaries, const std::vector<bool>& unpackaged) {
   std::vector<bool> helper(summaries.size());
+  for (size_t i = 0; i < summaries.size() && i < unpackaged.size(); ++i) helper[i] = unpackaged[i];
   std::unordered_set<std::string_view> package_dirs;
   std::unordered_map<std::string_view, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t i = 0; i < summaries.size(); ++i) {
@@ -431,7 +454,8 @@ std::vector<bool> program_helper_modules(const std::vector<FileSummary>& summari
 
 }  // namespace
 
-void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries) {
+void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries,
+                     const std::vector<bool>& unpackaged) {
   // Each name read, with how many files read it (1 or 2: more does not matter) and one of them.
   std::unordered_map<std::string_view, std::pair<int, size_t>> read;
   for (size_t i = 0; i < summaries.size(); ++i)
@@ -439,7 +463,7 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
       auto [it, fresh] = read.try_emplace(n, 1, i);
       if (!fresh && it->second.second != i) it->second.first = 2;
     }
-  const std::vector<bool> helper = program_helper_modules(summaries);
+  const std::vector<bool> helper = program_helper_modules(summaries, unpackaged);
   for (size_t i = 0; i < results.size() && i < summaries.size(); ++i) {
     // A helper module's functions are live when another file reads their names, when the module
     // reads them outside its functions, or when a live function of it reads them.

@@ -76,7 +76,11 @@ void summarize_LL301(const Facts& f, FileSummary& out);
 void summarize_references(const Facts& f, const std::vector<Finding>& out, FileSummary& s);
 // For a run over whole directories: the findings of a function whose name no file of the run
 // reads are weak, since nothing runs it as written.
-void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries);
+// `unpackaged[i]`: file i is a module of a package that nothing in the tree installs (no
+// setup.py, pyproject.toml or setup.cfg at or above its top package directory, within the
+// run's roots), so only the tree's own code calls it; empty when not known.
+void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries,
+                     const std::vector<bool>& unpackaged = {});
 // The same for one file, with the decision made (`uncalled`): the fix loop's re-lints keep the
 // run's decision (FileResult::uncalled) on the edited text.
 // How FileResult::uncalled names a holding function.

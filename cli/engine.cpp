@@ -10,11 +10,14 @@
 #include <cstring>
 #include <random>
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <regex>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -592,6 +595,53 @@ void parallel_for(size_t n, int jobs, F work) {
   for (auto& t : pool) t.join();
 }
 
+// For each file: a module of a package that nothing in the tree installs. Its top package
+// directory (the last of its parents with an `__init__.py` in the run) and the directories
+// above it, up to the run's root, hold no setup.py, pyproject.toml or setup.cfg. Files outside
+// every root, loose modules and non-Python files: false.
+std::vector<bool> unpackaged_modules(const std::vector<std::string>& files, const std::vector<std::string>& roots) {
+  namespace fs = std::filesystem;
+  std::vector<bool> out(files.size());
+  std::vector<fs::path> abs_roots;
+  std::error_code ec;
+  for (const std::string& r : roots) {
+    fs::path p = fs::absolute(r, ec).lexically_normal();
+    if (!ec) abs_roots.push_back(p);
+  }
+  std::unordered_set<std::string> in_run;
+  std::vector<fs::path> abs(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    abs[i] = fs::absolute(files[i], ec).lexically_normal();
+    if (!ec) in_run.insert(abs[i].string());
+  }
+  auto package = [&](const fs::path& dir) { return in_run.count((dir / "__init__.py").string()) > 0; };
+  auto within = [&](const fs::path& dir) -> const fs::path* {
+    for (const fs::path& r : abs_roots) {
+      auto [ri, di] = std::mismatch(r.begin(), r.end(), dir.begin(), dir.end());
+      if (ri == r.end() || (std::next(ri) == r.end() && ri->empty())) return &r;
+    }
+    return nullptr;
+  };
+  std::unordered_map<std::string, bool> installed;  // top package directory -> installed
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (abs[i].extension() != ".py" || !package(abs[i].parent_path())) continue;
+    fs::path top = abs[i].parent_path();
+    while (top.has_parent_path() && top.parent_path() != top && package(top.parent_path())) top = top.parent_path();
+    const fs::path* root = within(top);
+    if (!root) continue;
+    auto [it, fresh] = installed.try_emplace(top.string(), false);
+    if (fresh) {
+      for (fs::path d = top;; d = d.parent_path()) {
+        for (const char* meta : {"setup.py", "pyproject.toml", "setup.cfg"})
+          if (fs::exists(d / meta, ec)) it->second = true;
+        if (it->second || d == *root || !d.has_parent_path() || d.parent_path() == d || !within(d.parent_path())) break;
+      }
+    }
+    out[i] = !it->second;
+  }
+  return out;
+}
+
 }  // namespace
 
 // Source bytes whose lowered modules analyze_all keeps for the cross-file re-check.
@@ -715,7 +765,7 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   for (size_t i = 0; i < files.size() && decide_uncalled; ++i)
     if (is_python_source(files[i]) || is_notebook_path(files[i]))
       for (const Diagnostic& d : results[i].diagnostics) decide_uncalled = decide_uncalled && !d.fatal;
-  if (decide_uncalled) weaken_uncalled(results, summaries);
+  if (decide_uncalled) weaken_uncalled(results, summaries, unpackaged_modules(files, opts.cpp.roots));
   return results;
 }
 

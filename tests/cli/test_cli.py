@@ -947,6 +947,25 @@ class UncalledCode(Tmp):
         self.write("cli.py", cli.replace("import fire\n", "").replace("fire.Fire()", "print(vars(input()))"))
         self.assertEqual([f[3] for f in self.ll101(self.dir)], [True])
 
+    def test_an_import_nothing_uses_and_a_parameter_of_the_same_name_call_nothing(self):
+        # `from lib import predict` whose one call is commented out, and a flag parameter named
+        # like the function (`def main(predict=False)`), read nothing of lib.predict: in a
+        # package the tree never installs, it is dead. A package's __init__.py re-exports what it
+        # imports, and a real call keeps it live.
+        os.makedirs(os.path.join(self.dir, "pkg"))
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/lib.py", self.LIB)
+        main = ("import torch\nfrom .lib import predict\n\n\ndef main(model, predict=False):\n"
+                "    # print(predict(model, []))\n    if predict:\n        print(model)\n\n\n"
+                "if __name__ == '__main__':\n    main(torch.nn.Linear(2, 2))\n")
+        self.write("pkg/main.py", main)
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "note", True)])
+        self.write("pkg/__init__.py", "from .lib import predict\n")
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False)])
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/main.py", main + "    print(predict(torch.nn.Linear(2, 2), []))\n")
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False)])
+
     def test_a_helper_module_of_the_programs_is_no_interface(self):
         # A loose module (no __init__.py beside it) that a program of the run imports is the
         # programs' helper (a vendored `d2l_torch.py` beside a notebook): its module-level
@@ -966,10 +985,16 @@ class UncalledCode(Tmp):
         # A module that is not a program (no main guard, no loop at the top) is no program's caller.
         self.write("main.py", program.replace("if __name__ == '__main__':\n    print", "def run():\n    print"))
         self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False), ("lib.py", 11, "warning", False)])
-        # In a package, the module may be imported from outside the tree.
+        # In a package the tree installs (a pyproject.toml, setup.py or setup.cfg at or above its
+        # top directory), the module may be imported from outside the tree; in one it never
+        # installs, only the tree's own code imports it.
         self.write("main.py", program)
         self.write("__init__.py", "")
-        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False), ("lib.py", 11, "warning", False)])
+        self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "note", True), ("lib.py", 11, "warning", False)])
+        for meta in ("pyproject.toml", "setup.cfg"):
+            self.write(meta, "")
+            self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False), ("lib.py", 11, "warning", False)])
+            os.remove(os.path.join(self.dir, meta))
         os.remove(os.path.join(self.dir, "__init__.py"))
         # Called only by a function that nothing calls, it is still dead; reached from a live one
         # (through the module's own name, as a vendored library calls itself), it is live.
