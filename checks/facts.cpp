@@ -325,6 +325,12 @@ bool Facts::is_program() const {
     const Stmt& st = m.s(s);
     if (st.kind == StmtKind::For || st.kind == StmtKind::While) return true;
     if (runs_own_function(st)) return true;
+    // An optimizer built at import (`optimizer = torch.optim.Adam(model.parameters())` beside
+    // `def train(loader):`): a training script's state, which no library builds for its users.
+    if (st.kind == StmtKind::Assign && st.value != kNone && e(st.value).kind == ExprKind::Call &&
+        starts_with(callee_qual(st.value), "torch.optim.") &&
+        callee_qual(st.value).find("lr_scheduler") == std::string::npos)
+      return true;
   }
   for (const Function& fn : m.funcs)
     if (m.lang == Lang::Cpp && fn.name == "main"sv && fn.cls == kNone) return true;

@@ -1478,3 +1478,37 @@ TEST(Impact, PredictionsDrawnIntoAFiguresGridAreAFewForwards) {
   ASSERT_NE(h, nullptr);
   EXPECT_FALSE(h->low_confidence) << h->message;
 }
+
+TEST(Impact, AModuleThatBuildsItsOptimizerAtImportIsAProgram) {
+  // A course's train.py: the model and its optimizer at the top, train() and test() below,
+  // no main guard. A library never builds an optimizer for its users at import: this is a
+  // program, and nothing in it places a tensor on a GPU.
+  const std::string src =
+      "import torch\nfrom model import GCN\n"
+      "model = GCN()\n"
+      "OPT\n"
+      "def test(loader):\n"
+      "    model.eval()\n"
+      "    correct = 0\n"
+      "    for data in loader:\n"
+      "        out = model(data.x, data.edge_index)\n"
+      "        correct += int((out.argmax(1) == data.y).sum())\n"
+      "    return correct\n";
+  auto with = [&](const std::string& line) {
+    std::string s = src;
+    s.replace(s.find("OPT"), 3, line);
+    return s;
+  };
+  const FileResult r =
+      analyze_text("train.py", with("optimizer = torch.optim.Adam(model.parameters(), lr=0.01)"), Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  // A scheduler alone, or no optimizer, leaves a module of definitions.
+  for (const std::string line : {"sched = torch.optim.lr_scheduler.StepLR", "criterion = torch.nn.CrossEntropyLoss()"}) {
+    const FileResult g = analyze_text("train.py", with(line), Config{}, EngineOptions{});
+    const Finding* h = only(g, "LL101");
+    ASSERT_NE(h, nullptr) << line;
+    EXPECT_FALSE(h->low_confidence) << line << h->message;
+  }
+}
