@@ -415,6 +415,48 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
   for (Id xi = 0; xi < m.exprs.size(); ++xi)
     if (m.exprs[xi].kind == ExprKind::Attribute && gpu_setting_only(m.exprs[xi].qname))
       for_each_expr(m, xi, [&](Id y) { settings.insert(y); return true; });
+  // A flag that is only ever false (`use_cuda = False`, then `net.module if use_cuda else net`):
+  // every binding of the name is the literal False, 0 or None, and no function takes it as a
+  // parameter. Reading it chooses the CPU.
+  std::unordered_map<std::string_view, bool> false_flags;
+  auto false_flag = [&](Id xi) {
+    const Expr& x = e(xi);
+    if (x.kind != ExprKind::Name || !x.qname.empty()) return false;
+    auto [it, fresh] = false_flags.try_emplace(x.text, false);
+    if (!fresh) return it->second;
+    int binds = 0;
+    bool only_false = true;
+    for (const StmtSite& site : stmt_sites) {
+      const Stmt& st = m.s(site.stmt);
+      for (Id t : st.targets)
+        for_each_expr(m, t, [&](Id y) {
+          if (e(y).kind != ExprKind::Name || e(y).text != x.text) return true;
+          ++binds;
+          const Expr* v = st.kind == StmtKind::Assign && st.value != kNone ? &e(st.value) : nullptr;
+          only_false = only_false && v && v->kind == ExprKind::Literal &&
+                       (v->lit == LitKind::False || v->lit == LitKind::None || (v->lit == LitKind::Int && v->text == "0"));
+          return true;
+        });
+    }
+    for (Id fn = 0; fn < m.funcs.size() && only_false; ++fn) only_false = !is_param(fn, x.text);
+    return it->second = binds > 0 && only_false;
+  };
+  // What only runs when such a flag holds (`if use_cuda: net.cuda()`, `x.cuda() if use_cuda
+  // else x`) never runs.
+  std::vector<std::pair<uint32_t, uint32_t>> never_runs;  // [begin, end)
+  for (const StmtSite& site : stmt_sites) {
+    const Stmt& st = m.s(site.stmt);
+    if (st.kind == StmtKind::If && st.value != kNone && !st.body.empty() && false_flag(st.value))
+      never_runs.push_back({m.s(st.body.front()).range.begin, m.s(st.body.back()).range.end});
+  }
+  for (const Expr& x : m.exprs)
+    if (x.kind == ExprKind::Conditional && x.kids.size() == 3 && false_flag(x.kids[1]))
+      never_runs.push_back({e(x.kids[0]).range.begin, e(x.kids[0]).range.end});
+  auto dead = [&](Id xi) {
+    for (const auto& [b, en] : never_runs)
+      if (b <= e(xi).range.begin && e(xi).range.end <= en) return true;
+    return false;
+  };
   // The first piece of GPU evidence, by position (cpu_only_at() reads it). Every expression
   // is looked at, so the common ones (no qualified name, no GPU word) cost a few tests.
   uint32_t first = UINT32_MAX;
@@ -453,12 +495,12 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
         // `torch.distributed as dist` is caught by its qualified name above.)
         if (in(t, {"cuda", "gpu", "gpus", "device", "devices", "accelerator", "distributed", "ddp", "rank",
                    "mps", "xla", "tpu", "kcuda", "cudnn"}) &&
-            !ignorable(xi) && !(in(t, {"device", "devices"}) && cpu_device_name(xi))) {
+            !ignorable(xi) && !(in(t, {"device", "devices"}) && cpu_device_name(xi)) && !false_flag(xi)) {
           evidence = true;
           break;
         }
     }
-    if (evidence && !cpu_device_callees.count(xi) && !settings.count(xi)) {
+    if (evidence && !cpu_device_callees.count(xi) && !settings.count(xi) && !dead(xi)) {
       first = x.range.begin;
       if (any) break;  // whether there is any, not where the first is
     }

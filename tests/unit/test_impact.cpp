@@ -1512,3 +1512,34 @@ TEST(Impact, AModuleThatBuildsItsOptimizerAtImportIsAProgram) {
     EXPECT_FALSE(h->low_confidence) << line << h->message;
   }
 }
+
+TEST(Impact, AGpuFlagThatIsOnlyEverFalsePlacesNothing) {
+  // An old tutorial hard-codes `use_cuda = False`: reading it picks the CPU branch. A flag
+  // set from the machine (`torch.cuda.is_available()`) or taken as a parameter is evidence.
+  const std::string src =
+      "import torch\nimport torchvision\n"
+      "net = torchvision.models.resnet18()\n"
+      "FLAG\n"
+      "if use_cuda:\n"
+      "    net.cuda()\n"
+      "net.eval()\n"
+      "for x, y in loader:\n"
+      "    print(net(x).argmax(1))\n";
+  auto with = [&](const std::string& line) {
+    std::string s = src;
+    s.replace(s.find("FLAG"), 4, line);
+    return s;
+  };
+  const FileResult r = analyze_text("cifar10.py", with("use_cuda = False"), Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  const FileResult g = analyze_text("cifar10.py", with("use_cuda = torch.cuda.is_available()"), Config{}, EngineOptions{});
+  const Finding* h = only(g, "LL101");
+  ASSERT_NE(h, nullptr);
+  EXPECT_FALSE(h->low_confidence) << h->message;
+  const FileResult k = analyze_text("cifar10.py", with("use_cuda = False\nuse_cuda = args.gpu"), Config{}, EngineOptions{});
+  const Finding* l = only(k, "LL101");
+  ASSERT_NE(l, nullptr);
+  EXPECT_FALSE(l->low_confidence) << l->message;
+}
