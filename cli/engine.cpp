@@ -735,12 +735,22 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   std::vector<size_t> again;
   for (size_t i = 0; i < files.size(); ++i)
     if (!views[i].empty() && !results[i].source.empty() && !results[i].transcoded && cfgs[i] &&
-        is_python_source(files[i]))
+        (is_python_source(files[i]) || is_notebook_path(files[i])))
       again.push_back(i);
   parallel_for(again.size(), jobs, [&](size_t k) {
     size_t i = again[k];
     analysing(&files[i]);
-    if (kept[i]) {
+    if (is_notebook_path(files[i])) {
+      // A notebook's code cells, analysed again with what the project's modules say (the
+      // trainer it imports from the `utils.py` beside it), mapped back onto the .ipynb bytes.
+      std::string err;
+      if (auto nb = load_notebook(results[i].source, &err)) {
+        FileResult v = analyze_text(files[i], nb->python, *cfgs[i], opts, &views[i]);
+        map_notebook_result(*nb, v, results[i].source);
+        v.source = std::move(results[i].source);
+        results[i] = std::move(v);
+      }
+    } else if (kept[i]) {
       results[i] = recheck(results[i], *kept[i], *cfgs[i], opts, &views[i]);
     } else {
       std::string text = results[i].source;

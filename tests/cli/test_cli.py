@@ -1107,6 +1107,27 @@ class ModelSweepAcrossModules(Tmp):
         rc, out, err = run(["--format", "json", "--no-cache", os.path.join(self.dir, "sweep.py")])
         self.assertEqual([f["severity"] for f in json.loads(out)["findings"] if f["rule"] == "LL301"], ["warning"])
 
+    def test_a_notebook_sweep_trained_by_a_function_of_another_module(self):
+        # A notebook's cells import the trainer from the module beside it: the cross-module
+        # facts reach notebooks too, and the finding stays on the notebook's own line. Cached
+        # runs (cold, warm) decide the same.
+        self.write("nets.py", self.NETS)
+        code = self.SWEEP.format(cls="BigNet", fn="finetune", args="4096").replace("def sweep(paths, loader):\n", "")
+        code = "\n".join(line[4:] if line.startswith("    ") else line for line in code.splitlines()) + "\n"
+        cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# Sweep\n"]},
+                 {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [],
+                  "source": code.splitlines(True)}]
+        self.write("sweep.ipynb", json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+        for extra in (("--no-cache",), (), ()):
+            rc, out, err = run(["--format", "json", *extra, self.dir])
+            found = [(f["path"].endswith("sweep.ipynb"), f["severity"], f.get("low_confidence", False))
+                     for f in json.loads(out)["findings"] if f["rule"] == "LL301"]
+            self.assertEqual(found, [(True, "note", True)], out)
+        self.write("sweep.ipynb", json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+                   .replace("finetune(model, loader)", "score(model, loader)"))
+        rc, out, err = run(["--format", "json", "--no-cache", self.dir])
+        self.assertEqual([f["severity"] for f in json.loads(out)["findings"] if f["rule"] == "LL301"], ["warning"])
+
     def test_sweep_trained_through_a_local_function_that_calls_another_modules_trainer(self):
         # `prune_and_finetune(model, ...)` of the sweep's own file trains through `nets.finetune`.
         self.write("nets.py", self.NETS)
