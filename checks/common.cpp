@@ -307,11 +307,19 @@ bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
   if (!f.is_param(func, e.text)) return false;
   // Called from another file of the run too: those calls are not visible here.
   if (f.project && f.project->external_calls.count(f.m.funcs[func].name)) return false;
-  const auto args = f.argument_values(func, e.text);
-  if (args.empty() || args.size() > 16) return false;
+  // (A call that leaves it out passes its literal default: `def show(model, num_images=6)`.)
+  const Function& fn = f.m.funcs[func];
+  long fallback = -1;
+  for (size_t k = 0; k < fn.params.size() && k < fn.param_defaults.size(); ++k)
+    if (fn.params[k] == e.text && !fn.param_defaults[k].empty() &&
+        std::all_of(fn.param_defaults[k].begin(), fn.param_defaults[k].end(), [](char c) { return c >= '0' && c <= '9'; }))
+      fallback = std::stol(fn.param_defaults[k].substr(0, 12));
+  const std::vector<int>& callers = f.callers(func);
+  if (callers.empty() || callers.size() > 16) return false;
   long most = -1;
-  for (const auto& [where, a] : args) {
-    const long v = f.e(a).kind == ExprKind::Literal ? int_literal_value(f.e(a)) : -1;
+  for (int ci : callers) {
+    const Id a = f.argument_for(f.calls[ci].call, func, e.text);
+    const long v = a == kNone ? fallback : f.e(a).kind == ExprKind::Literal ? int_literal_value(f.e(a)) : -1;
     if (v < 0) return false;
     most = std::max(most, v);
   }
@@ -362,10 +370,70 @@ static bool breaks_in_first_iteration(const Facts& f, const Loop& L) {
 long range_size(const Facts& f, Id func, Id x);
 long subplot_grid_size(const Facts& f, Id func, Id x);
 
+// A loop that ends when a counter it increments on every pass reaches a constant
+// (`images_so_far += 1` for each image of a batch, then `if images_so_far == num_images:
+// return`): at most that many trips. The increment must not sit under an `if` (counting
+// misclassified images runs until enough are found); the exit is a `return`, or a `break` of
+// this loop itself. 0 when there is no such bound.
+static long counter_exit_trips(const Facts& f, const Loop& L) {
+  std::map<std::string, bool> counted;  // counter -> incremented on every pass (not under an `if`)
+  std::vector<std::pair<Id, bool>> tests;  // `if c == K:` that leaves the loop, with its counter test
+  struct Item { Id sid; bool under_if; bool in_inner_loop; };
+  std::vector<Item> work;
+  for (Id sid : f.m.s(L.stmt).body) work.push_back({sid, false, false});
+  auto leaves = [&](const std::vector<Id>& body, bool inner) {
+    for (Id b : body) {
+      const StmtKind k = f.m.s(b).kind;
+      if (k == StmtKind::Return || (k == StmtKind::Break && !inner)) return true;
+    }
+    return false;
+  };
+  for (size_t seen = 0; !work.empty() && seen < 10000; ++seen) {
+    const Item it = work.back();
+    work.pop_back();
+    const Stmt& s = f.m.s(it.sid);
+    if (s.kind == StmtKind::FunctionDef || s.kind == StmtKind::ClassDef) continue;
+    if (s.kind == StmtKind::AugAssign && s.text == "+="sv && s.targets.size() == 1 &&
+        f.e(s.targets[0]).kind == ExprKind::Name && s.value != kNone && int_literal_value(f.e(s.value)) > 0) {
+      auto [c, fresh] = counted.try_emplace(f.e(s.targets[0]).text, !it.under_if);
+      if (!fresh) c->second = c->second || !it.under_if;
+    }
+    if (s.kind == StmtKind::If && s.value != kNone && leaves(s.body, it.in_inner_loop)) tests.push_back({s.value, true});
+    const bool inner = it.in_inner_loop || s.kind == StmtKind::For || s.kind == StmtKind::While;
+    const bool cond = it.under_if || s.kind == StmtKind::If || s.kind == StmtKind::Try;
+    for (const auto* part : {&s.body, &s.orelse, &s.finalbody})
+      for (Id b : *part) work.push_back({b, cond, inner});
+    for (const Handler& h : s.handlers)
+      for (Id b : h.body) work.push_back({b, true, inner});
+  }
+  long fewest = 0;
+  for (const auto& [test_id, unused] : tests) {
+    const Expr& test = f.e(test_id);
+    if (test.kind != ExprKind::Compare || test.kids.size() != 2 || f.e(test.kids[0]).kind != ExprKind::Name ||
+        !in(test.text, {"=="sv, ">="sv, ">"sv}))
+      continue;
+    auto c = counted.find(f.e(test.kids[0]).text);
+    long bound = -1, start = 0;
+    if (c == counted.end() || !c->second || !int_constant(f, L.func, test.kids[1], &bound)) continue;
+    // Its one plain binding in the function, a literal, is where it starts.
+    int plain = 0;
+    for (Id v : f.bindings(L.func, c->first)) {
+      if (f.e(v).kind != ExprKind::Literal || ++plain > 1) start = -1;
+      else start = int_literal_value(f.e(v));
+    }
+    if (start < 0 || plain != 1) continue;
+    const long trips = bound - start + (test.text == ">"sv ? 1 : 0);
+    if (trips > 0 && (fewest == 0 || trips < fewest)) fewest = trips;
+  }
+  return fewest;
+}
+
 long constant_trips(const Facts& f, int loop, long limit) {
   if (loop < 0) return 0;
   const Loop& L = f.loops[loop];
   if (L.stmt != kNone && breaks_in_first_iteration(f, L)) return 1;
+  if (L.stmt != kNone)
+    if (const long n = counter_exit_trips(f, L); n > 0) return n <= limit ? n : 0;
   Id iter = L.iter;
   if (L.stmt == kNone || iter == kNone) return 0;
   // `for ix, (img, target) in enumerate(loader): ... if ix == 3: break`: the index ends the

@@ -1571,3 +1571,36 @@ TEST(Impact, AStepLoopThatRunsAFewTimesIsWeakForZeroGrad) {
   ASSERT_NE(h, nullptr);
   EXPECT_FALSE(h->low_confidence) << h->message;
 }
+
+TEST(Impact, ALoopThatEndsWhenACounterReachesAFewIsAFewForwards) {
+  // The transfer-learning tutorial's visualize_model(): it counts each image it draws and
+  // returns at the sixth, so the loop over the loader runs at most six times.
+  const std::string src =
+      "import torch\nimport matplotlib.pyplot as plt\n"
+      "model = torch.load('best.pt').cuda()\n"
+      "def visualize_model(model, num_images=6):\n"
+      "    images_so_far = 0\n"
+      "    model.eval()\n"
+      "    for i, (inputs, labels) in enumerate(val_loader):\n"
+      "        outputs = model(inputs.cuda())\n"
+      "        _, preds = torch.max(outputs, 1)\n"
+      "        for j in range(inputs.size()[0]):\n"
+      "            images_so_far += 1\n"
+      "            ax = plt.subplot(2, num_images // 2, images_so_far)\n"
+      "            ax.set_title(str(preds[j].item()))\n"
+      "            if images_so_far == num_images:\n"
+      "                return\n"
+      "visualize_model(model)\n";
+  const FileResult r = analyze_text("show.py", src, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  // Counting only the misclassified images runs until enough are found: no bound.
+  std::string wrong = src;
+  wrong.replace(wrong.find("            images_so_far += 1\n"), 30,
+                "            if preds[j] != labels[j]:\n                images_so_far += 1\n");
+  const FileResult g = analyze_text("show.py", wrong, Config{}, EngineOptions{});
+  const Finding* h = only(g, "LL101");
+  ASSERT_NE(h, nullptr);
+  EXPECT_FALSE(h->low_confidence) << h->message;
+}
