@@ -368,7 +368,7 @@ static bool breaks_in_first_iteration(const Facts& f, const Loop& L) {
 }
 
 long range_size(const Facts& f, Id func, Id x);
-long subplot_grid_size(const Facts& f, Id func, Id x);
+long subplot_grid_size(const Facts& f, Id func, Id x, const Range& loop);
 
 // A loop that ends when a counter it increments on every pass reaches a constant
 // (`images_so_far += 1` for each image of a batch, then `if images_so_far == num_images:
@@ -506,7 +506,7 @@ long constant_trips(const Facts& f, int loop, long limit) {
       const Id a = f.e(iter).kids[k];
       long n = display_size(a);
       if (n == 0) n = range_size(f, L.func, a);
-      if (n == 0) n = subplot_grid_size(f, L.func, a);
+      if (n == 0) n = subplot_grid_size(f, L.func, a, L.range);
       if (n > 0 && (fewest == 0 || n < fewest)) fewest = n;
     }
     return fewest > 0 && fewest <= limit ? fewest : 0;
@@ -533,7 +533,7 @@ long range_size(const Facts& f, Id func, Id x) {
 
 // The axes of a figure's grid, flattened (`fig, axes = plt.subplots(2, 3)`, then
 // `axes.flatten()`, `axes.ravel()`, `axes.flat`): rows x columns, else 0.
-long subplot_grid_size(const Facts& f, Id func, Id x) {
+long subplot_grid_size(const Facts& f, Id func, Id x, const Range& loop) {
   const Expr* y = &f.e(x);
   if (y->kind == ExprKind::Call && y->kids.size() == 1 && f.e(y->kids[0]).kind == ExprKind::Attribute &&
       in(f.e(y->kids[0]).text, {"flatten", "ravel"}))
@@ -543,23 +543,31 @@ long subplot_grid_size(const Facts& f, Id func, Id x) {
   else
     return 0;
   if (y->kind != ExprKind::Name) return 0;
-  // The one statement that binds it, `fig, axes = plt.subplots(...)`.
+  // The last statement before the loop that binds it, `fig, axes = plt.subplots(...)` (a
+  // notebook's earlier cell may have drawn another grid under the same name); the loop must
+  // not rebind it.
   Id grid = kNone;
-  int binds = 0;
+  uint32_t last = 0;
+  bool later = false;
+  const uint32_t at = f.e(x).range.begin;
   for (const auto& site : f.stmt_sites) {
     const Stmt& st = f.m.s(site.stmt);
     if (site.func != func || st.kind != StmtKind::Assign) continue;
     for (Id t : st.targets)
       for_each_expr(f.m, t, [&](Id z) {
         if (f.e(z).kind == ExprKind::Name && f.e(z).text == y->text) {
-          ++binds;
-          const Expr& tt = f.e(t);
-          if (tt.kind == ExprKind::Sequence && tt.kids.size() == 2 && tt.kids[1] == z) grid = st.value;
+          if (st.range.begin >= at) {
+            later = later || (loop.begin <= st.range.begin && st.range.begin < loop.end);
+          } else if (st.range.begin >= last) {
+            last = st.range.begin;
+            const Expr& tt = f.e(t);
+            grid = tt.kind == ExprKind::Sequence && tt.kids.size() == 2 && tt.kids[1] == z ? st.value : kNone;
+          }
         }
         return true;
       });
   }
-  if (binds != 1 || grid == kNone || f.e(grid).kind != ExprKind::Call) return 0;
+  if (later || grid == kNone || f.e(grid).kind != ExprKind::Call) return 0;
   const std::string& q = f.callee_qual(grid);
   if (q != "matplotlib.pyplot.subplots"sv) return 0;
   long rows = 1, cols = 1;

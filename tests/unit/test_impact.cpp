@@ -1469,6 +1469,18 @@ TEST(Impact, PredictionsDrawnIntoAFiguresGridAreAFewForwards) {
     EXPECT_TRUE(f->low_confidence) << axes << f->message;
     EXPECT_NE(f->message.find("runs 6 times"), std::string::npos) << f->message;
   }
+  // A notebook draws other grids under the same name, before and after: the one the loop
+  // reads is the last before it.
+  {
+    std::string s = src;
+    s.replace(s.find("AXES"), 4, "axes.flatten()");
+    s.replace(s.find("fig, axes = plt.subplots(2, 3)\n"), 0, "fig, axes = plt.subplots(8, 8)\naxes[0].plot([1])\n");
+    s += "fig, axes = plt.subplots(8, 8)\n";
+    const FileResult r = analyze_text("sandbox.py", s, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence) << f->message;
+  }
   // A grid of 8 x 8 axes is 64 passes over data: full.
   std::string s = src;
   s.replace(s.find("AXES"), 4, "axes.flatten()");
