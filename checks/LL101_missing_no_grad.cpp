@@ -651,6 +651,32 @@ bool detached_at_once(CheckContext& ctx, const CallSite& c, std::set<Id>& report
   return true;
 }
 
+// How the model a forward runs (`x`, in `func`) was frozen: 1 every parameter (silent), 0 all
+// but the parts attached after the freeze (named in `*part`), -1 neither or unknown. Read at
+// the forward, through the bindings that reach it (`model = Net(10).cuda()`, where the file's
+// `Net()` froze a backbone and attached a head) and, for a parameter, through what every
+// same-file caller hands in.
+int frozen_state(const Facts& f, Id func, Id x, std::string* part, int depth = 0) {
+  const std::string& d = f.dotted(x);
+  if (d.empty() || depth > 2) return -1;
+  if (std::string p = f.frozen_but_for_at(func, d, f.e(x).range.begin); !p.empty()) {
+    *part = p;
+    return 0;
+  }
+  int all = -2;
+  auto meet = [&](int r) { all = all == -2 || all == r ? r : -1; };
+  if (func != kNone && f.is_param(func, d) && f.own_bindings(func, d).empty()) {
+    for (const auto& [caller, a] : f.argument_values(func, d)) meet(frozen_state(f, caller, a, part, depth + 1));
+  } else {
+    for (Id v : f.bindings_at(func, d, x)) {
+      v = f.unplaced(v);  // `Net(10).to(device)`
+      meet(f.e(v).kind == ExprKind::Call ? f.returns_frozen(v, part) : -1);
+    }
+  }
+  if (all == 0 && f.unfrozen_in(func, d)) return -1;
+  return all == -2 ? -1 : all;
+}
+
 void check_LL101(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<int> reported_loops;
@@ -668,18 +694,9 @@ void check_LL101(CheckContext& ctx) {
     if (f.frozen_at(c.func, f.dotted(callee), f.e(c.call).range.begin)) continue;
     // Frozen as a whole and then given a new part (a pretrained backbone with a new head),
     // here or in the function of the file that built it: only that part records a graph.
-    std::string frozen_part = f.frozen_but_for_at(c.func, f.dotted(callee), f.e(c.call).range.begin);
-    if (frozen_part.empty() && !f.dotted(callee).empty()) {
-      int all = -2;
-      std::string part;
-      for (Id v : f.bindings_at(c.func, f.dotted(callee), callee)) {
-        v = f.unplaced(v);  // `Net(10).to(device)`
-        const int r = f.e(v).kind == ExprKind::Call ? f.returns_frozen(v, &part) : -1;
-        all = all == -2 || all == r ? r : -1;
-      }
-      if (all == 1) continue;
-      if (all == 0 && !f.unfrozen_in(c.func, f.dotted(callee))) frozen_part = part;
-    }
+    std::string frozen_part;
+    if (const int frozen = frozen_state(f, c.func, callee, &frozen_part); frozen == 1) continue;
+    else if (frozen < 0) frozen_part.clear();
     if (f.forward_grad_off(c.func, callee)) continue;
     std::string why = eval_loop_reason(f, c);
     bool serving = false;

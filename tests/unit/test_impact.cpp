@@ -1616,3 +1616,37 @@ TEST(Impact, ALoopThatEndsWhenACounterReachesAFewIsAFewForwards) {
   ASSERT_NE(h, nullptr);
   EXPECT_FALSE(h->low_confidence) << h->message;
 }
+
+TEST(Impact, AFrozenBackboneHandedToAnEvaluationFunctionIsWeak) {
+  // The model reaches the loop as a parameter: every caller hands in the model Net() froze
+  // and gave a head.
+  const std::string src =
+      "import torch\nimport torch.nn as nn\nfrom torchvision import models\n"
+      "def Net(num_classes):\n"
+      "    model = models.resnet50(pretrained=True)\n"
+      "    for param in model.parameters():\n"
+      "        param.requires_grad = False\n"
+      "    model.fc = nn.Linear(2048, num_classes)\n"
+      "    return model\n"
+      "def test_one_epoch(model, loader):\n"
+      "    model.eval()\n"
+      "    for x, y in loader:\n"
+      "        print(model(x.cuda()).argmax(1))\n"
+      "model = Net(10)\n"
+      "model.cuda()\n"
+      "for epoch in range(10):\n"
+      "    test_one_epoch(CALLED, val_loader)\n";
+  auto with = [&](const std::string& arg) {
+    std::string s = src;
+    s.replace(s.find("CALLED"), 6, arg);
+    return s;
+  };
+  const FileResult r = analyze_text("landmark.py", with("model"), Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  const FileResult g = analyze_text("landmark.py", with("models.resnet50(pretrained=True).cuda()"), Config{}, EngineOptions{});
+  const Finding* h = only(g, "LL101");
+  ASSERT_NE(h, nullptr);
+  EXPECT_FALSE(h->low_confidence) << h->message;
+}
