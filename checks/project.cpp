@@ -52,7 +52,8 @@ std::string last(const std::string& q) {
 // importer wins over every other `*.dsets` of the project (several chapters of a book each
 // with their own dsets.py). Only when neither applies does the longest-suffix match decide.
 std::vector<size_t> defining_files(const std::string& q, size_t importer, const std::vector<size_t>& candidates,
-                                   const std::vector<FileSummary>& files) {
+                                   const std::vector<FileSummary>& files,
+                                   const std::unordered_set<std::string>* modules = nullptr) {
   std::vector<size_t> out;
   const std::string name = last(q);
   std::string qmod = q.size() > name.size() ? q.substr(0, q.size() - name.size() - 1) : "";
@@ -70,8 +71,11 @@ std::vector<size_t> defining_files(const std::string& q, size_t importer, const 
     exactly(base.empty() ? rest : rest.empty() ? base : base + "." + rest);
     if (!out.empty() || !base.empty()) return out;
   } else if (!qmod.empty()) {
-    exactly(pkg.empty() ? qmod : pkg + "." + qmod);
-    if (!out.empty()) return out;
+    const std::string mod = pkg.empty() ? qmod : pkg + "." + qmod;
+    exactly(mod);
+    // The module beside the importer exists but does not define it (`from train import
+    // train` beside a train.py that wraps nothing): another `*.train` of the tree is not it.
+    if (!out.empty() || (modules && modules->count(mod))) return out;
   }
   for (size_t j : candidates)
     if (j != importer && names(q, files[j].module, name)) out.push_back(j);
@@ -141,6 +145,8 @@ static bool reexported_by_name(const std::string& q, const std::vector<size_t>& 
 }
 
 std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
+  std::unordered_set<std::string> modules;  // every module of the run
+  for (const FileSummary& f : files) modules.insert(f.module);
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
@@ -164,21 +170,21 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& q : files[i].dataset_uses) {
       auto it = class_def.find(last(q));
       if (it == class_def.end()) continue;
-      for (size_t j : defining_files(q, i, it->second, files)) views[j].classes_with_workers.insert(last(q));
+      for (size_t j : defining_files(q, i, it->second, files, &modules)) views[j].classes_with_workers.insert(last(q));
     }
     for (const auto& [q, off] : files[i].imported_calls) {
       auto it = func_def.find(last(q));
       if (it != func_def.end()) {
-        std::vector<size_t> def = defining_files(q, i, it->second, files);
+        std::vector<size_t> def = defining_files(q, i, it->second, files, &modules);
         if (def.empty()) def = reexporting_files(q, i, it->second, files, by_last);
         for (size_t j : def) views[j].external_calls[last(q)].push_back(off);
       }
       auto w = wrap_def.find(last(q));
-      if (w != wrap_def.end() && !defining_files(q, i, w->second, files).empty()) views[i].distributed_wrappers.insert(q);
+      if (w != wrap_def.end() && !defining_files(q, i, w->second, files, &modules).empty()) views[i].distributed_wrappers.insert(q);
       // Classes too may come through a package's `__init__` that re-exports them
       // (`from pkg.datasets import RLDSDataset`, defined in pkg/datasets/datasets.py).
       auto defined = [&](const std::vector<size_t>& defs) {
-        return !defining_files(q, i, defs, files).empty() || !reexporting_files(q, i, defs, files, by_last).empty() ||
+        return !defining_files(q, i, defs, files, &modules).empty() || !reexporting_files(q, i, defs, files, by_last).empty() ||
                reexported_by_name(q, defs, files, by_last);
       };
       auto o = off_forward_def.find(last(q));
@@ -191,7 +197,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (l != linear_def.end() && defined(l->second)) views[i].linear_classes.insert(q);
       auto ev = eval_def.find(last(q));
       if (ev != eval_def.end()) {
-        std::vector<size_t> def = defining_files(q, i, ev->second, files);
+        std::vector<size_t> def = defining_files(q, i, ev->second, files, &modules);
         if (def.empty()) def = reexporting_files(q, i, ev->second, files, by_last);
         for (size_t j : def)
           for (const auto& e : files[j].eval_leaving) {
@@ -208,7 +214,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         std::vector<size_t> def;
         const std::string qmod = q.size() > last(q).size() ? q.substr(0, q.size() - last(q).size() - 1) : "";
         if (auto m = by_last.find(last(qmod)); !qmod.empty() && m != by_last.end()) {
-          def = defining_files(q, i, m->second, files);
+          def = defining_files(q, i, m->second, files, &modules);
         }
         if (def.empty())
           if (auto z = defs.find(last(q)); z != defs.end()) def = reexporting_files(q, i, z->second, files, by_last);
@@ -224,22 +230,22 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
             if (g == last(q)) views[i].imported_trainers.insert(q);
       auto a = accumulating_def.find(last(q));
       if (a != accumulating_def.end())
-        for (size_t j : defining_files(q, i, a->second, files))
+        for (size_t j : defining_files(q, i, a->second, files, &modules))
           for (const auto& cm : files[j].accumulating_methods)
             if (cm.compare(0, cm.find('.'), last(q)) == 0) views[i].accumulating_imports.insert(q + cm.substr(cm.find('.')));
     }
     for (const auto& q : files[i].type_refs) {
       auto o = off_forward_def.find(last(q));
-      if (o != off_forward_def.end() && !defining_files(q, i, o->second, files).empty())
+      if (o != off_forward_def.end() && !defining_files(q, i, o->second, files, &modules).empty())
         views[i].grad_off_forward_classes.insert(q);
       auto r = sharding_def.find(last(q));
-      if (r != sharding_def.end() && !defining_files(q, i, r->second, files).empty())
+      if (r != sharding_def.end() && !defining_files(q, i, r->second, files, &modules).empty())
         views[i].sharding_datasets.insert(q);
     }
     for (const auto& [q, element] : files[i].distributed_feeds) {
       auto it = func_def.find(last(q));
       if (it == func_def.end()) continue;
-      for (size_t j : defining_files(q, i, it->second, files))
+      for (size_t j : defining_files(q, i, it->second, files, &modules))
         views[j].feeds_distributed[last(q)].emplace_back(element, files[i].path.empty() ? files[i].module : files[i].path);
     }
   }
@@ -292,7 +298,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
             }
             auto it = class_files.find(last(base));
             if (it == class_files.end()) continue;
-            for (size_t d : defining_files(base, i, it->second, files))
+            for (size_t d : defining_files(base, i, it->second, files, &modules))
               if (d != j && seen.insert({d, last(base)}).second) work.emplace_back(d, last(base));
           }
         };
