@@ -272,20 +272,10 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   auto add_words = [&](std::string_view t) {
     for_each_word(t, [&](std::string_view w) { seen.insert(w); });
   };
-  for (Id xi = 0; xi < f.m.exprs.size(); ++xi) {
-    const Expr& x = f.m.exprs[xi];
-    if (x.kind == ExprKind::Name) {
-      // A parameter of the function it is read in (`if save_blackbox:` for a flag named like a
-      // function of another module) is that parameter, not the function.
-      Id fn = kNone;
-      if (const Id st = f.stmt_of(xi); st != kNone)
-        if (auto it = f.stmt_index.find(st); it != f.stmt_index.end()) fn = f.stmt_sites[it->second].func;
-      if (fn == kNone || !f.is_param(fn, x.text)) seen.insert(x.text);
-    } else if (x.kind == ExprKind::Attribute) {
-      seen.insert(x.text);
-    } else if (identifier_like_string(x)) {
+  for (const Expr& x : f.m.exprs) {
+    if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) seen.insert(x.text);
+    else if (identifier_like_string(x))
       add_words(x.text);  // `getattr(self, "evaluate")`, `"pkg.module:main"`; not prose
-    }
   }
   // Dispatch by a computed name reaches functions no text names: `fire.Fire()` puts the file's
   // functions on the command line, `getattr(self, mode)()` reaches any method of the class (or
@@ -344,13 +334,11 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   // An imported name the file never uses (`from ..train_test import frontend_outputs` whose
   // one call is commented out) calls nothing. A package's `__init__.py` re-exports what it
   // imports, so there every import counts.
+  // (`seen` holds every name read so far; an attribute, a parameter or a word of a string of
+  // the same spelling keeps the import, which only errs on the side of a caller.)
   const bool reexports = ends_with(f.path, "__init__.py");
-  std::unordered_set<std::string_view> used;
-  if (!reexports)
-    for (const Expr& x : f.m.exprs)
-      if (x.kind == ExprKind::Name && seen.count(x.text)) used.insert(x.text);  // (parameters left out above)
   for (const auto& [local, q] : f.m.aliases) {
-    if (!reexports && !used.count(local) && q.size() > local.size() &&
+    if (!reexports && !seen.count(local) && q.size() > local.size() &&
         q.compare(q.size() - local.size(), local.size(), local) == 0 && q[q.size() - local.size() - 1] == '.')
       continue;  // `from m import name`, never read: neither it nor its module is called here
     seen.insert(local);

@@ -86,9 +86,10 @@ bool named_like_a_test(const std::string& path) {
 
 std::vector<std::string> Facts::name_tokens(std::string_view name) {
   std::vector<std::string> out;
+  out.reserve(4);
   std::string cur;
   auto flush = [&] {
-    if (!cur.empty()) out.push_back(cur);
+    if (!cur.empty()) out.push_back(std::move(cur));
     cur.clear();
   };
   for (size_t i = 0; i < name.size(); ++i) {
@@ -418,28 +419,35 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
   // A flag that is only ever false (`use_cuda = False`, then `net.module if use_cuda else net`):
   // every binding of the name is the literal False, 0 or None, and no function takes it as a
   // parameter. Reading it chooses the CPU.
+  // (One pass over the bindings of plain names, made on the first question: name -> only
+  // ever bound to a false literal.)
   std::unordered_map<std::string_view, bool> false_flags;
+  bool flags_known = false;
   auto false_flag = [&](Id xi) {
     const Expr& x = e(xi);
     if (x.kind != ExprKind::Name || !x.qname.empty()) return false;
-    auto [it, fresh] = false_flags.try_emplace(x.text, false);
-    if (!fresh) return it->second;
-    int binds = 0;
-    bool only_false = true;
-    for (const StmtSite& site : stmt_sites) {
-      const Stmt& st = m.s(site.stmt);
-      for (Id t : st.targets)
-        for_each_expr(m, t, [&](Id y) {
-          if (e(y).kind != ExprKind::Name || e(y).text != x.text) return true;
-          ++binds;
-          const Expr* v = st.kind == StmtKind::Assign && st.value != kNone ? &e(st.value) : nullptr;
-          only_false = only_false && v && v->kind == ExprKind::Literal &&
-                       (v->lit == LitKind::False || v->lit == LitKind::None || (v->lit == LitKind::Int && v->text == "0"));
-          return true;
-        });
+    if (!flags_known) {
+      flags_known = true;
+      for (const StmtSite& site : stmt_sites) {
+        const Stmt& st = m.s(site.stmt);
+        if (st.targets.empty()) continue;
+        const Expr* v = st.kind == StmtKind::Assign && st.value != kNone ? &e(st.value) : nullptr;
+        const bool is_false = v && v->kind == ExprKind::Literal &&
+                              (v->lit == LitKind::False || v->lit == LitKind::None ||
+                               (v->lit == LitKind::Int && v->text == "0"));
+        for (Id t : st.targets)
+          for_each_expr(m, t, [&](Id y) {
+            if (e(y).kind != ExprKind::Name) return true;
+            auto [it, fresh] = false_flags.try_emplace(e(y).text, is_false);
+            if (!fresh) it->second = it->second && is_false;
+            return true;
+          });
+      }
+      for (const Function& fn : m.funcs)
+        for (const std::string& p : fn.params) false_flags[p] = false;
     }
-    for (Id fn = 0; fn < m.funcs.size() && only_false; ++fn) only_false = !is_param(fn, x.text);
-    return it->second = binds > 0 && only_false;
+    auto it = false_flags.find(x.text);
+    return it != false_flags.end() && it->second;
   };
   // What only runs when such a flag holds (`if use_cuda: net.cuda()`, `x.cuda() if use_cuda
   // else x`) never runs.

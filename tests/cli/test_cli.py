@@ -965,16 +965,15 @@ class UncalledCode(Tmp):
         self.write("cli.py", cli.replace("import fire\n", "").replace("fire.Fire()", "print(vars(input()))"))
         self.assertEqual([f[3] for f in self.ll101(self.dir)], [True])
 
-    def test_an_import_nothing_uses_and_a_parameter_of_the_same_name_call_nothing(self):
-        # `from lib import predict` whose one call is commented out, and a flag parameter named
-        # like the function (`def main(predict=False)`), read nothing of lib.predict: in a
-        # package the tree never installs, it is dead. A package's __init__.py re-exports what it
-        # imports, and a real call keeps it live.
+    def test_an_import_nothing_uses_calls_nothing(self):
+        # `from .lib import predict` whose one call is commented out reads nothing of
+        # lib.predict: in a package the tree never installs, it is dead. A package's __init__.py
+        # re-exports what it imports, and a real call keeps it live.
         os.makedirs(os.path.join(self.dir, "pkg"))
         self.write("pkg/__init__.py", "")
         self.write("pkg/lib.py", self.LIB)
-        main = ("import torch\nfrom .lib import predict\n\n\ndef main(model, predict=False):\n"
-                "    # print(predict(model, []))\n    if predict:\n        print(model)\n\n\n"
+        main = ("import torch\nfrom .lib import predict\n\n\ndef main(model):\n"
+                "    # print(predict(model, []))\n    print(model)\n\n\n"
                 "if __name__ == '__main__':\n    main(torch.nn.Linear(2, 2))\n")
         self.write("pkg/main.py", main)
         self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "note", True)])
