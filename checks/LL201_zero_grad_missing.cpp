@@ -195,18 +195,10 @@ void check_LL201(CheckContext& ctx) {
     // The optimizer is handed to a call this file cannot see into (`self.objective.step_loss(net,
     // opt, x, y)` of another module): that call may reset it.
     const std::string unseen = loop >= 0 ? handed_to_unseen_call(f, loop, name) : std::string();
-    // Impact: a loop that runs a constant few times (`if ii == 3: break`, a timing demo over
-    // four batches) takes that many steps, of which only the later ones reuse stale gradients.
-    constexpr long kFewSteps = 4;
-    const long trips = loop >= 0 ? constant_trips(f, loop, kFewSteps) : 0;
     if (!unseen.empty())
       ctx.report_weak("LL201", f.e(c.call).range, std::move(message),
                       "`" + name + "` is handed to `" + unseen + "(...)`, which this file cannot see into and which may "
                       "reset its gradients");
-    else if (trips > 0)
-      ctx.report_weak("LL201", f.e(c.call).range, std::move(message),
-                      "the loop runs " + std::to_string(trips) + (trips == 1 ? " time" : " times") +
-                          ", so few steps see stale gradients: a demo, not a training run");
     else
       ctx.report("LL201", f.e(c.call).range, std::move(message));
   }

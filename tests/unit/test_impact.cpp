@@ -1556,34 +1556,6 @@ TEST(Impact, AGpuFlagThatIsOnlyEverFalsePlacesNothing) {
   EXPECT_FALSE(l->low_confidence) << l->message;
 }
 
-TEST(Impact, AStepLoopThatRunsAFewTimesIsWeakForZeroGrad) {
-  // A timing demo: four batches through the classifier on each device, no zero_grad(). Only
-  // the later of four steps see stale gradients; a loop over the whole loader is training.
-  const std::string src =
-      "import time\nimport torch\n"
-      "def bench(model, trainloader, criterion):\n"
-      "    optimizer = torch.optim.Adam(model.parameters(), lr=0.001)\n"
-      "    for ii, (inputs, labels) in enumerate(trainloader):\n"
-      "        start = time.time()\n"
-      "        loss = criterion(model(inputs.cuda()), labels.cuda())\n"
-      "        loss.backward()\n"
-      "        optimizer.step()\n"
-      "        if ii == 3:\n"
-      "            break\n"
-      "    return time.time() - start\n";
-  const FileResult r = analyze_text("bench.py", src, Config{}, EngineOptions{});
-  const Finding* f = only(r, "LL201");
-  ASSERT_NE(f, nullptr);
-  EXPECT_TRUE(f->low_confidence) << f->message;
-  EXPECT_NE(f->message.find("the loop runs 4 times"), std::string::npos) << f->message;
-  std::string full = src;
-  full.replace(full.find("        if ii == 3:\n            break\n"), 36, "");
-  const FileResult g = analyze_text("bench.py", full, Config{}, EngineOptions{});
-  const Finding* h = only(g, "LL201");
-  ASSERT_NE(h, nullptr);
-  EXPECT_FALSE(h->low_confidence) << h->message;
-}
-
 TEST(Impact, ALoopThatEndsWhenACounterReachesAFewIsAFewForwards) {
   // The transfer-learning tutorial's visualize_model(): it counts each image it draws and
   // returns at the sixth, so the loop over the loader runs at most six times.
