@@ -308,21 +308,11 @@ long small_dense_model(const Facts& f, Id func, Id x, int depth = 0) {
     }
     return most;
   }
-  // `model = model.to(device)` moves the same object: what reached the move counts, read at
-  // the move (flow-sensitively, a few moves deep).
-  std::vector<Id> work = f.bindings_at(func, d, x), vals;
-  for (int hops = 0; !work.empty() && hops < 16; ++hops) {
-    const Id v = work.back();
-    work.pop_back();
-    const Id moved = f.unplaced(v);
-    if (f.dotted(moved) != d) {
-      vals.push_back(v);
-      continue;
-    }
-    for (Id w : f.bindings_at(func, d, moved))
-      if (w != v) work.push_back(w);
-  }
-  if (vals.empty() || !work.empty()) return -1;
+  std::vector<Id> vals = f.bindings_at(func, d, x);
+  auto moved_self = [&](Id v) { return f.dotted(f.unplaced(v)) == d; };  // `model = model.to(device)`
+  if (std::any_of(vals.begin(), vals.end(), moved_self)) vals = f.bindings(func, d);
+  vals.erase(std::remove_if(vals.begin(), vals.end(), moved_self), vals.end());
+  if (vals.empty()) return -1;
   long most = -1;
   for (Id v : vals) {
     const long n = dense_model_parameters(f, func, v);
