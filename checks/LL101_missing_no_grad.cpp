@@ -286,59 +286,6 @@ bool one_linear_layer(const Facts& f, const CallSite& c) {
   return true;
 }
 
-// Impact: a small fully connected network (an MNIST MLP) saves, per forward, the batch times
-// its layer widths: a few MB at the batch sizes such code uses.
-constexpr long kSmallDenseModel = 2'000'000;
-
-// The parameters of the model the forward runs when it is a small fully connected network of
-// visible size (dense_model_parameters), through the bindings that reach the forward and, for a
-// parameter, what every same-file caller hands in; -1 otherwise.
-long small_dense_model(const Facts& f, Id func, Id x, int depth = 0) {
-  const std::string& d = f.dotted(x);
-  if (d.empty() || depth > 2) return -1;
-  std::vector<std::pair<Id, Id>> values;  // (scope, value)
-  if (func != kNone && f.is_param(func, d) && f.own_bindings(func, d).empty()) {
-    const auto args = f.argument_values(func, d);
-    if (args.empty()) return -1;
-    long most = -1;
-    for (const auto& [caller, a] : args) {
-      const long n = small_dense_model(f, caller, a, depth + 1);
-      if (n < 0) return -1;
-      most = std::max(most, n);
-    }
-    return most;
-  }
-  std::vector<Id> vals = f.bindings_at(func, d, x);
-  auto moved_self = [&](Id v) { return f.dotted(f.unplaced(v)) == d; };  // `model = model.to(device)`
-  if (std::any_of(vals.begin(), vals.end(), moved_self)) vals = f.bindings(func, d);
-  vals.erase(std::remove_if(vals.begin(), vals.end(), moved_self), vals.end());
-  if (vals.empty()) return -1;
-  long most = -1;
-  for (Id v : vals) {
-    const long n = dense_model_parameters(f, func, v);
-    if (n < 0 || n > kSmallDenseModel) return -1;
-    most = std::max(most, n);
-  }
-  return most;
-}
-
-// ... for the forward and every other forward with grad on in its loop (or its statement).
-// Python only, as the one-linear-layer policy.
-long small_dense_forwards(const Facts& f, const CallSite& c) {
-  if (f.m.lang != Lang::Python) return -1;
-  long most = small_dense_model(f, c.func, f.forward_receiver(c.call));
-  if (most < 0) return -1;
-  const std::vector<int>& around = c.loop >= 0 ? f.loops[c.loop].calls : f.calls_in_stmt[c.stmt];
-  for (int xi : around) {
-    const CallSite& x = f.calls[xi];
-    if (x.call == c.call || x.in_lambda || f.grad_off(x) || !f.is_model_call(x)) continue;
-    const long n = small_dense_model(f, x.func, f.forward_receiver(x.call));
-    if (n < 0) return -1;
-    most = std::max(most, n);
-  }
-  return most;
-}
-
 // `for layer in self.hidden:` (`self.blocks.children()`) in a module's own method, feeding
 // each layer's output to the next: one pass through the module, not a repetition. The
 // module's name (`self.hidden`), or "" when the loop is not such a walk.
@@ -838,7 +785,6 @@ void check_LL101(CheckContext& ctx) {
     // loads), a probe of its output shapes (`out = model(torch.zeros(2, 3,
     // h, w)); c, h, w = out.size()[1:]`). A loop of such forwards times it and stays full.
     const bool probe = made && !smoke && c.loop < 0 && (c.func == kNone || f.runs_at_most_once(c.func));
-    long dense = -1;
     Finding* fd = legacy_volatile(f, c.func)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the function builds `Variable(..., volatile=True)`, how PyTorch before 0.4 "
@@ -869,12 +815,6 @@ void check_LL101(CheckContext& ctx) {
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         model + " is one linear layer: its graph saves the input and the weight, both "
                                                 "alive anyway, so nothing beyond the output is kept")
-                  : (dense = !f.cpu_only_program() && !f.cpu_only_at(f.e(c.call).range.begin)
-                                 ? small_dense_forwards(f, c) : -1) >= 0
-                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
-                                        model + " is a small fully connected network (" + count_text(dense) +
-                                            " parameters): each forward saves the batch times its layer widths, "
-                                            "a few MB at the batch sizes such code uses")
                   : placed_on_cpu(f, c)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the model was moved to the CPU before this forward, so the graph costs host "

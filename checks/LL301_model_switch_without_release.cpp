@@ -518,18 +518,12 @@ long visible_int(const Facts& f, Id func, Id x, const IntEnv* env, int depth = 0
 
 constexpr long kUnknown = -1;
 
-// `*not_dense` (when given) is set when the model has a layer whose activations scale with more
-// than the batch: convolutions, pools, upsampling (spatial maps), embeddings (sequences), or one
-// of unknown kind (a module of another file).
-long parameters_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env = nullptr, bool* not_dense = nullptr);
+long parameters_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env = nullptr);
 
 // Parameters of one layer construction, kUnknown if not a layer of visible size.
-long layer_parameters(const Facts& f, Id func, Id v, int depth, const IntEnv* env, bool* not_dense = nullptr) {
+long layer_parameters(const Facts& f, Id func, Id v, int depth, const IntEnv* env) {
   const std::string& q = f.callee_qual(v);
-  if (q.rfind("torch.nn.", 0) != 0) return parameters_of(f, func, v, depth + 1, env, not_dense);
-  auto spatial = [&] {
-    if (not_dense) *not_dense = true;
-  };
+  if (q.rfind("torch.nn.", 0) != 0) return parameters_of(f, func, v, depth + 1, env);
   const std::string_view name = f.last_component(q);
   static constexpr std::string_view kFree[] = {
       "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
@@ -537,10 +531,7 @@ long layer_parameters(const Facts& f, Id func, Id v, int depth, const IntEnv* en
       "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
       "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "Upsample", "Softplus", "Hardswish", "Hardtanh"};
   for (std::string_view k : kFree)
-    if (name == k) {
-      if (name.find("Pool") != std::string_view::npos || name == "Upsample"sv || name == "Unflatten"sv) spatial();
-      return 0;
-    }
+    if (name == k) return 0;
   if (name == "Sequential"sv) {
     long total = 0;
     const Expr& call = f.e(v);
@@ -548,7 +539,7 @@ long layer_parameters(const Facts& f, Id func, Id v, int depth, const IntEnv* en
     for (size_t k = 1; k < call.kids.size(); ++k) {
       Id a = call.kids[k];
       if (f.e(a).kind != ExprKind::Call) return kUnknown;  // `*layers`, a name
-      long p = layer_parameters(f, func, a, depth + 1, env, not_dense);
+      long p = layer_parameters(f, func, a, depth + 1, env);
       if (p < 0) return kUnknown;
       total += p;
     }
@@ -560,14 +551,12 @@ long layer_parameters(const Facts& f, Id func, Id v, int depth, const IntEnv* en
     return a < 0 || b < 0 ? kUnknown : a * b + b;
   }
   if (name == "Embedding"sv) {
-    spatial();
     long a = n(0, "num_embeddings"), b = n(1, "embedding_dim");
     return a < 0 || b < 0 ? kUnknown : a * b;
   }
   if (name == "Conv1d"sv || name == "Conv2d"sv || name == "Conv3d"sv || name == "ConvTranspose2d"sv) {
     long a = n(0, "in_channels"), b = n(1, "out_channels"), k = n(2, "kernel_size");
     if (a < 0 || b < 0 || k < 0) return kUnknown;
-    spatial();
     long area = name == "Conv1d"sv ? k : name == "Conv3d"sv ? k * k * k : k * k;
     return a * b * area + b;
   }
@@ -594,7 +583,7 @@ bool settings_parameter(const Facts& f, Id init, const std::string& name) {
 
 // Parameters of a same-file module class built with the parameter values `env`: every
 // statement of __init__ assigns a layer of visible size.
-long class_parameters(const Facts& f, Id k, const IntEnv& env, int depth, bool* not_dense = nullptr) {
+long class_parameters(const Facts& f, Id k, const IntEnv& env, int depth) {
   if (!f.is_module_class(k)) return kUnknown;
   // Layers a base class builds in its own __init__ (`class Classifier(Backbone)`) are not
   // visible here: only a direct nn.Module subclass is sized.
@@ -615,7 +604,7 @@ long class_parameters(const Facts& f, Id k, const IntEnv& env, int depth, bool* 
     if (f.e(s.value).kind == ExprKind::Literal) continue;  // `self.n = 3`
     if (f.e(s.value).kind == ExprKind::Name && settings_parameter(f, init, f.e(s.value).text)) continue;
     if (f.e(s.value).kind != ExprKind::Call) return kUnknown;
-    long p = layer_parameters(f, init, s.value, depth + 1, &env, not_dense);
+    long p = layer_parameters(f, init, s.value, depth + 1, &env);
     if (p < 0) return kUnknown;
     total += p;
   }
@@ -646,23 +635,19 @@ IntEnv constructor_env(const Facts& f, Id k, Id call, Id func, const IntEnv* env
 
 // Parameters of the model a value builds (see above); `env`: the values of the parameters of
 // the constructor whose __init__ holds the value, when sizing one.
-long parameters_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env, bool* not_dense) {
+long parameters_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env) {
   if (v == kNone || depth > 6 || f.e(v).kind != ExprKind::Call) return kUnknown;
   while (f.e(v).kind == ExprKind::Call && in(f.callee_attr(v), {"to", "cuda", "eval", "train", "float", "double"}) &&
          f.callee_receiver(v) != kNone)
     v = f.callee_receiver(v);
   if (f.e(v).kind != ExprKind::Call) return kUnknown;
-  if (f.callee_qual(v).rfind("torch.nn.", 0) == 0) return layer_parameters(f, func, v, depth, env, not_dense);
-  if (Id k = f.constructed_class(v); k != kNone)
-    return class_parameters(f, k, constructor_env(f, k, v, func, env), depth, not_dense);
+  if (f.callee_qual(v).rfind("torch.nn.", 0) == 0) return layer_parameters(f, func, v, depth, env);
+  if (Id k = f.constructed_class(v); k != kNone) return class_parameters(f, k, constructor_env(f, k, v, func, env), depth);
   // A module class of another file of the project, built with no arguments, whose size that
   // file's summary gives (FileSummary::model_sizes).
   if (f.project && f.e(v).kids.size() == 1) {
     auto it = f.project->imported_model_sizes.find(f.e(f.e(v).kids[0]).qname);
-    if (it != f.project->imported_model_sizes.end()) {
-      if (not_dense) *not_dense = true;  // (its layers are not known here)
-      return it->second;
-    }
+    if (it != f.project->imported_model_sizes.end()) return it->second;
   }
   // A same-file builder (`def get_net(): return nn.Sequential(...)`).
   if (Id g = f.same_file_target(v, func); g != kNone) {
@@ -678,7 +663,7 @@ long parameters_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env, 
             return kUnknown;
       }
       for (Id x : values) {
-        long p = parameters_of(f, g, x, depth + 1, nullptr, not_dense);
+        long p = parameters_of(f, g, x, depth + 1);
         if (p < 0) return kUnknown;
         most = std::max(most, p);
       }
@@ -687,16 +672,6 @@ long parameters_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env, 
   }
   return kUnknown;
 }
-
-}  // namespace
-
-long dense_model_parameters(const Facts& f, Id func, Id value) {
-  bool not_dense = false;
-  const long n = parameters_of(f, func, value, 0, nullptr, &not_dense);
-  return not_dense ? -1 : n;
-}
-
-namespace {
 
 // Impact: a model this small costs little twice over.
 constexpr long kSmallModel = 10'000'000;
@@ -714,7 +689,13 @@ Finding* report(CheckContext& ctx, Id sid, Id func, const std::string& d, const 
   // (Test code: the impact pass after the checks makes the finding weak; run_checks.)
   if (params >= 0 && params <= kSmallModel) {
     // "4.7M parameters (about 19 MB in float32)"
-    const std::string count = count_text(params);
+    auto tenths = [](long v, long unit) {
+      const long t = (v * 10 + unit / 2) / unit;
+      return std::to_string(t / 10) + (t % 10 ? "." + std::to_string(t % 10) : "");
+    };
+    const std::string count = params >= 1'000'000 ? tenths(params, 1'000'000) + "M"
+                              : params >= 1'000   ? tenths(params, 1'000) + "k"
+                                                  : std::to_string(params);
     const long mb = (params * 4 + 999'999) / 1'000'000;
     if (params == 0)
       return ctx.report_weak("LL301", where, std::move(message),

@@ -367,14 +367,6 @@ static bool breaks_in_first_iteration(const Facts& f, const Loop& L) {
   return false;
 }
 
-std::string count_text(long n) {
-  auto tenths = [](long v, long unit) {
-    const long t = (v * 10 + unit / 2) / unit;
-    return std::to_string(t / 10) + (t % 10 ? "." + std::to_string(t % 10) : "");
-  };
-  return n >= 1'000'000 ? tenths(n, 1'000'000) + "M" : n >= 1'000 ? tenths(n, 1'000) + "k" : std::to_string(n);
-}
-
 long range_size(const Facts& f, Id func, Id x);
 long subplot_grid_size(const Facts& f, Id func, Id x, const Range& loop);
 

@@ -75,13 +75,6 @@ Id size_read_of(const Facts& f, Id x);
 // (names bound once to one, and `+ - * //` of those: `range(1, rows + 1)`), or a body that ends in an unconditional `break` (1).
 // 0 when unknown or above `limit`.
 long constant_trips(const Facts& f, int loop, long limit);
-// The parameters of the model `value` builds when every layer is fully connected (Linear,
-// normalisation, element-wise activations and dropout) and of a size the file shows (literals,
-// the constructor's written-out arguments or literal defaults); -1 otherwise. Such a model's
-// activations are the batch times its layer widths. (LL301's model sizing.)
-long dense_model_parameters(const Facts& f, Id func, Id value);
-// A count as a message says it: 950, 108.3k, 4.7M.
-std::string count_text(long n);
 
 // A call of a Python builtin (`max(a, b)`, `len(x)`, `float(v)`) that no import or
 // definition of the file shadows. Python only: C++ has no such names.
