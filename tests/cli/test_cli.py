@@ -661,6 +661,24 @@ def main(rank, net, train_set, val_set):
         self.write("model.py", decorated.replace("    @torch.inference_mode()\n", ""))
         self.assertEqual(self.lines_of("LL101"), {("gen.py", 11)})
 
+    def test_an_import_resolves_to_the_module_beside_the_importer(self):
+        # Two chapters each with a train.py: only week05's create_model() wraps the model in
+        # DDP. A script in week02 imports create_model from the train.py beside it, which wraps
+        # nothing: no LL405.
+        wrapper = ("import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\n\n"
+                   "def create_model():\n    return DDP(torch.nn.Linear(784, 10).cuda())\n")
+        self.write("week05/train.py", wrapper)
+        self.write("week02/train.py", "import torch\n\n\ndef create_model():\n    return torch.nn.Linear(784, 10).cuda()\n")
+        self.write("week02/run.py", "import torch\nfrom train import create_model\n\nif __name__ == '__main__':\n"
+                   "    loader = torch.utils.data.DataLoader(torch.load('mnist.pt'), batch_size=64, shuffle=True)\n"
+                   "    model = create_model()\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                   "    for x, y in loader:\n        opt.zero_grad()\n"
+                   "        torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda()).backward()\n        opt.step()\n")
+        self.assertEqual(self.lines_of("LL405"), set())
+        # With no train.py beside it, the longest module suffix decides.
+        os.remove(os.path.join(self.dir, "week02", "train.py"))
+        self.assertEqual(self.lines_of("LL405"), {("run.py", 5)})
+
     def test_loader_built_in_another_module_for_a_ddp_training_loop(self):
         self.write("data.py", self.LOADERS)
         self.write("train.py", self.DDP_TRAIN.format(
