@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "checks/common.hpp"
@@ -88,21 +89,26 @@ constexpr long kLargeHostCores = 128;
 
 }  // namespace
 
-// `dl = DataLoader(...)` whose name nothing in the file reads again (its only loop commented
-// out): DataLoader starts its workers when it is iterated, so this one never starts any.
-bool never_read(const Facts& f, const CallSite& c) {
-  if (c.stmt == kNone || f.m.lang != Lang::Python) return false;
+// `dl = DataLoader(...)`, a local of a function that nothing in the file reads again (its only
+// loop commented out): DataLoader starts its workers when it is iterated, so this one never
+// starts any. (A module-level loader may be imported and iterated by another file; a class
+// attribute read through the class.) `reads`: how often each name is read in the file, counted
+// once per file on the first question.
+bool never_read(const Facts& f, const CallSite& c, std::unordered_map<std::string_view, int>& reads) {
+  if (c.stmt == kNone || c.func == kNone || f.m.lang != Lang::Python) return false;
   const Stmt& st = f.m.s(c.stmt);
   if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1 ||
       f.e(st.targets[0]).kind != ExprKind::Name)
     return false;
-  const std::string& name = f.e(st.targets[0]).text;
-  for (Id x = 0; x < f.m.exprs.size(); ++x) {
-    const Expr& y = f.m.exprs[x];
-    if (x == st.targets[0] || y.kind != ExprKind::Name) continue;
-    if (y.text == name || in(y.text, {"locals", "globals", "vars", "eval", "exec"})) return false;
+  if (reads.empty()) {
+    reads.emplace("", 0);  // (counted)
+    for (const Expr& y : f.m.exprs)
+      if (y.kind == ExprKind::Name) ++reads[y.text];
   }
-  return true;
+  for (std::string_view dyn : {"locals", "globals", "vars", "eval", "exec"})
+    if (reads.count(dyn)) return false;
+  auto it = reads.find(f.e(st.targets[0]).text);
+  return it == reads.end() || it->second <= 1;  // (the binding's own target is one)
 }
 
 void check_LL402(CheckContext& ctx) {
@@ -111,8 +117,9 @@ void check_LL402(CheckContext& ctx) {
   // of a name (`n_workers = os.cpu_count()` handed to the train, val and test loaders) share
   // the cause and the fix, so the first is reported and the others are its notes.
   std::map<std::tuple<Id, std::string, std::string>, size_t> by_setting;
+  std::unordered_map<std::string_view, int> reads;
   for (const CallSite& c : f.calls) {
-    if (!is_dataloader_call(f, c.call) || never_read(f, c)) continue;
+    if (!is_dataloader_call(f, c.call) || never_read(f, c, reads)) continue;
     // A dataset that LL403 flags already carries the per-worker host-RAM finding.
     bool copy_on_access = false;
     for (Id cls = 0; cls < f.m.classes.size() && !copy_on_access; ++cls)
