@@ -1287,24 +1287,46 @@ int Facts::grad_switch(Id call) const {
 
 // Is the call one of the file's module-level functions whose own body, at its top level (on
 // every path through it), ends with grad switched off by `torch.set_grad_enabled(False)`?
-// Grad mode is the thread's: it stays off after the function returns.
+// Grad mode is the thread's: it stays off after the function returns. Not when anything else
+// in it switches grad mode (`torch.set_grad_enabled(prev)`, a switch back in `finally:` or under
+// an `if`, a `with torch.enable_grad():`), when a decorator wraps it (it may restore the mode),
+// or when a nested function of the same name may be the one called. Decided once per function.
 bool Facts::leaves_grad_off(Id call) const {
   const Expr& callee = e(e(call).kids[0]);
   if (callee.kind != ExprKind::Name || !callee.qname.empty()) return false;
   auto it = module_funcs_.find(callee.text);
   if (it == module_funcs_.end() || it->second.size() != 1) return false;
-  const Function& fn = m.funcs[it->second.front()];
+  const Id fid = it->second.front();
+  if (leaves_grad_off_.size() != m.funcs.size()) leaves_grad_off_.assign(m.funcs.size(), -1);
+  if (leaves_grad_off_[fid] >= 0) return leaves_grad_off_[fid] == 1;
+  leaves_grad_off_[fid] = 0;
+  const Function& fn = m.funcs[fid];
+  if (!fn.decorators.empty()) return false;
+  for (const Function& g : m.funcs)
+    if (g.parent != kNone && g.name == fn.name) return false;
   int state = -1;
   uint32_t switched_at = 0;
+  std::set<Id> top_switches;
   for (Id st : fn.body) {
     const Stmt& x = m.s(st);
     if (x.kind == StmtKind::Return) break;
     if (x.kind == StmtKind::Expr && x.value != kNone && e(x.value).kind == ExprKind::Call) {
       const int sw = grad_switch(x.value);
-      if (sw >= 0) state = sw, switched_at = x.range.begin;
+      if (sw >= 0) state = sw, switched_at = x.range.begin, top_switches.insert(x.value);
     }
   }
   if (state != 0) return false;
+  // Any other grad switch inside it, at any depth.
+  bool other = false;
+  for (Id x = 0; x < m.exprs.size() && !other; ++x) {
+    const Expr& y = e(x);
+    if (y.kind != ExprKind::Call || y.range.begin < fn.range.begin || y.range.end > fn.range.end || top_switches.count(x))
+      continue;
+    const std::string& q = callee_qual(x);
+    other = in(q, {"torch.set_grad_enabled", "torch.autograd.set_grad_enabled", "torch.enable_grad", "torch.no_grad",
+                   "torch.inference_mode", "torch.autograd.grad_mode.set_grad_enabled", "torch._C._set_grad_enabled"});
+  }
+  if (other) return false;
   // A return nested before the switch (`if cached: return model`) leaves by a path that
   // keeps grad on.
   std::vector<Id> work(fn.body.begin(), fn.body.end());
@@ -1316,6 +1338,7 @@ bool Facts::leaves_grad_off(Id call) const {
     for (const auto* part : {&x.body, &x.orelse, &x.finalbody}) work.insert(work.end(), part->begin(), part->end());
     for (const Handler& h : x.handlers) work.insert(work.end(), h.body.begin(), h.body.end());
   }
+  leaves_grad_off_[fid] = 1;
   return true;
 }
 

@@ -415,6 +415,7 @@ class Facts {
   std::vector<Id> outer_bindings(Id func, const std::string& dotted) const;
 
   mutable std::unique_ptr<Flow> flow_;
+  mutable std::vector<signed char> leaves_grad_off_;  // per function: -1 not asked, 0 no, 1 yes
   mutable std::vector<signed char> model_call_memo_;  // is_model_call() per call expression
   bool compute_is_model_call(const CallSite& c) const;
   // dotted(): per expression 0 = not computed, 1 = "", k >= 2 = dotted_strings_[k - 2]
