@@ -597,8 +597,9 @@ void parallel_for(size_t n, int jobs, F work) {
 
 // For each file: a module of a package that nothing in the tree installs. Its top package
 // directory (the last of its parents with an `__init__.py` in the run) and the directories
-// above it, up to the run's root, hold no setup.py, pyproject.toml or setup.cfg. Files outside
-// every root, loose modules and non-Python files: false.
+// above it, up to the repository's root (the first with a `.git`), hold no setup.py,
+// pyproject.toml or setup.cfg. Files outside every root, loose modules and non-Python files:
+// false.
 std::vector<bool> unpackaged_modules(const std::vector<std::string>& files, const std::vector<std::string>& roots) {
   namespace fs = std::filesystem;
   std::vector<bool> out(files.size());
@@ -631,10 +632,15 @@ std::vector<bool> unpackaged_modules(const std::vector<std::string>& files, cons
     if (!root) continue;
     auto [it, fresh] = installed.try_emplace(top.string(), false);
     if (fresh) {
+      // Up to the repository's root, which may lie above the run's (`leaklint src/` in a
+      // repository whose pyproject.toml is at its top): only whether such a file exists is
+      // asked there, nothing is read.
+      int up = 0;
       for (fs::path d = top;; d = d.parent_path()) {
         for (const char* meta : {"setup.py", "pyproject.toml", "setup.cfg"})
           if (fs::exists(d / meta, ec)) it->second = true;
-        if (it->second || d == *root || !d.has_parent_path() || d.parent_path() == d || !within(d.parent_path())) break;
+        if (it->second || fs::exists(d / ".git", ec) || !d.has_parent_path() || d.parent_path() == d || ++up > 32)
+          break;
       }
     }
     out[i] = !it->second;

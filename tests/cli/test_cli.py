@@ -983,6 +983,20 @@ class UncalledCode(Tmp):
         self.write("pkg/main.py", main + "    print(predict(torch.nn.Linear(2, 2), []))\n")
         self.assertEqual(self.ll101(self.dir), [("lib.py", 6, "warning", False)])
 
+    def test_a_package_installed_from_above_the_run_root_is_an_interface(self):
+        # `leaklint src/` in a repository whose pyproject.toml is at its top: the package is
+        # installed, so its functions nobody in src/ calls are its interface.
+        os.makedirs(os.path.join(self.dir, "src", "mylib"))
+        self.write("pyproject.toml", "[project]\nname = 'mylib'\n")
+        self.write("src/mylib/__init__.py", "")
+        self.write("src/mylib/infer.py", self.LIB)
+        self.write("src/mylib/cli.py", "import torch\n\nif __name__ == '__main__':\n    print(torch.ones(1))\n")
+        self.assertEqual(self.ll101(os.path.join(self.dir, "src")), [("infer.py", 6, "warning", False)])
+        # Without it (and with the repository's root at the top), the package is the tree's own.
+        os.remove(os.path.join(self.dir, "pyproject.toml"))
+        os.makedirs(os.path.join(self.dir, ".git"))
+        self.assertEqual(self.ll101(os.path.join(self.dir, "src")), [("infer.py", 6, "note", True)])
+
     def test_a_helper_module_of_the_programs_is_no_interface(self):
         # A loose module (no __init__.py beside it) that a program of the run imports is the
         # programs' helper (a vendored `d2l_torch.py` beside a notebook): its module-level
