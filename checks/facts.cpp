@@ -305,27 +305,11 @@ bool Facts::shows_no_test() const {
 
 bool Facts::is_notebook() const { return ends_with(path, ".ipynb"); }
 
-// A top-level statement that runs one of the file's own public module-level functions
-// (`main()`, `train()` as a script's last line): the file runs as a program, as with a main
-// guard. A value computed at import (`CONFIG = load()`) or a private initialiser (`_setup()`)
-// is a module's own business.
-bool Facts::runs_own_function(const Stmt& st) const {
-  if (m.lang != Lang::Python || st.kind != StmtKind::Expr || st.value == kNone) return false;
-  const Expr& call = e(st.value);
-  if (call.kind != ExprKind::Call || call.kids.empty() || e(call.kids[0]).kind != ExprKind::Name) return false;
-  const std::string& name = e(call.kids[0]).text;
-  if (name.empty() || name[0] == '_') return false;
-  for (const Function& fn : m.funcs)
-    if (fn.cls == kNone && fn.parent == kNone && fn.name == name) return true;
-  return false;
-}
-
 bool Facts::is_program() const {
   if (is_notebook()) return true;
   for (Id s : m.body) {
     const Stmt& st = m.s(s);
     if (st.kind == StmtKind::For || st.kind == StmtKind::While) return true;
-    if (runs_own_function(st)) return true;
     // An optimizer built at import (`optimizer = torch.optim.Adam(model.parameters())` beside
     // `def train(loader):`): a training script's state, which no library builds for its users.
     if (st.kind == StmtKind::Assign && st.value != kNone && e(st.value).kind == ExprKind::Call &&

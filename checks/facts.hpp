@@ -371,7 +371,6 @@ class Facts {
   bool is_notebook() const;
   // A notebook, a script with top-level loops or a main guard, a C++ file with main().
   bool is_program() const;
-  bool runs_own_function(const Stmt& st) const;
   // A Python file with nothing of a test: no test framework import, no test_* function, no
   // Test* class. A test-like file name alone does not make it test code.
   bool shows_no_test() const;

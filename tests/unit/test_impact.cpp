@@ -1386,33 +1386,6 @@ TEST(Impact, ATestNamedScriptThatAssertsItsResultIsTestCode) {
   EXPECT_FALSE(g->low_confidence) << g->message;
 }
 
-TEST(Impact, AScriptWhoseTopLevelOnlyCallsItsFunctionsIsAProgram) {
-  // No main guard and no top-level loop: the module's last line runs its own `main()`. It is
-  // a program like a guarded one, and nothing in it places a tensor on a GPU.
-  const std::string defs =
-      "import torch\n"
-      "def evaluate(model, loader):\n"
-      "    model.eval()\n"
-      "    for x in loader:\n"
-      "        print(model(x))\n"
-      "def main():\n"
-      "    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n"
-      "    evaluate(model, [torch.randn(2, 4) for _ in range(100)])\n";
-  const FileResult r = analyze_text("mlp.py", defs + "main()\n", Config{}, EngineOptions{});
-  const Finding* f = only(r, "LL101");
-  ASSERT_NE(f, nullptr);
-  EXPECT_TRUE(f->low_confidence) << f->message;
-  EXPECT_NE(f->message.find("nothing in this program places a tensor on a GPU"), std::string::npos) << f->message;
-  // A module that only computes a value at import (`CONFIG = main()`) or calls a private
-  // initialiser is still a module of definitions: its callers may run it on a GPU.
-  for (const std::string tail : {"CONFIG = main()\n", "_setup = lambda: None\n"}) {
-    const FileResult g = analyze_text("mlp.py", defs + tail, Config{}, EngineOptions{});
-    const Finding* h = only(g, "LL101");
-    ASSERT_NE(h, nullptr) << tail;
-    EXPECT_FALSE(h->low_confidence) << tail << h->message;
-  }
-}
-
 TEST(Impact, AFrozenBackboneWithANewHeadIsWeak) {
   // The builder freezes a pretrained backbone and attaches a head: only the head records a
   // graph in the evaluation loop. Unfrozen again, the whole model does.
