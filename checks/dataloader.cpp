@@ -260,14 +260,22 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
       if (what.empty()) continue;
       // Turned into an array before __init__ ends (`self.pts = np.vstack(self.pts)`,
       // `self.rays = torch.cat(self.rays)`): workers read one buffer, no per-element objects.
+      // (A statement of __init__'s own body, not under an `if`; a stacking or array call whose
+      // dtype is not `object`, which would keep the Python objects.)
       bool packed = false;
-      for (const StmtSite& later : f.stmt_sites) {
-        const Stmt& ls = f.m.s(later.stmt);
-        if (later.func != init || ls.kind != StmtKind::Assign || ls.value == kNone ||
-            ls.range.begin <= s.range.begin || f.e(ls.value).kind != ExprKind::Call)
+      for (Id sid2 : f.m.funcs[init].body) {
+        const Stmt& ls = f.m.s(sid2);
+        if (ls.kind != StmtKind::Assign || ls.value == kNone || ls.range.begin <= s.range.begin ||
+            f.e(ls.value).kind != ExprKind::Call)
           continue;
         const std::string& q = f.callee_qual(ls.value);
-        if (!starts_with(q, "numpy.") && !starts_with(q, "torch.")) continue;
+        if (!in(q, {"numpy.stack", "numpy.vstack", "numpy.hstack", "numpy.concatenate", "numpy.array", "numpy.asarray",
+                    "numpy.stack", "torch.cat", "torch.stack", "torch.tensor", "torch.as_tensor", "torch.from_numpy",
+                    "torch.concat", "torch.vstack"}))
+          continue;
+        const Id dt = f.arg(ls.value, static_cast<size_t>(-1), "dtype");
+        if (dt != kNone && (f.dotted(dt) == "object" || f.e(dt).text == "object" || f.qual(dt) == "numpy.object_"))
+          continue;
         for (Id lt : ls.targets) packed = packed || f.dotted(lt) == d;
       }
       if (packed) continue;
