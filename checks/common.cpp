@@ -318,6 +318,9 @@ bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
   if (callers.empty() || callers.size() > 16) return false;
   long most = -1;
   for (int ci : callers) {
+    // (`evaluate(*args)`, `evaluate(model, it, **cfg)`: what they pass is not visible.)
+    for (Id k : f.e(f.calls[ci].call).kids)
+      if (f.e(k).kind == ExprKind::Starred) return false;
     const Id a = f.argument_for(f.calls[ci].call, func, e.text);
     const long v = a == kNone ? fallback : f.e(a).kind == ExprKind::Literal ? int_literal_value(f.e(a)) : -1;
     if (v < 0) return false;
@@ -398,7 +401,10 @@ static long counter_exit_trips(const Facts& f, const Loop& L) {
       auto [c, fresh] = counted.try_emplace(f.e(s.targets[0]).text, !it.under_if);
       if (!fresh) c->second = c->second || !it.under_if;
     }
-    if (s.kind == StmtKind::If && s.value != kNone && leaves(s.body, it.in_inner_loop)) tests.push_back({s.value, true});
+    // (An exit test under another `if` or in a handler, `if debug: ... if seen == 3: break`,
+    // ends the loop only on some runs.)
+    if (s.kind == StmtKind::If && s.value != kNone && !it.under_if && leaves(s.body, it.in_inner_loop))
+      tests.push_back({s.value, true});
     const bool inner = it.in_inner_loop || s.kind == StmtKind::For || s.kind == StmtKind::While;
     const bool cond = it.under_if || s.kind == StmtKind::If || s.kind == StmtKind::Try;
     for (const auto* part : {&s.body, &s.orelse, &s.finalbody})

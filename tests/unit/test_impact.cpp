@@ -1552,6 +1552,23 @@ TEST(Impact, ALoopThatEndsWhenACounterReachesAFewIsAFewForwards) {
   const Finding* f = only(r, "LL101");
   ASSERT_NE(f, nullptr);
   EXPECT_TRUE(f->low_confidence) << f->message;
+  // An exit only under another condition (`if debug:`), or a count passed through `**cfg`,
+  // bounds nothing.
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"            if images_so_far == num_images:\n", "            if debug and images_so_far == num_images:\n"},
+           {"visualize_model(model)\n", "visualize_model(model, **cfg)\n"}}) {
+    std::string s = src;
+    s.replace(s.find(from), from.size(), to);
+    if (to.find("debug and") != std::string::npos) {
+      s.replace(s.find("            if debug and images_so_far == num_images:\n"), 0, "            if debug:\n    ");
+      s.replace(s.find("                return\n"), 0, "    ");
+      s.replace(s.find("if debug and images_so_far"), 13, "if ");
+    }
+    const FileResult g = analyze_text("show.py", s, Config{}, EngineOptions{});
+    const Finding* h = only(g, "LL101");
+    ASSERT_NE(h, nullptr) << s;
+    EXPECT_FALSE(h->low_confidence) << s << h->message;
+  }
   // Counting only the misclassified images runs until enough are found: no bound.
   std::string wrong = src;
   wrong.replace(wrong.find("            images_so_far += 1\n"), 30,
