@@ -659,13 +659,12 @@ bool detached_at_once(CheckContext& ctx, const CallSite& c, std::set<Id>& report
 int frozen_state(const Facts& f, Id func, Id x, std::string* part, int depth = 0) {
   const std::string& d = f.dotted(x);
   if (d.empty() || depth > 2) return -1;
-  if (std::string p = f.frozen_but_for_at(func, d, f.e(x).range.begin); !p.empty()) {
-    *part = p;
-    return 0;
-  }
   int all = -2;
   auto meet = [&](int r) { all = all == -2 || all == r ? r : -1; };
-  if (func != kNone && f.is_param(func, d) && f.own_bindings(func, d).empty()) {
+  if (std::string p = f.frozen_but_for_at(func, d, f.e(x).range.begin); !p.empty()) {
+    *part = p;
+    all = 0;
+  } else if (func != kNone && f.is_param(func, d) && f.own_bindings(func, d).empty()) {
     for (const auto& [caller, a] : f.argument_values(func, d)) meet(frozen_state(f, caller, a, part, depth + 1));
   } else {
     for (Id v : f.bindings_at(func, d, x)) {
@@ -673,7 +672,16 @@ int frozen_state(const Facts& f, Id func, Id x, std::string* part, int depth = 0
       meet(f.e(v).kind == ExprKind::Call ? f.returns_frozen(v, part) : -1);
     }
   }
-  if (all == 0 && f.unfrozen_in(func, d)) return -1;
+  if (all >= 0 && f.unfrozen_in(func, d)) return -1;
+  // Only a head (the model's last layers: `fc`, `classifier`, `head`) records little: a new
+  // first layer (`model.conv1 = ...`) feeds every frozen layer after it, which then records
+  // its activations too.
+  if (all == 0) {
+    const std::string_view last = f.last_component(*part);
+    if (!in(last, {"fc"sv, "classifier"sv, "head"sv, "heads"sv, "last_linear"sv, "logits"sv, "fc_out"sv,
+                   "out"sv, "output"sv, "linear"sv, "cls_head"sv}))
+      return -1;
+  }
   return all == -2 ? -1 : all;
 }
 

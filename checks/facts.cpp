@@ -2863,6 +2863,19 @@ bool Facts::unfrozen_in(Id func, const std::string& d) const {
       for (const Freeze& z : it->second)
         if (!z.frozen && z.name == d) return true;
   }
+  // Handed to a function of the file that switches its parameter's gradients back on
+  // (`unfreeze(model)`).
+  for (const CallSite& c : calls) {
+    if ((c.func != func && c.func != kNone) || c.target_func == kNone) continue;
+    auto it = freezes_.find(c.target_func);
+    if (it == freezes_.end()) continue;
+    for (const std::string& p : m.funcs[c.target_func].params) {
+      const Id a = argument_for(c.call, c.target_func, p);
+      if (a == kNone || dotted(unplaced(a)) != d) continue;
+      for (const Freeze& z : it->second)
+        if (!z.frozen && z.name == p) return true;
+    }
+  }
   return false;
 }
 

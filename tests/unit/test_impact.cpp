@@ -1418,6 +1418,19 @@ TEST(Impact, AFrozenBackboneWithANewHeadIsWeak) {
   const Finding* h = only(g, "LL101");
   ASSERT_NE(h, nullptr);
   EXPECT_FALSE(h->low_confidence) << h->message;
+  // Unfrozen by a helper of the file, or given a new first layer (every frozen layer after it
+  // then records its activations): full.
+  for (const std::string variant :
+       {std::string("def unfreeze(m):\n    for p in m.parameters():\n        p.requires_grad = True\n"
+                    "model = Net(10).cuda()\nunfreeze(model)"),
+        std::string("model = Net(10).cuda()")}) {
+    std::string text = with(variant);
+    if (variant == "model = Net(10).cuda()") text.replace(text.find("model.fc = "), 11, "model.conv1 = ");
+    const FileResult k = analyze_text("landmark.py", text, Config{}, EngineOptions{});
+    const Finding* l = only(k, "LL101");
+    ASSERT_NE(l, nullptr) << text;
+    EXPECT_FALSE(l->low_confidence) << text << l->message;
+  }
 }
 
 TEST(Impact, PredictionsDrawnIntoAFiguresGridAreAFewForwards) {
