@@ -311,9 +311,7 @@ bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
   const Function& fn = f.m.funcs[func];
   long fallback = -1;
   for (size_t k = 0; k < fn.params.size() && k < fn.param_defaults.size(); ++k)
-    if (fn.params[k] == e.text && !fn.param_defaults[k].empty() &&
-        std::all_of(fn.param_defaults[k].begin(), fn.param_defaults[k].end(), [](char c) { return c >= '0' && c <= '9'; }))
-      fallback = std::stol(fn.param_defaults[k].substr(0, 12));
+    if (fn.params[k] == e.text && !fn.param_defaults[k].empty()) fallback = int_literal_text(fn.param_defaults[k]);
   const std::vector<int>& callers = f.callers(func);
   if (callers.empty() || callers.size() > 16) return false;
   long most = -1;

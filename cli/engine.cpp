@@ -439,6 +439,23 @@ FileResult analyze_cpp_buffer(const std::string& path, const std::string& text, 
   return r;
 }
 
+// A notebook's code cells (`nb`, read from the .ipynb bytes `raw`), analysed as one Python text
+// and mapped back onto the .ipynb bytes, with the project's view when there is one.
+static FileResult analyze_notebook(const std::string& path, const Notebook& nb, std::string raw, const Config& cfg,
+                                   const EngineOptions& opts, const ProjectView* project, FileSummary* summary) {
+  FileResult v = analyze_text(path, nb.python, cfg, opts, project, summary);
+  map_notebook_result(nb, v, raw);
+  // The functions holding findings, in the .ipynb file's bytes like the findings now.
+  if (summary)
+    for (auto& h : summary->holding) {
+      const uint32_t e = h.end > h.begin ? notebook_raw_offset(nb, h.end - 1) + 1 : h.begin;
+      h.begin = notebook_raw_offset(nb, h.begin);
+      h.end = std::max(h.begin, e);
+    }
+  v.source = std::move(raw);
+  return v;
+}
+
 FileResult analyze_file(const std::string& path, const Config& cfg, const EngineOptions& opts,
                         const std::string* text_override, FileSummary* summary, std::unique_ptr<Module>* keep) {
   if (is_cpp_path(path)) {
@@ -517,17 +534,7 @@ FileResult analyze_file(const std::string& path, const Config& cfg, const Engine
       r.diagnostics.push_back(fatal(path, "syntax-error", err + "; not analysed"));
       return r;
     }
-    FileResult v = analyze_text(path, nb->python, cfg, opts, nullptr, summary);
-    map_notebook_result(*nb, v, text);
-    // The functions holding findings, in the .ipynb file's bytes like the findings now.
-    if (summary)
-      for (auto& h : summary->holding) {
-        const uint32_t e = h.end > h.begin ? notebook_raw_offset(*nb, h.end - 1) + 1 : h.begin;
-        h.begin = notebook_raw_offset(*nb, h.begin);
-        h.end = std::max(h.begin, e);
-      }
-    v.source = std::move(text);
-    return v;
+    return analyze_notebook(path, *nb, std::move(text), cfg, opts, nullptr, summary);
   }
   size_t nul = text.find('\0');
   if (nul != std::string::npos) {
@@ -750,12 +757,8 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
       // A notebook's code cells, analysed again with what the project's modules say (the
       // trainer it imports from the `utils.py` beside it), mapped back onto the .ipynb bytes.
       std::string err;
-      if (auto nb = load_notebook(results[i].source, &err)) {
-        FileResult v = analyze_text(files[i], nb->python, *cfgs[i], opts, &views[i]);
-        map_notebook_result(*nb, v, results[i].source);
-        v.source = std::move(results[i].source);
-        results[i] = std::move(v);
-      }
+      if (auto nb = load_notebook(results[i].source, &err))
+        results[i] = analyze_notebook(files[i], *nb, std::move(results[i].source), *cfgs[i], opts, &views[i], nullptr);
     } else if (kept[i]) {
       results[i] = recheck(results[i], *kept[i], *cfgs[i], opts, &views[i]);
     } else {
