@@ -1280,7 +1280,10 @@ bool Facts::leaves_grad_off(Id call) const {
   if (callee.kind != ExprKind::Name || !callee.qname.empty()) return false;
   auto it = module_funcs_.find(callee.text);
   if (it == module_funcs_.end() || it->second.size() != 1) return false;
-  const Id fid = it->second.front();
+  return body_leaves_grad_off(it->second.front());
+}
+
+bool Facts::body_leaves_grad_off(Id fid) const {
   if (leaves_grad_off_.size() != m.funcs.size()) leaves_grad_off_.assign(m.funcs.size(), -1);
   if (leaves_grad_off_[fid] >= 0) return leaves_grad_off_[fid] == 1;
   leaves_grad_off_[fid] = 0;
@@ -1395,9 +1398,44 @@ bool Facts::runs_at_most_once(Id func, int depth) const {
   return true;
 }
 
+// A class whose constructor leaves grad off for the thread (`torch::autograd::GradMode::
+// set_enabled(false)` in an inference wrapper's constructor, `torch.set_grad_enabled(False)`
+// in `__init__`, on every path): its other methods run after it, on an object it built, so
+// they start with grad off. Not when the file switches grad on anywhere (an `enable_grad`, a
+// `set_grad_enabled` of anything but False) or starts threads (grad mode is per thread: a
+// worker thread calling the method starts with grad on).
+void Facts::note_constructor_grad_off() {
+  ctor_off_.assign(m.funcs.size(), 0);
+  std::vector<Id> inits;
+  for (Id f = 0; f < m.funcs.size(); ++f)
+    if (m.funcs[f].cls != kNone && m.funcs[f].name == "__init__"sv && m.funcs[f].parent == kNone) inits.push_back(f);
+  if (inits.empty() || m.mentions_threads) return;
+  for (const CallSite& c : calls) {
+    const std::string& q = callee_qual(c.call);
+    if (q.empty()) continue;
+    if (in(q, {"torch.enable_grad", "torch.autograd.enable_grad", "torch._C._set_grad_enabled"}) ||
+        ((q == "torch.set_grad_enabled"sv || q == "torch.autograd.set_grad_enabled"sv ||
+          q == "torch.autograd.grad_mode.set_grad_enabled"sv) &&
+         grad_switch(c.call) != 0) ||
+        starts_with(q, "threading.") || starts_with(q, "concurrent.futures.") || starts_with(q, "std.thread") ||
+        starts_with(q, "std.jthread") || starts_with(q, "std.async") || q == "pthread_create"sv ||
+        starts_with(q, "multiprocessing.pool.ThreadPool"))
+      return;
+  }
+  for (Id init : inits) {
+    const Id cls = m.funcs[init].cls;
+    int ctors = 0;
+    for (Id f : inits) ctors += m.funcs[f].cls == cls;
+    if (ctors != 1 || !body_leaves_grad_off(init)) continue;
+    for (Id f : m.classes[cls].methods)
+      if (f != init && m.funcs[f].cls == cls) ctor_off_[f] = 1;
+  }
+}
+
 void Facts::compute_entry_off() {
   size_t nf = m.funcs.size();
-  for (Id f = 0; f < nf; ++f) entry_off_[f] = decorated_off_[f] || framework_off_[f];
+  note_constructor_grad_off();
+  for (Id f = 0; f < nf; ++f) entry_off_[f] = decorated_off_[f] || framework_off_[f] || ctor_off_[f];
   // Interprocedural: a function whose every same-file call site runs with grad disabled.
   for (int iter = 0; iter < 8; ++iter) {
     bool changed = false;
@@ -1591,7 +1629,7 @@ FileSummary Facts::summarize() const {
         if (!q.empty()) out.class_bases.emplace_back(m.classes[k].name, q);
       }
     for (Id f = 0; f < m.funcs.size(); ++f)
-      if (entry_off_[f] && !decorated_off_[f] && !framework_off_[f] && called_by_name(f))
+      if (entry_off_[f] && !decorated_off_[f] && !framework_off_[f] && !ctor_off_[f] && called_by_name(f))
         out.name_off_methods.push_back(m.classes[m.funcs[f].cls].name + "." + m.funcs[f].name);
   }
   // Evaluation by name across files: unresolved calls named like evaluation whose result
@@ -1712,6 +1750,7 @@ std::string Facts::entry_off_reason(Id func) const {
   if (func == kNone) return "";
   if (decorated_off_[func]) return "decorated with a grad-disabling decorator";
   if (framework_off_[func]) return "run by a training framework (PyTorch Lightning, an mmcv-style runner) under no_grad";
+  if (ctor_off_[func]) return "its class's constructor switches grad off for the thread";
   if (entry_off_[func]) return "every call site runs with grad disabled";
   return "";
 }

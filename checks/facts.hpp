@@ -405,6 +405,8 @@ class Facts {
   int grad_switch(Id call) const;
   Id compiled_function(Id func, const std::string& name, uint32_t pos) const;
   bool leaves_grad_off(Id call) const;
+  bool body_leaves_grad_off(Id fid) const;  // leaves_grad_off() of the function itself
+  void note_constructor_grad_off();
   // Every return of module-level function `fn` is torch's grad-off context, or (for a function
   // of no parameters) a no-op one.
   bool returns_grad_off_context(Id fn, bool* disables) const;
@@ -431,7 +433,7 @@ class Facts {
   std::vector<std::pair<Id, int>> guard_nodes_;    // (condition, parent) chains
   int guard_top_ = -1;
 
-  std::vector<char> entry_off_, decorated_off_, framework_off_;
+  std::vector<char> entry_off_, decorated_off_, framework_off_, ctor_off_;
   std::vector<std::vector<int>> func_calls_;          // call sites inside each function
   std::vector<std::vector<Id>> func_stmts_;           // statements inside each function
   mutable std::optional<std::unordered_set<std::string>> accumulating_methods_;

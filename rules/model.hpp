@@ -151,6 +151,10 @@ struct Module {
   std::unordered_map<std::string, std::string> aliases;
   // Modules imported with `from M import *` (M as written, relative ones with their dots).
   std::vector<std::string> star_imports;
+  // C++: the file's text names a way to start threads (`std::thread`, `std::async`, a thread
+  // pool, OpenMP): grad mode is per thread, so a mode one function leaves need not hold where
+  // another runs. (Python reads this from its calls.)
+  bool mentions_threads = false;
 
   const Expr& e(Id id) const { return exprs[id]; }
   const Stmt& s(Id id) const { return stmts[id]; }

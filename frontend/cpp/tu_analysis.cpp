@@ -335,6 +335,9 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
     res.module.path = path;
     res.module.lang = Lang::Cpp;
     res.module.comments = scan_comments(res.source);
+    for (std::string_view w : {"std::thread", "std::jthread", "std::async", "pthread_create", "ThreadPool",
+                               "thread_pool", "QThread", "boost::thread", "#pragma omp", "tbb::"})
+      if (res.source.find(w) != std::string::npos) res.module.mentions_threads = true;
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   auto syntactic = [&](TuResult& res) {
