@@ -743,6 +743,20 @@ class History {
   // graph has had its saved tensors freed. A list display counts by its elements.
   bool backpropagated_in_loop(Id value, int loop) const {
     std::set<std::string> names;
+    // An element or a view of a value (`x_hat[0]`, `out.squeeze(0)`) shares its graph.
+    for (int guard = 0; guard < 16; ++guard) {
+      const Expr& x = f_.e(value);
+      if (x.kind == ExprKind::Subscript && !x.kids.empty()) {
+        value = x.kids[0];
+      } else if (x.kind == ExprKind::Call &&
+                 in(f_.callee_attr(value), {"squeeze", "unsqueeze", "view", "reshape", "flatten", "permute", "cpu",
+                                            "float", "clone", "contiguous"}) &&
+                 f_.callee_receiver(value) != kNone) {
+        value = f_.callee_receiver(value);
+      } else {
+        break;
+      }
+    }
     const Expr& v = f_.e(value);
     if (v.kind == ExprKind::Sequence) {
       for (Id k : v.kids)

@@ -340,6 +340,39 @@ TEST(Impact, AFewBackpropagatedLossesKeptInAConstantLoopAreWeak) {
   }
 }
 
+TEST(Impact, AnElementOfAFewBackpropagatedValuesIsWeak) {
+  // Three reconstructions, each optimised by an inner loop that back-propagates through the
+  // image; an element of the last image is kept for display. Its graph's saved tensors were
+  // freed by backward(): three elements and their autograd nodes. Over batches, an error.
+  auto program = [](const std::string& loop) {
+    return "import torch\n"
+           "kept = []\n" +
+           loop +
+           "    net = torch.nn.Conv2d(3, 3, 3).cuda()\n"
+           "    opt = torch.optim.Adam(net.parameters())\n"
+           "    for j in range(3000):\n"
+           "        x_hat = net(z)[:, :, :60, :60]\n"
+           "        loss = torch.nn.functional.mse_loss(x_hat, target)\n"
+           "        opt.zero_grad()\n"
+           "        loss.backward()\n"
+           "        opt.step()\n"
+           "    kept.append(x_hat[0])\n";
+  };
+  {
+    const FileResult r = analyze_text("dip.py", program("for i in range(3):\n"), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence) << f->message;
+    EXPECT_NE(f->message.find("run at most 3 times"), std::string::npos) << f->message;
+  }
+  {
+    const FileResult r = analyze_text("dip.py", program("for z, target in loader:\n"), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr);
+    EXPECT_FALSE(f->low_confidence) << f->message;
+  }
+}
+
 TEST(Impact, AFewValuesBackpropagatedThroughWhatTheyComputeAreWeak) {
   // Ten gradient steps on a latent keep ten generated images for display; each iteration
   // back-propagates a score computed from the image, which frees its saved tensors. In a
