@@ -77,11 +77,7 @@ class History {
     return it == f_.stmt_index.end() ? -1 : f_.stmt_sites[it->second].loop;
   }
 
-  static bool is_loss_name(std::string_view name) {
-    for (const auto& t : Facts::name_tokens(name))
-      if (t == "loss"sv || t == "criterion"sv || t == "losses"sv || t == "nll"sv || t == "objective"sv) return true;
-    return false;
-  }
+  static bool is_loss_name(std::string_view name) { return Facts::named_like_a_loss(name); }
 
   // A key that names a count or an accuracy (`correct`, `total`, `num_samples`, `acc`).
   static bool counts_by_name(std::string_view key) {
@@ -434,6 +430,10 @@ class History {
     // inputs. When every input is a local value known to carry none (a forward's output
     // made under no_grad a few lines earlier), neither does the loss; inputs of unknown
     // origin (parameters, attributes) keep the usual assumption.
+    // A call named like a loss whose every definition returns a Python number
+    // (`model.get_current_loss()` of a trainer whose method returns `self.loss.item()`, an
+    // imported `calc_dataset_loss(loader, net, loss_fn)` that sums `loss.item()`).
+    if (f_.number_loss_call(call)) return false;
     bool criterion = !cname.empty() && is_loss_name(cname);
     const std::string& d = f_.dotted(e.kids[0]);
     if (!criterion && !d.empty())

@@ -1608,6 +1608,16 @@ FileSummary Facts::summarize() const {
         it->second = it->second && (grad_off(calls[ci]) || in_module_forward(calls[ci].func));
       }
     out.method_calls.assign(by_name.begin(), by_name.end());
+    // Functions named like a loss, defined and called, for LL102 across files (join_summaries).
+    std::set<std::string> defined, called;
+    for (Id fn = 0; fn < m.funcs.size(); ++fn)
+      if (m.funcs[fn].parent == kNone && named_like_a_loss(m.funcs[fn].name)) {
+        out.loss_functions.emplace_back(m.funcs[fn].name, returns_number(fn));
+        defined.insert(m.funcs[fn].name);
+      }
+    for (const CallSite& c : calls)
+      if (std::string name = loss_call_name(c.call); !name.empty() && !defined.count(name)) called.insert(name);
+    out.loss_calls.assign(called.begin(), called.end());
     out.method_calls_from_namesakes.assign(from_namesakes.begin(), from_namesakes.end());
     // Calls on `self`, for the subclasses other files define (join_summaries).
     std::map<std::pair<std::string_view, std::string_view>, bool> on_self;
@@ -2407,6 +2417,80 @@ Id Facts::forward_of(Id func, Id receiver) const {
   if (receiver == kNone) return kNone;
   const Id cls = e(receiver).kind == ExprKind::Call ? constructed_class(receiver) : instance_class(func, receiver);
   return cls != kNone ? method_in(cls, "forward") : kNone;
+}
+
+bool Facts::named_like_a_loss(std::string_view name) {
+  for (const auto& t : name_tokens(name))
+    if (in(t, {"loss", "criterion", "losses", "nll", "objective"})) return true;
+  return false;
+}
+
+bool Facts::returns_number(Id fn) const {
+  std::function<bool(Id, int)> number = [&](Id x, int depth) -> bool {
+    if (x == kNone || depth > 8) return false;
+    const Expr& v = e(x);
+    switch (v.kind) {
+      case ExprKind::Literal:
+        return true;
+      case ExprKind::Call: {
+        const Expr& callee = e(v.kids[0]);
+        if (callee.kind == ExprKind::Name && qual(v.kids[0]).empty() && in(callee.text, {"float", "int", "round", "len"}))
+          return true;
+        return in(callee_attr(x), {"item", "tolist"});
+      }
+      case ExprKind::BinOp:
+        return number(v.kids[0], depth + 1) && number(v.kids[1], depth + 1);
+      case ExprKind::UnaryOp:
+        return !v.kids.empty() && number(v.kids[0], depth + 1);
+      case ExprKind::Sequence:
+        for (Id k : v.kids)
+          if (!number(k, depth + 1)) return false;
+        return true;
+      case ExprKind::Name: {
+        // A local bound only to numbers (`value = self.loss.item(); return value`).
+        const std::vector<Id> vals = bindings(fn, v.text);
+        if (vals.empty()) return false;
+        for (Id b : vals)
+          if (b == x || !number(b, depth + 1)) return false;
+        return true;
+      }
+      default:
+        return false;
+    }
+  };
+  bool any = false;
+  for (Id sid : stmts_in(fn)) {
+    const Stmt& st = m.s(sid);
+    if (st.kind != StmtKind::Return) continue;
+    if (st.value == kNone || !number(st.value, 0)) return false;
+    any = true;
+  }
+  return any;
+}
+
+std::string Facts::loss_call_name(Id call) const {
+  const Expr& callee = e(e(call).kids[0]);
+  std::string name;
+  if (callee.kind == ExprKind::Attribute) {
+    name = callee.text;
+  } else if (callee.kind == ExprKind::Name) {
+    const std::string& q = qual(e(call).kids[0]);
+    if (q.empty() || starts_with(q, "torch.")) return "";
+    name = q.substr(q.rfind('.') + 1);
+  }
+  return named_like_a_loss(name) ? name : "";
+}
+
+bool Facts::number_loss_call(Id call) const {
+  const std::string name = loss_call_name(call);
+  if (name.empty()) return false;
+  bool any = false;
+  for (Id fn = 0; fn < m.funcs.size(); ++fn)
+    if (m.funcs[fn].name == name && m.funcs[fn].parent == kNone) {
+      if (!returns_number(fn)) return false;
+      any = true;
+    }
+  return any || (project && project->number_losses.count(name));
 }
 
 bool Facts::forward_returns_detached(Id func, Id call, size_t k) const {

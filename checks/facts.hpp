@@ -384,6 +384,18 @@ class Facts {
   bool cpu_only_at(uint32_t pos) const;
 
   static std::vector<std::string> name_tokens(std::string_view name);
+  // A name that says loss (`loss`, `criterion`, `nll`, `objective`, as one of its words).
+  static bool named_like_a_loss(std::string_view name);
+  // Does every `return` of `fn` hand back a Python number (`self.loss.item()`, `float(x)`, a
+  // literal, a display of them), at least one?
+  bool returns_number(Id fn) const;
+  // The name a call named like a loss is looked up by across the run: a method's attribute
+  // (`model.get_current_loss()`, `NLL.cal_nll_with_label(...)`) or an imported function's
+  // name; "" for other calls (a parameter `criterion(out, y)`, a same-file function).
+  std::string loss_call_name(Id call) const;
+  // A call named like a loss whose every definition, in this file (at least one) or else in
+  // the run, returns a Python number.
+  bool number_loss_call(Id call) const;
   bool is_eval_function_name(std::string_view name) const;
   bool is_eval_source(Id iter_expr) const;
 

@@ -166,6 +166,20 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& [c, n] : files[i].model_sizes) size_def[c].push_back(i);
     for (const auto& g : files[i].trainers) trainer_def[g].push_back(i);
   }
+  // Functions named like a loss, by name: a name whose every definition in the run returns a
+  // Python number (`calc_dataset_loss`, three copies of one helper, each summing `.item()`).
+  {
+    std::unordered_map<std::string, bool> number;  // name -> every definition returns a number
+    for (const FileSummary& s : files)
+      for (const auto& [name, is_number] : s.loss_functions) {
+        auto [it, fresh] = number.try_emplace(name, is_number);
+        it->second = it->second && is_number;
+      }
+    if (!number.empty())
+      for (size_t i = 0; i < files.size(); ++i)
+        for (const auto& name : files[i].loss_calls)
+          if (auto it = number.find(name); it != number.end() && it->second) views[i].number_losses.insert(name);
+  }
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {
       auto it = class_def.find(last(q));

@@ -62,6 +62,12 @@ struct FileSummary {
   // Methods that keep their argument on their object (`AverageMeter.update`, whose body does
   // `self.sum += val * n`), as "Class.method": a tensor handed to one is kept.
   std::vector<std::string> accumulating_methods;
+  // Functions and methods named like a loss (`calc_dataset_loss`, `get_current_loss`,
+  // `NLL.cal_nll_with_label`): each one this file defines, and whether every return hands back
+  // a Python number (`return running_loss / len(loader)` after `running_loss += loss.item()`).
+  // And the names of such calls this file makes that it cannot resolve itself.
+  std::vector<std::pair<std::string, bool>> loss_functions;
+  std::vector<std::string> loss_calls;
   // Module-level functions that put a module they are handed in eval mode and never back in
   // train mode (`def evaluate(model, loader): model.eval(); ...`).
   std::vector<EvalLeaving> eval_leaving;
@@ -154,12 +160,16 @@ struct ProjectView {
   std::set<std::string> linear_classes;
   // This file's functions named like evaluation whose result another file back-propagates.
   std::set<std::string> trained_by_callers;
+  // Calls named like a loss this file makes whose every definition in the run returns a Python
+  // number.
+  std::set<std::string> number_losses;
   bool empty() const {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && eval_leaving_imports.empty() &&
-           imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty();
+           imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() &&
+           number_losses.empty();
   }
 };
 

@@ -610,6 +610,30 @@ def main(rank, net, train_set, val_set):
         self.write("utils/meters.py", meter.format("val.item()"))
         self.assertEqual(self.lines_of("LL102"), set())
 
+    def test_loss_helpers_of_other_modules_that_return_python_numbers(self):
+        # stats.py's calc_dataset_loss sums `loss.item()` and a trainer's get_current_loss()
+        # returns `self.loss.item()`: the numbers they return carry no history, so the lists
+        # that keep them per epoch keep floats. A definition that returns the tensor (even one
+        # of two of that name) leaves the call a loss, which does carry history.
+        self.write("stats.py", "def calc_dataset_loss(loader, net, loss_fn):\n    running = 0.0\n"
+                   "    for x, y in loader:\n        running += loss_fn(net(x), y).item()\n"
+                   "    return running / len(loader)\n")
+        getter = ("import torch\n\n\nclass Trainer:\n    def __init__(self, net):\n        self.net = net\n\n"
+                  "    def step(self, x, y):\n        self.loss = torch.nn.functional.mse_loss(self.net(x), y)\n"
+                  "        self.loss.backward()\n\n    def get_current_loss(self):\n        return {}\n")
+        self.write("trainer.py", getter.format("self.loss.item()"))
+        self.write("train.py", "import torch\nfrom stats import calc_dataset_loss\n\n\n"
+                   "def main(model, net, loader, val_loader, loss_fn, epochs):\n    history, seen = [], []\n"
+                   "    for epoch in range(epochs):\n        for x, y in loader:\n            model.step(x.cuda(), y.cuda())\n"
+                   "            seen.append(model.get_current_loss())\n"
+                   "        history.append(calc_dataset_loss(val_loader, net, loss_fn))\n    return history, seen\n")
+        self.assertEqual(self.lines_of("LL102"), set())
+        self.write("trainer.py", getter.format("self.loss"))
+        self.assertEqual(self.lines_of("LL102"), {("train.py", 10)})
+        self.write("trainer.py", getter.format("self.loss.item()"))
+        self.write("old_trainer.py", getter.format("self.loss"))
+        self.assertEqual(self.lines_of("LL102"), {("train.py", 10)})
+
     def test_evaluation_function_of_another_module_that_leaves_the_model_in_eval_mode(self):
         # evaluate.py's evaluate() calls model.eval() and never model.train(): the training loop
         # that calls it trains in eval mode from the second epoch on. Once evaluate() restores
