@@ -2270,6 +2270,9 @@ bool Facts::compute_is_model_call(const CallSite& c) const {
     if (ce.kind == ExprKind::Name && ce.text == "self"sv) return func_is_method_of_module(c.func);
     if (!is_model_value(c.func, callee)) return false;
     if (!model_by_name(c.func, callee)) return true;
+    // Named like a model but called with nothing (`for model in models: net = model().cuda()`
+    // over a list of architectures): a forward takes inputs, so this builds one.
+    if (call.kids.size() == 1) return false;
     if (builds_modules(callee)) return false;
     // A method of another object, named like a model but handed one (`pruner.prune_model(model)`,
     // `quantizer.quantize_model(net)`): an operation on that model, not a forward, which takes
