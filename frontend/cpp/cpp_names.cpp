@@ -50,6 +50,17 @@ std::string last_of(std::string_view cxx) {
 
 }  // namespace
 
+bool mentions_libtorch(std::string_view text, bool bare_tensor) {
+  // Where a word starts: `pytorchcpp/tensor.h` names another library, `MyTensor` another type.
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::string_view w : {"torch", "at::", "c10", "ATen", "TORCH_", "Tensor"}) {
+    if (w == "Tensor" && !bare_tensor) break;
+    for (size_t at = text.find(w); at != std::string_view::npos; at = text.find(w, at + 1))
+      if (at == 0 || !word(text[at - 1])) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> split_qualified(std::string_view cxx) {
   std::vector<std::string> out;
   std::string n = normalize(cxx);

@@ -51,6 +51,12 @@ std::string container_method(std::string_view method);
 // constant (lowered as the string literal "cuda" so device checks read one spelling).
 bool is_cuda_device_constant(std::string_view cxx);
 
+// Does a file's text spell LibTorch anywhere (`torch`, `at::`, `c10`, `ATen`, `TORCH_`, and
+// with `bare_tensor` a `Tensor` of any namespace), each where a word starts? A file that never
+// does, whose own headers were not found, is another framework's code as far as anything shows
+// (a project's own `pytorchcpp/nn.h`, whose `Tensor` and `Variable` are its own).
+bool mentions_libtorch(std::string_view text, bool bare_tensor);
+
 // Splits "a::b::c" into {"a", "b", "c"} (ignores a leading "::").
 std::vector<std::string> split_qualified(std::string_view cxx);
 std::string join_qualified(const std::vector<std::string>& parts, std::string_view sep);

@@ -99,8 +99,7 @@ class TsLowerer {
     // A file that never spells LibTorch (dlib, OpenCV, plain C++): none of its class types
     // can be a LibTorch module. `Tensor` and `TORCH_` count, for files that reach LibTorch
     // through a project header.
-    for (std::string_view w : {"torch", "at::", "c10", "ATen", "Tensor", "TORCH_"})
-      if (src.find(w) != std::string_view::npos) mentions_torch_ = true;
+    mentions_torch_ = mentions_libtorch(src, /*bare_tensor=*/true);
   }
 
   void run() {

@@ -448,6 +448,23 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
     finish(r);
     return r;
   }
+  // Headers of the project not found, and a file that never spells LibTorch: whatever it calls
+  // `forward` or `model` belongs to a framework nothing shows (a project's own `pytorchcpp/nn.h`
+  // with a `Variable` type). Nothing is analysed, and the diagnostic says why (in place of the
+  // missing-headers one: nothing was analysed with Clang's recovery).
+  const bool unseen_framework = !mentions_libtorch(r.source, /*bare_tensor=*/false) &&
+                                (!ps.skipped.empty() || (!ps.lowered && !ps.diags.missing_header.empty() &&
+                                                         !torch_header(ps.diags.missing_header)));
+  if (unseen_framework) {
+    r.module = Module{};
+    r.analysed = true;
+    r.semantic = ps.lowered;
+    r.diagnostics.push_back(diag(path, "not-libtorch",
+                                 "skipped: the file never names LibTorch (torch, at::, c10, ATen) and its own "
+                                 "headers were not found, so nothing shows it uses LibTorch"));
+    finish(r);
+    return r;
+  }
   if (ps.lowered) {
     r.module = std::move(ps.module);
     for (auto& d : ps.lower_diags) {
