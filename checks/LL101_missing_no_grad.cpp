@@ -812,6 +812,12 @@ void check_LL101(CheckContext& ctx) {
                                         "a single forward in `" + f.m.funcs[c.func].name +
                                             "()`, which the program runs at most once, keeps one input's graph, "
                                             "once")
+                  : f.constructor_grad_off(c.func)
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "the constructor of `" + f.m.classes[f.m.funcs[c.func].cls].name +
+                                            "` switches grad off for the thread, so on the thread that built the "
+                                            "object this forward records nothing; another thread (a server's "
+                                            "handler, a pool's worker) still records the graph")
                   : smoke ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                             "the forward runs a model this file defines on tensors the program makes, "
                                             "a fixed number of times: a self-check of the model, not a pass over data")

@@ -741,12 +741,32 @@ class History {
   // `backward()` (no retain_graph) runs inside the loop on the value itself or on a value
   // computed from it (`score = classifier(fake).mean(); score.backward()`): the value's
   // graph has had its saved tensors freed. A list display counts by its elements.
+  // Does the loop read an element of `element`'s container other than `element` itself?
+  bool other_elements_read(Id element, int loop) const {
+    const Expr& x = f_.e(element);
+    const std::string& base = f_.dotted(x.kids[0]);
+    if (base.empty()) return true;
+    const std::string index = x.kids.size() == 2 ? f_.e(x.kids[1]).text : std::string();
+    const Range& r = f_.loops[loop].range;
+    for (Id y = 0; y < f_.m.exprs.size(); ++y) {
+      const Expr& s = f_.e(y);
+      if (s.kind != ExprKind::Subscript || s.kids.empty() || s.range.begin < r.begin || s.range.end > r.end ||
+          y == element || f_.dotted(s.kids[0]) != base)
+        continue;
+      if (s.kids.size() != 2 || index.empty() || f_.e(s.kids[1]).text != index) return true;
+    }
+    return false;
+  }
+
   bool backpropagated_in_loop(Id value, int loop) const {
     std::set<std::string> names;
-    // An element or a view of a value (`x_hat[0]`, `out.squeeze(0)`) shares its graph.
+    // An element or a view of a value (`x_hat[0]`, `out.squeeze(0)`) shares its graph; not an
+    // element of a value whose other elements the loop reads (`outputs[0]` back-propagated,
+    // `outputs[1]` kept: that head's graph was never freed).
     for (int guard = 0; guard < 16; ++guard) {
       const Expr& x = f_.e(value);
       if (x.kind == ExprKind::Subscript && !x.kids.empty()) {
+        if (other_elements_read(value, loop)) return false;
         value = x.kids[0];
       } else if (x.kind == ExprKind::Call &&
                  in(f_.callee_attr(value), {"squeeze", "unsqueeze", "view", "reshape", "flatten", "permute", "cpu",

@@ -86,6 +86,9 @@ bool plain_cpu_count(const Facts& f, Id func, Id x, int depth = 0) {
 constexpr long kFewSamplesInFlight = 256;
 // The core count a worker count that follows `os.cpu_count()` is weighed at: a large host.
 constexpr long kLargeHostCores = 128;
+// Worker counts GPU hosts commonly give one training process (16, 20, 32 on 32- to 128-core
+// machines): above max-workers, but an ordinary setting rather than a mistake.
+constexpr long kCommonWorkers = 32;
 
 }  // namespace
 
@@ -157,6 +160,7 @@ void check_LL402(CheckContext& ctx) {
     // worker's copy of the dataset object, small unless it holds many Python objects (which
     // LL403 reports): weak. docs/rules/LL402-dataloader-worker-memory.md, Impact.
     bool only_the_count = false;
+    bool common_count = false;  // at most kCommonWorkers, with at most 2 batches in flight each
     long fraction = 0;  // num_workers is cpu_count() // fraction
     if (cpp && nw != kNone && unbounded_cpu_count(f, c.func, nw)) {
       msg = "`workers` follows the machine's CPU count with no bound: " + each +
@@ -165,6 +169,7 @@ void check_LL402(CheckContext& ctx) {
             ", std::thread::hardware_concurrency())`";
     } else if (cpp && workers > f.cfg.max_workers && !copy_on_access) {
       only_the_count = inflight > 0 && inflight <= f.cfg.max_inflight_batches;
+      common_count = workers <= kCommonWorkers && inflight > 0 && inflight <= 2 * kCommonWorkers;
       msg = "`workers(" + std::to_string(workers) + ")` is above the budget of " + std::to_string(f.cfg.max_workers) +
             " (max-workers): " + each + " and " +
             (inflight > 0 ? std::to_string(inflight) : std::string("several")) +
@@ -184,6 +189,7 @@ void check_LL402(CheckContext& ctx) {
     } else if (workers > f.cfg.max_workers && !copy_on_access) {
       // (A dataset that LL403 flags already carries this loader's per-worker finding.)
       only_the_count = inflight > 0 && inflight <= f.cfg.max_inflight_batches;
+      common_count = workers <= kCommonWorkers && inflight > 0 && inflight <= 2 * kCommonWorkers;
       msg = "`num_workers=" + std::to_string(workers) + "` is above the budget of " + std::to_string(f.cfg.max_workers) +
             " (max-workers): each worker is a separate process with its own copy of the dataset object and " +
             (prefetch > 0 ? std::to_string(workers * prefetch) : std::string("several")) +
@@ -221,6 +227,10 @@ void check_LL402(CheckContext& ctx) {
              std::to_string(f.cfg.max_inflight_batches) +
              "); what each extra worker adds is its copy of the dataset object, small unless it holds many Python "
              "objects";
+    else if (common_count)
+      weak = std::to_string(workers) + " workers is a count GPU hosts commonly give one process (up to " +
+             std::to_string(kCommonWorkers) + ", with at most 2 batches in flight each); lower it where host RAM "
+             "is short";
     // One setting is one binding of a name: loaders that read the same binding share its
     // fix. A name bound again (even to the same `os.cpu_count()`, a notebook's later section
     // restating it) and an expression written inline in each loader need an edit each: a

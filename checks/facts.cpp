@@ -1400,26 +1400,36 @@ bool Facts::runs_at_most_once(Id func, int depth) const {
 
 // A class whose constructor leaves grad off for the thread (`torch::autograd::GradMode::
 // set_enabled(false)` in an inference wrapper's constructor, `torch.set_grad_enabled(False)`
-// in `__init__`, on every path): its other methods run after it, on an object it built, so
-// they start with grad off. Not when the file switches grad on anywhere (an `enable_grad`, a
-// `set_grad_enabled` of anything but False) or starts threads (grad mode is per thread: a
-// worker thread calling the method starts with grad on).
+// in `__init__`, on every path): its other methods run after it, on an object it built, and
+// on the same thread they start with grad off. Grad mode is per thread, and a server's
+// handlers, a pool's workers or another module's threads run them elsewhere, so this is
+// weak evidence (LL101 reports weak), and none at all when the file switches grad on anywhere
+// (an `enable_grad`, a `set_grad_enabled` of anything but False) or shows threads itself.
+// Static and class methods and the methods the constructor itself calls run without it.
 void Facts::note_constructor_grad_off() {
   ctor_off_.assign(m.funcs.size(), 0);
   std::vector<Id> inits;
   for (Id f = 0; f < m.funcs.size(); ++f)
     if (m.funcs[f].cls != kNone && m.funcs[f].name == "__init__"sv && m.funcs[f].parent == kNone) inits.push_back(f);
   if (inits.empty() || m.mentions_threads) return;
+  auto threads = [](std::string_view q) {
+    for (std::string_view p : {"threading.", "concurrent.futures.", "multiprocessing.", "torch.multiprocessing.",
+                               "asyncio.to_thread", "flask.", "fastapi.", "gradio.", "uvicorn.", "aiohttp.",
+                               "tornado.", "grpc.", "starlette.", "ray.", "socketserver.", "http.server."})
+      if (starts_with(q, p)) return true;
+    return false;
+  };
+  for (const auto& [local, q] : m.aliases)
+    if (threads(q) || threads(q + ".")) return;
   for (const CallSite& c : calls) {
     const std::string& q = callee_qual(c.call);
+    if (callee_attr(c.call) == "run_in_executor"sv) return;
     if (q.empty()) continue;
     if (in(q, {"torch.enable_grad", "torch.autograd.enable_grad", "torch._C._set_grad_enabled"}) ||
         ((q == "torch.set_grad_enabled"sv || q == "torch.autograd.set_grad_enabled"sv ||
           q == "torch.autograd.grad_mode.set_grad_enabled"sv) &&
          grad_switch(c.call) != 0) ||
-        starts_with(q, "threading.") || starts_with(q, "concurrent.futures.") || starts_with(q, "std.thread") ||
-        starts_with(q, "std.jthread") || starts_with(q, "std.async") || q == "pthread_create"sv ||
-        starts_with(q, "multiprocessing.pool.ThreadPool"))
+        threads(q))
       return;
   }
   for (Id init : inits) {
@@ -1427,15 +1437,27 @@ void Facts::note_constructor_grad_off() {
     int ctors = 0;
     for (Id f : inits) ctors += m.funcs[f].cls == cls;
     if (ctors != 1 || !body_leaves_grad_off(init)) continue;
-    for (Id f : m.classes[cls].methods)
-      if (f != init && m.funcs[f].cls == cls) ctor_off_[f] = 1;
+    // What the constructor calls on `self` runs while it builds the object, maybe before the
+    // switch.
+    std::unordered_set<std::string_view> called_by_init;
+    for (int ci : calls_in(init)) {
+      const Expr& callee = e(e(calls[ci].call).kids[0]);
+      if (callee.kind == ExprKind::Attribute && !callee.kids.empty() && dotted(callee.kids[0]) == "self"sv)
+        called_by_init.insert(callee.text);
+    }
+    for (Id f : m.classes[cls].methods) {
+      if (f == init || m.funcs[f].cls != cls || called_by_init.count(m.funcs[f].name)) continue;
+      bool unbound = false;
+      for (Id d : m.funcs[f].decorators) unbound = unbound || in(dotted(d), {"staticmethod", "classmethod"});
+      if (!unbound) ctor_off_[f] = 1;
+    }
   }
 }
 
 void Facts::compute_entry_off() {
   size_t nf = m.funcs.size();
   note_constructor_grad_off();
-  for (Id f = 0; f < nf; ++f) entry_off_[f] = decorated_off_[f] || framework_off_[f] || ctor_off_[f];
+  for (Id f = 0; f < nf; ++f) entry_off_[f] = decorated_off_[f] || framework_off_[f];
   // Interprocedural: a function whose every same-file call site runs with grad disabled.
   for (int iter = 0; iter < 8; ++iter) {
     bool changed = false;
@@ -1616,7 +1638,7 @@ FileSummary Facts::summarize() const {
         defined.insert(m.funcs[fn].name);
       }
     for (const CallSite& c : calls)
-      if (std::string name = loss_call_name(c.call); !name.empty() && !defined.count(name)) called.insert(name);
+      if (std::string name = loss_call_name(c.call); !name.empty()) called.insert(name);
     out.loss_calls.assign(called.begin(), called.end());
     out.method_calls_from_namesakes.assign(from_namesakes.begin(), from_namesakes.end());
     // Calls on `self`, for the subclasses other files define (join_summaries).
@@ -1639,7 +1661,7 @@ FileSummary Facts::summarize() const {
         if (!q.empty()) out.class_bases.emplace_back(m.classes[k].name, q);
       }
     for (Id f = 0; f < m.funcs.size(); ++f)
-      if (entry_off_[f] && !decorated_off_[f] && !framework_off_[f] && !ctor_off_[f] && called_by_name(f))
+      if (entry_off_[f] && !decorated_off_[f] && !framework_off_[f] && called_by_name(f))
         out.name_off_methods.push_back(m.classes[m.funcs[f].cls].name + "." + m.funcs[f].name);
   }
   // Evaluation by name across files: unresolved calls named like evaluation whose result
@@ -1760,7 +1782,6 @@ std::string Facts::entry_off_reason(Id func) const {
   if (func == kNone) return "";
   if (decorated_off_[func]) return "decorated with a grad-disabling decorator";
   if (framework_off_[func]) return "run by a training framework (PyTorch Lightning, an mmcv-style runner) under no_grad";
-  if (ctor_off_[func]) return "its class's constructor switches grad off for the thread";
   if (entry_off_[func]) return "every call site runs with grad disabled";
   return "";
 }
@@ -2270,9 +2291,9 @@ bool Facts::compute_is_model_call(const CallSite& c) const {
     if (ce.kind == ExprKind::Name && ce.text == "self"sv) return func_is_method_of_module(c.func);
     if (!is_model_value(c.func, callee)) return false;
     if (!model_by_name(c.func, callee)) return true;
-    // Named like a model but called with nothing (`for model in models: net = model().cuda()`
-    // over a list of architectures): a forward takes inputs, so this builds one.
-    if (call.kids.size() == 1) return false;
+    // Named like a model, called with nothing, and bound by a loop over a list of classes or
+    // builders (`for model in [resnet18, resnet34]: net = model().cuda()`): a construction.
+    if (call.kids.size() == 1 && ce.kind == ExprKind::Name && loops_over_builders(c, ce.text)) return false;
     if (builds_modules(callee)) return false;
     // A method of another object, named like a model but handed one (`pruner.prune_model(model)`,
     // `quantizer.quantize_model(net)`): an operation on that model, not a forward, which takes
@@ -2285,6 +2306,43 @@ bool Facts::compute_is_model_call(const CallSite& c) const {
           if (e(call.kids[k]).kind == ExprKind::Name && is_model_value(c.func, call.kids[k]))
             return false;
     }
+    return true;
+  }
+  return false;
+}
+
+// Is `name` the target of a loop around call site `c` over a list or tuple display of names
+// (`models = [resnet18, densenet121]`, `for i, model in enumerate(models):`): classes or
+// builders, not values?
+bool Facts::loops_over_builders(const CallSite& c, const std::string& name) const {
+  auto builders = [&](Id display) {
+    const Expr& d = e(display);
+    if (d.kind != ExprKind::Sequence || d.kids.empty()) return false;
+    for (Id k : d.kids)
+      if (e(k).kind != ExprKind::Name && e(k).kind != ExprKind::Attribute) return false;
+    return true;
+  };
+  for (int l = c.loop; l >= 0; l = loops[l].parent) {
+    const Loop& L = loops[l];
+    if (L.stmt == kNone || L.iter == kNone) continue;
+    bool target = false;
+    for (Id t : m.s(L.stmt).targets)
+      for_each_expr(m, t, [&](Id y) {
+        target = target || (e(y).kind == ExprKind::Name && e(y).text == name);
+        return !target && e(y).kind == ExprKind::Sequence;
+      });
+    if (!target) continue;
+    Id it = L.iter;
+    if (e(it).kind == ExprKind::Call && e(e(it).kids[0]).kind == ExprKind::Name && e(e(it).kids[0]).text == "enumerate"sv &&
+        e(it).kids.size() >= 2)
+      it = e(it).kids[1];
+    if (builders(it)) return true;
+    const std::string& d = dotted(it);
+    if (d.empty()) return false;
+    const std::vector<Id> vals = bindings(L.func, d);
+    if (vals.empty()) return false;
+    for (Id v : vals)
+      if (!builders(v)) return false;
     return true;
   }
   return false;
@@ -2440,43 +2498,80 @@ bool Facts::named_like_a_loss(std::string_view name) {
 }
 
 bool Facts::returns_number(Id fn) const {
-  std::function<bool(Id, int)> number = [&](Id x, int depth) -> bool {
-    if (x == kNone || depth > 8) return false;
+  // What each local name of `fn` is bound to, every binding counted: a plain assignment's
+  // value, an augmented assignment's operand (`total += loss.item()`); a name bound any other
+  // way (a loop target, a tuple unpacked from a call, `with ... as`) is no number.
+  std::unordered_map<std::string_view, std::vector<Id>> values;
+  std::unordered_set<std::string_view> unknown;
+  for (Id sid : stmts_in(fn)) {
+    const Stmt& st = m.s(sid);
+    if (!(st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign || st.kind == StmtKind::AugAssign ||
+          st.kind == StmtKind::For || st.kind == StmtKind::With || st.kind == StmtKind::Delete))
+      continue;
+    for (Id t : st.targets) {
+      if (t == kNone) continue;
+      const Expr& te = e(t);
+      const bool plain = (st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign ||
+                          st.kind == StmtKind::AugAssign) &&
+                         te.kind == ExprKind::Name && st.value != kNone;
+      if (plain) {
+        values[te.text].push_back(st.value);
+        continue;
+      }
+      for_each_expr(m, t, [&](Id y) {
+        if (e(y).kind == ExprKind::Name) unknown.insert(e(y).text);
+        return e(y).kind == ExprKind::Sequence || e(y).kind == ExprKind::Starred;
+      });
+    }
+  }
+  // Memoised per expression (0 computing, 1 no, 2 yes): shared operands are read once, and a
+  // name bound from itself (`total = total + x`) is read as the rest of its bindings.
+  std::unordered_map<Id, char> memo;
+  std::function<bool(Id)> number = [&](Id x) -> bool {
+    if (x == kNone) return false;
+    auto [it, fresh] = memo.try_emplace(x, 0);
+    if (!fresh) return it->second != 1;
+    bool r = false;
     const Expr& v = e(x);
     switch (v.kind) {
       case ExprKind::Literal:
-        return true;
+        r = true;
+        break;
       case ExprKind::Call: {
         const Expr& callee = e(v.kids[0]);
-        if (callee.kind == ExprKind::Name && qual(v.kids[0]).empty() && in(callee.text, {"float", "int", "round", "len"}))
-          return true;
-        return in(callee_attr(x), {"item", "tolist"});
+        r = (callee.kind == ExprKind::Name && qual(v.kids[0]).empty() &&
+             in(callee.text, {"float", "int", "round", "len"})) ||
+            in(callee_attr(x), {"item", "tolist"});
+        break;
       }
       case ExprKind::BinOp:
-        return number(v.kids[0], depth + 1) && number(v.kids[1], depth + 1);
+        r = number(v.kids[0]) && number(v.kids[1]);
+        break;
       case ExprKind::UnaryOp:
-        return !v.kids.empty() && number(v.kids[0], depth + 1);
+        r = !v.kids.empty() && number(v.kids[0]);
+        break;
       case ExprKind::Sequence:
-        for (Id k : v.kids)
-          if (!number(k, depth + 1)) return false;
-        return true;
+        r = true;
+        for (Id k : v.kids) r = r && number(k);
+        break;
       case ExprKind::Name: {
-        // A local bound only to numbers (`value = self.loss.item(); return value`).
-        const std::vector<Id> vals = bindings(fn, v.text);
-        if (vals.empty()) return false;
-        for (Id b : vals)
-          if (b == x || !number(b, depth + 1)) return false;
-        return true;
+        auto b = values.find(v.text);
+        r = !unknown.count(v.text) && b != values.end();
+        if (r)
+          for (Id y : b->second) r = r && number(y);
+        break;
       }
       default:
-        return false;
+        break;
     }
+    memo[x] = r ? 2 : 1;
+    return r;
   };
   bool any = false;
   for (Id sid : stmts_in(fn)) {
     const Stmt& st = m.s(sid);
     if (st.kind != StmtKind::Return) continue;
-    if (st.value == kNone || !number(st.value, 0)) return false;
+    if (st.value == kNone || !number(st.value)) return false;
     any = true;
   }
   return any;
@@ -2498,13 +2593,20 @@ std::string Facts::loss_call_name(Id call) const {
 bool Facts::number_loss_call(Id call) const {
   const std::string name = loss_call_name(call);
   if (name.empty()) return false;
+  // The run decides when it knows the name: every definition of it returns a number, or one
+  // does not (a `compute_loss` of the model class in another module, whatever this file's
+  // validator defines). Else this file's definitions, at least one.
+  if (project) {
+    if (project->number_losses.count(name)) return true;
+    if (project->other_losses.count(name)) return false;
+  }
   bool any = false;
   for (Id fn = 0; fn < m.funcs.size(); ++fn)
     if (m.funcs[fn].name == name && m.funcs[fn].parent == kNone) {
       if (!returns_number(fn)) return false;
       any = true;
     }
-  return any || (project && project->number_losses.count(name));
+  return any;
 }
 
 bool Facts::forward_returns_detached(Id func, Id call, size_t k) const {

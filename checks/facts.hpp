@@ -115,6 +115,9 @@ class Facts {
 
   // ---- grad mode
   bool func_entry_off(Id func) const { return func == kNone ? false : entry_off_[func]; }
+  // A method of a class whose constructor leaves grad off for the thread: weak evidence that
+  // it runs with grad off (note_constructor_grad_off).
+  bool constructor_grad_off(Id func) const { return func != kNone && func < ctor_off_.size() && ctor_off_[func]; }
   // A method decided by the calls that name it (`decoder.generate(...)` in this file or
   // another): no call resolves to it, and Python does not invoke it implicitly (forward,
   // dunders).
@@ -418,6 +421,7 @@ class Facts {
   Id compiled_function(Id func, const std::string& name, uint32_t pos) const;
   bool leaves_grad_off(Id call) const;
   bool body_leaves_grad_off(Id fid) const;  // leaves_grad_off() of the function itself
+  bool loops_over_builders(const CallSite& c, const std::string& name) const;
   void note_constructor_grad_off();
   // Every return of module-level function `fn` is torch's grad-off context, or (for a function
   // of no parameters) a no-op one.

@@ -167,7 +167,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& g : files[i].trainers) trainer_def[g].push_back(i);
   }
   // Functions named like a loss, by name: a name whose every definition in the run returns a
-  // Python number (`calc_dataset_loss`, three copies of one helper, each summing `.item()`).
+  // Python number (`calc_dataset_loss`, three copies of one helper, each summing `.item()`),
+  // or one with a definition that does not.
   {
     std::unordered_map<std::string, bool> number;  // name -> every definition returns a number
     for (const FileSummary& s : files)
@@ -178,7 +179,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     if (!number.empty())
       for (size_t i = 0; i < files.size(); ++i)
         for (const auto& name : files[i].loss_calls)
-          if (auto it = number.find(name); it != number.end() && it->second) views[i].number_losses.insert(name);
+          if (auto it = number.find(name); it != number.end())
+            (it->second ? views[i].number_losses : views[i].other_losses).insert(name);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {

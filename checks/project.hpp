@@ -65,7 +65,7 @@ struct FileSummary {
   // Functions and methods named like a loss (`calc_dataset_loss`, `get_current_loss`,
   // `NLL.cal_nll_with_label`): each one this file defines, and whether every return hands back
   // a Python number (`return running_loss / len(loader)` after `running_loss += loss.item()`).
-  // And the names of such calls this file makes that it cannot resolve itself.
+  // And the names of such calls this file makes (by attribute, or imported).
   std::vector<std::pair<std::string, bool>> loss_functions;
   std::vector<std::string> loss_calls;
   // Module-level functions that put a module they are handed in eval mode and never back in
@@ -161,15 +161,15 @@ struct ProjectView {
   // This file's functions named like evaluation whose result another file back-propagates.
   std::set<std::string> trained_by_callers;
   // Calls named like a loss this file makes whose every definition in the run returns a Python
-  // number.
-  std::set<std::string> number_losses;
+  // number, and those with a definition somewhere that does not.
+  std::set<std::string> number_losses, other_losses;
   bool empty() const {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && eval_leaving_imports.empty() &&
            imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() &&
-           number_losses.empty();
+           number_losses.empty() && other_losses.empty();
   }
 };
 

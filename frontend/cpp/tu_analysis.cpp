@@ -335,8 +335,12 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
     res.module.path = path;
     res.module.lang = Lang::Cpp;
     res.module.comments = scan_comments(res.source);
+    // (Servers run handlers on their own threads: cpp-httplib, gRPC, Crow, Drogon, Pistache,
+    // Boost.Asio.)
     for (std::string_view w : {"std::thread", "std::jthread", "std::async", "pthread_create", "ThreadPool",
-                               "thread_pool", "QThread", "boost::thread", "#pragma omp", "tbb::"})
+                               "thread_pool", "QThread", "QtConcurrent", "boost::thread", "boost::asio",
+                               "#pragma omp", "tbb::", "folly::", "std::execution::par", "httplib", "grpc",
+                               "crow::", "drogon", "Pistache"})
       if (res.source.find(w) != std::string::npos) res.module.mentions_threads = true;
     res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
@@ -448,20 +452,33 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
     finish(r);
     return r;
   }
-  // Headers of the project not found, and a file that never spells LibTorch: whatever it calls
-  // `forward` or `model` belongs to a framework nothing shows (a project's own `pytorchcpp/nn.h`
-  // with a `Variable` type). Nothing is analysed, and the diagnostic says why (in place of the
-  // missing-headers one: nothing was analysed with Clang's recovery).
-  const bool unseen_framework = !mentions_libtorch(r.source, /*bare_tensor=*/false) &&
-                                (!ps.skipped.empty() || (!ps.lowered && !ps.diags.missing_header.empty() &&
-                                                         !torch_header(ps.diags.missing_header)));
+  // A file that never spells LibTorch, and in which nothing Clang resolved is LibTorch's (its
+  // own headers not found, or found and declaring another framework): whatever it calls
+  // `forward` or `model` belongs to a framework nothing shows (a project's own
+  // `pytorchcpp/nn.h` with its own `Tensor` and `Variable`). Nothing is analysed; a diagnostic
+  // says why where a missing-headers one would have stood (else only with --verbose: a plain C++
+  // file of the project needs no word).
+  auto reaches_torch = [](const Module& mod) {
+    for (const Expr& x : mod.exprs)
+      for (std::string_view ns : {"torch", "at", "c10"})
+        if (x.qname.size() > ns.size() && x.qname.compare(0, ns.size(), ns) == 0 && x.qname[ns.size()] == '.')
+          return true;
+    return false;
+  };
+  // (With headers skipped, the lowering spells unresolved names by their look, `nn::Module` as
+  // LibTorch's: only the file's own words count then.)
+  const bool unseen_framework =
+      !mentions_libtorch(r.source, /*bare_tensor=*/false) &&
+      (ps.lowered ? !ps.skipped.empty() || !reaches_torch(ps.module)
+                  : !ps.diags.missing_header.empty() && !torch_header(ps.diags.missing_header));
   if (unseen_framework) {
     r.module = Module{};
     r.analysed = true;
     r.semantic = ps.lowered;
-    r.diagnostics.push_back(diag(path, "not-libtorch",
-                                 "skipped: the file never names LibTorch (torch, at::, c10, ATen) and its own "
-                                 "headers were not found, so nothing shows it uses LibTorch"));
+    if (!ps.skipped.empty() || !ps.lowered || opts.verbose)
+      r.diagnostics.push_back(diag(path, "not-libtorch",
+                                   "skipped: the file never names LibTorch (torch, at::, c10, ATen) and nothing it "
+                                   "uses resolves to LibTorch, so no rule applies to it"));
     finish(r);
     return r;
   }

@@ -634,6 +634,30 @@ def main(rank, net, train_set, val_set):
         self.write("old_trainer.py", getter.format("self.loss"))
         self.assertEqual(self.lines_of("LL102"), {("train.py", 10)})
 
+    def test_loss_helpers_that_sum_tensors_or_belong_to_another_class(self):
+        # `loss = 0; loss += w * F.mse_loss(...)` returns a tensor, not the literal it started
+        # from; and a validator's `compute_loss` that returns a float says nothing of the model
+        # class's `compute_loss` in another module, which returns the loss tensor.
+        self.write("losses.py", "import torch.nn.functional as F\n\n\ndef multitask_loss(outputs, batch, weights):\n"
+                   "    loss = 0\n    for name, w in weights.items():\n"
+                   "        loss += w * F.mse_loss(outputs[name], batch[name])\n    return loss / len(weights)\n")
+        self.write("model.py", "import torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Regressor(nn.Module):\n"
+                   "    def forward(self, x):\n        return x\n\n"
+                   "    def compute_loss(self, pred, y):\n        return F.mse_loss(pred, y)\n")
+        self.write("train.py", "import torch\nfrom losses import multitask_loss\n\n\nclass Validator:\n"
+                   "    @torch.no_grad()\n    def compute_loss(self, model, loader):\n        total = 0.0\n"
+                   "        for x, y in loader:\n            total += model.compute_loss(model(x), y).item()\n"
+                   "        return float(total / len(loader))\n\n\n"
+                   "def train(model, loader, opt, weights, epochs):\n    history, seen = [], []\n"
+                   "    for epoch in range(epochs):\n        for batch in loader:\n"
+                   "            outputs = model(batch['x'].cuda())\n"
+                   "            loss = multitask_loss(outputs, batch, weights)\n"
+                   "            opt.zero_grad()\n            loss.backward()\n            opt.step()\n"
+                   "            history.append(loss)\n"
+                   "            seen.append(model.compute_loss(outputs, batch['y'].cuda()))\n"
+                   "    return history, seen\n")
+        self.assertEqual(self.lines_of("LL102"), {("train.py", 23), ("train.py", 24)})
+
     def test_evaluation_function_of_another_module_that_leaves_the_model_in_eval_mode(self):
         # evaluate.py's evaluate() calls model.eval() and never model.train(): the training loop
         # that calls it trains in eval mode from the second epoch on. Once evaluate() restores

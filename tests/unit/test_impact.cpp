@@ -1,5 +1,6 @@
 // The impact policy (docs/impact.md): when a finding's evidence or impact is weak it is
 // reported one severity step lower, marked low-confidence, and its message says why.
+#include <tuple>
 #include <optional>
 #include <gtest/gtest.h>
 
@@ -241,7 +242,8 @@ TEST(Impact, ASmallModelOfVisibleSizeSwappedOnTheGpuIsWeak) {
 
 TEST(Impact, AWorkerCountWithinTheInflightBudgetIsWeak) {
   // num_workers=16 with the default prefetch_factor=2: 32 batches in flight, within the
-  // budget; only the worker count is above max-workers. 24 workers: 48 in flight, full.
+  // budget; only the worker count is above max-workers. 24 workers: 48 in flight, a count GPU
+  // hosts commonly give one process, weak too. 48 workers: 96 in flight, full.
   auto ll402 = [](int workers) {
     const std::string src = "import torch\n\ndef make(ds):\n"
                             "    return torch.utils.data.DataLoader(ds, batch_size=64, num_workers=" +
@@ -255,7 +257,13 @@ TEST(Impact, AWorkerCountWithinTheInflightBudgetIsWeak) {
   EXPECT_TRUE(weak->low_confidence);
   EXPECT_NE(weak->message.find("32 batches in flight are within max-inflight-batches"), std::string::npos)
       << weak->message;
-  const FileResult many = ll402(24);
+  const FileResult common = ll402(24);
+  const Finding* usual = only(common, "LL402");
+  ASSERT_NE(usual, nullptr);
+  EXPECT_TRUE(usual->low_confidence);
+  EXPECT_NE(usual->message.find("24 workers is a count GPU hosts commonly give one process"), std::string::npos)
+      << usual->message;
+  const FileResult many = ll402(48);
   const Finding* full = only(many, "LL402");
   ASSERT_NE(full, nullptr);
   EXPECT_FALSE(full->low_confidence);
@@ -337,6 +345,46 @@ TEST(Impact, AFewBackpropagatedLossesKeptInAConstantLoopAreWeak) {
     ASSERT_NE(f, nullptr) << loop << bw;
     EXPECT_FALSE(f->low_confidence) << loop << bw;
     EXPECT_EQ(f->severity, Severity::Error) << loop << bw;
+  }
+}
+
+TEST(Impact, AGradOffConstructorIsWeakEvidenceOnlyOnItsOwnThread) {
+  // An inference wrapper whose __init__ switches grad off: weak on the thread that built it.
+  // A file that starts threads, a method the constructor calls, or a class method keeps the
+  // error.
+  auto program = [](const std::string& head, const std::string& init_tail, const std::string& deco,
+                    const std::string& main) {
+    return "import torch\n" + head +
+           "class Predictor:\n"
+           "    def __init__(self, path):\n"
+           "        torch.set_grad_enabled(False)\n"
+           "        self.model = torch.jit.load(path).cuda().eval()\n" +
+           init_tail + deco +
+           "    def predict(self, batch):\n"
+           "        return self.model(batch.cuda()).argmax(1).cpu()\n"
+           "def main(paths):\n" +
+           main;
+  };
+  const std::string serial = "    p = Predictor('m.pt')\n    for path in paths:\n        print(p.predict(torch.load(path)))\n";
+  {
+    const FileResult r = analyze_text("serve.py", program("", "", "", serial), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence) << f->message;
+    EXPECT_NE(f->message.find("switches grad off for the thread"), std::string::npos) << f->message;
+  }
+  for (const auto& [head, tail, deco, main] : std::vector<std::tuple<std::string, std::string, std::string, std::string>>{
+           {"import threading\n", "", "", serial},
+           {"from concurrent.futures import ThreadPoolExecutor\n", "", "",
+            "    p = Predictor('m.pt')\n    with ThreadPoolExecutor(4) as ex:\n"
+            "        list(ex.map(p.predict, [torch.load(x) for x in paths]))\n"},
+           {"from flask import Flask\n", "", "", serial},
+           {"", "        self.warm = self.predict(torch.zeros(1, 3))\n", "", serial},
+           {"", "", "    @classmethod\n", serial}}) {
+    const FileResult r = analyze_text("serve.py", program(head, tail, deco, main), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << head << tail << deco;
+    EXPECT_FALSE(f->low_confidence) << head << tail << deco << f->message;
   }
 }
 
@@ -920,20 +968,20 @@ TEST(Impact, ARetryInABroadExceptThatNeverMentionsMemoryIsWeak) {
 }
 
 TEST(Impact, FewSamplesInFlightAreWeak) {
-  // 24 workers x prefetch 2 x batch_size 1 = 48 samples in flight: little host memory whatever a
-  // sample is. The same loader with batch_size=64 holds 3,072 samples: full severity. A batch
+  // 48 workers x prefetch 2 x batch_size 1 = 96 samples in flight: little host memory whatever a
+  // sample is. The same loader with batch_size=64 holds 6,144 samples: full severity. A batch
   // size the file does not show: full.
   auto ll402 = [](const std::string& bs) {
     return analyze_text("loader.py",
                         "import torch\n\ndef make(ds, n):\n"
-                        "    return torch.utils.data.DataLoader(ds, batch_size=" + bs + ", num_workers=24)\n",
+                        "    return torch.utils.data.DataLoader(ds, batch_size=" + bs + ", num_workers=48)\n",
                         Config{}, EngineOptions{});
   };
   const FileResult one = ll402("1");
   const Finding* weak = only(one, "LL402");
   ASSERT_NE(weak, nullptr);
   EXPECT_TRUE(weak->low_confidence);
-  EXPECT_NE(weak->message.find("hold 48 samples in all"), std::string::npos) << weak->message;
+  EXPECT_NE(weak->message.find("hold 96 samples in all"), std::string::npos) << weak->message;
   for (const std::string bs : {std::string("64"), std::string("n")}) {
     const FileResult r = ll402(bs);
     const Finding* full = only(r, "LL402");
