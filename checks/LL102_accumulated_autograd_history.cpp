@@ -741,19 +741,25 @@ class History {
   // `backward()` (no retain_graph) runs inside the loop on the value itself or on a value
   // computed from it (`score = classifier(fake).mean(); score.backward()`): the value's
   // graph has had its saved tensors freed. A list display counts by its elements.
-  // Does the loop read an element of `element`'s container other than `element` itself?
+  // Does the loop read another element of `element`'s container by a literal key (`outputs[1]`
+  // beside `outputs[0]`: the heads of a multi-output model)? Masks and slices of the same
+  // tensor (`x_hat[x_hat > 1] = 1`) are not other elements.
   bool other_elements_read(Id element, int loop) const {
     const Expr& x = f_.e(element);
     const std::string& base = f_.dotted(x.kids[0]);
     if (base.empty()) return true;
-    const std::string index = x.kids.size() == 2 ? f_.e(x.kids[1]).text : std::string();
+    auto key = [&](const Expr& s) -> const Expr* {
+      return s.kids.size() == 2 && f_.e(s.kids[1]).kind == ExprKind::Literal ? &f_.e(s.kids[1]) : nullptr;
+    };
+    const Expr* own = key(x);
     const Range& r = f_.loops[loop].range;
     for (Id y = 0; y < f_.m.exprs.size(); ++y) {
       const Expr& s = f_.e(y);
       if (s.kind != ExprKind::Subscript || s.kids.empty() || s.range.begin < r.begin || s.range.end > r.end ||
           y == element || f_.dotted(s.kids[0]) != base)
         continue;
-      if (s.kids.size() != 2 || index.empty() || f_.e(s.kids[1]).text != index) return true;
+      const Expr* other = key(s);
+      if (other && (!own || other->text != own->text)) return true;
     }
     return false;
   }
