@@ -237,6 +237,7 @@ void check_LL402(CheckContext& ctx) {
     // finding each, or capping the first would leave the others unbounded.
     std::string setting = nw != kNone ? f.dotted(nw) : std::string();
     std::string binding;
+    Id scope = c.func;
     if (!setting.empty() && c.stmt != kNone) {
       bool outside = false;
       std::vector<Id> defs;
@@ -244,8 +245,24 @@ void check_LL402(CheckContext& ctx) {
       std::sort(defs.begin(), defs.end());
       for (Id d : defs) binding += std::to_string(d) + ",";
       if (outside) binding += "outside";
+      // Only a binding of the module (`NUM_WORKERS = os.cpu_count()` read by the loaders of
+      // several functions): one setting for the whole file, and one fix.
+      if (defs.empty() && outside && c.func != kNone && f.m.funcs[c.func].parent == kNone &&
+          setting.find('.') == std::string::npos) {
+        bool param = false;
+        for (const auto& p : f.m.funcs[c.func].params) param = param || p == setting;
+        const std::vector<Id> module_values = f.bindings(kNone, setting);
+        if (!param && !module_values.empty()) {
+          scope = kNone;
+          binding = "module:";
+          for (Id v : module_values) binding += std::to_string(v) + ",";
+        }
+      }
     }
-    std::tuple<Id, std::string, std::string> key{c.func, setting + "@" + binding, msg + "\n" + weak};
+    // (A module's setting is one fix whatever each loader adds, pinned memory or a batch size:
+    // its loaders group by whether they are weak only.)
+    std::tuple<Id, std::string, std::string> key{
+        scope, setting + "@" + binding, scope == kNone && c.func != kNone ? (weak.empty() ? "full" : "weak") : msg + "\n" + weak};
     // A loader whose line suppresses LL402 is never the head of a group: its notes would be
     // hidden with it (`# noqa: LL402` on the train loader only).
     const bool quiet = !setting.empty() && ctx.suppressed("LL402", f.e(c.call).range.line);

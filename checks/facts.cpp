@@ -610,6 +610,16 @@ bool Facts::grad_item_effect(Id item, bool* disables) const {
     *disables = false;
     return true;
   }
+  // MONAI's `eval_mode(*nets)` puts the networks in eval mode and runs the block under
+  // `torch.no_grad()`; its `train_mode` switches grad on.
+  if (q == "monai.networks.eval_mode"sv || q == "monai.networks.utils.eval_mode"sv) {
+    *disables = true;
+    return true;
+  }
+  if (q == "monai.networks.train_mode"sv || q == "monai.networks.utils.train_mode"sv) {
+    *disables = false;
+    return true;
+  }
   if (q == "torch.inference_mode"sv || q == "torch.autograd.grad_mode.inference_mode"sv) {
     Id a = arg(item, 0, "mode");
     *disables = a == kNone || (e(a).kind == ExprKind::Literal && e(a).lit == LitKind::True);
