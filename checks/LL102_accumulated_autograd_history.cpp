@@ -430,11 +430,11 @@ class History {
     // inputs. When every input is a local value known to carry none (a forward's output
     // made under no_grad a few lines earlier), neither does the loss; inputs of unknown
     // origin (parameters, attributes) keep the usual assumption.
+    bool criterion = !cname.empty() && is_loss_name(cname);
     // A call named like a loss whose every definition returns a Python number
     // (`model.get_current_loss()` of a trainer whose method returns `self.loss.item()`, an
     // imported `calc_dataset_loss(loader, net, loss_fn)` that sums `loss.item()`).
-    if (f_.number_loss_call(call)) return false;
-    bool criterion = !cname.empty() && is_loss_name(cname);
+    if (criterion && f_.number_loss_call(call)) return false;
     const std::string& d = f_.dotted(e.kids[0]);
     if (!criterion && !d.empty())
       for (Id v : f_.bindings(func_, d)) {

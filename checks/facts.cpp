@@ -1421,7 +1421,15 @@ void Facts::note_constructor_grad_off() {
   std::vector<Id> inits;
   for (Id f = 0; f < m.funcs.size(); ++f)
     if (m.funcs[f].cls != kNone && m.funcs[f].name == "__init__"sv && m.funcs[f].parent == kNone) inits.push_back(f);
-  if (inits.empty() || m.mentions_threads) return;
+  if (m.mentions_threads) return;
+  // (Most files have no such constructor: the calls are scanned only when one does.)
+  std::vector<Id> off_inits;
+  for (Id init : inits) {
+    int ctors = 0;
+    for (Id f : inits) ctors += m.funcs[f].cls == m.funcs[init].cls;
+    if (ctors == 1 && body_leaves_grad_off(init)) off_inits.push_back(init);
+  }
+  if (off_inits.empty()) return;
   auto threads = [](std::string_view q) {
     for (std::string_view p : {"threading.", "concurrent.futures.", "multiprocessing.", "torch.multiprocessing.",
                                "asyncio.to_thread", "flask.", "fastapi.", "gradio.", "uvicorn.", "aiohttp.",
@@ -1442,11 +1450,8 @@ void Facts::note_constructor_grad_off() {
         threads(q))
       return;
   }
-  for (Id init : inits) {
+  for (Id init : off_inits) {
     const Id cls = m.funcs[init].cls;
-    int ctors = 0;
-    for (Id f : inits) ctors += m.funcs[f].cls == cls;
-    if (ctors != 1 || !body_leaves_grad_off(init)) continue;
     // What the constructor calls on `self` runs while it builds the object, maybe before the
     // switch.
     std::unordered_set<std::string_view> called_by_init;
@@ -1640,16 +1645,11 @@ FileSummary Facts::summarize() const {
         it->second = it->second && (grad_off(calls[ci]) || in_module_forward(calls[ci].func));
       }
     out.method_calls.assign(by_name.begin(), by_name.end());
-    // Functions named like a loss, defined and called, for LL102 across files (join_summaries).
-    std::set<std::string> defined, called;
+    // Functions named like a loss, for LL102 across files (join_summaries; the files that read
+    // such a name, as FileSummary::referenced tells, learn what it returns).
     for (Id fn = 0; fn < m.funcs.size(); ++fn)
-      if (m.funcs[fn].parent == kNone && named_like_a_loss(m.funcs[fn].name)) {
+      if (m.funcs[fn].parent == kNone && named_like_a_loss(m.funcs[fn].name))
         out.loss_functions.emplace_back(m.funcs[fn].name, returns_number(fn));
-        defined.insert(m.funcs[fn].name);
-      }
-    for (const CallSite& c : calls)
-      if (std::string name = loss_call_name(c.call); !name.empty()) called.insert(name);
-    out.loss_calls.assign(called.begin(), called.end());
     out.method_calls_from_namesakes.assign(from_namesakes.begin(), from_namesakes.end());
     // Calls on `self`, for the subclasses other files define (join_summaries).
     std::map<std::pair<std::string_view, std::string_view>, bool> on_self;
@@ -2491,20 +2491,50 @@ Id Facts::forward_of(Id func, Id receiver) const {
 }
 
 bool Facts::named_like_a_loss(std::string_view name) {
-  // (Asked of every call's name: most hold none of the words, which a scan without
-  // allocation tells.)
-  auto holds = [&](std::string_view w) {
-    for (size_t i = 0; i + w.size() <= name.size(); ++i) {
+  // The words of the name as name_tokens() splits them (at `_`, `.`, digits and a capital after
+  // a small letter), compared without allocating: this is asked of every call's name.
+  auto fold = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c | 0x20 : c); };
+  auto word = [&](size_t b, size_t e) {
+    const size_t n = e - b;
+    if (n != 3 && n != 4 && n != 6 && n != 9) return false;
+    for (std::string_view w : {"loss", "criterion", "losses", "nll", "objective"}) {
+      if (w.size() != n) continue;
       size_t k = 0;
-      while (k < w.size() && std::tolower(static_cast<unsigned char>(name[i + k])) == w[k]) ++k;
-      if (k == w.size()) return true;
+      while (k < n && fold(name[b + k]) == w[k]) ++k;
+      if (k == n) return true;
     }
     return false;
   };
-  if (!holds("loss") && !holds("criterion") && !holds("nll") && !holds("objective")) return false;
-  for (const auto& t : name_tokens(name))
-    if (in(t, {"loss", "criterion", "losses", "nll", "objective"})) return true;
-  return false;
+  // First a pass that finds any of the words anywhere (most names hold none).
+  auto at = [&](size_t i, std::string_view w) {
+    if (i + w.size() > name.size()) return false;
+    for (size_t k = 1; k < w.size(); ++k)
+      if (fold(name[i + k]) != w[k]) return false;
+    return true;
+  };
+  bool holds = false;
+  for (size_t i = 0; i + 3 <= name.size() && !holds; ++i) {
+    switch (fold(name[i])) {
+      case 'l': holds = at(i, "loss"); break;
+      case 'c': holds = at(i, "criterion"); break;
+      case 'n': holds = at(i, "nll"); break;
+      case 'o': holds = at(i, "objective"); break;
+      default: break;
+    }
+  }
+  if (!holds) return false;
+  size_t start = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '_' || c == '.' || (c >= '0' && c <= '9')) {
+      if (word(start, i)) return true;
+      start = i + 1;
+    } else if (c >= 'A' && c <= 'Z' && i > start && name[i - 1] >= 'a' && name[i - 1] <= 'z') {
+      if (word(start, i)) return true;
+      start = i;
+    }
+  }
+  return word(start, name.size());
 }
 
 bool Facts::returns_number(Id fn) const {
@@ -2589,15 +2619,15 @@ bool Facts::returns_number(Id fn) const {
 
 std::string Facts::loss_call_name(Id call) const {
   const Expr& callee = e(e(call).kids[0]);
-  std::string name;
+  std::string_view name;
   if (callee.kind == ExprKind::Attribute) {
     name = callee.text;
   } else if (callee.kind == ExprKind::Name) {
     const std::string& q = qual(e(call).kids[0]);
     if (q.empty() || starts_with(q, "torch.")) return "";
-    name = q.substr(q.rfind('.') + 1);
+    name = std::string_view(q).substr(q.rfind('.') + 1);
   }
-  return named_like_a_loss(name) ? name : "";
+  return named_like_a_loss(name) ? std::string(name) : std::string();
 }
 
 bool Facts::number_loss_call(Id call) const {

@@ -65,9 +65,7 @@ struct FileSummary {
   // Functions and methods named like a loss (`calc_dataset_loss`, `get_current_loss`,
   // `NLL.cal_nll_with_label`): each one this file defines, and whether every return hands back
   // a Python number (`return running_loss / len(loader)` after `running_loss += loss.item()`).
-  // And the names of such calls this file makes (by attribute, or imported).
   std::vector<std::pair<std::string, bool>> loss_functions;
-  std::vector<std::string> loss_calls;
   // Module-level functions that put a module they are handed in eval mode and never back in
   // train mode (`def evaluate(model, loader): model.eval(); ...`).
   std::vector<EvalLeaving> eval_leaving;

@@ -276,7 +276,6 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   Json lg = Json::array();
   for (const auto& [name, number] : summary.loss_functions) lg.push_back(Json::array({name, number}));
   j["p"]["lf"] = std::move(lg);
-  j["p"]["lc"] = summary.loss_calls;
   Json mcn = Json::array();
   for (const auto& [name, off] : summary.method_calls_from_namesakes) mcn.push_back(Json::array({name, off}));
   j["p"]["mcn"] = std::move(mcn);
@@ -450,7 +449,6 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       if (arr(c).size() != 2) throw Bad();
       s.loss_functions.emplace_back(str(c[0]), boolean(c[1]));
     }
-    s.loss_calls = strings(at(p, "lc"));
     for (const auto& c : arr(at(p, "mcn"))) {
       if (arr(c).size() != 2) throw Bad();
       s.method_calls_from_namesakes.emplace_back(str(c[0]), boolean(c[1]));

@@ -98,7 +98,6 @@ FileSummary sample_summary() {
   s.method_calls_from_namesakes = {{"eval_step", false}};
   s.class_bases = {{"Gen", "base.Agent"}};
   s.loss_functions = {{"calc_dataset_loss", true}, {"get_loss", false}};
-  s.loss_calls = {"cal_nll_with_label"};
   return s;
 }
 
@@ -182,7 +181,6 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.method_calls_from_namesakes, sample_summary().method_calls_from_namesakes);
   EXPECT_EQ(s.class_bases, sample_summary().class_bases);
   EXPECT_EQ(s.loss_functions, sample_summary().loss_functions);
-  EXPECT_EQ(s.loss_calls, sample_summary().loss_calls);
 }
 
 TEST(CacheCodec, EntryHoldsNoEditText) {
@@ -231,7 +229,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"lc":["nll_of"]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -255,7 +253,6 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("\"lin\":[\"LogisticRegression\"]", "\"lin\":[2]"));
   EXPECT_TRUE(bad("[\"get_loss\",true]", "[\"get_loss\"]"));
   EXPECT_TRUE(bad("[\"get_loss\",true]", "[\"get_loss\",1]"));
-  EXPECT_TRUE(bad("\"lc\":[\"nll_of\"]", "\"lc\":[3]"));
   EXPECT_TRUE(bad("[1,2,", "[-1,2,"));
   EXPECT_TRUE(bad("[1,2,", "[1e300,2,"));
   EXPECT_TRUE(bad("[1,2,", "[1.5,2,"));
