@@ -249,8 +249,11 @@ void check_LL402(CheckContext& ctx) {
       // several functions): one setting for the whole file, and one fix.
       if (defs.empty() && outside && c.func != kNone && f.m.funcs[c.func].parent == kNone &&
           setting.find('.') == std::string::npos) {
+        // (A parameter of that name, or an import inside the function, `from config import
+        // NUM_WORKERS`, binds another value: imports are not bindings the flow sees.)
         bool param = false;
         for (const auto& p : f.m.funcs[c.func].params) param = param || p == setting;
+        for (Id st : f.stmts_in(c.func)) param = param || f.m.s(st).kind == StmtKind::Import;
         const std::vector<Id> module_values = f.bindings(kNone, setting);
         if (!param && !module_values.empty()) {
           scope = kNone;

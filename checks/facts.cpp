@@ -2491,8 +2491,9 @@ Id Facts::forward_of(Id func, Id receiver) const {
 }
 
 bool Facts::named_like_a_loss(std::string_view name) {
-  // The words of the name as name_tokens() splits them (at `_`, `.`, digits and a capital after
-  // a small letter), compared without allocating: this is asked of every call's name.
+  // The words of the name as name_tokens() splits them (at `_`, `.`, digits, and at a capital
+  // after any letter: `MSELoss` is m, s, e, loss), compared without allocating: this is asked
+  // of every call's name.
   auto fold = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c | 0x20 : c); };
   auto word = [&](size_t b, size_t e) {
     const size_t n = e - b;
@@ -2529,7 +2530,8 @@ bool Facts::named_like_a_loss(std::string_view name) {
     if (c == '_' || c == '.' || (c >= '0' && c <= '9')) {
       if (word(start, i)) return true;
       start = i + 1;
-    } else if (c >= 'A' && c <= 'Z' && i > start && name[i - 1] >= 'a' && name[i - 1] <= 'z') {
+    } else if (c >= 'A' && c <= 'Z' && i > start &&
+               ((name[i - 1] >= 'a' && name[i - 1] <= 'z') || (name[i - 1] >= 'A' && name[i - 1] <= 'Z'))) {
       if (word(start, i)) return true;
       start = i;
     }

@@ -467,9 +467,23 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
   };
   // (With headers skipped, the lowering spells unresolved names by their look, `nn::Module` as
   // LibTorch's: only the file's own words count then.)
+  // A project header of the file's own (`#include "net.h"`) that was found may bring LibTorch in
+  // (`using Tensor = torch::Tensor;`) even when another header is missing (a generated
+  // `version.h`): then what resolved decides.
+  auto found_own_header = [&] {
+    for (size_t at = r.source.find("#include"); at != std::string::npos; at = r.source.find("#include", at + 8)) {
+      const size_t q = r.source.find_first_not_of(" \t", at + 8);
+      if (q == std::string::npos || r.source[q] != '"') continue;
+      const size_t e = r.source.find('"', q + 1);
+      if (e == std::string::npos || r.source.find('\n', q) < e) continue;
+      const std::string h = r.source.substr(q + 1, e - q - 1);
+      if (std::find(ps.skipped.begin(), ps.skipped.end(), h) == ps.skipped.end()) return true;
+    }
+    return false;
+  };
   const bool unseen_framework =
       !mentions_libtorch(r.source, /*bare_tensor=*/false) &&
-      (ps.lowered ? !ps.skipped.empty() || !reaches_torch(ps.module)
+      (ps.lowered ? (!ps.skipped.empty() && !found_own_header()) || !reaches_torch(ps.module)
                   : !ps.diags.missing_header.empty() && !torch_header(ps.diags.missing_header));
   if (unseen_framework) {
     r.module = Module{};

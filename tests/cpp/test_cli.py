@@ -282,6 +282,31 @@ def test_project_headers_found_in_the_tree(d):
     check(rules(res) == [("LL101", 7)] and res["findings"][0]["fixes"] == [], res["findings"])
 
 
+def test_files_that_never_name_libtorch(d):
+    # A project's own framework (its headers absent, its own Tensor): skipped with one
+    # not-libtorch diagnostic. A file whose types come from a project header that was found
+    # (`using Tensor = torch::Tensor;` in mnist/net.h) is LibTorch code even though it never
+    # spells torch and a generated header is missing: analysed, and its evaluation loop reported.
+    write(d, ".git/HEAD", "ref: refs/heads/main\n")
+    write(d, "own/eval.cpp", "#include <pytorchcpp/nn.h>\n#include <vector>\nusing namespace pytorchcpp;\n\n"
+          "double evaluate(Net& model, const std::vector<Tensor>& test_batches) {\n  double total = 0;\n"
+          "  for (const auto& x : test_batches) total += model.forward(x).sum();\n  return total;\n}\n")
+    [res] = lcpp(["--stats", "own/eval.cpp"], cwd=d)
+    check([x["kind"] for x in res["diagnostics"]] == ["not-libtorch"] and res["findings"] == [], res)
+    write(d, "include/mnist/net.h", "#pragma once\n#include <torch/torch.h>\nnamespace mnist {\n"
+          "using Tensor = torch::Tensor;\nnamespace nn = torch::nn;\n"
+          "struct NetImpl : nn::Module {\n  NetImpl() : fc(register_module(\"fc\", nn::Linear(784, 10))) {}\n"
+          "  Tensor forward(Tensor x) { return fc->forward(x); }\n  nn::Linear fc;\n};\nTORCH_MODULE(Net);\n}\n")
+    write(d, "src/evaluate.cpp", '#include "mnist/net.h"\n#include "mnist/version.h"\n#include <vector>\n\n'
+          "namespace mnist {\ndouble evaluate(Net& model, const std::vector<Tensor>& batches) {\n"
+          "  model->eval();\n  double correct = 0;\n  for (const auto& x : batches) {\n"
+          "    Tensor logits = model->forward(x);\n    correct += logits.argmax(1).sum().item<double>();\n"
+          "  }\n  return correct;\n}\n}\n")
+    [res] = lcpp(["--stats", "src/evaluate.cpp"], cwd=d)
+    check([x["kind"] for x in res["diagnostics"]] == ["missing-headers"], res["diagnostics"])
+    check(rules(res) == [("LL101", 10)], res["findings"])
+
+
 def test_io_errors_and_garbage(d):
     write(d, "garbage.cpp", "\x01\x02}}}{{{ template < < < ((( ; int main( { return ]] \n" * 50)
     deep = "void f() {\n" + "if (x) " * 5000 + "g();\n}\n" + "int y = " + "(" * 3000 + "1" + ")" * 3000 + ";\n"

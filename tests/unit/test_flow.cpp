@@ -264,3 +264,19 @@ TEST(Flow, OneDominatingBindingNeedsNoDataflow) {
   }
   EXPECT_EQ(t.f->flow().work_done(), 0u);
 }
+
+TEST(Names, ALossNameIsTheSameWordTestAsTheNamesTokens) {
+  // named_like_a_loss() scans in place; it must agree with name_tokens(), which splits at `_`,
+  // `.`, digits and a capital after any letter (`MSELoss` is m, s, e, loss).
+  auto by_tokens = [](std::string_view n) {
+    for (const auto& t : ll::Facts::name_tokens(n))
+      if (t == "loss" || t == "criterion" || t == "losses" || t == "nll" || t == "objective") return true;
+    return false;
+  };
+  for (std::string_view n :
+       {"loss", "Loss", "LOSS", "MSELoss", "NLLLoss", "VGGLoss", "computeMSELoss", "getBatchMSELoss", "NLLCriterion",
+        "s_ALoss", "calc_dataset_loss", "get_current_loss", "cal_nll_with_label", "lossy", "gloss", "closs_fn",
+        "bce_losses", "train_objective2", "Objective", "myLossFn", "a.loss", "loss3d", "nll_loss", "NllLoss",
+        "criterion", "lossLOSS", "x", "", "L", "forward", "append", "Nll", "iouLoss"})
+    EXPECT_EQ(ll::Facts::named_like_a_loss(n), by_tokens(n)) << n;
+}
