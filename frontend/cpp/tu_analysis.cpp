@@ -46,6 +46,8 @@ struct ParseState {
   // Headers that were not found and were skipped (never LibTorch's): the rest of the TU is
   // Clang's recovery, with real LibTorch types.
   std::vector<std::string> skipped;
+  // The main file includes a header of its own (`#include "net.h"`) that was found.
+  bool own_header_found = false;
 };
 
 bool torch_header(const std::string& h);
@@ -56,16 +58,22 @@ bool torch_header(const std::string& h);
 // LibTorch's own headers are never skipped: without them nothing is known.
 class SkipMissingHeaders : public clang::PPCallbacks {
  public:
-  explicit SkipMissingHeaders(ParseState& st) : st_(st) {}
+  SkipMissingHeaders(ParseState& st, const clang::SourceManager& sm) : st_(st), sm_(sm) {}
   bool FileNotFound(llvm::StringRef name) override {
     std::string h = name.str();
     if (torch_header(h)) return false;
     if (st_.skipped.size() < 64) st_.skipped.push_back(std::move(h));
     return true;
   }
+  void InclusionDirective(clang::SourceLocation hash, const clang::Token&, llvm::StringRef, bool angled,
+                          clang::CharSourceRange, clang::OptionalFileEntryRef file, llvm::StringRef,
+                          llvm::StringRef, const clang::Module*, bool, clang::SrcMgr::CharacteristicKind) override {
+    if (!angled && file && sm_.isInMainFile(hash)) st_.own_header_found = true;
+  }
 
  private:
   ParseState& st_;
+  const clang::SourceManager& sm_;
 };
 
 class LowerConsumer : public clang::ASTConsumer {
@@ -99,7 +107,7 @@ class LowerAction : public clang::ASTFrontendAction {
   // checks, which the analysis does not need and which dominate the time with LibTorch.
   clang::TranslationUnitKind getTranslationUnitKind() override { return clang::TU_Prefix; }
   bool BeginSourceFileAction(clang::CompilerInstance& ci) override {
-    ci.getPreprocessor().addPPCallbacks(std::make_unique<SkipMissingHeaders>(st_));
+    ci.getPreprocessor().addPPCallbacks(std::make_unique<SkipMissingHeaders>(st_, ci.getSourceManager()));
     return true;
   }
 
@@ -465,25 +473,13 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
           return true;
     return false;
   };
-  // (With headers skipped, the lowering spells unresolved names by their look, `nn::Module` as
-  // LibTorch's: only the file's own words count then.)
-  // A project header of the file's own (`#include "net.h"`) that was found may bring LibTorch in
-  // (`using Tensor = torch::Tensor;`) even when another header is missing (a generated
-  // `version.h`): then what resolved decides.
-  auto found_own_header = [&] {
-    for (size_t at = r.source.find("#include"); at != std::string::npos; at = r.source.find("#include", at + 8)) {
-      const size_t q = r.source.find_first_not_of(" \t", at + 8);
-      if (q == std::string::npos || r.source[q] != '"') continue;
-      const size_t e = r.source.find('"', q + 1);
-      if (e == std::string::npos || r.source.find('\n', q) < e) continue;
-      const std::string h = r.source.substr(q + 1, e - q - 1);
-      if (std::find(ps.skipped.begin(), ps.skipped.end(), h) == ps.skipped.end()) return true;
-    }
-    return false;
-  };
+  // With headers skipped, the lowering spells unresolved names by their look (`nn::Module` as
+  // LibTorch's), so only the file's own words count, unless a header of its own was found
+  // (`#include "net.h"` with `using Tensor = torch::Tensor;`, beside a missing generated
+  // `version.h`): then what resolved decides, as when nothing is missing.
   const bool unseen_framework =
       !mentions_libtorch(r.source, /*bare_tensor=*/false) &&
-      (ps.lowered ? (!ps.skipped.empty() && !found_own_header()) || !reaches_torch(ps.module)
+      (ps.lowered ? (!ps.skipped.empty() && !ps.own_header_found) || !reaches_torch(ps.module)
                   : !ps.diags.missing_header.empty() && !torch_header(ps.diags.missing_header));
   if (unseen_framework) {
     r.module = Module{};
