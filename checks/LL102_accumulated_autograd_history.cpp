@@ -77,14 +77,12 @@ class History {
     return it == f_.stmt_index.end() ? -1 : f_.stmt_sites[it->second].loop;
   }
 
-  static bool is_loss_name(std::string_view name) { return Facts::named_like_a_loss(name); }
-
   // A key that names a count or an accuracy (`correct`, `total`, `num_samples`, `acc`).
   static bool counts_by_name(std::string_view key) {
     auto toks = Facts::name_tokens(key);
     if (toks.empty()) return false;
     for (const auto& t : toks)
-      if (is_loss_name(t)) return false;
+      if (Facts::named_like_a_loss(t)) return false;
     return in(toks.back(), {"correct", "total", "count", "counts", "num", "n", "size", "samples", "accuracy", "acc",
                             "steps", "step", "tokens", "examples", "hits", "seen", "batches"}) ||
            in(toks.front(), {"num", "n", "count", "correct", "total"});
@@ -246,7 +244,7 @@ class History {
           return model_element_history(f_.calls[ci->second], unpacked_element(df.stmt, d));
         if (int k = unpacked_element(df.stmt, d); k >= 0 && same_file_callee(call) != kNone)
           return returns_history(ctx_, same_file_callee(call), k, call);
-        return is_loss_name(f_.last_component(d));
+        return Facts::named_like_a_loss(f_.last_component(d));
       }
       case DefKind::Augmented:
         return carries(df.value, off, depth + 1) || reaching_carries(d, df.stmt, depth + 1);
@@ -430,7 +428,7 @@ class History {
     // inputs. When every input is a local value known to carry none (a forward's output
     // made under no_grad a few lines earlier), neither does the loss; inputs of unknown
     // origin (parameters, attributes) keep the usual assumption.
-    bool criterion = !cname.empty() && is_loss_name(cname);
+    bool criterion = !cname.empty() && Facts::named_like_a_loss(cname);
     // A call named like a loss whose every definition returns a Python number
     // (`model.get_current_loss()` of a trainer whose method returns `self.loss.item()`, an
     // imported `calc_dataset_loss(loader, net, loss_fn)` that sums `loss.item()`).
@@ -738,9 +736,6 @@ class History {
     return false;
   }
 
-  // `backward()` (no retain_graph) runs inside the loop on the value itself or on a value
-  // computed from it (`score = classifier(fake).mean(); score.backward()`): the value's
-  // graph has had its saved tensors freed. A list display counts by its elements.
   // Does the loop read another element of `element`'s container by a literal key (`outputs[1]`
   // beside `outputs[0]`: the heads of a multi-output model)? Masks and slices of the same
   // tensor (`x_hat[x_hat > 1] = 1`) are not other elements.
@@ -764,6 +759,9 @@ class History {
     return false;
   }
 
+  // `backward()` (no retain_graph) runs inside the loop on the value itself or on a value
+  // computed from it (`score = classifier(fake).mean(); score.backward()`): the value's
+  // graph has had its saved tensors freed. A list display counts by its elements.
   bool backpropagated_in_loop(Id value, int loop) const {
     std::set<std::string> names;
     // An element or a view of a value (`x_hat[0]`, `out.squeeze(0)`) shares its graph; not an
@@ -1151,7 +1149,7 @@ class History {
             bool ck = v.kind == ExprKind::Sequence && k < v.kids.size() ? carries(v.kids[k], off)
                       : !c                                           ? false
                       : callee != kNone && loss_tuple ? returns_history(ctx_, callee, static_cast<int>(k), unpacked)
-                      : loss_tuple                    ? is_loss_name(f_.last_component(d))
+                      : loss_tuple                    ? Facts::named_like_a_loss(f_.last_component(d))
                       : model_call != nullptr         ? model_element_history(*model_call, static_cast<int>(k))
                                                       : c;
             if (ck) tainted_.insert(d); else tainted_.erase(d);

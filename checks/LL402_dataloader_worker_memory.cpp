@@ -251,11 +251,11 @@ void check_LL402(CheckContext& ctx) {
           setting.find('.') == std::string::npos) {
         // (A parameter of that name, or an import inside the function, `from config import
         // NUM_WORKERS`, binds another value: imports are not bindings the flow sees.)
-        bool param = false;
-        for (const auto& p : f.m.funcs[c.func].params) param = param || p == setting;
-        for (Id st : f.stmts_in(c.func)) param = param || f.m.s(st).kind == StmtKind::Import;
+        bool own_binding = false;
+        for (const auto& p : f.m.funcs[c.func].params) own_binding = own_binding || p == setting;
+        for (Id st : f.stmts_in(c.func)) own_binding = own_binding || f.m.s(st).kind == StmtKind::Import;
         const std::vector<Id> module_values = f.bindings(kNone, setting);
-        if (!param && !module_values.empty()) {
+        if (!own_binding && !module_values.empty()) {
           scope = kNone;
           binding = "module:";
           for (Id v : module_values) binding += std::to_string(v) + ",";
