@@ -195,7 +195,10 @@ void check_LL201(CheckContext& ctx) {
     // The optimizer is handed to a call this file cannot see into (`self.objective.step_loss(net,
     // opt, x, y)` of another module): that call may reset it.
     const std::string unseen = loop >= 0 ? handed_to_unseen_call(f, loop, name) : std::string();
-    if (!unseen.empty())
+    // Impact: a few steps, or a benchmark: what the update computes is not at stake.
+    if (const std::string why = training_not_at_stake(f, loop); !why.empty())
+      ctx.report_weak("LL201", f.e(c.call).range, std::move(message), why);
+    else if (!unseen.empty())
       ctx.report_weak("LL201", f.e(c.call).range, std::move(message),
                       "`" + name + "` is handed to `" + unseen + "(...)`, which this file cannot see into and which may "
                       "reset its gradients");

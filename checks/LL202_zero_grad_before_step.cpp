@@ -126,11 +126,14 @@ void check_unit(CheckContext& ctx, const GradWriters& gw, const std::vector<Id>&
       if (ev[s].kind != Event::Step) continue;
       if (!ev[z].opt.empty() && ev[z].opt != ev[s].opt) continue;
       std::string what = ev[z].opt.empty() ? "the model's gradients" : "`" + ev[z].opt + "`'s gradients";
-      Finding* fd = ctx.report(
-          "LL202", f.e(ev[z].call).range,
-          "`" + ctx.text(f.e(ev[z].call).range) + "` resets " + what + " after backward() and before `" +
-              ev[s].opt + ".step()`, so the step applies zero (or None) gradients and the model never learns; "
-              "move the reset before backward() or after step()");
+      std::string message = "`" + ctx.text(f.e(ev[z].call).range) + "` resets " + what +
+                            " after backward() and before `" + ev[s].opt +
+                            ".step()`, so the step applies zero (or None) gradients and the model never learns; "
+                            "move the reset before backward() or after step()";
+      // Impact: a few steps, or a benchmark: what the update computes is not at stake.
+      const std::string why = training_not_at_stake(f, f.calls[f.call_index.at(ev[z].call)].loop);
+      Finding* fd = why.empty() ? ctx.report("LL202", f.e(ev[z].call).range, std::move(message))
+                                : ctx.report_weak("LL202", f.e(ev[z].call).range, std::move(message), why);
       if (fd) {
         // Fix: move the reset statement to just after the step statement.
         Id zs = f.calls[f.call_index.at(ev[z].call)].stmt;

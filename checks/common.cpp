@@ -597,6 +597,46 @@ bool python_builtin_call(const Facts& f, Id call) {
 // Tensors made by this process from nothing (`torch.randn(64, 3)`, `torch.arange(n)`, through
 // `.to(device)`, `.repeat(k)`, arithmetic and the names bound to them): synthetic data, never a
 // dataset whose passes an epoch counts; random draws differ per rank unless seeded alike.
+std::string training_not_at_stake(const Facts& f, int loop) {
+  if (loop < 0) return "";
+  const Id func = f.loops[loop].func;
+  // A clock or the memory counters read in the loop's function (at the top level: in the
+  // outermost loop around it).
+  int outer = loop;
+  while (f.loops[outer].parent >= 0) outer = f.loops[outer].parent;
+  bool measured = false;
+  for (int ci : func != kNone ? f.calls_in(func) : f.loops[outer].calls) {
+    const std::string& q = f.callee_qual(f.calls[ci].call);
+    measured = measured ||
+               in(q, {"time.time"sv, "time.perf_counter"sv, "time.monotonic"sv, "time.process_time"sv,
+                      "timeit.timeit"sv, "timeit.default_timer"sv, "torch.cuda.Event"sv,
+                      "torch.cuda.max_memory_allocated"sv, "torch.cuda.memory_allocated"sv,
+                      "torch.cuda.memory_reserved"sv, "torch.cuda.max_memory_reserved"sv}) ||
+               starts_with(q, "pynvml.") || starts_with(q, "torch.utils.benchmark.");
+  }
+  if (!measured) return "";
+  constexpr long kFewTrainingSteps = 10;
+  long trips = 1;
+  for (int l = loop; l >= 0 && trips > 0; l = f.loops[l].parent)
+    if (trips *= constant_trips(f, l, kFewTrainingSteps); trips > kFewTrainingSteps) trips = 0;
+  if (trips > 0)
+    return "the loop runs " + (trips == 1 ? std::string("once") : std::to_string(trips) + " times") +
+           " while the code reads a clock or the memory counters: a measurement of speed or memory, not training";
+  bool forwards = false;
+  for (int ci : f.loops[loop].calls) {
+    const CallSite& x = f.calls[ci];
+    if (x.in_lambda || !f.is_model_call(x)) continue;
+    const Expr& call = f.e(x.call);
+    if (call.kids.size() < 2) return "";
+    for (size_t k = 1; k < call.kids.size(); ++k)
+      if (!made_tensor(f, x.func, call.kids[k])) return "";
+    forwards = true;
+  }
+  if (!forwards) return "";
+  return "the loop trains on tensors the program makes while the code reads a clock or the memory counters: a "
+         "benchmark, whose parameters are thrown away";
+}
+
 bool made_tensor(const Facts& f, Id func, Id x, int depth) {
   if (x == kNone || depth > 4) return false;
   const Expr& e = f.e(x);

@@ -76,6 +76,14 @@ Id size_read_of(const Facts& f, Id x);
 // 0 when unknown or above `limit`.
 long constant_trips(const Facts& f, int loop, long limit);
 
+// Impact for the rules about what an update computes (LL201, LL202): why training loop
+// `loop` measures speed or memory rather than trains, or "" when it trains. The loop's
+// function (at the top level, the outermost loop around it) reads a clock or the memory
+// counters, and the loop runs at most 10 constant times (a demo of a device's speed that stops
+// after four batches) or every forward in it takes only tensors the program makes (a benchmark,
+// whose parameters are thrown away).
+std::string training_not_at_stake(const Facts& f, int loop);
+
 // A call of a Python builtin (`max(a, b)`, `len(x)`, `float(v)`) that no import or
 // definition of the file shadows. Python only: C++ has no such names.
 bool python_builtin_call(const Facts& f, Id call);

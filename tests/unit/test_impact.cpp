@@ -1706,3 +1706,82 @@ TEST(Impact, AFrozenBackboneHandedToAnEvaluationFunctionIsWeak) {
   ASSERT_NE(h, nullptr);
   EXPECT_FALSE(h->low_confidence) << h->message;
 }
+
+TEST(Impact, ATimedLoopOfAFewTrainingStepsIsAMeasurement) {
+  // A loop that trains for a constant handful of steps while the code reads a clock (a demo of
+  // a device's speed that stops after four batches) measures; what the missing or misplaced
+  // reset does to the update is not at stake. Without a clock a few steps are a demo whose
+  // printed loss is the point, and a timed loop over a whole loader, or more than ten steps,
+  // trains: both full.
+  auto program = [](const std::string& loops, const std::string& indent, const std::string& body_end,
+                    const std::string& reset_before_step, bool clock) {
+    return "import time\nimport torch\nimport torch.nn as nn\n"
+           "model = nn.Linear(4, 1).cuda()\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n" +
+           loops + indent + (clock ? "start = time.time()\n" + indent : std::string()) +
+           "loss = model(x.cuda()).sum()\n" + indent + "loss.backward()\n" + reset_before_step + indent +
+           "opt.step()\n" + body_end;
+  };
+  struct Case { std::string loops, indent, end, reason; };
+  for (const std::string& rule : {std::string("LL201"), std::string("LL202")}) {
+    const std::string reset = rule == "LL202" ? std::string("    opt.zero_grad()\n") : std::string();
+    for (const Case& c :
+         {Case{"for i, (x, y) in enumerate(loader):\n", "    ", "    if i == 3:\n        break\n", "runs 4 times"},
+          Case{"for i in range(3):\n    x = torch.load('x.pt')\n", "    ", "", "runs 3 times"},
+          Case{"for device in ['cpu', 'cuda']:\n    for i, (x, y) in enumerate(loader):\n", "        ",
+               "        if i == 3:\n            break\n", "runs 8 times"}}) {
+      const std::string r2 = !reset.empty() && c.indent.size() == 8 ? "    " + reset : reset;
+      const FileResult r = analyze_text("demo.py", program(c.loops, c.indent, c.end, r2, true), Config{}, EngineOptions{});
+      const Finding* f = only(r, rule);
+      ASSERT_NE(f, nullptr) << rule << c.loops;
+      EXPECT_TRUE(f->low_confidence) << rule << " " << f->message;
+      EXPECT_NE(f->message.find(c.reason), std::string::npos) << f->message;
+      const FileResult u = analyze_text("demo.py", program(c.loops, c.indent, c.end, r2, false), Config{}, EngineOptions{});
+      const Finding* g = only(u, rule);
+      ASSERT_NE(g, nullptr) << rule << c.loops;
+      EXPECT_FALSE(g->low_confidence) << rule << " " << g->message;
+    }
+    for (const std::string& loops : {std::string("for x, y in loader:\n"),
+                                     std::string("for i in range(11):\n    x = torch.load('x.pt')\n")}) {
+      const FileResult r = analyze_text("demo.py", program(loops, "    ", "", reset, true), Config{}, EngineOptions{});
+      const Finding* f = only(r, rule);
+      ASSERT_NE(f, nullptr) << rule << loops;
+      EXPECT_FALSE(f->low_confidence) << rule << " " << f->message;
+    }
+  }
+}
+
+TEST(Impact, ATimedTrainingLoopOnTensorsTheProgramMakesIsABenchmark) {
+  // A loop that trains on tensors the program makes while the function reads a clock or the
+  // memory counters measures speed or memory: the parameters it computes are thrown away. The
+  // same loop without a clock is a toy fit (what it learns is its point), and a timed loop over
+  // a loader trains on data: both full.
+  auto program = [](const std::string& input, const std::string& clock) {
+    return "import time\nimport torch\n"
+           "def bench(n):\n"
+           "    layer = torch.nn.TransformerEncoderLayer(512, 8).cuda()\n"
+           "    opt = torch.optim.Adam(layer.parameters(), 1e-4)\n"
+           "    hidden = torch.ones(4, n, 512).cuda()\n"
+           "    target = torch.zeros(4, n, 512).cuda()\n" +
+           clock + "    for i in range(1000):\n" + input +
+           "        result = layer(x)\n"
+           "        loss = ((target - result) ** 2).mean()\n"
+           "        loss.backward()\n"
+           "        opt.step()\n";
+  };
+  const std::string made = "        x = hidden\n", data = "        x = next(batches).cuda()\n";
+  for (const std::string& clock : {std::string("    start = time.time()\n"),
+                                   std::string("    used = torch.cuda.max_memory_allocated()\n")}) {
+    const FileResult r = analyze_text("bench.py", program(made, clock), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL201");
+    ASSERT_NE(f, nullptr) << clock;
+    EXPECT_TRUE(f->low_confidence) << f->message;
+    EXPECT_NE(f->message.find("benchmark"), std::string::npos) << f->message;
+  }
+  for (const auto& [input, clock] : {std::pair{made, std::string()}, std::pair{data, std::string("    t0 = time.time()\n")}}) {
+    const FileResult r = analyze_text("bench.py", program(input, clock), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL201");
+    ASSERT_NE(f, nullptr) << input << clock;
+    EXPECT_FALSE(f->low_confidence) << f->message;
+  }
+}
