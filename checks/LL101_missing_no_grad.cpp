@@ -7,6 +7,7 @@
 #include <set>
 
 #include "checks/common.hpp"
+#include "checks/model_size.hpp"
 #include "checks/flow.hpp"
 
 namespace ll {
@@ -284,6 +285,64 @@ bool one_linear_layer(const Facts& f, const CallSite& c) {
     if (!linear_receiver(f, x)) return false;
   }
   return true;
+}
+
+// Impact: a fully-connected model of visible size keeps at most this many floats per sample
+// in its graph (64 KB): little next to the batch itself.
+constexpr long kSmallGraphWidth = 16384;
+
+// The floats per sample the forward's model keeps (ModelSize::width), when every value that
+// reaches the call is a fully-connected model of visible size: the bindings that reach it, or
+// what every same-file caller hands in. -1 otherwise.
+long fully_connected_width(const Facts& f, Id func, Id x, int depth = 0) {
+  const std::string& d = f.dotted(x);
+  if (d.empty() || depth > 2 || f.m.lang != Lang::Python) return -1;
+  long most = -1;
+  auto meet = [&](long w) {
+    if (w < 0) return false;
+    most = std::max(most, w);
+    return true;
+  };
+  if (func != kNone && f.is_param(func, d) && f.own_bindings(func, d).empty()) {
+    const auto handed = f.argument_values(func, d);
+    if (handed.empty()) return -1;
+    for (const auto& [caller, a] : handed)
+      if (!meet(fully_connected_width(f, caller, a, depth + 1))) return -1;
+    return most;
+  }
+  std::vector<Id> vals = f.bindings_at(func, d, x);
+  // `net = net.to(device)` moves the same object: what it was bound to before counts.
+  auto moved_self = [&](Id v) { return f.dotted(f.unplaced(v)) == d; };
+  if (std::any_of(vals.begin(), vals.end(), moved_self)) vals = f.bindings(func, d);
+  vals.erase(std::remove_if(vals.begin(), vals.end(), moved_self), vals.end());
+  if (vals.empty()) return -1;
+  for (Id v : vals)
+    if (!meet(model_size(f, func, v).width)) return -1;
+  return most;
+}
+
+// ... summed over every forward with grad on in the call's loop (or its statement, outside
+// loops): `probe(backbone(x))` keeps the backbone's activations too. -1 when any is not such a
+// model.
+long loop_graph_width(const Facts& f, const CallSite& c) {
+  if (f.m.lang != Lang::Python) return -1;
+  const std::vector<int>& around = c.loop >= 0 ? f.loops[c.loop].calls : f.calls_in_stmt[c.stmt];
+  long total = 0;
+  for (int xi : around) {
+    const CallSite& x = f.calls[xi];
+    if (x.in_lambda || f.grad_off(x) || !f.is_model_call(x)) continue;
+    const long w = fully_connected_width(f, x.func, f.forward_receiver(x.call));
+    if (w < 0) return -1;
+    total += w;
+  }
+  return total;
+}
+
+// "3,030"
+std::string with_commas(long v) {
+  std::string s = std::to_string(v);
+  for (int k = static_cast<int>(s.size()) - 3; k > 0; k -= 3) s.insert(static_cast<size_t>(k), ",");
+  return s;
 }
 
 // `for layer in self.hidden:` (`self.blocks.children()`) in a module's own method, feeding
@@ -793,6 +852,7 @@ void check_LL101(CheckContext& ctx) {
     // loads), a probe of its output shapes (`out = model(torch.zeros(2, 3,
     // h, w)); c, h, w = out.size()[1:]`). A loop of such forwards times it and stays full.
     const bool probe = made && !smoke && c.loop < 0 && (c.func == kNone || f.runs_at_most_once(c.func));
+    const long width = loop_graph_width(f, c);
     Finding* fd = legacy_volatile(f, c.func)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the function builds `Variable(..., volatile=True)`, how PyTorch before 0.4 "
@@ -829,6 +889,13 @@ void check_LL101(CheckContext& ctx) {
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         model + " is one linear layer: its graph saves the input and the weight, both "
                                                 "alive anyway, so nothing beyond the output is kept")
+                  : !f.cpu_only_program() && !f.cpu_only_at(f.e(c.call).range.begin) && width >= 0 &&
+                          width <= kSmallGraphWidth
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        model + " is a fully-connected model whose forward keeps about " +
+                                            with_commas(width) + " floats (" +
+                                            std::to_string((width * 4 + 1023) / 1024) +
+                                            " KB) per sample: its graph is small next to the batch itself")
                   : placed_on_cpu(f, c)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the model was moved to the CPU before this forward, so the graph costs host "

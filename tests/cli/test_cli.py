@@ -1353,7 +1353,7 @@ class ReviewedHiddenLeaks(Tmp):
         "h_entry": {
                 "demo.py": "import torch\nimport lib\n\nif __name__ == \"__main__\":\n    print(lib.helper_value(), torch.ones(1))\n",
                 "setup.py": "from setuptools import setup\n\nsetup(\n    name=\"lib\",\n    py_modules=[\"lib\"],\n    entry_points={\"console_scripts\": [\"lib-predict = lib:main\"]},\n)\n",
-                "lib.py": "import sys\nimport torch\n\n\ndef main():\n    model = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)).cuda()\n    model.eval()\n    return [model(torch.load(p).cuda()).argmax(1) for p in sys.argv[1:]]\n\n\ndef helper_value():\n    return 3\n"
+                "lib.py": "import sys\nimport torch\n\n\ndef main():\n    model = torch.nn.Sequential(torch.nn.Conv1d(2, 8, 1), torch.nn.ReLU(), torch.nn.Conv1d(8, 2, 1)).cuda()\n    model.eval()\n    return [model(torch.load(p).cuda()).argmax(1) for p in sys.argv[1:]]\n\n\ndef helper_value():\n    return 3\n"
         }
 }
 

@@ -19,7 +19,7 @@ using test::only;
 // A tutorial-style script: an evaluation loop at top level.
 std::string script(const std::string& device_line) {
   return "import torch\n"
-         "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n" +
+         "model = torch.nn.Sequential(torch.nn.Conv1d(4, 8, 1), torch.nn.ReLU(), torch.nn.Conv1d(8, 2, 1))\n" +
          device_line +
          "model.eval()\n"
          "for x in [torch.randn(1, 4) for _ in range(3)]:\n"
@@ -131,7 +131,7 @@ TEST(Impact, ACpuSectionBeforeTheFirstGpuUseIsWeak) {
   // the full severity.
   const std::string nb =
       "import torch\n"
-      "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))\n"
+      "model = torch.nn.Sequential(torch.nn.Conv1d(4, 8, 1), torch.nn.ReLU(), torch.nn.Conv1d(8, 2, 1))\n"
       "model.eval()\n"
       "for x in test_loader:\n"
       "    print(model(x).argmax(-1))\n"
@@ -139,7 +139,7 @@ TEST(Impact, ACpuSectionBeforeTheFirstGpuUseIsWeak) {
       "    net.eval()\n"
       "    return [net(x).argmax(-1) for x in loader]\n"
       "device = torch.device('cuda')\n"
-      "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)).to(device)\n"
+      "model = torch.nn.Sequential(torch.nn.Conv1d(4, 8, 1), torch.nn.ReLU(), torch.nn.Conv1d(8, 2, 1)).to(device)\n"
       "model.eval()\n"
       "for x in test_loader:\n"
       "    print(model(x.to(device)).argmax(-1))\n";
@@ -627,7 +627,7 @@ TEST(Impact, EveryRuleWhoseCostGrowsWithARunIsWeakInTestCode) {
   // once (`with torch.no_grad:`, LL104) keeps it in tests too.
   const std::string smoke =
       "import torch\n"
-      "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)).cuda()\n"
+      "model = torch.nn.Sequential(torch.nn.Conv1d(4, 8, 1), torch.nn.ReLU(), torch.nn.Conv1d(8, 2, 1)).cuda()\n"
       "optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)\n"
       "for i in range(10):\n"
       "    loss = model(torch.rand(3, 4).cuda()).sum()\n"
@@ -1784,4 +1784,62 @@ TEST(Impact, ATimedTrainingLoopOnTensorsTheProgramMakesIsABenchmark) {
     ASSERT_NE(f, nullptr) << input << clock;
     EXPECT_FALSE(f->low_confidence) << f->message;
   }
+}
+
+TEST(Impact, AFullyConnectedModelOfVisibleSizeKeepsASmallGraph) {
+  // An evaluation loop of a model built from Linear layers of literal sizes (an MLP on
+  // flattened CIFAR images) keeps a few thousand floats per sample in its graph: weak, and the
+  // message says how many. Built in the loop's scope, by a same-file class, or handed in by
+  // every same-file caller. A convolution's feature maps, or layers wide enough to keep more
+  // than 16k floats per sample, keep the full severity.
+  auto program = [](const std::string& build) {
+    return "import torch\nimport torch.nn as nn\n" + build +
+           "def evaluate(model, loader):\n"
+           "    model.eval()\n"
+           "    correct = 0\n"
+           "    for x, y in loader:\n"
+           "        out = model(x.cuda())\n"
+           "        correct += (out.argmax(1) == y.cuda()).sum().item()\n"
+           "    return correct\n"
+           "evaluate(net, test_loader)\n";
+  };
+  const std::string mlp_class =
+      "class MLP(nn.Module):\n"
+      "    def __init__(self, hidden=1000):\n"
+      "        super().__init__()\n"
+      "        self.fc1 = nn.Linear(3 * 32 * 32, hidden)\n"
+      "        self.drop = nn.Dropout(0.5)\n"
+      "        self.fc2 = nn.Linear(hidden, 10)\n"
+      "    def forward(self, x):\n"
+      "        return self.fc2(self.drop(torch.relu(self.fc1(x))))\n";
+  for (const std::string& build :
+       {std::string("net = nn.Sequential(nn.Linear(3 * 32 * 32, 1000), nn.ReLU(), nn.Linear(1000, 10)).cuda()\n"),
+        mlp_class + "net = MLP().to('cuda')\n"}) {
+    const FileResult r = analyze_text("mlp.py", program(build), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << build;
+    EXPECT_TRUE(f->low_confidence) << f->message;
+    EXPECT_NE(f->message.find("fully-connected model whose forward keeps about 3,030 floats (12 KB) per sample"),
+              std::string::npos)
+        << f->message;
+  }
+  for (const std::string& build :
+       {std::string("net = nn.Sequential(nn.Conv2d(3, 16, 3), nn.ReLU(), nn.Flatten(), nn.Linear(14400, 10)).cuda()\n"),
+        std::string("net = nn.Sequential(nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 4096), nn.ReLU(),\n"
+                    "                    nn.Linear(4096, 1000)).cuda()\n"),
+        std::string("net = torch.load('mlp.pt').cuda()\n")}) {
+    const FileResult r = analyze_text("mlp.py", program(build), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << build;
+    EXPECT_FALSE(f->low_confidence) << f->message;
+  }
+  // Another caller hands in a model the file does not size: full.
+  const FileResult r = analyze_text(
+      "mlp.py",
+      program("net = nn.Sequential(nn.Linear(3 * 32 * 32, 1000), nn.ReLU(), nn.Linear(1000, 10)).cuda()\n") +
+          "evaluate(torch.load('big.pt').cuda(), test_loader)\n",
+      Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence) << f->message;
 }
