@@ -675,6 +675,42 @@ bool calls_code_that_may_need_grad(const Facts& f, const std::vector<int>& calls
   return false;
 }
 
+// A call of an interpretability library's attribution method, which back-propagates through
+// the model it was handed (Grad-CAM, integrated gradients, smoothed or guided gradients):
+// the library's own call (`IntegratedGradients(model).attribute(x)`), or a call or method of
+// an object the function or the module built with one (`cam(x)`, `ig.attribute(x)`).
+bool attribution_call(const Facts& f, const CallSite& x) {
+  auto library = [](const std::string& q) {
+    return starts_with(q, "captum.") || starts_with(q, "pytorch_grad_cam.") || starts_with(q, "monai.visualize.") ||
+           starts_with(q, "torchcam.");
+  };
+  Id callee = f.e(x.call).kids[0];
+  for (int hops = 0; hops < 4; ++hops) {
+    const Expr& e = f.e(callee);
+    if (e.kind == ExprKind::Call) {
+      if (library(f.callee_qual(callee))) return true;
+      callee = e.kids[0];
+    } else if (e.kind == ExprKind::Attribute) {
+      callee = e.kids[0];
+    } else {
+      break;
+    }
+  }
+  if (library(f.callee_qual(x.call))) return true;
+  const Expr& root = f.e(callee);
+  if (root.kind != ExprKind::Name) return false;
+  for (Id func : {x.func, kNone}) {
+    for (Id v : f.bindings(func, root.text))
+      if (f.e(v).kind == ExprKind::Call && library(f.callee_qual(v))) return true;
+    if (func == kNone) break;
+  }
+  return false;
+}
+
+bool calls_attribution(const Facts& f, const std::vector<int>& calls) {
+  return std::any_of(calls.begin(), calls.end(), [&](int ci) { return attribution_call(f, f.calls[ci]); });
+}
+
 }  // namespace
 
 // The forward `c` is the receiver of `.detach()` (`outp = teacher(x).detach()`), with grad on:
@@ -792,6 +828,12 @@ void check_LL101(CheckContext& ctx) {
       serving = true;
     }
     if (f.output_read_as_numpy(c)) continue;
+    // Interpretability code: the scope hands the model to attribution methods that
+    // back-propagate through it, which no_grad would break.
+    if (calls_attribution(f, c.func != kNone ? f.calls_in(c.func)
+                             : c.loop >= 0   ? f.loops[outermost_eval_loop(f, c.loop)].calls
+                                             : f.calls_in_stmt[c.stmt]))
+      continue;
     // One finding per outermost evaluation loop, and one decision whether its outputs are
     // back-propagated after it (the first forward's).
     int outer = outermost_eval_loop(f, c.loop);
@@ -970,7 +1012,9 @@ void check_LL101(CheckContext& ctx) {
       continue;
     const CallSite* fw = helper_forward(f, h.target_func, helpers);
     // A helper whose own forward is reported (a loaded model's serving helper) is fixed there.
-    if (!fw || reported_forwards.count(fw->call) || f.loop_trains(h.loop) || feeds_enclosing_training(f, h)) continue;
+    if (!fw || reported_forwards.count(fw->call) || f.loop_trains(h.loop) || feeds_enclosing_training(f, h) ||
+        calls_attribution(f, f.calls_in(h.target_func)))
+      continue;
     Id callee = f.forward_receiver(fw->call);
     std::string d = f.dotted(callee);
     // A method of a module class runs the caller's module: `agent.get_action(obs)` runs `agent`.
