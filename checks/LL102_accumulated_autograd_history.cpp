@@ -1,5 +1,6 @@
 // LL102 accumulated-autograd-history: a tensor that carries autograd history is
 // accumulated, inside a grad-enabled loop, into something that outlives the iteration.
+#include <cctype>
 #include <map>
 #include <set>
 #include <unordered_set>
@@ -660,6 +661,33 @@ class History {
     return true;
   }
 
+  // The class of the object `base` holds, when every binding of it builds an instance of a
+  // class the file does not show (`run_loss = CumulativeAverage()`, a library's metric): its
+  // `.append` is that class's method, not a list's. "" otherwise (a list, a deque, a dict, a
+  // class of the file, a value of unknown origin).
+  std::string unseen_class_of(const std::string& base) const {
+    std::vector<Id> vals = f_.bindings(func_, base);
+    if (vals.empty() && func_ != kNone) vals = f_.bindings(kNone, base);
+    if (vals.empty()) return "";
+    std::string cls;
+    for (Id v : vals) {
+      if (f_.e(v).kind != ExprKind::Call || python_builtin_call(f_, v) || f_.constructed_class(v) != kNone ||
+          f_.same_file_target(v, func_) != kNone)
+        return "";
+      const std::string& q = f_.callee_qual(v);
+      if (starts_with(q, "torch.") || starts_with(q, "collections.") || starts_with(q, "queue.") ||
+          starts_with(q, "numpy.") || starts_with(q, "array."))
+        return "";
+      const Expr& callee = f_.e(f_.e(v).kids[0]);
+      if (callee.kind != ExprKind::Name && callee.kind != ExprKind::Attribute) return "";
+      const std::string_view name = f_.last_component(f_.dotted(f_.e(v).kids[0]));
+      if (name.empty() || !std::isupper(static_cast<unsigned char>(name[0]))) return "";
+      if (!cls.empty() && cls != name) return "";
+      cls = std::string(name);
+    }
+    return cls;
+  }
+
   // A plain local of the function (not an attribute, a parameter or a global): it dies with
   // the call.
   bool local_of_the_call(const std::string& base) const {
@@ -1034,6 +1062,11 @@ class History {
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "it keeps one value per epoch, and backward() already freed each graph's "
                                            "saved tensors, so it holds that many values and their autograd nodes")
+                    : container && !display && !unseen_class_of(base).empty()
+                        ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                           "`" + base + "` holds a `" + unseen_class_of(base) +
+                                               "`, a class this file does not show: what its method keeps is not "
+                                               "known (a library's metric may detach or reduce its argument)")
                     : recreated && trips > 0 && trips <= kFewSteps
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "`" + base + "` is re-created every iteration of the enclosing loop and "

@@ -1843,3 +1843,34 @@ TEST(Impact, AFullyConnectedModelOfVisibleSizeKeepsASmallGraph) {
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(f->low_confidence) << f->message;
 }
+
+TEST(Impact, AnAppendOnAnObjectOfAClassTheFileDoesNotShowIsWeak) {
+  // `run_loss = CumulativeAverage()` (MONAI's metric, which detaches what it is given):
+  // `.append` is that class's method, not a list's, so what it keeps is not known. A list, a
+  // deque, or a class of the file keep the full severity.
+  auto program = [](const std::string& made, const std::string& head) {
+    return "import torch\n" + head +
+           "model = torch.load('m.pt').cuda()\n"
+           "for epoch in range(100):\n"
+           "    run_loss = " + made + "\n"
+           "    for x, y in train_loader:\n"
+           "        loss = criterion(model(x.cuda()), y.cuda())\n"
+           "        run_loss.append(loss)\n";
+  };
+  for (const auto& [made, head] : {std::pair<std::string, std::string>{"CumulativeAverage()", "from monai.metrics import CumulativeAverage\n"},
+                                   {"CumulativeAverage()", ""}, {"metrics.RunningMean(window=10)", "import metrics\n"}}) {
+    const FileResult r = analyze_text("train.py", program(made, head), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << made;
+    EXPECT_TRUE(f->low_confidence) << f->message;
+    EXPECT_NE(f->message.find("a class this file does not show"), std::string::npos) << f->message;
+  }
+  for (const auto& [made, head] : {std::pair<std::string, std::string>{"[]", ""}, {"list()", ""},
+                                   {"deque(maxlen=100000)", "from collections import deque\n"},
+                                   {"Buffer()", "class Buffer(list):\n    pass\n"}}) {
+    const FileResult r = analyze_text("train.py", program(made, head), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << made;
+    EXPECT_FALSE(f->low_confidence) << made << ": " << f->message;
+  }
+}
