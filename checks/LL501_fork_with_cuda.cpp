@@ -19,15 +19,20 @@ std::string literal_arg(const Facts& f, Id call, size_t pos, const char* kw) {
 
 void check_LL501(CheckContext& ctx) {
   const Facts& f = ctx.facts;
-  // Where CUDA is used: module level, and per function.
+  // Where CUDA is used: module level, and per function. A lambda's body runs when it is
+  // called, not where it is defined (`cuda = lambda arr, gpu: arr.cuda(gpu)` at module level
+  // initialises nothing at import).
   std::vector<uint32_t> first_cuda(f.m.funcs.size() + 1, UINT32_MAX);
+  bool lambda_cuda = false;
   for (const CallSite& c : f.calls)
-    if (is_cuda_call(f, c)) {
+    if (c.in_lambda && is_cuda_call(f, c)) {
+      lambda_cuda = true;
+    } else if (is_cuda_call(f, c)) {
       uint32_t& slot = first_cuda[c.func == kNone ? f.m.funcs.size() : c.func];
       slot = std::min(slot, f.e(c.call).range.begin);
     }
   bool module_cuda = first_cuda[f.m.funcs.size()] != UINT32_MAX;
-  bool any_cuda = false;
+  bool any_cuda = lambda_cuda;
   for (uint32_t v : first_cuda) any_cuda |= v != UINT32_MAX;
   if (!any_cuda) return;  // CPU-only program
 

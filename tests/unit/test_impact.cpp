@@ -1874,3 +1874,31 @@ TEST(Impact, AnAppendOnAnObjectOfAClassTheFileDoesNotShowIsWeak) {
     EXPECT_FALSE(f->low_confidence) << made << ": " << f->message;
   }
 }
+
+TEST(Impact, ALambdaThatUsesCudaInitialisesNothingWhereItIsDefined) {
+  // `cuda = lambda arr, gpu: arr.cuda(gpu)` at module level defines a function: its body runs
+  // when it is called, not at import. A child that initialises CUDA itself, started by a method
+  // after that definition, is the weak "fragile" case; a module-level CUDA call that runs at
+  // import keeps the error.
+  auto program = [](const std::string& module_line) {
+    return "import torch\nimport torch.multiprocessing as mp\n" + module_line +
+           "def async_update(args, queue):\n"
+           "    while True:\n"
+           "        idx, values = queue.get()\n"
+           "        values.cuda(0)\n"
+           "class Embedding:\n"
+           "    def create_async_update(self):\n"
+           "        self.q = mp.Queue(1)\n"
+           "        self.p = mp.Process(target=async_update, args=(self.args, self.q))\n"
+           "        self.p.start()\n";
+  };
+  const FileResult r = analyze_text("emb.py", program("cuda = lambda arr, gpu: arr.cuda(gpu)\n"), Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL501");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  EXPECT_NE(f->message.find("initialises CUDA itself"), std::string::npos) << f->message;
+  const FileResult g = analyze_text("emb.py", program("table = torch.arange(10).cuda()\n"), Config{}, EngineOptions{});
+  const Finding* h = only(g, "LL501");
+  ASSERT_NE(h, nullptr);
+  EXPECT_FALSE(h->low_confidence) << h->message;
+}
