@@ -84,6 +84,8 @@ bool plain_cpu_count(const Facts& f, Id func, Id x, int depth = 0) {
 
 // Samples in flight (batches in flight x a visible batch size) small enough not to matter.
 constexpr long kFewSamplesInFlight = 256;
+// Batches in flight of a visible sample size small enough not to matter (1 GB).
+constexpr long kSmallInflightBytes = 1'000'000'000;
 // The core count a worker count that follows `os.cpu_count()` is weighed at: a large host.
 constexpr long kLargeHostCores = 128;
 // Worker counts GPU hosts commonly give one training process (16, 20, 32 on 32- to 128-core
@@ -211,8 +213,27 @@ void check_LL402(CheckContext& ctx) {
     if (Id bs = f.arg(c.call, 1, "batch_size"); bs != kNone && counted > 0)
       if (const Expr* lit = f.literal_of(bs, c.func); lit && int_literal_value(*lit) >= 0)
         if (__builtin_mul_overflow(counted, int_literal_value(*lit), &samples)) samples = -1;
+    // Batches of a sample size the file shows (images resized to 64 x 64, CIFAR's 32 x 32)
+    // that stay within kSmallInflightBytes in flight, even on a large host.
+    std::string small_bytes;
+    if (samples > kFewSamplesInFlight)
+      if (const auto shape = sample_shape(f, c)) {
+        const long floats = shape->c * shape->h * shape->w;
+        long bytes = -1;
+        if (!__builtin_mul_overflow(samples, floats * 4, &bytes) && bytes <= kSmallInflightBytes) {
+          const long bs = samples / counted;
+          small_bytes = "its " + std::to_string(counted) + " batches in flight" +
+                        (per_core ? " on a " + std::to_string(kLargeHostCores) + "-core host" : std::string()) +
+                        " hold about " + std::to_string((bytes + 500'000) / 1'000'000) + " MB (batches of " +
+                        std::to_string(bs) + " x " + std::to_string(shape->c) + " x " + std::to_string(shape->h) +
+                        " x " + std::to_string(shape->w) + " floats), little host memory" +
+                        (per_core ? "; what stays is one worker process per core" : std::string());
+        }
+      }
     std::string weak;  // why the evidence is weak, empty when it is not
-    if (samples >= 0 && samples <= kFewSamplesInFlight && per_core)
+    if (!small_bytes.empty())
+      weak = small_bytes;
+    else if (samples >= 0 && samples <= kFewSamplesInFlight && per_core)
       weak = "its batches in flight hold at most " + std::to_string(samples) + " samples even on a " +
              std::to_string(kLargeHostCores) +
              "-core host, little host memory whatever a sample is; what stays is one worker process per core";

@@ -1,5 +1,7 @@
 #include "checks/dataloader.hpp"
 
+#include "checks/common.hpp"
+
 #include <cerrno>
 #include <cstdlib>
 #include <set>
@@ -75,6 +77,96 @@ bool reads_attr(const Facts& f, Id func, const std::string& d) {
 bool is_dataloader_call(const Facts& f, Id call) {
   const std::string& q = f.callee_qual(call);
   return q == "torch.utils.data.DataLoader"sv || q == "torch.utils.data.dataloader.DataLoader"sv;
+}
+
+namespace {
+
+// The one value `x` holds where it is read in `func` (the one binding of a name that reaches
+// it, there or at module level; a dict display's entry for a literal key,
+// `data_transforms["train"]`), kNone when not one.
+Id single_value(const Facts& f, Id func, Id x, int depth = 0) {
+  if (x == kNone || depth > 4) return kNone;
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::Name) {
+    std::vector<Id> vs = f.bindings_at(func, e.text, x);
+    if (vs.empty() && func != kNone) vs = f.bindings(kNone, e.text);
+    return vs.size() == 1 ? single_value(f, func, vs[0], depth + 1) : kNone;
+  }
+  if (e.kind == ExprKind::Subscript && e.kids.size() == 2 && f.e(e.kids[1]).kind == ExprKind::Literal &&
+      f.e(e.kids[1]).lit == LitKind::String) {
+    const Id d = single_value(f, func, e.kids[0], depth + 1);
+    if (d == kNone || f.e(d).kind != ExprKind::Sequence || f.e(d).text != "dict"sv) return kNone;
+    const Expr& dict = f.e(d);
+    for (size_t k = 0; k + 1 < dict.kids.size(); k += 2)
+      if (f.e(dict.kids[k]).kind == ExprKind::Literal && f.e(dict.kids[k]).text == f.e(e.kids[1]).text)
+        return single_value(f, func, dict.kids[k + 1], depth + 1);
+    return kNone;
+  }
+  return x;
+}
+
+// A literal size `k` or `(h, w)`: {h, w}, or {-1, -1}.
+std::pair<long, long> literal_size(const Facts& f, Id x) {
+  if (x == kNone) return {-1, -1};
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::Literal) {
+    const long k = int_literal_value(e);
+    return {k > 0 ? k : -1, k > 0 ? k : -1};
+  }
+  if (e.kind == ExprKind::Sequence && (e.text == "tuple"sv || e.text == "list"sv) && e.kids.size() == 2) {
+    const long h = int_literal_value(f.e(e.kids[0])), w = int_literal_value(f.e(e.kids[1]));
+    if (h > 0 && w > 0) return {h, w};
+  }
+  return {-1, -1};
+}
+
+}  // namespace
+
+std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader) {
+  if (f.m.lang != Lang::Python) return std::nullopt;
+  const Id ds = single_value(f, loader.func, f.arg(loader.call, 0, "dataset"));
+  if (ds == kNone || f.e(ds).kind != ExprKind::Call) return std::nullopt;
+  const std::string& q = f.callee_qual(ds);
+  if (q.rfind("torchvision.datasets.", 0) != 0) return std::nullopt;
+  const std::string_view name = f.last_component(q);
+  SampleShape s;
+  bool known = true;
+  if (in(name, {"MNIST"sv, "FashionMNIST"sv, "KMNIST"sv, "EMNIST"sv, "QMNIST"sv})) s = {1, 28, 28};
+  else if (in(name, {"CIFAR10"sv, "CIFAR100"sv, "SVHN"sv})) s = {3, 32, 32};
+  else if (name == "STL10"sv) s = {3, 96, 96};
+  else if (in(name, {"ImageFolder"sv, "DatasetFolder"sv})) { s = {3, 0, 0}; known = false; }
+  else return std::nullopt;
+  const Id tf = single_value(f, loader.func, f.arg(ds, in(name, {"ImageFolder"sv, "DatasetFolder"sv}) ? 1 : static_cast<size_t>(-1), "transform"));
+  if (tf != kNone && f.e(tf).kind == ExprKind::Call) {
+    const std::string& tq = f.callee_qual(tf);
+    if (tq.rfind("torchvision.transforms", 0) != 0 || f.last_component(tq) != "Compose"sv) return std::nullopt;
+    const Id steps = single_value(f, loader.func, f.arg(tf, 0, "transforms"));
+    if (steps == kNone || f.e(steps).kind != ExprKind::Sequence) return std::nullopt;
+    for (Id t : f.e(steps).kids) {
+      if (f.e(t).kind != ExprKind::Call) return std::nullopt;  // a name, `*extra`
+      const std::string& sq = f.callee_qual(t);
+      if (sq.rfind("torchvision.transforms", 0) != 0) return std::nullopt;  // the project's own step
+      const std::string_view step = f.last_component(sq);
+      if (in(step, {"Resize"sv, "CenterCrop"sv, "RandomCrop"sv, "RandomResizedCrop"sv, "Scale"sv})) {
+        const auto [h, w] = literal_size(f, f.arg(t, 0, "size"));
+        if (h < 0) return std::nullopt;
+        s.h = h;
+        s.w = w;
+        known = true;
+      } else if (step == "Grayscale"sv) {
+        const Id n = f.arg(t, 0, "num_output_channels");
+        s.c = n == kNone ? 1 : int_literal_value(f.e(n)) == 3 ? 3 : 1;
+      } else if (in(step, {"Pad"sv, "FiveCrop"sv, "TenCrop"sv, "Lambda"sv, "RandomApply"sv, "RandomChoice"sv})) {
+        return std::nullopt;  // changes the shape in ways not followed here
+      }
+    }
+  } else if (tf != kNone) {
+    return std::nullopt;
+  } else if (f.arg(ds, in(name, {"ImageFolder"sv, "DatasetFolder"sv}) ? 1 : static_cast<size_t>(-1), "transform") != kNone) {
+    return std::nullopt;  // a transform whose value is not visible
+  }
+  if (!known) return std::nullopt;
+  return s;
 }
 
 long workers_of(const Facts& f, const CallSite& c) {

@@ -1,6 +1,7 @@
 // DataLoader and device recognition shared by the LL4xx and LL5xx checks.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,17 @@ bool is_dataloader_call(const Facts& f, Id call);
 // num_workers of a DataLoader call: 0 when absent or literal 0, the literal when visible,
 // -1 when it is an expression whose value is not known (assumed > 0).
 long workers_of(const Facts& f, const CallSite& c);
+
+// The shape of one sample (channels, height, width) that a DataLoader's dataset yields, when
+// the file shows it: a torchvision dataset of known image size (the MNIST family 1 x 28 x 28,
+// CIFAR and SVHN 3 x 32 x 32, STL10 3 x 96 x 96), resized or cropped by the `transform=` it is
+// built with (the last `Resize` / `CenterCrop` / `RandomCrop` / `RandomResizedCrop` of literal
+// size in a `Compose([...])`, through the names and dict entries it is bound to; `Grayscale`
+// makes one channel), or an `ImageFolder` whose transform sets the size.
+struct SampleShape {
+  long c = 0, h = 0, w = 0;
+};
+std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader);
 
 // DataLoader call sites whose dataset argument is an instance of class `cls`.
 std::vector<int> loaders_of_class(const Facts& f, Id cls);

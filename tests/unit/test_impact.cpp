@@ -1902,3 +1902,39 @@ TEST(Impact, ALambdaThatUsesCudaInitialisesNothingWhereItIsDefined) {
   ASSERT_NE(h, nullptr);
   EXPECT_FALSE(h->low_confidence) << h->message;
 }
+
+TEST(Impact, BatchesOfAVisibleSampleSizeThatStaySmallInFlightAreWeak) {
+  // `num_workers=os.cpu_count()` over images the transform resizes to 64x64, batch 32: on a
+  // 128-core host 256 batches of 32 x 3 x 64 x 64 floats are about 403 MB: weak, with the size.
+  // CIFAR-10 (3 x 32 x 32 by default) the same. Upscaled to 224 with batch 128 they are about
+  // 20 GB: full. An image folder whose transform sets no size: full.
+  auto program = [](const std::string& dataset, const std::string& transform, const std::string& bs) {
+    return "import os\nimport torch\nfrom torchvision import datasets, transforms\n"
+           "tf = transforms.Compose([" + transform + "transforms.ToTensor()])\n"
+           "train_data = " + dataset + "\n"
+           "train_loader = torch.utils.data.DataLoader(train_data, batch_size=" + bs +
+           ", shuffle=True, num_workers=os.cpu_count())\n"
+           "for x, y in train_loader:\n    pass\n";
+  };
+  struct Case { std::string dataset, transform, bs, size; };
+  for (const Case& c : {Case{"datasets.ImageFolder('data/train', transform=tf)", "transforms.Resize((64, 64)), ", "32",
+                             "32 x 3 x 64 x 64 floats"},
+                        Case{"datasets.CIFAR10('data', train=True, transform=tf, download=True)", "", "128",
+                             "128 x 3 x 32 x 32 floats"},
+                        Case{"datasets.MNIST('data', transform=tf)", "transforms.Normalize((0.5,), (0.5,)), ", "64",
+                             "64 x 1 x 28 x 28 floats"}}) {
+    const FileResult r = analyze_text("train.py", program(c.dataset, c.transform, c.bs), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL402");
+    ASSERT_NE(f, nullptr) << c.dataset;
+    EXPECT_TRUE(f->low_confidence) << f->message;
+    EXPECT_NE(f->message.find(c.size), std::string::npos) << f->message;
+  }
+  for (const Case& c : {Case{"datasets.CIFAR10('data', transform=tf)", "transforms.Resize(224), ", "128", ""},
+                        Case{"datasets.ImageFolder('data/train', transform=tf)", "transforms.RandomHorizontalFlip(), ", "32", ""},
+                        Case{"datasets.ImageFolder('data/train', transform=tf)", "transforms.Resize((64, 64)), ", "n", ""}}) {
+    const FileResult r = analyze_text("train.py", program(c.dataset, c.transform, c.bs), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL402");
+    ASSERT_NE(f, nullptr) << c.dataset << c.transform;
+    EXPECT_FALSE(f->low_confidence) << f->message;
+  }
+}
