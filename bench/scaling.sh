@@ -8,6 +8,7 @@
 #   bench/scaling.sh [--build DIR] [--repeat R] [--shapes "loop elif ..."] [N...]
 #
 # Shapes: loop (one `for` body of N calls: model(x), opt.step(), loss.backward(), y = f(x)),
+# loaded (N top-level forwards of a loaded model, each a finding),
 # statements, functions, methods, elif, with, names (one loop body of N statements inside a
 # function, each with names of its own: `y7 = model(x7)`, `z7 = f7(y7)`, so the flow core
 # answers questions about 3N distinct names). Default N: 1000 2000 4000 8000 16000.
@@ -17,7 +18,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 build="$(dirname "$here")/build"
 repeat=3
-shapes="loop statements functions methods elif with names"
+shapes="loop loaded statements functions methods elif with names"
 sizes=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -56,6 +57,9 @@ elif shape == "elif":
     s += ["if a == 0:", "    model(x)"] + [f"elif a == {i}:\n    model(x)" for i in range(1, n)]
 elif shape == "with":
     s += ["with torch.no_grad():\n    y = model(x)" for _ in range(n)]
+elif shape == "loaded":
+    s = ["import torch", "model = torch.load('m.pt')", "model.eval()"]
+    s += [f"y{i} = model(torch.load('x.pt'))" for i in range(n)]
 elif shape == "names":
     s += ["def main(loader):", "    for x in loader:"]
     s += [f"        y{i} = model(x{i})" if i % 2 == 0 else f"        z{i} = f{i}(y{i - 1})" for i in range(n)]

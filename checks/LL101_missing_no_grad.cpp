@@ -109,8 +109,8 @@ bool written_for_0_4_or_later(const Facts& f) {
 // forward without autograd. Since 0.4 `volatile` is ignored (with a warning) and the graph is
 // recorded, but the code was written not to record one, for a PyTorch that no longer runs it.
 // (Not in a file written for 0.4 or later, which runs where `volatile` is ignored.)
-bool legacy_volatile(const Facts& f, Id func) {
-  if (written_for_0_4_or_later(f)) return false;
+bool legacy_volatile(const Facts& f, Id func, bool modern) {
+  if (modern) return false;
   for (int ci : f.calls_in(func)) {
     Id call = f.calls[ci].call;
     const std::string& q = f.callee_qual(call);
@@ -401,12 +401,12 @@ bool made_inputs(const Facts& f, const CallSite& c) {
 // The file reads scalars the way PyTorch before 0.4 required (`loss.data[0]`, which raises
 // on the 0-dim losses of 0.5 and later) and wraps inputs in `Variable`: code for a PyTorch
 // that had no `torch.no_grad()`.
-bool pre_0_4_file(const Facts& f) {
+bool pre_0_4_file(const Facts& f, bool modern) {
   bool variable = false;
   for (const auto& [local, q] : f.m.aliases)
     variable = variable || q == "torch.autograd.Variable"sv || q == "torch.autograd.variable.Variable"sv;
   if (!variable) return false;
-  if (written_for_0_4_or_later(f)) return false;
+  if (modern) return false;
   for (const StmtSite& ss : f.stmt_sites) {
     const Stmt& st = f.m.s(ss.stmt);
     if (st.kind != StmtKind::AugAssign || st.value == kNone) continue;
@@ -789,6 +789,10 @@ void check_LL101(CheckContext& ctx) {
   int file_needs_grad = -1;  // does the file take torch.autograd.grad (-1: not asked yet)
   std::set<Id> reported_forwards;
   GatedMemo gated_memo;
+  std::optional<bool> modern;   // the file is written for PyTorch 0.4 or later (asked once)
+  std::optional<bool> pre_0_4;  // the file reads `x.data[0]` sums with Variables (asked once)
+  std::map<Id, bool> volatile_funcs;  // function -> builds legacy `Variable(..., volatile=True)` (asked once)
+  std::map<const std::vector<int>*, bool> attribution_scopes;  // scope's calls -> hands the model to an attribution
   for (const CallSite& c : f.calls) {
     if (c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
     Id callee = f.forward_receiver(c.call);
@@ -830,10 +834,15 @@ void check_LL101(CheckContext& ctx) {
     if (f.output_read_as_numpy(c)) continue;
     // Interpretability code: the scope hands the model to attribution methods that
     // back-propagate through it, which no_grad would break.
-    if (calls_attribution(f, c.func != kNone ? f.calls_in(c.func)
-                             : c.loop >= 0   ? f.loops[outermost_eval_loop(f, c.loop)].calls
-                                             : f.calls_in_stmt[c.stmt]))
-      continue;
+    // (Asked once per scope: a loop of thousands of forwards asks the same question.)
+    {
+      const std::vector<int>& scope = c.func != kNone ? f.calls_in(c.func)
+                                      : c.loop >= 0   ? f.loops[outermost_eval_loop(f, c.loop)].calls
+                                                      : f.calls_in_stmt[c.stmt];
+      auto [it, fresh] = attribution_scopes.try_emplace(&scope, false);
+      if (fresh) it->second = calls_attribution(f, scope);
+      if (it->second) continue;
+    }
     // One finding per outermost evaluation loop, and one decision whether its outputs are
     // back-propagated after it (the first forward's).
     int outer = outermost_eval_loop(f, c.loop);
@@ -895,12 +904,17 @@ void check_LL101(CheckContext& ctx) {
     // h, w)); c, h, w = out.size()[1:]`). A loop of such forwards times it and stays full.
     const bool probe = made && !smoke && c.loop < 0 && (c.func == kNone || f.runs_at_most_once(c.func));
     const long width = loop_graph_width(f, c);
-    Finding* fd = legacy_volatile(f, c.func)
+    // (File-wide facts, asked once: a file of thousands of forwards asks them for each.)
+    if (!modern) modern = written_for_0_4_or_later(f);
+    if (!pre_0_4) pre_0_4 = pre_0_4_file(f, *modern);
+    auto [volatile_it, fresh_func] = volatile_funcs.try_emplace(c.func, false);
+    if (fresh_func) volatile_it->second = legacy_volatile(f, c.func, *modern);
+    Finding* fd = volatile_it->second
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the function builds `Variable(..., volatile=True)`, how PyTorch before 0.4 "
                                         "disabled autograd; since 0.4 `volatile` is ignored and the graph is "
                                         "recorded, which matters once this code is ported")
-                  : pre_0_4_file(f)
+                  : *pre_0_4
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the file is written for PyTorch before 0.4 (`Variable` inputs, sums of "
                                         "`x.data[0]`, which raises on the 0-dim losses of later versions), which had "
@@ -1012,9 +1026,14 @@ void check_LL101(CheckContext& ctx) {
       continue;
     const CallSite* fw = helper_forward(f, h.target_func, helpers);
     // A helper whose own forward is reported (a loaded model's serving helper) is fixed there.
-    if (!fw || reported_forwards.count(fw->call) || f.loop_trains(h.loop) || feeds_enclosing_training(f, h) ||
-        calls_attribution(f, f.calls_in(h.target_func)))
+    if (!fw || reported_forwards.count(fw->call) || f.loop_trains(h.loop) || feeds_enclosing_training(f, h))
       continue;
+    {
+      const std::vector<int>& scope = f.calls_in(h.target_func);
+      auto [it, fresh] = attribution_scopes.try_emplace(&scope, false);
+      if (fresh) it->second = calls_attribution(f, scope);
+      if (it->second) continue;
+    }
     Id callee = f.forward_receiver(fw->call);
     std::string d = f.dotted(callee);
     // A method of a module class runs the caller's module: `agent.get_action(obs)` runs `agent`.
