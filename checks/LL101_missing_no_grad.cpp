@@ -288,12 +288,17 @@ bool one_linear_layer(const Facts& f, const CallSite& c) {
 }
 
 // Impact: a fully-connected model of visible size keeps at most this many floats per sample
-// in its graph (64 KB): little next to the batch itself.
+// in its graph (64 KB), and at most kInputMultiple times the features each sample brings: its
+// graph is about the size of the batch itself.
 constexpr long kSmallGraphWidth = 16384;
+constexpr long kInputMultiple = 4;
+// ... or at most this many floats (1 KB) per sample, whatever the input: a 2-2-2 toy network.
+constexpr long kTinyGraphWidth = 256;
 
 // The floats per sample the forward's model keeps (ModelSize::width), when every value that
-// reaches the call is a fully-connected model of visible size: the bindings that reach it, or
-// what every same-file caller hands in. -1 otherwise.
+// reaches the call is a fully-connected model of visible size keeping at most kInputMultiple
+// times the features it takes (ModelSize::in_width), or at most kTinyGraphWidth floats: the
+// bindings that reach it, or what every same-file caller hands in. -1 otherwise.
 long fully_connected_width(const Facts& f, Id func, Id x, int depth = 0) {
   const std::string& d = f.dotted(x);
   if (d.empty() || depth > 2 || f.m.lang != Lang::Python) return -1;
@@ -316,25 +321,44 @@ long fully_connected_width(const Facts& f, Id func, Id x, int depth = 0) {
   if (std::any_of(vals.begin(), vals.end(), moved_self)) vals = f.bindings(func, d);
   vals.erase(std::remove_if(vals.begin(), vals.end(), moved_self), vals.end());
   if (vals.empty()) return -1;
-  for (Id v : vals)
-    if (!meet(model_size(f, func, v).width)) return -1;
+  for (Id v : vals) {
+    const ModelSize size = model_size(f, func, v);
+    if (size.width > kTinyGraphWidth && (size.in_width <= 0 || size.width > kInputMultiple * size.in_width)) return -1;
+    if (!meet(size.width)) return -1;
+  }
   return most;
 }
 
 // ... summed over every forward with grad on in the call's loop (or its statement, outside
-// loops): `probe(backbone(x))` keeps the backbone's activations too. -1 when any is not such a
-// model.
-long loop_graph_width(const Facts& f, const CallSite& c) {
+// loops), each keeping at most kInputMultiple times its input: `probe(backbone(x))` keeps the
+// backbone's activations too. -1 when any is not such a model, or when the scope also runs a
+// model some other way (`backbone.forward_features(x)`, a same-file helper that runs a
+// forward), whose graph the widths do not count. Asked once per scope (`memo`).
+long loop_graph_width(const Facts& f, const CallSite& c, std::map<const std::vector<int>*, long>& memo,
+                      std::map<Id, const CallSite*>& helpers) {
   if (f.m.lang != Lang::Python) return -1;
   const std::vector<int>& around = c.loop >= 0 ? f.loops[c.loop].calls : f.calls_in_stmt[c.stmt];
+  auto [it, fresh] = memo.try_emplace(&around, -1);
+  if (!fresh) return it->second;
   long total = 0;
   for (int xi : around) {
     const CallSite& x = f.calls[xi];
-    if (x.in_lambda || f.grad_off(x) || !f.is_model_call(x)) continue;
+    if (x.in_lambda || f.grad_off(x)) continue;
+    if (!f.is_model_call(x)) {
+      const Id recv = f.callee_receiver(x.call);
+      if (recv != kNone && f.is_model_value(x.func, recv) &&
+          !in(f.callee_attr(x.call), {"eval"sv, "train"sv, "to"sv, "cuda"sv, "cpu"sv, "float"sv, "half"sv, "double"sv,
+                                      "parameters"sv, "named_parameters"sv, "state_dict"sv, "load_state_dict"sv,
+                                      "zero_grad"sv, "modules"sv, "children"sv, "requires_grad_"sv}))
+        return -1;  // a method of a model: `backbone.forward_features(x)`
+      if (x.target_func != kNone && x.target_func != x.func && helper_forward(f, x.target_func, helpers)) return -1;
+      continue;
+    }
     const long w = fully_connected_width(f, x.func, f.forward_receiver(x.call));
     if (w < 0) return -1;
     total += w;
   }
+  it->second = total;
   return total;
 }
 
@@ -675,20 +699,37 @@ bool calls_code_that_may_need_grad(const Facts& f, const std::vector<int>& calls
   return false;
 }
 
-// A call of an interpretability library's attribution method, which back-propagates through
-// the model it was handed (Grad-CAM, integrated gradients, smoothed or guided gradients):
-// the library's own call (`IntegratedGradients(model).attribute(x)`), or a call or method of
-// an object the function or the module built with one (`cam(x)`, `ig.attribute(x)`).
+// A call of an interpretability library's gradient attribution, which back-propagates through
+// the model it was handed (Grad-CAM and its gradient variants, integrated gradients, saliency,
+// smoothed or guided gradients): the class's own call (`IntegratedGradients(model).attribute(x)`),
+// or a call or method of an object the function or the module built with one (`cam(x)`,
+// `ig.attribute(x)`). Perturbation methods (captum's Occlusion, FeatureAblation, Lime, Shapley
+// values; Score-CAM, Ablation-CAM) run forwards only, and the libraries' plotting helpers none.
 bool attribution_call(const Facts& f, const CallSite& x) {
-  auto library = [](const std::string& q) {
-    return starts_with(q, "captum.") || starts_with(q, "pytorch_grad_cam.") || starts_with(q, "monai.visualize.") ||
-           starts_with(q, "torchcam.");
+  auto gradient_method = [&](const std::string& q) {
+    const std::string_view name = f.last_component(q);
+    if (starts_with(q, "captum."))
+      return in(name, {"IntegratedGradients"sv, "Saliency"sv, "DeepLift"sv, "DeepLiftShap"sv, "GradientShap"sv,
+                       "InputXGradient"sv, "GuidedBackprop"sv, "GuidedGradCam"sv, "Deconvolution"sv, "LayerGradCam"sv,
+                       "LayerIntegratedGradients"sv, "LayerConductance"sv, "NeuronConductance"sv, "NoiseTunnel"sv,
+                       "LRP"sv, "LayerLRP"sv, "LayerDeepLift"sv, "LayerGradientXActivation"sv, "InternalInfluence"sv,
+                       "NeuronGradient"sv, "NeuronIntegratedGradients"sv, "NeuronGuidedBackprop"sv,
+                       "LayerGradientShap"sv, "LayerDeepLiftShap"sv, "NeuronDeepLift"sv, "NeuronGradientShap"sv});
+    if (starts_with(q, "pytorch_grad_cam."))
+      return in(name, {"GradCAM"sv, "HiResCAM"sv, "GradCAMPlusPlus"sv, "XGradCAM"sv, "LayerCAM"sv, "FullGrad"sv,
+                       "GradCAMElementWise"sv, "EigenGradCAM"sv, "GuidedBackpropReLUModel"sv, "KPCA_CAM"sv});
+    if (starts_with(q, "monai.visualize."))
+      return in(name, {"GradCAM"sv, "GradCAMpp"sv, "VanillaGrad"sv, "SmoothGrad"sv, "GuidedBackpropGrad"sv,
+                       "GuidedBackpropSmoothGrad"sv});
+    if (starts_with(q, "torchcam."))
+      return in(name, {"GradCAM"sv, "GradCAMpp"sv, "SmoothGradCAMpp"sv, "XGradCAM"sv, "LayerCAM"sv});
+    return false;
   };
   Id callee = f.e(x.call).kids[0];
   for (int hops = 0; hops < 4; ++hops) {
     const Expr& e = f.e(callee);
     if (e.kind == ExprKind::Call) {
-      if (library(f.callee_qual(callee))) return true;
+      if (gradient_method(f.callee_qual(callee))) return true;
       callee = e.kids[0];
     } else if (e.kind == ExprKind::Attribute) {
       callee = e.kids[0];
@@ -696,12 +737,12 @@ bool attribution_call(const Facts& f, const CallSite& x) {
       break;
     }
   }
-  if (library(f.callee_qual(x.call))) return true;
+  if (gradient_method(f.callee_qual(x.call))) return true;
   const Expr& root = f.e(callee);
   if (root.kind != ExprKind::Name) return false;
   for (Id func : {x.func, kNone}) {
     for (Id v : f.bindings(func, root.text))
-      if (f.e(v).kind == ExprKind::Call && library(f.callee_qual(v))) return true;
+      if (f.e(v).kind == ExprKind::Call && gradient_method(f.callee_qual(v))) return true;
     if (func == kNone) break;
   }
   return false;
@@ -792,6 +833,8 @@ void check_LL101(CheckContext& ctx) {
   std::optional<bool> modern;   // the file is written for PyTorch 0.4 or later (asked once)
   std::optional<bool> pre_0_4;  // the file reads `x.data[0]` sums with Variables (asked once)
   std::map<Id, bool> volatile_funcs;  // function -> builds legacy `Variable(..., volatile=True)` (asked once)
+  std::map<const std::vector<int>*, long> graph_widths;  // scope's calls -> loop_graph_width
+  std::map<Id, const CallSite*> helpers_for_width;       // helper_forward's memo
   std::map<const std::vector<int>*, bool> attribution_scopes;  // scope's calls -> hands the model to an attribution
   for (const CallSite& c : f.calls) {
     if (c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
@@ -834,11 +877,13 @@ void check_LL101(CheckContext& ctx) {
     if (f.output_read_as_numpy(c)) continue;
     // Interpretability code: the scope hands the model to attribution methods that
     // back-propagate through it, which no_grad would break.
-    // (Asked once per scope: a loop of thousands of forwards asks the same question.)
+    // The scope is the forward's outermost evaluation loop (an attribution after a loop over
+    // the whole test set does not need that loop's graphs), else its function, else its
+    // statement. (Asked once per scope: a loop of thousands of forwards asks the same question.)
     {
-      const std::vector<int>& scope = c.func != kNone ? f.calls_in(c.func)
-                                      : c.loop >= 0   ? f.loops[outermost_eval_loop(f, c.loop)].calls
-                                                      : f.calls_in_stmt[c.stmt];
+      const std::vector<int>& scope = c.loop >= 0       ? f.loops[outermost_eval_loop(f, c.loop)].calls
+                                      : c.func != kNone ? f.calls_in(c.func)
+                                                        : f.calls_in_stmt[c.stmt];
       auto [it, fresh] = attribution_scopes.try_emplace(&scope, false);
       if (fresh) it->second = calls_attribution(f, scope);
       if (it->second) continue;
@@ -903,7 +948,7 @@ void check_LL101(CheckContext& ctx) {
     // loads), a probe of its output shapes (`out = model(torch.zeros(2, 3,
     // h, w)); c, h, w = out.size()[1:]`). A loop of such forwards times it and stays full.
     const bool probe = made && !smoke && c.loop < 0 && (c.func == kNone || f.runs_at_most_once(c.func));
-    const long width = loop_graph_width(f, c);
+    const long width = loop_graph_width(f, c, graph_widths, helpers_for_width);
     // (File-wide facts, asked once: a file of thousands of forwards asks them for each.)
     if (!modern) modern = written_for_0_4_or_later(f);
     if (!pre_0_4) pre_0_4 = pre_0_4_file(f, *modern);
@@ -951,7 +996,7 @@ void check_LL101(CheckContext& ctx) {
                                         model + " is a fully-connected model whose forward keeps about " +
                                             with_commas(width) + " floats (" +
                                             std::to_string((width * 4 + 1023) / 1024) +
-                                            " KB) per sample: its graph is small next to the batch itself")
+                                            " KB) per sample, a graph of the order of the batch itself")
                   : placed_on_cpu(f, c)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the model was moved to the CPU before this forward, so the graph costs host "

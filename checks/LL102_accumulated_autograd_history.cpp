@@ -688,6 +688,15 @@ class History {
     return cls;
   }
 
+  // The statement's `recv.append(x)` runs a method of a class of another module of the run
+  // that keeps its argument (FileSummary::accumulating_methods): the class is shown there.
+  bool kept_by_an_imported_method(Id sid) const {
+    const Stmt& st = f_.m.s(sid);
+    if (st.kind != StmtKind::Expr || st.value == kNone || f_.e(st.value).kind != ExprKind::Call) return false;
+    const Id recv = f_.callee_receiver(st.value);
+    return recv != kNone && imported_accumulating_method(recv, f_.callee_attr(st.value));
+  }
+
   // A plain local of the function (not an attribute, a parameter or a global): it dies with
   // the call.
   bool local_of_the_call(const std::string& base) const {
@@ -1062,7 +1071,7 @@ class History {
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "it keeps one value per epoch, and backward() already freed each graph's "
                                            "saved tensors, so it holds that many values and their autograd nodes")
-                    : container && !display && !unseen_class_of(base).empty()
+                    : container && !display && !unseen_class_of(base).empty() && !kept_by_an_imported_method(sid)
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "`" + base + "` holds a `" + unseen_class_of(base) +
                                                "`, a class this file does not show: what its method keeps is not "

@@ -152,6 +152,7 @@ void check_LL201(CheckContext& ctx) {
   // (loop, optimizer) -> 0 skip, 1 no finding, 2 finding: many steps of one optimizer in one
   // loop ask the same question, answered once (each answer walks the whole loop).
   std::map<std::pair<int, std::string>, int> in_loop;
+  TrainingStakeMemo stake;
   for (const CallSite& c : f.calls) {
     Id opt = f.optimizer_of_step(c);
     if (opt == kNone || c.in_lambda) continue;
@@ -196,7 +197,7 @@ void check_LL201(CheckContext& ctx) {
     // opt, x, y)` of another module): that call may reset it.
     const std::string unseen = loop >= 0 ? handed_to_unseen_call(f, loop, name) : std::string();
     // Impact: a few steps, or a benchmark: what the update computes is not at stake.
-    if (const std::string why = training_not_at_stake(f, loop); !why.empty())
+    if (const std::string why = training_not_at_stake(f, loop, stake); !why.empty())
       ctx.report_weak("LL201", f.e(c.call).range, std::move(message), why);
     else if (!unseen.empty())
       ctx.report_weak("LL201", f.e(c.call).range, std::move(message),

@@ -107,7 +107,7 @@ bool resets_a_part(const Facts& f, const std::vector<Event>& ev, Id call) {
   return false;
 }
 
-void check_unit(CheckContext& ctx, const GradWriters& gw, const std::vector<Id>& body) {
+void check_unit(CheckContext& ctx, const GradWriters& gw, const std::vector<Id>& body, TrainingStakeMemo& stake) {
   const Facts& f = ctx.facts;
   std::vector<Event> ev;
   linearize(f, gw, body, ev, 0);
@@ -131,7 +131,7 @@ void check_unit(CheckContext& ctx, const GradWriters& gw, const std::vector<Id>&
                             ".step()`, so the step applies zero (or None) gradients and the model never learns; "
                             "move the reset before backward() or after step()";
       // Impact: a few steps, or a benchmark: what the update computes is not at stake.
-      const std::string why = training_not_at_stake(f, f.calls[f.call_index.at(ev[z].call)].loop);
+      const std::string why = training_not_at_stake(f, f.calls[f.call_index.at(ev[z].call)].loop, stake);
       Finding* fd = why.empty() ? ctx.report("LL202", f.e(ev[z].call).range, std::move(message))
                                 : ctx.report_weak("LL202", f.e(ev[z].call).range, std::move(message), why);
       if (fd) {
@@ -193,10 +193,11 @@ void check_LL202(CheckContext& ctx) {
       if (c.func != kNone && c.target_func != kNone && gw.funcs.count(c.target_func)) gw.funcs.insert(c.func);
     if (gw.funcs.size() == before) break;
   }
+  TrainingStakeMemo stake;
   for (const Loop& l : f.loops)
-    if (l.stmt != kNone) check_unit(ctx, gw, f.m.s(l.stmt).body);
-  for (const Function& fn : f.m.funcs) check_unit(ctx, gw, fn.body);
-  check_unit(ctx, gw, f.m.body);
+    if (l.stmt != kNone) check_unit(ctx, gw, f.m.s(l.stmt).body, stake);
+  for (const Function& fn : f.m.funcs) check_unit(ctx, gw, fn.body, stake);
+  check_unit(ctx, gw, f.m.body, stake);
 }
 
 }  // namespace ll

@@ -1,5 +1,6 @@
 // LL501 fork-with-cuda: a process is started with the fork start method in a program that
 // uses CUDA before starting it (or in the child).
+#include <map>
 #include <set>
 
 #include "checks/common.hpp"
@@ -31,6 +32,47 @@ void check_LL501(CheckContext& ctx) {
       uint32_t& slot = first_cuda[c.func == kNone ? f.m.funcs.size() : c.func];
       slot = std::min(slot, f.e(c.call).range.begin);
     }
+  // A call of a lambda bound to a name (`to_device = lambda x: x.cuda()`) or of a function of
+  // the file that reaches CUDA runs CUDA where it is called.
+  if (lambda_cuda || !f.m.funcs.empty()) {
+    std::set<std::string> cuda_lambdas;
+    for (const CallSite& c : f.calls)
+      if (c.in_lambda && c.stmt != kNone && is_cuda_call(f, c)) {
+        const Stmt& st = f.m.s(c.stmt);
+        if (st.kind == StmtKind::Assign && st.value != kNone && f.e(st.value).kind == ExprKind::Lambda)
+          for (Id t : st.targets)
+            if (f.e(t).kind == ExprKind::Name) cuda_lambdas.insert(f.e(t).text);
+      }
+    std::map<Id, bool> reaches_cuda;
+    for (const CallSite& c : f.calls) {
+      if (c.in_lambda) continue;
+      bool runs = false;
+      if (c.target_func != kNone && c.target_func != c.func) {
+        // (Not a function that starts processes itself, `main()` called by the main guard:
+        // where its CUDA falls against its forks is its own program order.)
+        auto [it, fresh] = reaches_cuda.try_emplace(c.target_func, false);
+        if (fresh)
+          it->second = f.reaches(c.target_func, [&](const CallSite& x) { return is_cuda_call(f, x); }) &&
+                       !f.reaches(c.target_func, [&](const CallSite& x) {
+                         const std::string& q = f.callee_qual(x.call);
+                         return ends_with(q, "multiprocessing.Process") || ends_with(q, "multiprocessing.Pool") ||
+                                ends_with(q, "multiprocessing.pool.Pool") ||
+                                q == "concurrent.futures.ProcessPoolExecutor"sv || q == "os.fork"sv ||
+                                ends_with(q, "multiprocessing.spawn") || ends_with(q, "start_processes") ||
+                                ends_with(q, "multiprocessing.set_start_method") ||
+                                ends_with(q, "multiprocessing.get_context");
+                       });
+        runs = it->second;
+      } else if (!cuda_lambdas.empty()) {
+        const Expr& callee = f.e(f.e(c.call).kids[0]);
+        runs = callee.kind == ExprKind::Name && cuda_lambdas.count(callee.text) > 0;
+      }
+      if (runs) {
+        uint32_t& slot = first_cuda[c.func == kNone ? f.m.funcs.size() : c.func];
+        slot = std::min(slot, f.e(c.call).range.begin);
+      }
+    }
+  }
   bool module_cuda = first_cuda[f.m.funcs.size()] != UINT32_MAX;
   bool any_cuda = lambda_cuda;
   for (uint32_t v : first_cuda) any_cuda |= v != UINT32_MAX;

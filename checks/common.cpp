@@ -597,44 +597,79 @@ bool python_builtin_call(const Facts& f, Id call) {
 // Tensors made by this process from nothing (`torch.randn(64, 3)`, `torch.arange(n)`, through
 // `.to(device)`, `.repeat(k)`, arithmetic and the names bound to them): synthetic data, never a
 // dataset whose passes an epoch counts; random draws differ per rank unless seeded alike.
-std::string training_not_at_stake(const Facts& f, int loop) {
+std::string training_not_at_stake(const Facts& f, int loop, TrainingStakeMemo& memo) {
   if (loop < 0) return "";
   const Id func = f.loops[loop].func;
   // A clock or the memory counters read in the loop's function (at the top level: in the
   // outermost loop around it).
   int outer = loop;
   while (f.loops[outer].parent >= 0) outer = f.loops[outer].parent;
-  bool measured = false;
-  for (int ci : func != kNone ? f.calls_in(func) : f.loops[outer].calls) {
-    const std::string& q = f.callee_qual(f.calls[ci].call);
-    measured = measured ||
-               in(q, {"time.time"sv, "time.perf_counter"sv, "time.monotonic"sv, "time.process_time"sv,
-                      "timeit.timeit"sv, "timeit.default_timer"sv, "torch.cuda.Event"sv,
-                      "torch.cuda.max_memory_allocated"sv, "torch.cuda.memory_allocated"sv,
-                      "torch.cuda.memory_reserved"sv, "torch.cuda.max_memory_reserved"sv}) ||
-               starts_with(q, "pynvml.") || starts_with(q, "torch.utils.benchmark.");
+  const std::vector<int>& scope = func != kNone ? f.calls_in(func) : f.loops[outer].calls;
+  auto [measured, fresh] = memo.measured.try_emplace(&scope, false);
+  if (fresh)
+    for (int ci : scope) {
+      const std::string& q = f.callee_qual(f.calls[ci].call);
+      if (in(q, {"time.time"sv, "time.perf_counter"sv, "time.monotonic"sv, "time.process_time"sv,
+                 "timeit.timeit"sv, "timeit.default_timer"sv, "torch.cuda.Event"sv,
+                 "torch.cuda.max_memory_allocated"sv, "torch.cuda.memory_allocated"sv,
+                 "torch.cuda.memory_reserved"sv, "torch.cuda.max_memory_reserved"sv}) ||
+          starts_with(q, "pynvml.") || starts_with(q, "torch.utils.benchmark.")) {
+        measured->second = true;
+        break;
+      }
+    }
+  if (!measured->second) return "";
+  // What the loop trains is thrown away: each model its forwards run is a plain name that
+  // nothing reads after the outermost loop (in the function, or the rest of the module) before
+  // rebinding it.
+  if (!memo.indexed) {
+    memo.indexed = true;
+    std::unordered_set<Id> targets;
+    for (const StmtSite& ss : f.stmt_sites) {
+      const Stmt& st = f.m.s(ss.stmt);
+      if (st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign || st.kind == StmtKind::For)
+        for (Id t : st.targets)
+          if (t != kNone && f.e(t).kind == ExprKind::Name) targets.insert(t);
+    }
+    for (Id x = 0; x < f.m.exprs.size(); ++x)
+      if (f.m.exprs[x].kind == ExprKind::Name)
+        memo.uses[f.m.exprs[x].text].emplace_back(f.m.exprs[x].range.begin, targets.count(x) > 0);
+    for (auto& [name, v] : memo.uses) std::sort(v.begin(), v.end());
   }
-  if (!measured) return "";
+  const uint32_t after = f.loops[outer].range.end;
+  const uint32_t until = func != kNone ? f.m.funcs[func].range.end : UINT32_MAX;
+  bool forwards = false, made = true;
+  for (int ci : f.loops[loop].calls) {
+    const CallSite& x = f.calls[ci];
+    if (x.in_lambda || !f.is_model_call(x)) continue;
+    forwards = true;
+    const Id recv = f.forward_receiver(x.call);
+    if (recv == kNone || f.e(recv).kind != ExprKind::Name) return "";
+    // A parameter or a global of the function: its caller, or the rest of the module, may
+    // keep what it learned.
+    if (func != kNone && (f.is_param(func, f.e(recv).text) || f.own_bindings(func, f.e(recv).text).empty())) return "";
+    auto it = memo.uses.find(f.e(recv).text);
+    if (it != memo.uses.end()) {
+      auto u = std::upper_bound(it->second.begin(), it->second.end(), std::pair<uint32_t, bool>{after, true});
+      if (u != it->second.end() && u->first < until && !u->second) return "";  // read again
+    }
+    const Expr& call = f.e(x.call);
+    if (call.kids.size() < 2) made = false;
+    for (size_t k = 1; k < call.kids.size() && made; ++k) made = made_tensor(f, x.func, call.kids[k]);
+  }
+  if (!forwards) return "";
   constexpr long kFewTrainingSteps = 10;
   long trips = 1;
   for (int l = loop; l >= 0 && trips > 0; l = f.loops[l].parent)
     if (trips *= constant_trips(f, l, kFewTrainingSteps); trips > kFewTrainingSteps) trips = 0;
   if (trips > 0)
     return "the loop runs " + (trips == 1 ? std::string("once") : std::to_string(trips) + " times") +
-           " while the code reads a clock or the memory counters: a measurement of speed or memory, not training";
-  bool forwards = false;
-  for (int ci : f.loops[loop].calls) {
-    const CallSite& x = f.calls[ci];
-    if (x.in_lambda || !f.is_model_call(x)) continue;
-    const Expr& call = f.e(x.call);
-    if (call.kids.size() < 2) return "";
-    for (size_t k = 1; k < call.kids.size(); ++k)
-      if (!made_tensor(f, x.func, call.kids[k])) return "";
-    forwards = true;
-  }
-  if (!forwards) return "";
-  return "the loop trains on tensors the program makes while the code reads a clock or the memory counters: a "
-         "benchmark, whose parameters are thrown away";
+           " while the code reads a clock or the memory counters, and nothing reads the model it trains "
+           "afterwards: a measurement of speed or memory, not training";
+  if (made)
+    return "the loop trains on tensors the program makes while the code reads a clock or the memory counters, "
+           "and nothing reads the model it trains afterwards: a benchmark, whose parameters are thrown away";
+  return "";
 }
 
 bool made_tensor(const Facts& f, Id func, Id x, int depth) {

@@ -6,6 +6,7 @@
 #include <set>
 
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "checks/checks.hpp"
@@ -79,10 +80,18 @@ long constant_trips(const Facts& f, int loop, long limit);
 // Impact for the rules about what an update computes (LL201, LL202): why training loop
 // `loop` measures speed or memory rather than trains, or "" when it trains. The loop's
 // function (at the top level, the outermost loop around it) reads a clock or the memory
-// counters, and the loop runs at most 10 constant times (a demo of a device's speed that stops
-// after four batches) or every forward in it takes only tensors the program makes (a benchmark,
-// whose parameters are thrown away).
-std::string training_not_at_stake(const Facts& f, int loop);
+// counters; the model its forwards run is not read after the outermost loop around it (not
+// saved, returned, printed or run again before it is rebound); and the loop runs at most 10
+// constant times (a demo of a device's speed that stops after four batches) or every forward in
+// it takes only tensors the program makes (a benchmark). `memo` keeps what one file's questions
+// share (asked once per file or scope: a file of thousands of loops asks them all).
+struct TrainingStakeMemo {
+  std::unordered_map<const std::vector<int>*, bool> measured;  // scope's calls -> reads a clock
+  // Name -> positions where it is read (false) or bound (true), in source order; built once.
+  std::unordered_map<std::string, std::vector<std::pair<uint32_t, bool>>> uses;
+  bool indexed = false;
+};
+std::string training_not_at_stake(const Facts& f, int loop, TrainingStakeMemo& memo);
 
 // A call of a Python builtin (`max(a, b)`, `len(x)`, `float(v)`) that no import or
 // definition of the file shadows. Python only: C++ has no such names.

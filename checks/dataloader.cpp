@@ -136,7 +136,25 @@ std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader) 
   else if (name == "STL10"sv) s = {3, 96, 96};
   else if (in(name, {"ImageFolder"sv, "DatasetFolder"sv})) { s = {3, 0, 0}; known = false; }
   else return std::nullopt;
-  const Id tf = single_value(f, loader.func, f.arg(ds, in(name, {"ImageFolder"sv, "DatasetFolder"sv}) ? 1 : static_cast<size_t>(-1), "transform"));
+  // Its transform by keyword (ImageFolder's second argument by position): a dataset handed
+  // more arguments by position (`CIFAR10(root, True, tf)`), or whose `.transform` the file
+  // assigns later, has a transform this does not follow.
+  const bool folder = in(name, {"ImageFolder"sv, "DatasetFolder"sv});
+  {
+    const Expr& call = f.e(ds);
+    if (call.kids.size() - 1 > call.kw.size() + 2) return std::nullopt;  // more than (root, train) by position
+    const Id named = f.arg(loader.call, 0, "dataset");
+    const std::string& dname = f.dotted(named);
+    if (dname.empty()) return std::nullopt;
+    for (const StmtSite& ss : f.stmt_sites) {
+      const Stmt& st = f.m.s(ss.stmt);
+      if (st.kind != StmtKind::Assign && st.kind != StmtKind::AugAssign) continue;
+      for (Id t : st.targets)
+        if (in(f.dotted(t), {dname + ".transform", dname + ".transforms", dname + ".dataset.transform"}))
+          return std::nullopt;
+    }
+  }
+  const Id tf = single_value(f, loader.func, f.arg(ds, folder ? 1 : static_cast<size_t>(-1), "transform"));
   if (tf != kNone && f.e(tf).kind == ExprKind::Call) {
     const std::string& tq = f.callee_qual(tf);
     if (tq.rfind("torchvision.transforms", 0) != 0 || f.last_component(tq) != "Compose"sv) return std::nullopt;
@@ -162,7 +180,7 @@ std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader) 
     }
   } else if (tf != kNone) {
     return std::nullopt;
-  } else if (f.arg(ds, in(name, {"ImageFolder"sv, "DatasetFolder"sv}) ? 1 : static_cast<size_t>(-1), "transform") != kNone) {
+  } else if (f.arg(ds, folder ? 1 : static_cast<size_t>(-1), "transform") != kNone) {
     return std::nullopt;  // a transform whose value is not visible
   }
   if (!known) return std::nullopt;

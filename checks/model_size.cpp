@@ -38,8 +38,10 @@ constexpr long kUnknown = -1;
 
 // Sizes add up; an unknown part makes the whole unknown.
 ModelSize operator+(ModelSize a, ModelSize b) {
+  // The input is the first part's, or the next one's after parts that only pass it on.
+  const long in = a.in_width >= 0 ? a.in_width : a.params == 0 && a.width == 0 ? b.in_width : kUnknown;
   return {a.params < 0 || b.params < 0 ? kUnknown : a.params + b.params,
-          a.width < 0 || b.width < 0 ? kUnknown : a.width + b.width};
+          a.width < 0 || b.width < 0 ? kUnknown : a.width + b.width, in};
 }
 
 ModelSize size_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env = nullptr);
@@ -58,7 +60,7 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
       "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
       "LogSoftmax", "Dropout", "Flatten", "Identity", "Softplus", "Hardswish", "Hardtanh"};
   for (std::string_view k : kElementwise)
-    if (name == k) return {0, 0};
+    if (name == k) return {0, 0, kUnknown};
   // Layers without parameters of feature maps.
   static constexpr std::string_view kMaps[] = {
       "Dropout1d", "Dropout2d", "Dropout3d", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d",
@@ -66,7 +68,7 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
   for (std::string_view k : kMaps)
     if (name == k) return {0, kUnknown};
   if (name == "Sequential"sv) {
-    ModelSize total{0, 0};
+    ModelSize total{0, 0, kUnknown};
     const Expr& call = f.e(v);
     if (call.kids.size() < 2) return {};  // `nn.Sequential()` filled by add_module later
     for (size_t k = 1; k < call.kids.size(); ++k) {
@@ -82,9 +84,9 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
     long a = n(0, "in_features"), b = n(1, name == "Linear"sv ? "out_features" : "in2_features");
     if (name == "Bilinear"sv) {
       const long o = n(2, "out_features");
-      return a < 0 || b < 0 || o < 0 ? ModelSize{} : ModelSize{a * b * o + o, kKeptPerFeature * o};
+      return a < 0 || b < 0 || o < 0 ? ModelSize{} : ModelSize{a * b * o + o, kKeptPerFeature * o, a + b};
     }
-    return a < 0 || b < 0 ? ModelSize{} : ModelSize{a * b + b, kKeptPerFeature * b};
+    return a < 0 || b < 0 ? ModelSize{} : ModelSize{a * b + b, kKeptPerFeature * b, a};
   }
   if (name == "Embedding"sv) {
     long a = n(0, "num_embeddings"), b = n(1, "embedding_dim");
@@ -101,7 +103,7 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
     if (c < 0) return {};
     // A 1-d norm normalizes features; the others feature maps.
     const bool features = name == "BatchNorm1d"sv || name == "LayerNorm"sv;
-    return {2 * c, features ? kKeptPerFeature * c : kUnknown};
+    return {2 * c, features ? kKeptPerFeature * c : kUnknown, features ? c : kUnknown};
   }
   return {};
 }
@@ -132,7 +134,7 @@ ModelSize class_size(const Facts& f, Id k, const IntEnv& env, int depth) {
   }
   Id init = f.method_in(k, "__init__");
   if (init == kNone || f.class_of(init) != k) return {};
-  ModelSize total{0, 0};
+  ModelSize total{0, 0, kUnknown};
   for (Id sid : f.m.funcs[init].body) {
     const Stmt& s = f.m.s(sid);
     if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call &&
@@ -204,7 +206,10 @@ ModelSize size_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env) {
       for (Id x : values) {
         const ModelSize p = size_of(f, g, x, depth + 1);
         if (p.params < 0) return {};
-        most = first ? p : ModelSize{std::max(most.params, p.params), most.width < 0 || p.width < 0 ? kUnknown : std::max(most.width, p.width)};
+        most = first ? p
+                     : ModelSize{std::max(most.params, p.params),
+                                 most.width < 0 || p.width < 0 ? kUnknown : std::max(most.width, p.width),
+                                 most.in_width == p.in_width ? p.in_width : kUnknown};
         first = false;
       }
     }

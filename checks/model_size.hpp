@@ -17,6 +17,9 @@ struct ModelSize {
   // it, a dropout mask). -1 for any other layer (a convolution's feature maps grow with the
   // input, an embedding's with the sequence).
   long width = -1;
+  // The features its first fully-connected layer takes (a Linear's in_features), -1 when not
+  // known: the width of the input each sample brings.
+  long in_width = -1;
 };
 
 // The size of the model value `v` builds in `func` (`Net(10).to(device)`, `nn.Sequential(...)`,

@@ -1384,6 +1384,20 @@ class ReviewedHiddenLeaks(Tmp):
         self.assertEqual(self.findings('h_globals'), [('lib.py', 6, 'warning'), ('lib.py', 11, 'warning')])
         self.assertEqual(self.findings('h_sysmod'), [('lib.py', 7, 'warning'), ('lib.py', 12, 'warning')])
 
+    def test_an_append_of_a_class_of_another_module_that_keeps_its_argument_stays_an_error(self):
+        # `history = LossHistory()` from the project's utils.py, whose `append` keeps the value in
+        # a list: the class is shown in the run, so the finding keeps its severity. A class the
+        # run does not show (a library's metric) is weak (a warning, marked low-confidence).
+        utils = "class LossHistory:\n    def __init__(self):\n        self.values = []\n\n    def append(self, v):\n        self.values.append(v)\n"
+        train = ("import torch\nfrom utils import LossHistory\nfrom metrics import RunningMean\n\n\n"
+                 "def train(model, loader, opt, criterion):\n    history = HOLDER\n    for x, y in loader:\n"
+                 "        opt.zero_grad()\n        loss = criterion(model(x.cuda()), y.cuda())\n        loss.backward()\n"
+                 "        opt.step()\n        history.append(loss)\n    return history\n")
+        self.assertEqual(self.findings("keeps", {"utils.py": utils, "train.py": train.replace("HOLDER", "LossHistory()")}),
+                         [("train.py", 13, "error")])
+        self.assertEqual(self.findings("unseen", {"utils.py": utils, "train.py": train.replace("HOLDER", "RunningMean()")}),
+                         [("train.py", 13, "warning")])
+
     def test_a_module_installed_by_a_setup_py_beside_it_is_an_interface(self):
         self.assertEqual(self.findings('h_entry'), [('lib.py', 8, 'warning')])
 

@@ -222,6 +222,17 @@ std::string scaling_source(const std::string& shape, int n) {
     // of the file (its PyTorch era) or of the forward's scope must not rescan every call.
     s = "import torch\nmodel = torch.load('m.pt')\nmodel.eval()\n";
     for (int i = 0; i < n; ++i) s += "y" + std::to_string(i) + " = model(torch.load('x.pt'))\n";
+  } else if (shape == "mlp-eval-loop") {
+    // One evaluation loop of n forwards of a fully-connected model of visible size: its graph's
+    // width is asked once for the loop, not once per forward.
+    s = "import torch\nimport torch.nn as nn\nmodel = nn.Sequential(nn.Linear(10, 20), nn.ReLU(), nn.Linear(20, 2)).cuda()\n"
+        "def evaluate(loader):\n    model.eval()\n    for x in loader:\n";
+    for (int i = 0; i < n; ++i) s += "        y" + std::to_string(i) + " = model(x)\n";
+  } else if (shape == "eval-loops") {
+    // n evaluation loops in one function of a file that imports an attribution library: the
+    // attribution question is asked per loop, of that loop's calls.
+    s = "import torch\nfrom captum.attr import Saliency\nmodel = torch.load('m.pt')\ndef evaluate(loader):\n    model.eval()\n";
+    for (int i = 0; i < n; ++i) s += "    for x in loader:\n        y = model(x)\n";
   } else if (shape == "statements") {
     for (int i = 0; i < n; ++i) s += "y" + std::to_string(i) + " = model(x)\n";
   } else if (shape == "functions") {
@@ -272,8 +283,8 @@ uint64_t analysis_work(const std::string& shape, int n) {
 }  // namespace
 
 TEST(Scaling, AnalysisWorkIsLinearInTheInput) {
-  for (const char* shape : {"loop", "eval-loop", "statements", "loaded-statements", "functions", "methods", "elif",
-                            "with", "findings", "names", "names-branches"}) {
+  for (const char* shape : {"loop", "eval-loop", "mlp-eval-loop", "eval-loops", "statements", "loaded-statements",
+                            "functions", "methods", "elif", "with", "findings", "names", "names-branches"}) {
     const uint64_t small = analysis_work(shape, 1000);
     const uint64_t large = analysis_work(shape, 2000);
     ASSERT_GT(small, 1000u) << shape;

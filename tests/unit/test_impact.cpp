@@ -1748,6 +1748,14 @@ TEST(Impact, ATimedLoopOfAFewTrainingStepsIsAMeasurement) {
       ASSERT_NE(f, nullptr) << rule << loops;
       EXPECT_FALSE(f->low_confidence) << rule << " " << f->message;
     }
+    // Ten timed epochs of a full-batch fit whose model is saved afterwards: training. Full.
+    const FileResult saved = analyze_text(
+        "demo.py",
+        program("for i in range(10):\n    x = torch.load('x.pt')\n", "    ", "", reset, true) +
+            "torch.save(model.state_dict(), 'gcn.pt')\n",
+        Config{}, EngineOptions{});
+    ASSERT_NE(only(saved, rule), nullptr) << rule;
+    EXPECT_FALSE(only(saved, rule)->low_confidence) << rule << " " << only(saved, rule)->message;
   }
 }
 
@@ -1784,6 +1792,36 @@ TEST(Impact, ATimedTrainingLoopOnTensorsTheProgramMakesIsABenchmark) {
     ASSERT_NE(f, nullptr) << input << clock;
     EXPECT_FALSE(f->low_confidence) << f->message;
   }
+  // A fit on generated data (a sine, a linear regression) that times its epochs keeps what it
+  // learns: the model is saved, returned or read after the loop. Full.
+  for (const std::string& after : {std::string("    torch.save(layer.state_dict(), 'fit.pt')\n"),
+                                   std::string("    return layer\n"),
+                                   std::string("    print(layer(hidden).mean())\n")}) {
+    const FileResult r =
+        analyze_text("fit.py", program(made, "    start = time.time()\n") + after, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL201");
+    ASSERT_NE(f, nullptr) << after;
+    EXPECT_FALSE(f->low_confidence) << after << f->message;
+  }
+  // A model of the module trained by a function (the module saves or prints it after the call):
+  // full.
+  const FileResult glob = analyze_text(
+      "fit.py",
+      "import time\nimport torch\nnet = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(net.parameters(), lr=0.03)\n"
+      "X = torch.randn(1000, 2)\n"
+      "def train(n):\n    t0 = time.perf_counter()\n    for epoch in range(n):\n        loss = net(X).sum()\n"
+      "        loss.backward()\n        opt.step()\n    print(time.perf_counter() - t0)\n"
+      "train(300)\nprint(net.weight)\n",
+      Config{}, EngineOptions{});
+  ASSERT_NE(only(glob, "LL201"), nullptr);
+  EXPECT_FALSE(only(glob, "LL201")->low_confidence) << only(glob, "LL201")->message;
+  // Rebound before it is read again: the benchmark's model is thrown away.
+  const FileResult g = analyze_text(
+      "bench.py",
+      program(made, "    start = time.time()\n") + "    layer = torch.nn.Linear(2, 2)\n    print(layer)\n",
+      Config{}, EngineOptions{});
+  ASSERT_NE(only(g, "LL201"), nullptr);
+  EXPECT_TRUE(only(g, "LL201")->low_confidence) << only(g, "LL201")->message;
 }
 
 TEST(Impact, AFullyConnectedModelOfVisibleSizeKeepsASmallGraph) {
@@ -1901,6 +1939,15 @@ TEST(Impact, ALambdaThatUsesCudaInitialisesNothingWhereItIsDefined) {
   const Finding* h = only(g, "LL501");
   ASSERT_NE(h, nullptr);
   EXPECT_FALSE(h->low_confidence) << h->message;
+  // Called at module level, the lambda (or a function of the file) does run CUDA there: error.
+  for (const std::string& helper : {std::string("to_device = lambda x: x.cuda()\n"),
+                                    std::string("def to_device(x):\n    return x.cuda()\n")}) {
+    const FileResult r =
+        analyze_text("emb.py", program(helper + "table = to_device(torch.arange(10))\n"), Config{}, EngineOptions{});
+    const Finding* k = only(r, "LL501");
+    ASSERT_NE(k, nullptr) << helper;
+    EXPECT_FALSE(k->low_confidence) << helper << k->message;
+  }
 }
 
 TEST(Impact, BatchesOfAVisibleSampleSizeThatStaySmallInFlightAreWeak) {
@@ -1929,6 +1976,18 @@ TEST(Impact, BatchesOfAVisibleSampleSizeThatStaySmallInFlightAreWeak) {
     EXPECT_TRUE(f->low_confidence) << f->message;
     EXPECT_NE(f->message.find(c.size), std::string::npos) << f->message;
   }
+  // A transform handed by position, or assigned to the dataset later, is one the shape does not
+  // follow: full.
+  for (const std::string& later :
+       {std::string("train_data = datasets.CIFAR10('data', True, transforms.Compose([transforms.Resize(224)]))\n"),
+        std::string("train_data.transform = transforms.Compose([transforms.Resize(224), transforms.ToTensor()])\n")}) {
+    std::string src = program("datasets.CIFAR10('data', train=True, download=True)", "", "128");
+    src.insert(src.find("train_loader = "), later);
+    const FileResult r = analyze_text("train.py", src, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL402");
+    ASSERT_NE(f, nullptr) << later;
+    EXPECT_FALSE(f->low_confidence) << later << f->message;
+  }
   for (const Case& c : {Case{"datasets.CIFAR10('data', transform=tf)", "transforms.Resize(224), ", "128", ""},
                         Case{"datasets.ImageFolder('data/train', transform=tf)", "transforms.RandomHorizontalFlip(), ", "32", ""},
                         Case{"datasets.ImageFolder('data/train', transform=tf)", "transforms.Resize((64, 64)), ", "n", ""}}) {
@@ -1937,4 +1996,81 @@ TEST(Impact, BatchesOfAVisibleSampleSizeThatStaySmallInFlightAreWeak) {
     ASSERT_NE(f, nullptr) << c.dataset << c.transform;
     EXPECT_FALSE(f->low_confidence) << f->message;
   }
+}
+
+TEST(Impact, AFullyConnectedHeadOnAnUnsizedBackboneOrOnWideInputsKeepsItsSeverity) {
+  // The sized head's input comes from a backbone's method (`forward_features`), whose graph the
+  // head's width does not count; a PointNet-style MLP of 3 input features runs per point, and a
+  // tabular MLP of 8 features keeps far more than its input: full. An MLP whose graph keeps
+  // about what its input holds stays weak, and so does a toy network keeping a few floats.
+  auto program = [](const std::string& build, const std::string& forward) {
+    return "import torch\nimport torch.nn as nn\nimport timm\n" + build +
+           "def evaluate(loader):\n"
+           "    head.eval()\n"
+           "    correct = 0\n"
+           "    for x, y in loader:\n" + forward +
+           "        correct += (out.argmax(1) == y.cuda()).sum().item()\n"
+           "    return correct\n";
+  };
+  const std::string head3 = "head = nn.Sequential(nn.Linear(768, 256), nn.ReLU(), nn.Linear(256, 10)).cuda()\n";
+  struct Case { std::string build, forward; bool weak; };
+  for (const Case& c :
+       {Case{"backbone = timm.create_model('vit_base_patch16_224').cuda()\n" + head3,
+             "        feats = backbone.forward_features(x.cuda())[:, 0]\n        out = head(feats)\n", false},
+        Case{"head = nn.Sequential(nn.Linear(3, 64), nn.ReLU(), nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 1024)).cuda()\n",
+             "        out = head(x.cuda()).max(1)[0]\n", false},
+        Case{"head = nn.Sequential(nn.Linear(8, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 2)).cuda()\n",
+             "        out = head(x.cuda())\n", false},
+        Case{head3, "        out = head(x.cuda())\n", true},
+        Case{"head = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2)).cuda()\n", "        out = head(x.cuda())\n", true}}) {
+    const FileResult r = analyze_text("eval.py", program(c.build, c.forward), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << c.build << c.forward;
+    EXPECT_EQ(f->low_confidence, c.weak) << c.build << c.forward << f->message;
+  }
+}
+
+TEST(Impact, OnlyGradientAttributionsInTheForwardsOwnScopeSilenceLL101) {
+  // Silent: the evaluation loop hands the model to a gradient attribution in the loop. Kept:
+  // a plotting helper of monai.visualize, a perturbation method (Occlusion runs forwards only),
+  // and integrated gradients run on one batch after a loop over the whole test set.
+  auto program = [](const std::string& head, const std::string& in_loop, const std::string& after) {
+    return "import torch\n" + head +
+           "def main(test_loader):\n"
+           "    model = torch.load('resnet.pt').cuda()\n"
+           "    model.eval()\n"
+           "    for images, labels in test_loader:\n"
+           "        preds = model(images.cuda()).argmax(1)\n" + in_loop + after;
+  };
+  const std::string ig = "from captum.attr import IntegratedGradients, Occlusion\n";
+  struct Case { std::string head, in_loop, after; bool silent; };
+  for (const Case& c :
+       {Case{ig, "        IntegratedGradients(model).attribute(images.cuda(), target=preds)\n", "", true},
+        Case{"from monai.visualize import plot_2d_or_3d_image\n",
+             "        plot_2d_or_3d_image(preds, 0, writer, tag='pred')\n", "", false},
+        Case{ig, "        Occlusion(model).attribute(images.cuda(), target=preds, sliding_window_shapes=(3, 15, 15))\n", "",
+             false},
+        Case{ig, "",
+             "    images, labels = next(iter(test_loader))\n"
+             "    IntegratedGradients(model).attribute(images[:4].cuda(), target=labels[:4].cuda())\n",
+             false}}) {
+    const FileResult r = analyze_text("explain.py", program(c.head, c.in_loop, c.after), Config{}, EngineOptions{});
+    EXPECT_EQ(only(r, "LL101") == nullptr, c.silent) << c.head << c.in_loop << c.after;
+  }
+}
+
+TEST(Impact, AMainThatForksBeforeItsOwnCudaIsNotCudaAtImport) {
+  // `main()`, called by the main guard, starts a worker process and only then builds its model
+  // on CUDA: the fork comes first in its own order, so the child that never touches CUDA is
+  // safe and a child that does is the weak fragile case, not an error.
+  const std::string src =
+      "import torch\nimport torch.multiprocessing as mp\n"
+      "def worker(q):\n    torch.zeros(1).cuda()\n"
+      "def main():\n    q = mp.Queue()\n    p = mp.Process(target=worker, args=(q,))\n    p.start()\n"
+      "    model = torch.nn.Linear(2, 2).cuda()\n"
+      "if __name__ == '__main__':\n    main()\n";
+  const FileResult r = analyze_text("run.py", src, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL501");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
 }
