@@ -717,7 +717,7 @@ bool attribution_call(const Facts& f, const CallSite& x) {
                        "LayerGradientShap"sv, "LayerDeepLiftShap"sv, "NeuronDeepLift"sv, "NeuronGradientShap"sv});
     if (starts_with(q, "pytorch_grad_cam."))
       return in(name, {"GradCAM"sv, "HiResCAM"sv, "GradCAMPlusPlus"sv, "XGradCAM"sv, "LayerCAM"sv, "FullGrad"sv,
-                       "GradCAMElementWise"sv, "EigenGradCAM"sv, "GuidedBackpropReLUModel"sv, "KPCA_CAM"sv});
+                       "GradCAMElementWise"sv, "EigenGradCAM"sv, "GuidedBackpropReLUModel"sv});
     if (starts_with(q, "monai.visualize."))
       return in(name, {"GradCAM"sv, "GradCAMpp"sv, "VanillaGrad"sv, "SmoothGrad"sv, "GuidedBackpropGrad"sv,
                        "GuidedBackpropSmoothGrad"sv});
