@@ -1,5 +1,6 @@
 // LL102 accumulated-autograd-history: a tensor that carries autograd history is
 // accumulated, inside a grad-enabled loop, into something that outlives the iteration.
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
@@ -697,6 +698,37 @@ class History {
     return recv != kNone && imported_accumulating_method(recv, f_.callee_attr(st.value));
   }
 
+  // Loop `loop` is its function's outermost loop and walks the elements of one input: it
+  // iterates `range(n)` (or `range(a, n)`) where n reads a tensor's size (`target.size(0)`,
+  // `x.shape[1]`, or a name bound only to such; not `len(...)`, which may count a dataset), and
+  // every same-file call of the function runs inside a loop (a helper called once per item).
+  bool over_one_inputs_elements(int loop) const {
+    const Loop& L = f_.loops[loop];
+    if (func_ == kNone || L.parent >= 0 || L.iter == kNone) return false;
+    const Expr& r = f_.e(L.iter);
+    if (r.kind != ExprKind::Call || !python_builtin_call(f_, L.iter) || f_.e(r.kids[0]).text != "range"sv ||
+        r.kids.size() < 2 || r.kids.size() > 3 || !r.kw.empty())
+      return false;
+    auto tensor_size = [&](Id x) {
+      const Expr& e = f_.e(x);
+      return (e.kind == ExprKind::Call && in(f_.callee_attr(x), {"size"sv})) ||
+             (e.kind == ExprKind::Subscript && !e.kids.empty() && f_.e(e.kids[0]).kind == ExprKind::Attribute &&
+              f_.e(e.kids[0]).text == "shape"sv) ||
+             (e.kind == ExprKind::Subscript && !e.kids.empty() && f_.e(e.kids[0]).kind == ExprKind::Call &&
+              f_.callee_attr(e.kids[0]) == "size"sv);
+    };
+    const Id n = r.kids[r.kids.size() == 2 ? 1 : 2];
+    bool sized = tensor_size(n);
+    if (!sized && f_.e(n).kind == ExprKind::Name) {
+      const std::vector<Id> vs = f_.own_bindings(func_, f_.e(n).text);
+      sized = !vs.empty() && std::all_of(vs.begin(), vs.end(), tensor_size);
+    }
+    if (!sized) return false;
+    const std::vector<int>& callers = f_.callers(func_);
+    return !callers.empty() &&
+           std::all_of(callers.begin(), callers.end(), [&](int ci) { return f_.calls[ci].loop >= 0; });
+  }
+
   // A plain local of the function (not an attribute, a parameter or a global): it dies with
   // the call.
   bool local_of_the_call(const std::string& base) const {
@@ -1086,6 +1118,12 @@ class History {
                                            "the loop runs no forward: each item adds a few autograd nodes to a graph "
                                            "built before it, and `" + base + "` dies when `" +
                                                f_.m.funcs[func_].name + "()` returns")
+                    : local_of_the_call(base) && over_one_inputs_elements(loop)
+                        ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                           "`" + base + "` is a local of `" + f_.m.funcs[func_].name +
+                                               "()`, filled once per element of one input (a loop over a tensor's "
+                                               "size) in a function its callers run once per item, so it holds that "
+                                               "input's graphs until the call returns")
                     : trips > 0 && trips <= kFewSteps && local_of_the_call(base)
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "`" + base + "` is a local of `" + f_.m.funcs[func_].name +

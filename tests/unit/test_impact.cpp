@@ -2074,3 +2074,37 @@ TEST(Impact, AMainThatForksBeforeItsOwnCudaIsNotCudaAtImport) {
   ASSERT_NE(f, nullptr);
   EXPECT_TRUE(f->low_confidence) << f->message;
 }
+
+TEST(Impact, ALocalSumOverTheElementsOfOneInputInAPerItemHelperIsWeak) {
+  // A seq2seq evaluation helper, called once per sentence pair, sums the decoder's loss over
+  // the target's tokens (`for di in range(target_tensor.size(0))`) into a local it returns as a
+  // number: it holds one sentence's graphs until the call returns (LL101 reports the forward's
+  // missing no_grad there). Weak. Called once outside any loop, or summing over a whole
+  // dataset (`range(len(dataset))`), it stays an error.
+  auto program = [](const std::string& bound, const std::string& caller) {
+    return "import torch\n"
+           "def eval_onepair(input_tensor, target_tensor, encoder, decoder, criterion):\n"
+           "    target_length = " + bound + "\n"
+           "    loss = 0\n"
+           "    hidden = encoder(input_tensor)\n"
+           "    for di in range(target_length):\n"
+           "        out, hidden = decoder(target_tensor[di], hidden)\n"
+           "        loss += criterion(out, target_tensor[di])\n"
+           "    return loss.item() / target_length\n" + caller;
+  };
+  const std::string per_pair = "def evaluate(pairs, encoder, decoder, criterion):\n"
+                               "    return [eval_onepair(i.cuda(), t.cuda(), encoder, decoder, criterion) for i, t in pairs]\n";
+  const FileResult r = analyze_text("seq2seq.py", program("target_tensor.size(0)", per_pair), Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL102");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  EXPECT_NE(f->message.find("one input"), std::string::npos) << f->message;
+  for (const auto& [bound, caller] :
+       {std::pair<std::string, std::string>{"target_tensor.size(0)", "print(eval_onepair(x.cuda(), y.cuda(), enc, dec, crit))\n"},
+        {"len(dataset)", per_pair}}) {
+    const FileResult g = analyze_text("seq2seq.py", program(bound, caller), Config{}, EngineOptions{});
+    const Finding* h = only(g, "LL102");
+    ASSERT_NE(h, nullptr) << bound << caller;
+    EXPECT_FALSE(h->low_confidence) << bound << caller << h->message;
+  }
+}
