@@ -836,6 +836,11 @@ void check_LL101(CheckContext& ctx) {
   std::map<const std::vector<int>*, long> graph_widths;  // scope's calls -> loop_graph_width
   std::map<Id, const CallSite*> helpers_for_width;       // helper_forward's memo
   std::map<const std::vector<int>*, bool> attribution_scopes;  // scope's calls -> hands the model to an attribution
+  auto hands_to_attribution = [&](const std::vector<int>& scope) {
+    auto [it, fresh] = attribution_scopes.try_emplace(&scope, false);
+    if (fresh) it->second = calls_attribution(f, scope);
+    return it->second;
+  };
   for (const CallSite& c : f.calls) {
     if (c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
     Id callee = f.forward_receiver(c.call);
@@ -880,14 +885,10 @@ void check_LL101(CheckContext& ctx) {
     // The scope is the forward's outermost evaluation loop (an attribution after a loop over
     // the whole test set does not need that loop's graphs), else its function, else its
     // statement. (Asked once per scope: a loop of thousands of forwards asks the same question.)
-    {
-      const std::vector<int>& scope = c.loop >= 0       ? f.loops[outermost_eval_loop(f, c.loop)].calls
-                                      : c.func != kNone ? f.calls_in(c.func)
-                                                        : f.calls_in_stmt[c.stmt];
-      auto [it, fresh] = attribution_scopes.try_emplace(&scope, false);
-      if (fresh) it->second = calls_attribution(f, scope);
-      if (it->second) continue;
-    }
+    if (hands_to_attribution(c.loop >= 0       ? f.loops[outermost_eval_loop(f, c.loop)].calls
+                             : c.func != kNone ? f.calls_in(c.func)
+                                               : f.calls_in_stmt[c.stmt]))
+      continue;
     // One finding per outermost evaluation loop, and one decision whether its outputs are
     // back-propagated after it (the first forward's).
     int outer = outermost_eval_loop(f, c.loop);
@@ -1071,14 +1072,9 @@ void check_LL101(CheckContext& ctx) {
       continue;
     const CallSite* fw = helper_forward(f, h.target_func, helpers);
     // A helper whose own forward is reported (a loaded model's serving helper) is fixed there.
-    if (!fw || reported_forwards.count(fw->call) || f.loop_trains(h.loop) || feeds_enclosing_training(f, h))
+    if (!fw || reported_forwards.count(fw->call) || f.loop_trains(h.loop) || feeds_enclosing_training(f, h) ||
+        hands_to_attribution(f.calls_in(h.target_func)))
       continue;
-    {
-      const std::vector<int>& scope = f.calls_in(h.target_func);
-      auto [it, fresh] = attribution_scopes.try_emplace(&scope, false);
-      if (fresh) it->second = calls_attribution(f, scope);
-      if (it->second) continue;
-    }
     Id callee = f.forward_receiver(fw->call);
     std::string d = f.dotted(callee);
     // A method of a module class runs the caller's module: `agent.get_action(obs)` runs `agent`.

@@ -711,7 +711,7 @@ class History {
       return false;
     auto tensor_size = [&](Id x) {
       const Expr& e = f_.e(x);
-      return (e.kind == ExprKind::Call && in(f_.callee_attr(x), {"size"sv})) ||
+      return (e.kind == ExprKind::Call && f_.callee_attr(x) == "size"sv) ||
              (e.kind == ExprKind::Subscript && !e.kids.empty() && f_.e(e.kids[0]).kind == ExprKind::Attribute &&
               f_.e(e.kids[0]).text == "shape"sv) ||
              (e.kind == ExprKind::Subscript && !e.kids.empty() && f_.e(e.kids[0]).kind == ExprKind::Call &&

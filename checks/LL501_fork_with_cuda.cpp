@@ -18,6 +18,13 @@ std::string literal_arg(const Facts& f, Id call, size_t pos, const char* kw) {
 
 }  // namespace
 
+// Does a call of `q` start a process (a Process, a pool, torch's spawn, os.fork)?
+bool starts_a_process(const std::string& q) {
+  return ends_with(q, "multiprocessing.Process") || ends_with(q, "multiprocessing.Pool") ||
+         ends_with(q, "multiprocessing.pool.Pool") || q == "concurrent.futures.ProcessPoolExecutor"sv ||
+         q == "torch.multiprocessing.spawn"sv || q == "torch.multiprocessing.start_processes"sv || q == "os.fork"sv;
+}
+
 void check_LL501(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   // Where CUDA is used: module level, and per function. A lambda's body runs when it is
@@ -55,11 +62,7 @@ void check_LL501(CheckContext& ctx) {
           it->second = f.reaches(c.target_func, [&](const CallSite& x) { return is_cuda_call(f, x); }) &&
                        !f.reaches(c.target_func, [&](const CallSite& x) {
                          const std::string& q = f.callee_qual(x.call);
-                         return ends_with(q, "multiprocessing.Process") || ends_with(q, "multiprocessing.Pool") ||
-                                ends_with(q, "multiprocessing.pool.Pool") ||
-                                q == "concurrent.futures.ProcessPoolExecutor"sv || q == "os.fork"sv ||
-                                ends_with(q, "multiprocessing.spawn") || ends_with(q, "start_processes") ||
-                                ends_with(q, "multiprocessing.set_start_method") ||
+                         return starts_a_process(q) || ends_with(q, "multiprocessing.set_start_method") ||
                                 ends_with(q, "multiprocessing.get_context");
                        });
         runs = it->second;
@@ -184,13 +187,8 @@ void check_LL501(CheckContext& ctx) {
       // `set_start_method('fork')` in a file that starts no process of its own: on Linux the
       // DataLoader's workers fork whatever it says; what it changes is how processes started
       // elsewhere begin (weak).
-      const bool starts_processes = std::any_of(f.calls.begin(), f.calls.end(), [&](const CallSite& p) {
-        const std::string& pq = f.callee_qual(p.call);
-        return ends_with(pq, "multiprocessing.Process") || ends_with(pq, "multiprocessing.Pool") ||
-               ends_with(pq, "multiprocessing.pool.Pool") || pq == "concurrent.futures.ProcessPoolExecutor"sv ||
-               pq == "torch.multiprocessing.spawn"sv || pq == "torch.multiprocessing.start_processes"sv ||
-               pq == "os.fork"sv;
-      });
+      const bool starts_processes = std::any_of(f.calls.begin(), f.calls.end(),
+                                                [&](const CallSite& p) { return starts_a_process(f.callee_qual(p.call)); });
       Finding* fd = ends_with(q, "multiprocessing.set_start_method") && !starts_processes
                         ? ctx.report_weak("LL501", f.e(c.call).range, msg,
                                           "this file starts no process itself: DataLoader workers fork on Linux "

@@ -597,6 +597,40 @@ bool python_builtin_call(const Facts& f, Id call) {
 // Tensors made by this process from nothing (`torch.randn(64, 3)`, `torch.arange(n)`, through
 // `.to(device)`, `.repeat(k)`, arithmetic and the names bound to them): synthetic data, never a
 // dataset whose passes an epoch counts; random draws differ per rank unless seeded alike.
+bool made_tensor(const Facts& f, Id func, Id x, int depth) {
+  if (x == kNone || depth > 4) return false;
+  const Expr& e = f.e(x);
+  switch (e.kind) {
+    case ExprKind::Name: {
+      std::vector<Id> vs = f.bindings(func, e.text);
+      if (vs.empty()) return false;
+      for (Id v : vs)
+        if (!made_tensor(f, func, v, depth + 1)) return false;
+      return true;
+    }
+    case ExprKind::BinOp:
+      return (f.e(e.kids[0]).kind == ExprKind::Literal || made_tensor(f, func, e.kids[0], depth + 1)) &&
+             (f.e(e.kids[1]).kind == ExprKind::Literal || made_tensor(f, func, e.kids[1], depth + 1));
+    case ExprKind::Call: {
+      const std::string& q = f.callee_qual(x);
+      if (in(q, {"torch.randn"sv, "torch.rand"sv, "torch.randint"sv, "torch.randn_like"sv, "torch.rand_like"sv,
+                 "torch.randint_like"sv, "torch.normal"sv, "torch.randperm"sv, "torch.arange"sv, "torch.zeros"sv,
+                 "torch.ones"sv, "torch.full"sv, "torch.empty"sv, "torch.linspace"sv, "numpy.random.randn"sv,
+                 "numpy.random.rand"sv, "numpy.random.randint"sv, "numpy.random.normal"sv,
+                 "numpy.random.uniform"sv, "numpy.random.random"sv}))
+        return true;
+      Id r = f.callee_receiver(x);
+      return r != kNone && in(f.callee_attr(x), {"to"sv, "cuda"sv, "float"sv, "long"sv, "half"sv, "int"sv,
+                                                  "double"sv, "view"sv, "reshape"sv, "unsqueeze"sv, "squeeze"sv,
+                                                  "abs"sv, "repeat"sv, "expand"sv, "clone"sv, "contiguous"sv})
+                 ? made_tensor(f, func, r, depth + 1)
+                 : false;
+    }
+    default:
+      return false;
+  }
+}
+
 std::string training_not_at_stake(const Facts& f, int loop, TrainingStakeMemo& memo) {
   if (loop < 0) return "";
   const Id func = f.loops[loop].func;
@@ -670,40 +704,6 @@ std::string training_not_at_stake(const Facts& f, int loop, TrainingStakeMemo& m
     return "the loop trains on tensors the program makes while the code reads a clock or the memory counters, "
            "and nothing reads the model it trains afterwards: a benchmark, whose parameters are thrown away";
   return "";
-}
-
-bool made_tensor(const Facts& f, Id func, Id x, int depth) {
-  if (x == kNone || depth > 4) return false;
-  const Expr& e = f.e(x);
-  switch (e.kind) {
-    case ExprKind::Name: {
-      std::vector<Id> vs = f.bindings(func, e.text);
-      if (vs.empty()) return false;
-      for (Id v : vs)
-        if (!made_tensor(f, func, v, depth + 1)) return false;
-      return true;
-    }
-    case ExprKind::BinOp:
-      return (f.e(e.kids[0]).kind == ExprKind::Literal || made_tensor(f, func, e.kids[0], depth + 1)) &&
-             (f.e(e.kids[1]).kind == ExprKind::Literal || made_tensor(f, func, e.kids[1], depth + 1));
-    case ExprKind::Call: {
-      const std::string& q = f.callee_qual(x);
-      if (in(q, {"torch.randn"sv, "torch.rand"sv, "torch.randint"sv, "torch.randn_like"sv, "torch.rand_like"sv,
-                 "torch.randint_like"sv, "torch.normal"sv, "torch.randperm"sv, "torch.arange"sv, "torch.zeros"sv,
-                 "torch.ones"sv, "torch.full"sv, "torch.empty"sv, "torch.linspace"sv, "numpy.random.randn"sv,
-                 "numpy.random.rand"sv, "numpy.random.randint"sv, "numpy.random.normal"sv,
-                 "numpy.random.uniform"sv, "numpy.random.random"sv}))
-        return true;
-      Id r = f.callee_receiver(x);
-      return r != kNone && in(f.callee_attr(x), {"to"sv, "cuda"sv, "float"sv, "long"sv, "half"sv, "int"sv,
-                                                  "double"sv, "view"sv, "reshape"sv, "unsqueeze"sv, "squeeze"sv,
-                                                  "abs"sv, "repeat"sv, "expand"sv, "clone"sv, "contiguous"sv})
-                 ? made_tensor(f, func, r, depth + 1)
-                 : false;
-    }
-    default:
-      return false;
-  }
 }
 
 // Does `x` read one of `names` with its history: not under `.detach()`, `.item()`, `.tolist()`,

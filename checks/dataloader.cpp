@@ -1,10 +1,10 @@
 #include "checks/dataloader.hpp"
 
-#include "checks/common.hpp"
-
 #include <cerrno>
 #include <cstdlib>
 #include <set>
+
+#include "checks/common.hpp"
 
 namespace ll {
 
@@ -129,17 +129,17 @@ std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader) 
   const std::string& q = f.callee_qual(ds);
   if (q.rfind("torchvision.datasets.", 0) != 0) return std::nullopt;
   const std::string_view name = f.last_component(q);
+  // An image folder's size is the transform's; the others have their own.
+  const bool folder = in(name, {"ImageFolder"sv, "DatasetFolder"sv});
   SampleShape s;
-  bool known = true;
   if (in(name, {"MNIST"sv, "FashionMNIST"sv, "KMNIST"sv, "EMNIST"sv, "QMNIST"sv})) s = {1, 28, 28};
   else if (in(name, {"CIFAR10"sv, "CIFAR100"sv, "SVHN"sv})) s = {3, 32, 32};
   else if (name == "STL10"sv) s = {3, 96, 96};
-  else if (in(name, {"ImageFolder"sv, "DatasetFolder"sv})) { s = {3, 0, 0}; known = false; }
+  else if (folder) s = {3, 0, 0};
   else return std::nullopt;
   // Its transform by keyword (ImageFolder's second argument by position): a dataset handed
   // more arguments by position (`CIFAR10(root, True, tf)`), or whose `.transform` the file
   // assigns later, has a transform this does not follow.
-  const bool folder = in(name, {"ImageFolder"sv, "DatasetFolder"sv});
   {
     const Expr& call = f.e(ds);
     if (call.kids.size() - 1 > call.kw.size() + 2) return std::nullopt;  // more than (root, train) by position
@@ -154,8 +154,11 @@ std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader) 
           return std::nullopt;
     }
   }
-  const Id tf = single_value(f, loader.func, f.arg(ds, folder ? 1 : static_cast<size_t>(-1), "transform"));
-  if (tf != kNone && f.e(tf).kind == ExprKind::Call) {
+  const Id tf_arg = f.arg(ds, folder ? 1 : static_cast<size_t>(-1), "transform");
+  const Id tf = single_value(f, loader.func, tf_arg);
+  // A transform whose value is not one visible call: not followed.
+  if (tf_arg != kNone && (tf == kNone || f.e(tf).kind != ExprKind::Call)) return std::nullopt;
+  if (tf != kNone) {
     const std::string& tq = f.callee_qual(tf);
     if (tq.rfind("torchvision.transforms", 0) != 0 || f.last_component(tq) != "Compose"sv) return std::nullopt;
     const Id steps = single_value(f, loader.func, f.arg(tf, 0, "transforms"));
@@ -170,7 +173,6 @@ std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader) 
         if (h < 0) return std::nullopt;
         s.h = h;
         s.w = w;
-        known = true;
       } else if (step == "Grayscale"sv) {
         const Id n = f.arg(t, 0, "num_output_channels");
         s.c = n == kNone ? 1 : int_literal_value(f.e(n)) == 3 ? 3 : 1;
@@ -178,12 +180,8 @@ std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader) 
         return std::nullopt;  // changes the shape in ways not followed here
       }
     }
-  } else if (tf != kNone) {
-    return std::nullopt;
-  } else if (f.arg(ds, folder ? 1 : static_cast<size_t>(-1), "transform") != kNone) {
-    return std::nullopt;  // a transform whose value is not visible
   }
-  if (!known) return std::nullopt;
+  if (s.h == 0) return std::nullopt;  // an image folder that no transform sizes
   return s;
 }
 
