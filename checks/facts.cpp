@@ -1109,7 +1109,7 @@ Id Facts::forward_receiver(Id call) const {
 }
 
 Id Facts::unplaced(Id v) const {
-  while (e(v).kind == ExprKind::Call && in(callee_attr(v), {"to", "cuda", "cpu", "eval", "train"}) &&
+  while (v != kNone && e(v).kind == ExprKind::Call && in(callee_attr(v), {"to", "cuda", "cpu", "eval", "train"}) &&
          callee_receiver(v) != kNone)
     v = callee_receiver(v);
   return v;
@@ -1852,6 +1852,7 @@ Id Facts::callee_receiver(Id call) const {
 
 Id Facts::arg(Id call, size_t pos, std::string_view kw) const {
   const Expr& c = e(call);
+  if (c.kind != ExprKind::Call || c.kids.size() < 1 + c.kw.size()) return kNone;  // no call: no argument
   size_t nkw = c.kw.size();
   size_t npos = c.kids.size() - 1 - nkw;
   if (!kw.empty())

@@ -134,7 +134,7 @@ class Facts {
   std::string entry_off_reason(Id func) const;
 
   // ---- names and values
-  const Expr& e(Id id) const { return m.exprs[id]; }
+  const Expr& e(Id id) const { return m.e(id); }
   // "self.model", "" if not a name chain. Computed once per expression; the reference stays
   // valid as long as the Facts.
   const std::string& dotted(Id expr) const;

@@ -156,8 +156,13 @@ struct Module {
   // another runs. (Python reads this from its calls.)
   bool mentions_threads = false;
 
-  const Expr& e(Id id) const { return exprs[id]; }
-  const Stmt& s(Id id) const { return stmts[id]; }
+  // An id that names nothing (kNone, or past the end after a malformed parse) reads as an
+  // empty expression or statement: a check that asks about an absent argument gets "no",
+  // never a read outside the tables.
+  const Expr& e(Id id) const { return id < exprs.size() ? exprs[id] : kNoExpr; }
+  const Stmt& s(Id id) const { return id < stmts.size() ? stmts[id] : kNoStmt; }
+  static inline const Expr kNoExpr{};
+  static inline const Stmt kNoStmt{};
 };
 
 }  // namespace ll

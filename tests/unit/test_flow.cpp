@@ -280,3 +280,27 @@ TEST(Names, ALossNameIsTheSameWordTestAsTheNamesTokens) {
         "criterion", "lossLOSS", "x", "", "L", "forward", "append", "Nll", "iouLoss"})
     EXPECT_EQ(ll::Facts::named_like_a_loss(n), by_tokens(n)) << n;
 }
+
+TEST(Facts, AccessorsGivenNoExpressionAnswerNothing) {
+  // `DDP(model=...)` has no positional argument: `arg` answers kNone, and every accessor
+  // given kNone (or an id past the tables) reads an empty expression, never out of bounds.
+  // (The fuzzer once crashed LL203 on `unplaced(arg(call, 0, "module"))`.)
+  Fixture fx("import torch\nx = DDP()\ny = f(a=1)\n");
+  const Facts& f = *fx.f;
+  Id ddp = kNone, kwcall = kNone;
+  for (Id i = 0; i < fx.m.exprs.size(); ++i)
+    if (fx.m.exprs[i].kind == ExprKind::Call) (ddp == kNone ? ddp : kwcall) = i;
+  ASSERT_NE(ddp, kNone);
+  ASSERT_NE(kwcall, kNone);
+  EXPECT_EQ(f.arg(ddp, 0, "module"), kNone);
+  EXPECT_EQ(f.arg(kwcall, 0), kNone);
+  EXPECT_NE(f.arg(kwcall, 0, "a"), kNone);
+  EXPECT_EQ(f.unplaced(kNone), kNone);
+  EXPECT_EQ(f.arg(kNone, 0, "module"), kNone);
+  EXPECT_EQ(f.arg(f.arg(ddp, 0), 0), kNone);  // not a call
+  EXPECT_EQ(f.dotted(f.unplaced(f.arg(ddp, 0, "module"))), "");
+  const Id past = static_cast<Id>(fx.m.exprs.size() + 5);
+  EXPECT_EQ(fx.m.e(past).kind, ExprKind::Other);
+  EXPECT_TRUE(fx.m.e(kNone).kids.empty());
+  EXPECT_EQ(fx.m.s(kNone).kind, StmtKind::Other);
+}
