@@ -121,7 +121,7 @@ class Events {
       const bool forward = f_.is_model_call(c) ||
                            (c.target_func != kNone && f_.m.funcs[c.target_func].name == "forward"sv &&
                             f_.func_is_method_of_module(c.target_func));
-      if (!f_.grad_off(c) && forward && trains_here(c, loop_func)) {
+      if (!f_.grad_off(c) && forward && !detached_at_once(c) && trains_here(c, loop_func)) {
         Id callee = f_.e(c.call).kids[0];
         out.push_back({'F', map_name(model_name(f_, c.func, callee), rename), here, ci});
         continue;
@@ -177,6 +177,22 @@ class Events {
 
   // A forward that trains: in the loop's own function, its innermost loop back-propagates;
   // in a called function, that function reaches backward().
+  // `z = self.encoder(x).detach()`: no gradient reaches the model through this forward, so
+  // it is not trained here (a frozen feature extractor feeding a head that is).
+  bool detached_at_once(const CallSite& c) const {
+    if (c.stmt == kNone) return false;
+    bool hit = false;
+    for_each_expr(f_.m, f_.m.s(c.stmt).value, [&](Id x) {
+      const Expr& ex = f_.e(x);
+      if (ex.kind == ExprKind::Call && in(f_.callee_attr(x), {"detach", "detach_"}) && f_.callee_receiver(x) == c.call)
+        hit = true;
+      else if (ex.kind == ExprKind::Attribute && ex.text == "data"sv && !ex.kids.empty() && ex.kids[0] == c.call)
+        hit = true;
+      return !hit;
+    });
+    return hit;
+  }
+
   bool trains_here(const CallSite& c, Id loop_func) const {
     if (c.func == loop_func && c.loop >= 0) return f_.loop_reaches_backward(c.loop);
     return f_.reaches(c.func, [&](const CallSite& x) { return f_.is_backward(x); });
