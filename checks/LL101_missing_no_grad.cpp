@@ -272,6 +272,22 @@ bool linear_receiver(const Facts& f, const CallSite& c) {
   return true;
 }
 
+// The forward's own loop (not an enclosing one: a folder typed once, then walked, is a pass
+// over data) waits for a line the user types each time (Python's builtin `input()`, not a
+// function of that name the file defines or imports): an interactive demo, one item per
+// iteration, whose graph goes when the next replaces it.
+bool interactive_loop(const Facts& f, const CallSite& c) {
+  if (f.m.lang != Lang::Python || c.loop < 0) return false;
+  for (int ci : f.loops[c.loop].calls) {
+    const CallSite& x = f.calls[ci];
+    const Expr& callee = f.e(f.e(x.call).kids[0]);
+    if (x.loop == c.loop && x.func == c.func && callee.kind == ExprKind::Name && callee.text == "input"sv &&
+        callee.qname.empty() && x.target_func == kNone && f.bindings(c.func, "input").empty())
+      return true;
+  }
+  return false;
+}
+
 // ... and every other forward with grad on in its loop (or its statement, outside loops) is
 // one too: `probe(backbone(x))` keeps the backbone's activations.
 // Python only, for now: a LibTorch program's lone `torch::nn::Linear` keeps its severity
@@ -1007,6 +1023,10 @@ void check_LL101(CheckContext& ctx) {
                                         "the model's parameters were frozen before `" + frozen_part +
                                             "` was attached: only that part records a graph, a small share of "
                                             "the forward's activations")
+                  : interactive_loop(f, c)
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "the loop waits for a line the user types (`input()`) each time: one item "
+                                        "per iteration, whose graph goes when the next replaces it")
                   : few_trips
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         trips == 1 && !layers.empty()

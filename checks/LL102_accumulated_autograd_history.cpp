@@ -2,6 +2,7 @@
 // accumulated, inside a grad-enabled loop, into something that outlives the iteration.
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_set>
@@ -870,6 +871,50 @@ class History {
     return false;
   }
 
+  // The condition of an `if` around statement `sid` inside loop `loop` (its body, not an
+  // `else`) that selects one step in so many (`if batch_idx % 500 == 0:`), or kNone.
+  Id periodic_guard(Id sid, int loop) const {
+    const Loop& L = f_.loops[loop];
+    if (L.stmt == kNone) return kNone;
+    Id found = kNone;
+    std::function<bool(const std::vector<Id>&, Id, int)> walk = [&](const std::vector<Id>& body, Id guard, int depth) {
+      if (depth > 32) return false;
+      for (Id s : body) {
+        if (s == sid) {
+          found = guard;
+          return true;
+        }
+        const Stmt& st = f_.m.s(s);
+        if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) continue;
+        if (st.kind == StmtKind::For || st.kind == StmtKind::While) continue;  // another loop's steps
+        Id g = guard;
+        if (st.kind == StmtKind::If && guard == kNone && selects_one_step_in_n(st.value)) g = st.value;
+        if (walk(st.body, g, depth + 1) || walk(st.orelse, guard, depth + 1) || walk(st.finalbody, guard, depth + 1))
+          return true;
+        for (const Handler& h : st.handlers)
+          if (walk(h.body, guard, depth + 1)) return true;
+      }
+      return false;
+    };
+    walk(f_.m.s(L.stmt).body, kNone, 0);
+    return found;
+  }
+
+  // `i % n == 0`, `(step + 1) % k == 0`, `not i % 10`: a test true on one step in so many.
+  bool selects_one_step_in_n(Id test) const {
+    const Expr& t = f_.e(test);
+    Id mod = kNone;
+    if (t.kind == ExprKind::Compare && t.text == "=="sv && t.kids.size() == 2) {
+      for (Id k : t.kids)
+        if (f_.e(k).kind == ExprKind::BinOp && f_.e(k).text == "%"sv) mod = k;
+    } else if (t.kind == ExprKind::UnaryOp && t.text == "not"sv && !t.kids.empty()) {
+      mod = t.kids[0];
+    }
+    const Expr& m = f_.e(mod);
+    return m.kind == ExprKind::BinOp && m.text == "%"sv && m.kids.size() == 2 &&
+           f_.e(m.kids[0]).lit != LitKind::String && f_.e(m.kids[0]).kind != ExprKind::FString;
+  }
+
   // `outputs = []` at the top of each batch, filled by an inner loop over the ensemble's
   // models (or a batch's items): it holds one batch's values and is dropped with it.
   // Also a container re-created in any enclosing loop and filled only by loops over a fixed
@@ -1129,6 +1174,12 @@ class History {
                                            "`" + base + "` is a local of `" + f_.m.funcs[func_].name +
                                                "()` filled at most " + std::to_string(trips) +
                                                " times per call, so it holds that many graphs until the call returns")
+                    : periodic_guard(sid, loop) != kNone && backpropagated_in_loop(value, loop)
+                        ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                           "it is kept only on the steps where `" + ctx_.brief(periodic_guard(sid, loop)) +
+                                               "` (one in so many), and backward() already freed each graph's "
+                                               "saved tensors, so it holds one value and its autograd nodes per such "
+                                               "step")
                         : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
     }
     if (!fd || display) return;

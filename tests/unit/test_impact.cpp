@@ -2108,3 +2108,72 @@ TEST(Impact, ALocalSumOverTheElementsOfOneInputInAPerItemHelperIsWeak) {
     EXPECT_FALSE(h->low_confidence) << bound << caller << h->message;
   }
 }
+
+TEST(Impact, AForwardInALoopThatWaitsForTypedInputIsWeak) {
+  // `while True: text = input(...)`, then one forward of what was typed: an interactive demo,
+  // one item per iteration. A folder typed once and then walked is a pass over data, and an
+  // `input` the file defines is not the builtin.
+  auto program = [](const std::string& pre, const std::string& loop) {
+    return "import torch\n" + pre +
+           "model = torch.load('m.pt').cuda()\n"
+           "model.eval()\n" + loop;
+  };
+  const std::string typed = "while True:\n"
+                            "    text = input('> ')\n"
+                            "    x = torch.tensor([len(text)]).float().cuda()\n"
+                            "    print(model(x).sigmoid().item())\n";
+  {
+    const FileResult r = analyze_text("demo.py", program("", typed), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+    EXPECT_NE(f->message.find("`input()`"), std::string::npos) << f->message;
+  }
+  const std::string folder = "while True:\n"
+                             "    folder = input('folder: ')\n"
+                             "    for path in sorted(os.listdir(folder)):\n"
+                             "        x = torch.load(os.path.join(folder, path)).cuda()\n"
+                             "        print(model(x).argmax().item())\n";
+  for (const auto& [pre, loop] : std::vector<std::pair<std::string, std::string>>{
+           {"import os\n", folder}, {"def input(prompt):\n    return open('q.txt').read()\n", typed}}) {
+    const FileResult r = analyze_text("demo.py", program(pre, loop), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << loop;
+    EXPECT_FALSE(f->low_confidence) << pre << loop;
+  }
+}
+
+TEST(Impact, ABackpropagatedLossKeptOnOneStepInSoManyIsWeak) {
+  // `if batch_idx % 500 == 0: losses.append(loss)` after `loss.backward()`: one value and its
+  // autograd nodes per 500 steps. Every step (the `else` of that test), a value backward()
+  // did not free (retain_graph=True), or no backward at all keeps the full severity.
+  auto program = [](const std::string& backward, const std::string& keep) {
+    return "import torch\n"
+           "def fit(model, loader, opt):\n"
+           "    losses = []\n"
+           "    for batch_idx, (x, y) in enumerate(loader):\n"
+           "        loss = ((model(x.cuda()) - y.cuda()) ** 2).mean()\n"
+           "        opt.zero_grad()\n" + backward +
+           "        opt.step()\n" + keep +
+           "    return losses\n";
+  };
+  const std::string backward = "        loss.backward()\n";
+  const std::string periodic = "        if batch_idx % 500 == 0:\n            losses.append(loss)\n";
+  {
+    const FileResult r = analyze_text("fit.py", program(backward, periodic), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+    EXPECT_NE(f->message.find("batch_idx % 500 == 0"), std::string::npos) << f->message;
+  }
+  for (const auto& [bw, keep] : std::vector<std::pair<std::string, std::string>>{
+           {backward, "        if batch_idx % 500 == 0:\n            print(batch_idx)\n        else:\n"
+                      "            losses.append(loss)\n"},
+           {"        loss.backward(retain_graph=True)\n", periodic},
+           {"        pass\n", periodic}}) {
+    const FileResult r = analyze_text("fit.py", program(bw, keep), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << bw << keep;
+    EXPECT_FALSE(f->low_confidence) << bw << keep;
+  }
+}
