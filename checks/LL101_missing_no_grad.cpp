@@ -775,12 +775,7 @@ bool calls_attribution(const Facts& f, const std::vector<int>& calls) {
 // that runs the assignment under no_grad when the statement is just that assignment.
 bool detached_at_once(CheckContext& ctx, const CallSite& c, std::set<Id>& reported) {
   const Facts& f = ctx.facts;
-  if (c.stmt == kNone) return false;
-  Id detach = kNone;
-  for (int di : f.calls_in_stmt[c.stmt]) {
-    const Id d = f.calls[di].call;
-    if (f.callee_attr(d) == "detach"sv && f.e(d).kids.size() == 1 && f.callee_receiver(d) == c.call) detach = d;
-  }
+  const Id detach = f.detach_of(c);
   if (detach == kNone || !reported.insert(c.call).second) return false;
   const Id callee = f.forward_receiver(c.call);
   std::string model = f.dotted(callee);

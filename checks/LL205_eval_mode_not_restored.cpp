@@ -180,14 +180,12 @@ class Events {
   // `z = self.encoder(x).detach()`: no gradient reaches the model through this forward, so
   // it is not trained here (a frozen feature extractor feeding a head that is).
   bool detached_at_once(const CallSite& c) const {
+    if (f_.detach_of(c) != kNone) return true;
     if (c.stmt == kNone) return false;
-    bool hit = false;
+    bool hit = false;  // `self.encoder(x).data`
     for_each_expr(f_.m, f_.m.s(c.stmt).value, [&](Id x) {
       const Expr& ex = f_.e(x);
-      if (ex.kind == ExprKind::Call && in(f_.callee_attr(x), {"detach", "detach_"}) && f_.callee_receiver(x) == c.call)
-        hit = true;
-      else if (ex.kind == ExprKind::Attribute && ex.text == "data"sv && !ex.kids.empty() && ex.kids[0] == c.call)
-        hit = true;
+      hit = ex.kind == ExprKind::Attribute && ex.text == "data"sv && !ex.kids.empty() && ex.kids[0] == c.call;
       return !hit;
     });
     return hit;

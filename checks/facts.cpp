@@ -2868,6 +2868,15 @@ bool Facts::result_back_propagated(const CallSite& c) const {
   return result_reaches(c, sinks);
 }
 
+Id Facts::detach_of(const CallSite& c) const {
+  if (c.stmt == kNone || c.stmt >= calls_in_stmt.size()) return kNone;
+  for (int di : calls_in_stmt[c.stmt]) {
+    const Id d = calls[di].call;
+    if (callee_attr(d) == "detach"sv && e(d).kids.size() == 1 && callee_receiver(d) == c.call) return d;
+  }
+  return kNone;
+}
+
 bool Facts::result_returned(const CallSite& c) const {
   if (c.func == kNone) return false;
   std::vector<std::pair<Id, Id>> sinks;

@@ -174,6 +174,9 @@ class Facts {
   // Is a same-file caller of `func` a function that back-propagates?
   // Does the caller back-propagate through what call `c` returned, in its own function?
   bool result_back_propagated(const CallSite& c) const;
+  // The `.detach()` (no argument) called on call `c`'s result in its own statement
+  // (`z = encoder(x).detach()`), or kNone: nothing back-propagates through that result.
+  Id detach_of(const CallSite& c) const;
   // Does the caller return what call `c` returned (directly or through its bindings)?
   bool result_returned(const CallSite& c) const;
   // The receiver `x` is an object of an imported library (torch.distributions, NumPy, ...).
