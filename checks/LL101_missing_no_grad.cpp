@@ -315,34 +315,15 @@ constexpr long kTinyGraphWidth = 256;
 // reaches the call is a fully-connected model of visible size keeping at most kInputMultiple
 // times the features it takes (ModelSize::in_width), or at most kTinyGraphWidth floats: the
 // bindings that reach it, or what every same-file caller hands in. -1 otherwise.
-long fully_connected_width(const Facts& f, Id func, Id x, int depth = 0) {
-  const std::string& d = f.dotted(x);
-  if (d.empty() || depth > 2 || f.m.lang != Lang::Python) return -1;
+long fully_connected_width(const Facts& f, Id func, Id x) {
   long most = -1;
-  auto meet = [&](long w) {
-    if (w < 0) return false;
-    most = std::max(most, w);
+  const bool known = each_model_size(f, func, x, [&](const ModelSize& size) {
+    if (size.width > kTinyGraphWidth && (size.in_width <= 0 || size.width > kInputMultiple * size.in_width)) return false;
+    if (size.width < 0) return false;
+    most = std::max(most, size.width);
     return true;
-  };
-  if (func != kNone && f.is_param(func, d) && f.own_bindings(func, d).empty()) {
-    const auto handed = f.argument_values(func, d);
-    if (handed.empty()) return -1;
-    for (const auto& [caller, a] : handed)
-      if (!meet(fully_connected_width(f, caller, a, depth + 1))) return -1;
-    return most;
-  }
-  std::vector<Id> vals = f.bindings_at(func, d, x);
-  // `net = net.to(device)` moves the same object: what it was bound to before counts.
-  auto moved_self = [&](Id v) { return f.dotted(f.unplaced(v)) == d; };
-  if (std::any_of(vals.begin(), vals.end(), moved_self)) vals = f.bindings(func, d);
-  vals.erase(std::remove_if(vals.begin(), vals.end(), moved_self), vals.end());
-  if (vals.empty()) return -1;
-  for (Id v : vals) {
-    const ModelSize size = model_size(f, func, v);
-    if (size.width > kTinyGraphWidth && (size.in_width <= 0 || size.width > kInputMultiple * size.in_width)) return -1;
-    if (!meet(size.width)) return -1;
-  }
-  return most;
+  });
+  return known ? most : -1;
 }
 
 // ... summed over every forward with grad on in the call's loop (or its statement, outside

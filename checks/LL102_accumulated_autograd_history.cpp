@@ -9,6 +9,7 @@
 
 #include "checks/common.hpp"
 #include "checks/flow.hpp"
+#include "checks/model_size.hpp"
 
 namespace ll {
 namespace {
@@ -42,6 +43,7 @@ class History {
   std::unordered_set<std::string> tainted_;   // source-order walk: the fallback outside the flow graphs
   std::unordered_set<std::string> detached_;  // detach_()'d in place since their last binding (source order)
   mutable std::map<std::pair<Id, std::string>, char> reach_memo_;  // 0 computing, 1 no, 2 yes
+  mutable std::map<int, long> loop_params_;                       // loop_models_params, per loop
   const std::unordered_set<std::string>& accumulating_methods_;  // same-file methods that keep their argument
   bool quiet_ = false;
   int element_ = -1;
@@ -871,6 +873,61 @@ class History {
     return false;
   }
 
+  // The value `total += loss` (or `losses.append(loss)`, `total += loss * x.size(0)`) adds,
+  // when it is the scalar the loop back-propagates with a plain `backward()` (no gradient
+  // argument, so one element; no retain_graph, so its saved tensors are freed): that name,
+  // else "".
+  std::string backward_scalar_of(Id value, int loop) const {
+    for (int guard = 0; guard < 8; ++guard) {
+      const Expr& x = f_.e(value);
+      if (x.kind != ExprKind::BinOp || x.kids.size() != 2 || !in(x.text, {"*", "/"})) break;
+      // Scaled by a number (`loss * x.size(0)`, `n * loss`, `loss / n`): the named side.
+      value = !f_.dotted(x.kids[0]).empty() || f_.e(x.kids[0]).kind == ExprKind::BinOp ? x.kids[0] : x.kids[1];
+    }
+    const std::string& d = f_.dotted(value);
+    if (d.empty()) return "";
+    for (int ci : f_.loops[loop].calls) {
+      const CallSite& c = f_.calls[ci];
+      if (f_.callee_attr(c.call) == "backward"sv && f_.e(c.call).kids.size() == 1 &&
+          f_.dotted(f_.callee_receiver(c.call)) == d)
+        return d;
+    }
+    return "";
+  }
+
+  // Every forward with grad on in `loop` runs a model of visible size (checks/model_size:
+  // layers of literal sizes) of at most kSmallModel parameters: the most of them, else -1
+  // (a model the file does not size, a method of a model, a same-file helper that may run
+  // one, or no forward at all).
+  long loop_models_params(int loop) const {
+    auto [it, fresh] = loop_params_.try_emplace(loop, -1);
+    if (!fresh) return it->second;
+    long most = -1;
+    bool any = false;
+    for (int xi : f_.loops[loop].calls) {
+      const CallSite& x = f_.calls[xi];
+      if (x.in_lambda || f_.grad_off(x)) continue;
+      if (!f_.is_model_call(x)) {
+        const Id recv = f_.callee_receiver(x.call);
+        if (recv != kNone && f_.is_model_value(x.func, recv) &&
+            !in(f_.callee_attr(x.call), {"eval", "train", "to", "cuda", "cpu", "parameters", "named_parameters",
+                                         "state_dict", "zero_grad", "requires_grad_"}))
+          return -1;  // a method of a model: `backbone.forward_features(x)`
+        if (x.target_func != kNone && x.target_func != x.func) return -1;  // a helper may run a forward
+        continue;
+      }
+      any = true;
+      const bool known = each_model_size(f_, x.func, f_.forward_receiver(x.call), [&](const ModelSize& s) {
+        if (s.params < 0 || s.params > kSmallModel) return false;
+        most = std::max(most, s.params);
+        return true;
+      });
+      if (!known) return -1;
+    }
+    it->second = any ? most : -1;
+    return it->second;
+  }
+
   // The condition of an `if` around statement `sid` inside loop `loop` (its body, not an
   // `else`) that selects one step in so many (`if batch_idx % 500 == 0:`), or kNone.
   Id periodic_guard(Id sid, int loop) const {
@@ -1139,6 +1196,10 @@ class History {
       bool recreated = false;
       for (int l = f_.loops[loop].parent; l >= 0 && !recreated; l = f_.loops[l].parent)
         recreated = assigned_in_loop(f_, l, base);
+      // Re-created by an enclosing loop (each epoch), or a local of a function whose own loop
+      // walks the batches once per call (`train_one_epoch()`): it lives one pass over the data.
+      const bool one_pass_kept =
+          recreated || (local_of_the_call(base) && f_.loops[loop].parent < 0 && iterates_batches(f_, loop));
       fd = trips > 0 && trips <= kFewIterations && backpropagated_in_loop(value, loop)
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "the loops around it run at most " + std::to_string(trips) +
@@ -1174,6 +1235,14 @@ class History {
                                            "`" + base + "` is a local of `" + f_.m.funcs[func_].name +
                                                "()` filled at most " + std::to_string(trips) +
                                                " times per call, so it holds that many graphs until the call returns")
+                    : one_pass_kept && !backward_scalar_of(value, loop).empty() && loop_models_params(loop) >= 0
+                        ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                           "`" + backward_scalar_of(value, loop) +
+                                               "` is back-propagated in the same iteration, which frees its saved "
+                                               "activations, every forward in the loop runs a model of visible size "
+                                               "(at most " + param_count(loop_models_params(loop)) +
+                                               " parameters), and `" + base + "` lives one pass over the data: it "
+                                               "keeps a scalar and a few dozen autograd nodes per step, host memory")
                     : periodic_guard(sid, loop) != kNone && backpropagated_in_loop(value, loop)
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "it is kept only on the steps where `" + ctx_.brief(periodic_guard(sid, loop)) +

@@ -488,9 +488,6 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
          t == "encoder"sv || t == "decoder"sv || t == "backbone"sv;
 }
 
-// Impact: a model this small costs little twice over.
-constexpr long kSmallModel = 10'000'000;
-
 Finding* report(CheckContext& ctx, Id sid, Id func, const std::string& d, const std::string& once = "") {
   std::string message =
       "`" + d + "` is rebound to a new model while the previous one is still referenced: the old model stays "
@@ -504,13 +501,7 @@ Finding* report(CheckContext& ctx, Id sid, Id func, const std::string& d, const 
   // (Test code: the impact pass after the checks makes the finding weak; run_checks.)
   if (params >= 0 && params <= kSmallModel) {
     // "4.7M parameters (about 19 MB in float32)"
-    auto tenths = [](long v, long unit) {
-      const long t = (v * 10 + unit / 2) / unit;
-      return std::to_string(t / 10) + (t % 10 ? "." + std::to_string(t % 10) : "");
-    };
-    const std::string count = params >= 1'000'000 ? tenths(params, 1'000'000) + "M"
-                              : params >= 1'000   ? tenths(params, 1'000) + "k"
-                                                  : std::to_string(params);
+    const std::string count = param_count(params);
     const long mb = (params * 4 + 999'999) / 1'000'000;
     if (params == 0)
       return ctx.report_weak("LL301", where, std::move(message),

@@ -225,4 +225,38 @@ ModelSize model_size(const Facts& f, Id func, Id v) { return size_of(f, func, v,
 
 ModelSize class_size(const Facts& f, Id k) { return class_size(f, k, constructor_env(f, k, kNone, kNone, nullptr), 0); }
 
+std::string param_count(long params) {
+  auto tenths = [](long v, long unit) {
+    const long t = (v * 10 + unit / 2) / unit;
+    return std::to_string(t / 10) + (t % 10 ? "." + std::to_string(t % 10) : "");
+  };
+  return params >= 1'000'000 ? tenths(params, 1'000'000) + "M"
+         : params >= 1'000   ? tenths(params, 1'000) + "k"
+                             : std::to_string(params);
+}
+
+bool each_model_size(const Facts& f, Id func, Id x, const std::function<bool(const ModelSize&)>& visit) {
+  std::function<bool(Id, Id, int)> walk = [&](Id fn, Id y, int depth) {
+    const std::string& d = f.dotted(y);
+    if (d.empty() || depth > 2 || f.m.lang != Lang::Python) return false;
+    if (fn != kNone && f.is_param(fn, d) && f.own_bindings(fn, d).empty()) {
+      const auto handed = f.argument_values(fn, d);
+      if (handed.empty()) return false;
+      for (const auto& [caller, a] : handed)
+        if (!walk(caller, a, depth + 1)) return false;
+      return true;
+    }
+    std::vector<Id> vals = f.bindings_at(fn, d, y);
+    // `net = net.to(device)` moves the same object: what it was bound to before counts.
+    auto moved_self = [&](Id v) { return f.dotted(f.unplaced(v)) == d; };
+    if (std::any_of(vals.begin(), vals.end(), moved_self)) vals = f.bindings(fn, d);
+    vals.erase(std::remove_if(vals.begin(), vals.end(), moved_self), vals.end());
+    if (vals.empty()) return false;
+    for (Id v : vals)
+      if (!visit(model_size(f, fn, v))) return false;
+    return true;
+  };
+  return walk(func, x, 0);
+}
+
 }  // namespace ll

@@ -5,6 +5,8 @@
 // floats its forward keeps per sample (LL101: a graph that costs little).
 #pragma once
 
+#include <functional>
+
 #include "checks/checks.hpp"
 
 namespace ll {
@@ -22,6 +24,14 @@ struct ModelSize {
   long in_width = -1;
 };
 
+// A model of visible size with at most this many parameters (40 MB in float32) is small: two
+// of them side by side cost tens of MB (LL301), and its graph has a few dozen autograd nodes
+// per step (LL102).
+inline constexpr long kSmallModel = 10'000'000;
+
+// A parameter count as a message shows it: "4.7M", "120k", "96".
+std::string param_count(long params);
+
 // The size of the model value `v` builds in `func` (`Net(10).to(device)`, `nn.Sequential(...)`,
 // `get_net()`, a class of another module of the project built with no arguments: parameters
 // only).
@@ -29,5 +39,11 @@ ModelSize model_size(const Facts& f, Id func, Id v);
 
 // The size of same-file module class `k` built with its defaults (FileSummary::model_sizes).
 ModelSize class_size(const Facts& f, Id k);
+
+// The size of each model the name `x` (read in `func`, a forward's receiver) can hold: the
+// values bound to it there (`net = net.to(device)` follows back to `net = Net()`), or, for a
+// parameter the function never rebinds, what every same-file caller hands in. `visit` is
+// called with each size; false when a value is unknown or `visit` refuses one.
+bool each_model_size(const Facts& f, Id func, Id x, const std::function<bool(const ModelSize&)>& visit);
 
 }  // namespace ll

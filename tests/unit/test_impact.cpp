@@ -2177,3 +2177,64 @@ TEST(Impact, ABackpropagatedLossKeptOnOneStepInSoManyIsWeak) {
     EXPECT_FALSE(f->low_confidence) << bw << keep;
   }
 }
+
+TEST(Impact, ABackpropagatedLossOfASmallVisibleModelKeptForOnePassIsWeak) {
+  // `total += loss` after `loss.backward()`, in `train_one_epoch()` (a local, one pass over
+  // the loader per call) or reset by the epoch loop, where every forward runs a model the file
+  // sizes (a few linear layers): a scalar and a few dozen autograd nodes per step. A model the
+  // file does not size, an accumulator that lives across epochs, a value that is not the
+  // back-propagated scalar, or retain_graph=True keeps the error.
+  const std::string net = "import torch\nimport torch.nn as nn\nimport torchvision\n"
+                          "class Net(nn.Module):\n"
+                          "    def __init__(self):\n"
+                          "        super().__init__()\n"
+                          "        self.fc1 = nn.Linear(784, 128)\n"
+                          "        self.fc2 = nn.Linear(128, 10)\n"
+                          "    def forward(self, x):\n"
+                          "        return self.fc2(torch.relu(self.fc1(x)))\n";
+  auto epoch_fn = [&](const std::string& model, const std::string& keep, const std::string& backward) {
+    return net +
+           "def train_one_epoch(model, loader, opt, criterion):\n"
+           "    total = 0\n"
+           "    for x, y in loader:\n"
+           "        out = model(x.cuda())\n"
+           "        loss = criterion(out, y.cuda())\n"
+           "        opt.zero_grad()\n" + backward +
+           "        opt.step()\n" + keep +
+           "    return total / len(loader)\n"
+           "model = " + model + ".cuda()\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+           "for epoch in range(10):\n"
+           "    print(train_one_epoch(model, loader, opt, nn.CrossEntropyLoss()))\n";
+  };
+  const std::string bw = "        loss.backward()\n";
+  const std::string keep = "        total += loss\n";
+  auto reset_by_epochs = [&](const std::string& init_outside) {
+    return net + "model = Net().cuda()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n" + init_outside +
+           "for epoch in range(10):\n" + (init_outside.empty() ? "    total = 0\n" : "") +
+           "    for x, y in loader:\n"
+           "        loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())\n"
+           "        opt.zero_grad()\n"
+           "        loss.backward()\n"
+           "        opt.step()\n"
+           "        total += loss\n"
+           "    print(total)\n";
+  };
+  for (const std::string& program : {epoch_fn("Net()", keep, bw), epoch_fn("Net()", "        total += loss * x.size(0)\n", bw),
+                                     reset_by_epochs("")}) {
+    const FileResult r = analyze_text("train.py", program, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << program;
+    EXPECT_TRUE(f->low_confidence) << program;
+    EXPECT_NE(f->message.find("model of visible size (at most 101.8k parameters)"), std::string::npos) << f->message;
+  }
+  for (const std::string& program :
+       {epoch_fn("torchvision.models.resnet18()", keep, bw), reset_by_epochs("total = 0\n"),
+        epoch_fn("Net()", "        total += out.sum()\n", bw),
+        epoch_fn("Net()", keep, "        loss.backward(retain_graph=True)\n")}) {
+    const FileResult r = analyze_text("train.py", program, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << program;
+    EXPECT_FALSE(f->low_confidence) << program;
+  }
+}
