@@ -44,6 +44,7 @@ class History {
   std::unordered_set<std::string> detached_;  // detach_()'d in place since their last binding (source order)
   mutable std::map<std::pair<Id, std::string>, char> reach_memo_;  // 0 computing, 1 no, 2 yes
   mutable std::map<int, long> loop_params_;                       // loop_models_params, per loop
+  mutable std::map<int, std::set<std::string>> loop_backwards_;   // plain_backwards of a loop
   const std::unordered_set<std::string>& accumulating_methods_;  // same-file methods that keep their argument
   bool quiet_ = false;
   int element_ = -1;
@@ -873,11 +874,77 @@ class History {
     return false;
   }
 
-  // The value `total += loss` (or `losses.append(loss)`, `total += loss * x.size(0)`) adds,
-  // when it is the scalar the loop back-propagates with a plain `backward()` (no gradient
-  // argument, so one element; no retain_graph, so its saved tensors are freed): that name,
-  // else "".
-  std::string backward_scalar_of(Id value, int loop) const {
+  // A `for` over a collection (a loader, `enumerate(self.train_data)`, `tqdm(loader)`), not
+  // over a count of steps (`range(steps)`, `itertools.count()`) nor a `while`.
+  bool walks_a_collection(int loop) const {
+    Id it = f_.loops[loop].iter;
+    for (int guard = 0; guard < 4 && it != kNone && f_.e(it).kind == ExprKind::Call; ++guard) {
+      const Expr& callee = f_.e(f_.e(it).kids[0]);
+      const std::string_view name = callee.kind == ExprKind::Name ? std::string_view(callee.text)
+                                    : callee.kind == ExprKind::Attribute ? std::string_view(callee.text)
+                                                                          : std::string_view();
+      if (in(name, {"range", "count", "repeat", "cycle"})) return false;
+      if (!in(name, {"enumerate", "tqdm", "iter", "trange"}) || f_.e(it).kids.size() < 2) break;
+      if (name == "trange"sv) return false;
+      it = f_.e(it).kids[1];
+    }
+    return it != kNone;
+  }
+
+  // The names a plain `backward()` (no gradient argument, so one element; no retain_graph,
+  // so its saved tensors are freed) runs on among `calls`.
+  std::set<std::string> plain_backwards(const std::vector<int>& calls) const {
+    std::set<std::string> out;
+    for (int ci : calls) {
+      const Id c = f_.calls[ci].call;
+      if (f_.callee_attr(c) == "backward"sv && f_.e(c).kids.size() == 1)
+        if (const std::string& d = f_.dotted(f_.callee_receiver(c)); !d.empty()) out.insert(d);
+    }
+    return out;
+  }
+
+  // Does same-file function `g` return, as element `k` (the whole value when k < 0), the
+  // scalar it back-propagated itself (`loss.backward(); return loss, preds`), or a value
+  // computed from it (`reduced = reduce_mean(loss, n)`), on every return?
+  bool returns_backpropagated_scalar(Id g, int k) const {
+    const std::vector<Id>& rets = f_.returned_values(g);
+    if (rets.empty()) return false;
+    const std::set<std::string> freed = plain_backwards(f_.calls_in(g));
+    if (freed.empty()) return false;
+    for (Id r : rets) {
+      Id el = r;
+      if (k >= 0) {
+        const Expr& v = f_.e(r);
+        if (v.kind != ExprKind::Sequence || static_cast<size_t>(k) >= v.kids.size()) return false;
+        el = v.kids[static_cast<size_t>(k)];
+      }
+      const std::string& d = f_.dotted(el);
+      if (d.empty()) return false;
+      if (freed.count(d)) continue;
+      const std::vector<Id> own = f_.own_bindings(g, d);
+      if (own.empty() || f_.is_param(g, d)) return false;
+      for (Id b : own) {
+        // Computed from it (`reduce_mean(loss, n)`, `loss.clone() / 2`): it reads the
+        // back-propagated name.
+        bool from_it = false;
+        for_each_expr(f_.m, b, [&](Id y) {
+          const std::string& yd = f_.dotted(y);
+          from_it = from_it || (!yd.empty() && freed.count(yd));
+          return !from_it;
+        });
+        if (!from_it) return false;
+      }
+    }
+    return true;
+  }
+
+  // Is the value `total += loss` (or `losses.append(loss)`, `total += loss * x.size(0)`)
+  // adds, at statement `sid`, a scalar whose graph backward() already freed? Its name, when
+  // a plain backward() in the loop runs on it ("`loss` is back-propagated in the same
+  // iteration"), or the same-file helper that returned it after back-propagating it
+  // (`loss, preds = self._run_batch(x, y)`: "`_run_batch()` back-propagates the loss it
+  // returns"). "" otherwise.
+  std::string backward_scalar_of(Id value, int loop, Id sid) const {
     for (int guard = 0; guard < 8; ++guard) {
       const Expr& x = f_.e(value);
       if (x.kind != ExprKind::BinOp || x.kids.size() != 2 || !in(x.text, {"*", "/"})) break;
@@ -886,45 +953,63 @@ class History {
     }
     const std::string& d = f_.dotted(value);
     if (d.empty()) return "";
-    for (int ci : f_.loops[loop].calls) {
-      const CallSite& c = f_.calls[ci];
-      if (f_.callee_attr(c.call) == "backward"sv && f_.e(c.call).kids.size() == 1 &&
-          f_.dotted(f_.callee_receiver(c.call)) == d)
-        return d;
+    auto [freed, fresh] = loop_backwards_.try_emplace(loop);
+    if (fresh) freed->second = plain_backwards(f_.loops[loop].calls);
+    if (freed->second.count(d)) return "`" + d + "` is back-propagated in the same iteration";
+    bool outside = false;
+    const std::vector<Def> defs = f_.flow().reaching(sid, d, &outside);
+    if (outside || defs.size() != 1 || defs[0].value == kNone) return "";
+    const Def& df = defs[0];
+    Id call = kNone;
+    int k = -1;
+    if (df.kind == DefKind::Assign) {
+      call = df.value;
+    } else if (df.kind == DefKind::Unpacked) {
+      call = unpacked_call(df.stmt, df.value);
+      k = unpacked_element(df.stmt, d);
+      if (k < 0) return "";
     }
-    return "";
+    if (call == kNone || f_.e(call).kind != ExprKind::Call) return "";
+    const Id g = same_file_callee(call);
+    if (g == kNone || !returns_backpropagated_scalar(g, k)) return "";
+    return "`" + f_.m.funcs[g].name + "()` back-propagates the loss it returns";
   }
 
   // Every forward with grad on in `loop` runs a model of visible size (checks/model_size:
-  // layers of literal sizes) of at most kSmallModel parameters: the most of them, else -1
-  // (a model the file does not size, a method of a model, a same-file helper that may run
-  // one, or no forward at all).
+  // layers of literal sizes) of at most kSmallModel parameters, also through the same-file
+  // helpers the loop calls (two levels): the most of them, else -1 (a model the file does
+  // not size, a method of a model, a function of another module, or no forward at all).
   long loop_models_params(int loop) const {
     auto [it, fresh] = loop_params_.try_emplace(loop, -1);
     if (!fresh) return it->second;
     long most = -1;
     bool any = false;
-    for (int xi : f_.loops[loop].calls) {
-      const CallSite& x = f_.calls[xi];
-      if (x.in_lambda || f_.grad_off(x)) continue;
-      if (!f_.is_model_call(x)) {
-        const Id recv = f_.callee_receiver(x.call);
-        if (recv != kNone && f_.is_model_value(x.func, recv) &&
-            !in(f_.callee_attr(x.call), {"eval", "train", "to", "cuda", "cpu", "parameters", "named_parameters",
-                                         "state_dict", "zero_grad", "requires_grad_"}))
-          return -1;  // a method of a model: `backbone.forward_features(x)`
-        if (x.target_func != kNone && x.target_func != x.func) return -1;  // a helper may run a forward
-        continue;
+    std::function<bool(const std::vector<int>&, int)> sized = [&](const std::vector<int>& calls, int depth) {
+      for (int xi : calls) {
+        const CallSite& x = f_.calls[xi];
+        if (x.in_lambda || f_.grad_off(x)) continue;
+        if (!f_.is_model_call(x)) {
+          const Id recv = f_.callee_receiver(x.call);
+          if (recv != kNone && f_.is_model_value(x.func, recv) &&
+              !in(f_.callee_attr(x.call), {"eval", "train", "to", "cuda", "cpu", "parameters", "named_parameters",
+                                           "state_dict", "zero_grad", "requires_grad_"}))
+            return false;  // a method of a model: `backbone.forward_features(x)`
+          if (x.target_func != kNone && x.target_func != x.func &&
+              (depth >= 2 || !sized(f_.calls_in(x.target_func), depth + 1)))
+            return false;  // a helper's forwards count as the loop's
+          continue;
+        }
+        any = true;
+        const bool known = each_model_size(f_, x.func, f_.forward_receiver(x.call), [&](const ModelSize& sz) {
+          if (sz.params < 0 || sz.params > kSmallModel) return false;
+          most = std::max(most, sz.params);
+          return true;
+        });
+        if (!known) return false;
       }
-      any = true;
-      const bool known = each_model_size(f_, x.func, f_.forward_receiver(x.call), [&](const ModelSize& s) {
-        if (s.params < 0 || s.params > kSmallModel) return false;
-        most = std::max(most, s.params);
-        return true;
-      });
-      if (!known) return -1;
-    }
-    it->second = any ? most : -1;
+      return true;
+    };
+    it->second = sized(f_.loops[loop].calls, 0) && any ? most : -1;
     return it->second;
   }
 
@@ -1197,9 +1282,10 @@ class History {
       for (int l = f_.loops[loop].parent; l >= 0 && !recreated; l = f_.loops[l].parent)
         recreated = assigned_in_loop(f_, l, base);
       // Re-created by an enclosing loop (each epoch), or a local of a function whose own loop
-      // walks the batches once per call (`train_one_epoch()`): it lives one pass over the data.
+      // walks a collection once per call (`train_one_epoch()`), not a count of steps: it lives
+      // one pass over the data.
       const bool one_pass_kept =
-          recreated || (local_of_the_call(base) && f_.loops[loop].parent < 0 && iterates_batches(f_, loop));
+          recreated || (local_of_the_call(base) && f_.loops[loop].parent < 0 && walks_a_collection(loop));
       fd = trips > 0 && trips <= kFewIterations && backpropagated_in_loop(value, loop)
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "the loops around it run at most " + std::to_string(trips) +
@@ -1235,11 +1321,10 @@ class History {
                                            "`" + base + "` is a local of `" + f_.m.funcs[func_].name +
                                                "()` filled at most " + std::to_string(trips) +
                                                " times per call, so it holds that many graphs until the call returns")
-                    : one_pass_kept && !backward_scalar_of(value, loop).empty() && loop_models_params(loop) >= 0
+                    : one_pass_kept && !backward_scalar_of(value, loop, sid).empty() && loop_models_params(loop) >= 0
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
-                                           "`" + backward_scalar_of(value, loop) +
-                                               "` is back-propagated in the same iteration, which frees its saved "
-                                               "activations, every forward in the loop runs a model of visible size "
+                                           backward_scalar_of(value, loop, sid) +
+                                               ", which frees its saved activations, every forward in the loop runs a model of visible size "
                                                "(at most " + param_count(loop_models_params(loop)) +
                                                " parameters), and `" + base + "` lives one pass over the data: it "
                                                "keeps a scalar and a few dozen autograd nodes per step, host memory")

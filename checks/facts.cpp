@@ -1115,19 +1115,24 @@ Id Facts::unplaced(Id v) const {
   return v;
 }
 
+bool Facts::same_object(Id v, const std::string& d) const {
+  v = unplaced(v);
+  if (d.empty() || v == kNone) return false;
+  if (dotted(v) == d) return true;  // `rnn = rnn.to(device)`
+  // `model = DistributedDataParallel(model, ...)`: calling the wrap runs the same forward.
+  return e(v).kind == ExprKind::Call &&
+         in(callee_qual(v), {"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
+                             "torch.nn.parallel.DataParallel", "torch.compile"}) &&
+         dotted(unplaced(arg(v, 0, "module"))) == d;
+}
+
 Id Facts::instance_class(Id func, Id obj) const {
   const std::string& d = dotted(obj);
   if (d.empty() || d == "self"sv) return kNone;
   Id cls = kNone;
   for (Id v : bindings(func, d)) {
+    if (same_object(v, d)) continue;
     v = unplaced(v);  // `Extractor(model).to(device)` is still the Extractor
-    if (dotted(v) == d) continue;  // `rnn = rnn.to(device)`: the same object
-    // `model = DistributedDataParallel(model, ...)`: calling the wrap runs the same forward.
-    if (e(v).kind == ExprKind::Call &&
-        in(callee_qual(v), {"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
-                            "torch.nn.parallel.DataParallel", "torch.compile"}) &&
-        dotted(unplaced(arg(v, 0, "module"))) == d)
-      continue;
     Id k = constructed_class(v);
     if (k == kNone || (cls != kNone && k != cls)) return kNone;
     cls = k;

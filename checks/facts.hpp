@@ -284,6 +284,10 @@ class Facts {
   // The object under placement and mode calls: `Extractor(model)` of
   // `Extractor(model).to(device).eval()`.
   Id unplaced(Id v) const;
+  // Is value `v`, bound to `d`, the object `d` already held: moved or switched
+  // (`rnn = rnn.to(device)`) or wrapped so that calling it runs the same forward
+  // (`model = DDP(model, ...)`, `torch.compile(model)`)?
+  bool same_object(Id v, const std::string& d) const;
   // Do the two calls of one function run on paths that exclude each other: the two sides of
   // one `if`, or `if`s with complementary conditions (`x == v` / `x != v`, `x is None` /
   // `x is not None`, `not x` / `x`)?

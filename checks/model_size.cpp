@@ -247,8 +247,9 @@ bool each_model_size(const Facts& f, Id func, Id x, const std::function<bool(con
       return true;
     }
     std::vector<Id> vals = f.bindings_at(fn, d, y);
-    // `net = net.to(device)` moves the same object: what it was bound to before counts.
-    auto moved_self = [&](Id v) { return f.dotted(f.unplaced(v)) == d; };
+    // `net = net.to(device)` moves the same object (`DDP(net)` wraps it): what it was bound
+    // to before counts.
+    auto moved_self = [&](Id v) { return f.same_object(v, d); };
     if (std::any_of(vals.begin(), vals.end(), moved_self)) vals = f.bindings(fn, d);
     vals.erase(std::remove_if(vals.begin(), vals.end(), moved_self), vals.end());
     if (vals.empty()) return false;

@@ -2238,3 +2238,56 @@ TEST(Impact, ABackpropagatedLossOfASmallVisibleModelKeptForOnePassIsWeak) {
     EXPECT_FALSE(f->low_confidence) << program;
   }
 }
+
+TEST(Impact, ALossAHelperBackPropagatedAndReturnedIsKeptLikeItsOwn) {
+  // `loss, preds = self._run_batch(x, y)`, a same-file helper that runs the forward, calls
+  // `loss.backward()` and returns the loss (or a value computed from it alone), summed into a
+  // per-epoch local over `enumerate(self.train_data)`, with a model the file sizes: weak, as
+  // when the loop back-propagates itself. A helper that returns what it did not
+  // back-propagate, or a loop over a count of steps, keeps the error.
+  auto program = [](const std::string& ret, const std::string& loop) {
+    return "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+           "class Net(nn.Module):\n"
+           "    def __init__(self):\n"
+           "        super().__init__()\n"
+           "        self.conv = nn.Conv1d(12, 64, kernel_size=3)\n"
+           "        self.fc = nn.Linear(64, 2)\n"
+           "    def forward(self, x):\n"
+           "        return self.fc(self.conv(x).mean(-1))\n"
+           "class Trainer:\n"
+           "    def __init__(self, train_data, gpu_id):\n"
+           "        self.train_data = train_data\n"
+           "        self.model = Net().to(gpu_id)\n"
+           "        self.model = nn.parallel.DistributedDataParallel(self.model, device_ids=[gpu_id])\n"
+           "        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)\n"
+           "    def _run_batch(self, source, targets):\n"
+           "        output = self.model(source)\n"
+           "        loss = F.cross_entropy(output, targets)\n"
+           "        reduced = loss.clone() / 2\n"
+           "        self.optimizer.zero_grad()\n"
+           "        loss.backward()\n"
+           "        self.optimizer.step()\n"
+           "        return " + ret + ", output.argmax(1)\n"
+           "    def _run_epoch(self):\n"
+           "        total = 0\n" + loop +
+           "            loss, preds = self._run_batch(source.cuda(), targets.cuda())\n"
+           "            total += loss\n"
+           "        return total\n";
+  };
+  const std::string walk = "        for i, (source, targets) in enumerate(self.train_data):\n";
+  for (const std::string ret : {"loss", "reduced"}) {
+    const FileResult r = analyze_text("engine.py", program(ret, walk), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << ret;
+    EXPECT_TRUE(f->low_confidence) << ret;
+    EXPECT_NE(f->message.find("`_run_batch()` back-propagates the loss it returns"), std::string::npos) << f->message;
+  }
+  for (const auto& [ret, loop] : std::vector<std::pair<std::string, std::string>>{
+           {"output.sum()", walk},
+           {"loss", "        for i in range(self.steps):\n            source, targets = next(self.it)\n"}}) {
+    const FileResult r = analyze_text("engine.py", program(ret, loop), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << ret << loop;
+    EXPECT_FALSE(f->low_confidence) << ret << loop;
+  }
+}
