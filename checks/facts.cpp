@@ -1721,7 +1721,7 @@ FileSummary Facts::summarize() const {
       const Expr& callee = e(e(c.call).kids[0]);
       if (callee.kind != ExprKind::Name && callee.kind != ExprKind::Attribute) continue;
       const std::string name = callee.kind == ExprKind::Name ? callee.text : callee_attr(c.call);
-      if (name.empty() || trained.count(name)) continue;
+      if (name.empty() || trained.count(name) || !is_eval_function_name(name)) continue;
       // A library's object (`m = Categorical(probs); action = m.sample()`), not a function
       // another file of the run could define.
       if (callee.kind == ExprKind::Attribute && from_library(c.func, callee.kids[0])) continue;
@@ -1735,22 +1735,8 @@ FileSummary Facts::summarize() const {
           });
       if (hit) trained.insert(name);
     }
-    // ... and the functions that return what one of those returned (`set_forward_loss()`
-    // builds its loss from `generate_target_net()`): a caller in another file that
-    // back-propagates through them trains through the evaluation-named one too.
-    std::vector<char> eval_like(m.funcs.size(), 0);
     for (Id fn = 0; fn < m.funcs.size(); ++fn)
-      if (is_eval_function_name(m.funcs[fn].name)) eval_like[fn] = 1;
-    for (int round = 0; round < 4; ++round) {
-      bool grew = false;
-      for (const CallSite& c : calls)
-        if (c.target_func != kNone && c.func != kNone && c.func != c.target_func && eval_like[c.target_func] &&
-            !eval_like[c.func] && result_returned(c))
-          eval_like[c.func] = 1, grew = true;
-      if (!grew) break;
-    }
-    for (Id fn = 0; fn < m.funcs.size(); ++fn)
-      if (eval_like[fn]) named.insert(m.funcs[fn].name);
+      if (is_eval_function_name(m.funcs[fn].name)) named.insert(m.funcs[fn].name);
     out.backprop_results.assign(trained.begin(), trained.end());
     out.eval_named.assign(named.begin(), named.end());
   }
@@ -2842,35 +2828,17 @@ bool Facts::in_module_forward(Id func) const {
 
 bool Facts::called_from_training(Id func) const {
   // A caller that back-propagates through what the function returned
-  // (`masks = self.make_masks(x); loss_fn(masks).backward()`), or that returns it, directly
-  // or through its own bindings, to a caller of its own that is training in that sense
-  // (a hypernetwork's `generate_target_net()`, whose weights `set_forward_loss()` builds its
-  // loss from: the training loop back-propagates through both).
-  if (func == kNone || func >= m.funcs.size()) return false;
-  if (trained_memo_.empty()) trained_memo_.assign(m.funcs.size(), 0);
-  int8_t& memo = trained_memo_[func];
-  if (memo != 0) return memo > 0;  // (a cycle of calls reads as "not yet shown": -1)
-  memo = -1;
-  bool yes = false;
+  // (`masks = self.make_masks(x); loss_fn(masks).backward()`).
+  if (func == kNone) return false;
   // Another file of the run back-propagates through what a call of this name returned
   // (`dags, log_probs = self.controller.sample()`, then `(-log_probs * adv).sum().backward()`).
-  if (project && project->trained_by_callers.count(m.funcs[func].name)) yes = true;
-  for (size_t k = 0; !yes && k < callers_[func].size(); ++k) {
-    const CallSite& c = calls[callers_[func][k]];
+  if (project && project->trained_by_callers.count(m.funcs[func].name)) return true;
+  for (int ci : callers_[func]) {
+    const CallSite& c = calls[ci];
     if (c.func == func) continue;
-    yes = result_back_propagated(c) || (c.func != kNone && result_returned(c) && called_from_training(c.func));
+    if (result_back_propagated(c)) return true;
   }
-  memo = yes ? 1 : -1;
-  return yes;
-}
-
-bool Facts::result_back_propagated(const CallSite& c) const {
-  std::vector<std::pair<Id, Id>> sinks;  // (expression, its statement)
-  for (int cj : calls_in(c.func)) {
-    const CallSite& b = calls[cj];
-    if (is_backprop(b) && b.stmt != kNone) sinks.emplace_back(b.call, b.stmt);
-  }
-  return result_reaches(c, sinks);
+  return false;
 }
 
 Id Facts::detach_of(const CallSite& c) const {
@@ -2882,18 +2850,8 @@ Id Facts::detach_of(const CallSite& c) const {
   return kNone;
 }
 
-bool Facts::result_returned(const CallSite& c) const {
-  if (c.func == kNone) return false;
-  std::vector<std::pair<Id, Id>> sinks;
-  for (Id sid : stmts_in(c.func))
-    if (m.s(sid).kind == StmtKind::Return && m.s(sid).value != kNone) sinks.emplace_back(m.s(sid).value, sid);
-  return result_reaches(c, sinks);
-}
-
-bool Facts::result_reaches(const CallSite& c, const std::vector<std::pair<Id, Id>>& sinks) const {
-  if (c.stmt == kNone || sinks.empty()) return false;
-  for (const auto& [root, at] : sinks)
-    if (at == c.stmt) return true;  // `loss_fn(self.f(x)).backward()`, `return self.f(x)`
+bool Facts::result_back_propagated(const CallSite& c) const {
+  if (c.stmt == kNone) return false;
   std::set<std::string> names;
   const Stmt& st = m.s(c.stmt);
   if (st.kind == StmtKind::Assign)
@@ -2903,7 +2861,6 @@ bool Facts::result_reaches(const CallSite& c, const std::vector<std::pair<Id, Id
         if (!d.empty()) names.insert(d);
         return e(y).kind == ExprKind::Sequence;
       });
-  if (names.empty()) return false;
   // Does `root`, read at statement `at`, read one of `from`'s names as bound by statement
   // `def` (program order: a later binding of the name, e.g. a loop variable of the same
   // name, cuts the path)?
@@ -2919,47 +2876,34 @@ bool Facts::result_reaches(const CallSite& c, const std::vector<std::pair<Id, Id
     });
     return hit;
   };
+  std::vector<int> backprops;
+  for (int cj : calls_in(c.func)) {
+    const CallSite& b = calls[cj];
+    if (!is_backprop(b) || b.stmt == kNone) continue;
+    if (b.stmt == c.stmt) return true;  // `loss_fn(self.f(x)).backward()`
+    backprops.push_back(cj);
+  }
+  if (names.empty() || backprops.empty()) return false;
   // Up to three hops of assignments: `loss = -log_probs * adv`, `loss = loss.sum()`, then
   // `loss.backward()`. Each hop is a binding (its names and statement) read by the next.
   std::vector<std::pair<std::set<std::string>, Id>> frontier{{names, c.stmt}};
   std::set<Id> seen{c.stmt};
   for (int hop = 0; hop < 4 && !frontier.empty(); ++hop) {
     for (const auto& [from, def] : frontier)
-      for (const auto& [root, at] : sinks)
-        if (reads(root, at, from, def)) return true;
+      for (int cj : backprops)
+        if (reads(calls[cj].call, calls[cj].stmt, from, def)) return true;
     if (hop == 3) break;
     std::vector<std::pair<std::set<std::string>, Id>> next;
     for (Id sid : stmts_in(c.func)) {
       if (seen.count(sid)) continue;
       const Stmt& a = m.s(sid);
-      // A call statement that hands the value to another object fills that object
-      // (`set_from_param_dict(net, params)`, `net.load(params)`): the object carries it on.
-      const bool fills = a.kind == StmtKind::Expr && a.value != kNone && e(a.value).kind == ExprKind::Call;
-      if ((a.kind != StmtKind::Assign && a.kind != StmtKind::AugAssign && !fills) || a.value == kNone) continue;
+      if ((a.kind != StmtKind::Assign && a.kind != StmtKind::AugAssign) || a.value == kNone) continue;
       bool reached = false;
       for (const auto& [from, def] : frontier) reached = reached || reads(a.value, sid, from, def);
       if (!reached) continue;
       std::set<std::string> targets;
       for (Id t : a.targets)
         if (const std::string& d = dotted(t); !d.empty()) targets.insert(d);
-      if (fills) {
-        // The filled object keeps the binding it had: the next hop reads that binding.
-        const Expr& call = e(a.value);
-        std::set<std::string> filled;
-        if (Id r = callee_receiver(a.value); r != kNone) filled.insert(dotted(r));
-        for (size_t k = 1; k < call.kids.size(); ++k) filled.insert(dotted(call.kids[k]));
-        filled.erase("");
-        for (const auto& [from, def] : frontier)
-          for (const auto& n : from) filled.erase(n);
-        seen.insert(sid);
-        for (const auto& n : filled) {
-          bool outside = false;
-          for (const Def& df : flow().reaching(sid, n, &outside))
-            if (df.stmt != kNone) next.emplace_back(std::set<std::string>{n}, df.stmt);
-        }
-        if (next.size() > 16) break;
-        continue;
-      }
       if (targets.empty()) continue;
       seen.insert(sid);
       next.emplace_back(std::move(targets), sid);

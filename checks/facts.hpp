@@ -177,8 +177,6 @@ class Facts {
   // The `.detach()` (no argument) called on call `c`'s result in its own statement
   // (`z = encoder(x).detach()`), or kNone: nothing back-propagates through that result.
   Id detach_of(const CallSite& c) const;
-  // Does the caller return what call `c` returned (directly or through its bindings)?
-  bool result_returned(const CallSite& c) const;
   // The receiver `x` is an object of an imported library (torch.distributions, NumPy, ...).
   bool from_library(Id func, Id x) const;
   bool called_from_training(Id func) const;
@@ -463,10 +461,6 @@ class Facts {
   std::vector<std::vector<Id>> func_stmts_;           // statements inside each function
   mutable std::optional<std::unordered_set<std::string>> accumulating_methods_;
   std::vector<std::vector<int>> callers_;             // call sites targeting each function
-  mutable std::vector<int8_t> trained_memo_;          // called_from_training: 1 yes, -1 no
-  // Does what call `c` returned reach one of `sinks` ((expression, statement) pairs of its
-  // function), through at most three hops of assignments?
-  bool result_reaches(const CallSite& c, const std::vector<std::pair<Id, Id>>& sinks) const;
   // Attribute calls whose callee the file cannot resolve (`decoder.generate(...)`), by the
   // attribute's name: callers of the methods so named that have no resolved caller.
   std::unordered_map<std::string, std::vector<int>> name_callers_;

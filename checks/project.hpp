@@ -105,7 +105,7 @@ struct FileSummary {
   std::vector<std::string> referenced;
   // Evaluation by name (LL101 reads a function named `sample`, `predict`, ... as one): the
   // names of calls this file cannot resolve whose result it back-propagates, and this file's
-  // functions so named or returning what a function so named returned.
+  // functions so named.
   std::vector<std::string> backprop_results;
   std::vector<std::string> eval_named;
   struct Holding {
