@@ -276,16 +276,37 @@ bool linear_receiver(const Facts& f, const CallSite& c) {
 // over data) waits for a line the user types each time (Python's builtin `input()`, not a
 // function of that name the file defines or imports): an interactive demo, one item per
 // iteration, whose graph goes when the next replaces it.
+// The `input()` must run on every iteration (not under `if step_through:` in a pass over a
+// loader), and nothing the forward made may be carried to the next iteration (a chat's
+// `past = out.past_key_values`: its graph grows turn after turn).
 bool interactive_loop(const Facts& f, const CallSite& c) {
-  if (f.m.lang != Lang::Python || c.loop < 0) return false;
+  if (f.m.lang != Lang::Python || c.loop < 0 || iterates_batches(f, c.loop)) return false;
+  bool waits = false;
   for (int ci : f.loops[c.loop].calls) {
     const CallSite& x = f.calls[ci];
     const Expr& callee = f.e(f.e(x.call).kids[0]);
-    if (x.loop == c.loop && x.func == c.func && callee.kind == ExprKind::Name && callee.text == "input"sv &&
-        callee.qname.empty() && x.target_func == kNone && f.bindings(c.func, "input").empty())
-      return true;
+    if (x.loop == c.loop && x.func == c.func && x.guard_chain < 0 && callee.kind == ExprKind::Name &&
+        callee.text == "input"sv && callee.qname.empty() && x.target_func == kNone &&
+        f.bindings(c.func, "input").empty())
+      waits = true;
   }
-  return false;
+  if (!waits || c.stmt == kNone) return false;
+  // The names the forward's statement binds, and those bound from them in the loop.
+  std::set<std::string> made;
+  for (Id t : f.m.s(c.stmt).targets)
+    for_each_expr(f.m, t, [&](Id y) {
+      if (const std::string& d = f.dotted(y); !d.empty()) made.insert(d);
+      return true;
+    });
+  for (Id sid : f.loops[c.loop].stmts) {
+    const Stmt& st = f.m.s(sid);
+    if (st.kind != StmtKind::Assign || st.value == kNone || !mentions_any(f, st.value, made)) continue;
+    for (Id t : st.targets)
+      if (const std::string& d = f.dotted(t); !d.empty()) made.insert(d);
+  }
+  for (const std::string& d : made)
+    if (carried_in_loop(f, c.loop, d)) return false;
+  return true;
 }
 
 // ... and every other forward with grad on in its loop (or its statement, outside loops) is

@@ -44,7 +44,7 @@ class History {
   std::unordered_set<std::string> detached_;  // detach_()'d in place since their last binding (source order)
   mutable std::map<std::pair<Id, std::string>, char> reach_memo_;  // 0 computing, 1 no, 2 yes
   mutable std::map<int, long> loop_params_;                       // loop_models_params, per loop
-  mutable std::map<int, std::set<std::string>> loop_backwards_;   // plain_backwards of a loop
+  mutable std::map<int, std::map<std::string, std::vector<Id>>> loop_backwards_;  // plain_backwards of a loop
   const std::unordered_set<std::string>& accumulating_methods_;  // same-file methods that keep their argument
   bool quiet_ = false;
   int element_ = -1;
@@ -888,62 +888,121 @@ class History {
       if (name == "trange"sv) return false;
       it = f_.e(it).kids[1];
     }
-    return it != kNone;
+    // A name that holds the collection (`loader`, `self.train_data`), not what a call makes
+    // (`infinite(loader)`, a generator that never ends).
+    return it != kNone && !f_.dotted(it).empty();
   }
 
-  // The names a plain `backward()` (no gradient argument, so one element; no retain_graph,
-  // so its saved tensors are freed) runs on among `calls`.
-  std::set<std::string> plain_backwards(const std::vector<int>& calls) const {
-    std::set<std::string> out;
+  // Does a `return` of the function read `base` (`return losses`, `return total / n`)?
+  bool returned_by_the_call(const std::string& base) const {
+    if (func_ == kNone) return false;
+    for (Id r : f_.returned_values(func_)) {
+      bool hit = false;
+      for_each_expr(f_.m, r, [&](Id y) {
+        hit = hit || f_.dotted(y) == base;
+        return !hit;
+      });
+      if (hit) return true;
+    }
+    return false;
+  }
+
+  // Is statement `sid` run whenever `body` runs: in it, or in the body of a `with` in it
+  // (`with autocast():`), not under an `if`, a loop or a handler?
+  bool unconditional_in(const std::vector<Id>& body, Id sid, int depth = 0) const {
+    if (depth > 16) return false;
+    for (Id s : body) {
+      if (s == sid) return true;
+      const Stmt& st = f_.m.s(s);
+      if (st.kind == StmtKind::With && unconditional_in(st.body, sid, depth + 1)) return true;
+    }
+    return false;
+  }
+
+  // The plain `backward()`s (no argument at all: one element, no retain_graph or
+  // create_graph, no **kwargs) that always run with `body`: receiver name -> statements.
+  std::map<std::string, std::vector<Id>> plain_backwards(const std::vector<int>& calls,
+                                                         const std::vector<Id>& body) const {
+    std::map<std::string, std::vector<Id>> out;
     for (int ci : calls) {
-      const Id c = f_.calls[ci].call;
-      if (f_.callee_attr(c) == "backward"sv && f_.e(c).kids.size() == 1)
-        if (const std::string& d = f_.dotted(f_.callee_receiver(c)); !d.empty()) out.insert(d);
+      const CallSite& c = f_.calls[ci];
+      if (f_.callee_attr(c.call) != "backward"sv || f_.e(c.call).kids.size() != 1 || c.stmt == kNone) continue;
+      if (!unconditional_in(body, c.stmt)) continue;
+      if (const std::string& d = f_.dotted(f_.callee_receiver(c.call)); !d.empty()) out[d].push_back(c.stmt);
     }
     return out;
   }
 
-  // Does same-file function `g` return, as element `k` (the whole value when k < 0), the
-  // scalar it back-propagated itself (`loss.backward(); return loss, preds`), or a value
-  // computed from it (`reduced = reduce_mean(loss, n)`), on every return?
+  // Does name `d`, read at statement `at`, hold the value one of the backward()s in `freed`
+  // ran on: the same bindings reach both (program order: `loss` rebound to a validation
+  // loss after the step is another value)?
+  bool same_value_as_backward(const std::map<std::string, std::vector<Id>>& freed, const std::string& d,
+                              Id at) const {
+    auto it = freed.find(d);
+    if (it == freed.end()) return false;
+    auto defs_at = [&](Id stmt) {
+      bool outside = false;
+      std::set<Id> out;
+      for (const Def& df : f_.flow().reaching(stmt, d, &outside)) out.insert(df.stmt);
+      if (outside) out.insert(kNone);
+      return out;
+    };
+    const std::set<Id> here = defs_at(at);
+    // (An `if`/`elif` chain with no `else` leaves the name possibly unbound: kNone in both.)
+    if (here.empty() || (here.size() == 1 && here.count(kNone))) return false;
+    for (Id bw : it->second)
+      if (defs_at(bw) == here) return true;
+    return false;
+  }
+
+  // Does same-file function `g` return, as element `k` (the whole value when k < 0), on every
+  // return, the scalar it back-propagated itself (`loss.backward(); return loss, preds`), or
+  // a value computed from it (`reduced = reduce_mean(loss, n)`)? Its backward must run on
+  // every call (not under `if train:`).
   bool returns_backpropagated_scalar(Id g, int k) const {
-    const std::vector<Id>& rets = f_.returned_values(g);
-    if (rets.empty()) return false;
-    const std::set<std::string> freed = plain_backwards(f_.calls_in(g));
+    const auto freed = plain_backwards(f_.calls_in(g), f_.m.funcs[g].body);
     if (freed.empty()) return false;
-    for (Id r : rets) {
-      Id el = r;
+    bool any = false;
+    for (Id rs : f_.stmts_in(g)) {
+      const Stmt& ret = f_.m.s(rs);
+      if (ret.kind != StmtKind::Return) continue;
+      if (ret.value == kNone) return false;
+      any = true;
+      Id el = ret.value;
       if (k >= 0) {
-        const Expr& v = f_.e(r);
+        const Expr& v = f_.e(ret.value);
         if (v.kind != ExprKind::Sequence || static_cast<size_t>(k) >= v.kids.size()) return false;
         el = v.kids[static_cast<size_t>(k)];
       }
       const std::string& d = f_.dotted(el);
       if (d.empty()) return false;
-      if (freed.count(d)) continue;
-      const std::vector<Id> own = f_.own_bindings(g, d);
-      if (own.empty() || f_.is_param(g, d)) return false;
-      for (Id b : own) {
+      if (same_value_as_backward(freed, d, rs)) continue;
+      if (f_.is_param(g, d)) return false;
+      bool outside = false;
+      const std::vector<Def> defs = f_.flow().reaching(rs, d, &outside);
+      if (outside || defs.empty()) return false;
+      for (const Def& df : defs) {
         // Computed from it (`reduce_mean(loss, n)`, `loss.clone() / 2`): it reads the
-        // back-propagated name.
+        // back-propagated value.
         bool from_it = false;
-        for_each_expr(f_.m, b, [&](Id y) {
-          const std::string& yd = f_.dotted(y);
-          from_it = from_it || (!yd.empty() && freed.count(yd));
-          return !from_it;
-        });
+        if (df.kind == DefKind::Assign && df.value != kNone)
+          for_each_expr(f_.m, df.value, [&](Id y) {
+            const std::string& yd = f_.dotted(y);
+            from_it = from_it || (!yd.empty() && same_value_as_backward(freed, yd, df.stmt));
+            return !from_it;
+          });
         if (!from_it) return false;
       }
     }
-    return true;
+    return any;
   }
 
   // Is the value `total += loss` (or `losses.append(loss)`, `total += loss * x.size(0)`)
   // adds, at statement `sid`, a scalar whose graph backward() already freed? Its name, when
-  // a plain backward() in the loop runs on it ("`loss` is back-propagated in the same
-  // iteration"), or the same-file helper that returned it after back-propagating it
-  // (`loss, preds = self._run_batch(x, y)`: "`_run_batch()` back-propagates the loss it
-  // returns"). "" otherwise.
+  // a plain backward() that runs on every iteration of the loop ran on that very value
+  // ("`loss` is back-propagated in the same iteration"), or the same-file helper that
+  // returned it after back-propagating it (`loss, preds = self._run_batch(x, y)`:
+  // "`_run_batch()` back-propagates the loss it returns"). "" otherwise.
   std::string backward_scalar_of(Id value, int loop, Id sid) const {
     for (int guard = 0; guard < 8; ++guard) {
       const Expr& x = f_.e(value);
@@ -952,14 +1011,17 @@ class History {
       value = !f_.dotted(x.kids[0]).empty() || f_.e(x.kids[0]).kind == ExprKind::BinOp ? x.kids[0] : x.kids[1];
     }
     const std::string& d = f_.dotted(value);
-    if (d.empty()) return "";
+    const Loop& L = f_.loops[loop];
+    if (d.empty() || L.stmt == kNone) return "";
     auto [freed, fresh] = loop_backwards_.try_emplace(loop);
-    if (fresh) freed->second = plain_backwards(f_.loops[loop].calls);
-    if (freed->second.count(d)) return "`" + d + "` is back-propagated in the same iteration";
+    if (fresh) freed->second = plain_backwards(L.calls, f_.m.s(L.stmt).body);
+    if (same_value_as_backward(freed->second, d, sid)) return "`" + d + "` is back-propagated in the same iteration";
     bool outside = false;
     const std::vector<Def> defs = f_.flow().reaching(sid, d, &outside);
     if (outside || defs.size() != 1 || defs[0].value == kNone) return "";
     const Def& df = defs[0];
+    // The helper's call runs on every iteration too.
+    if (!unconditional_in(f_.m.s(L.stmt).body, df.stmt)) return "";
     Id call = kNone;
     int k = -1;
     if (df.kind == DefKind::Assign) {
@@ -1030,7 +1092,7 @@ class History {
         if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) continue;
         if (st.kind == StmtKind::For || st.kind == StmtKind::While) continue;  // another loop's steps
         Id g = guard;
-        if (st.kind == StmtKind::If && guard == kNone && selects_one_step_in_n(st.value)) g = st.value;
+        if (st.kind == StmtKind::If && guard == kNone && selects_one_step_in_n(st.value, loop)) g = st.value;
         if (walk(st.body, g, depth + 1) || walk(st.orelse, guard, depth + 1) || walk(st.finalbody, guard, depth + 1))
           return true;
         for (const Handler& h : st.handlers)
@@ -1042,8 +1104,11 @@ class History {
     return found;
   }
 
-  // `i % n == 0`, `(step + 1) % k == 0`, `not i % 10`: a test true on one step in so many.
-  bool selects_one_step_in_n(Id test) const {
+  // `i % n == 0`, `(step + 1) % k == 0`, `not i % 10`: a test true on one step in so many
+  // of loop `loop`, counted by the loop itself (its target, `for i, (x, y) in ...`, or a
+  // counter it increments, `step += 1`); `epoch % 10` of an enclosing loop keeps every step
+  // of one epoch in ten.
+  bool selects_one_step_in_n(Id test, int loop) const {
     const Expr& t = f_.e(test);
     Id mod = kNone;
     if (t.kind == ExprKind::Compare && t.text == "=="sv && t.kids.size() == 2) {
@@ -1053,8 +1118,26 @@ class History {
       mod = t.kids[0];
     }
     const Expr& m = f_.e(mod);
-    return m.kind == ExprKind::BinOp && m.text == "%"sv && m.kids.size() == 2 &&
-           f_.e(m.kids[0]).lit != LitKind::String && f_.e(m.kids[0]).kind != ExprKind::FString;
+    if (m.kind != ExprKind::BinOp || m.text != "%"sv || m.kids.size() != 2 || f_.e(m.kids[0]).lit == LitKind::String ||
+        f_.e(m.kids[0]).kind == ExprKind::FString)
+      return false;
+    const Loop& L = f_.loops[loop];
+    std::set<std::string> counters;
+    if (L.stmt != kNone && f_.m.s(L.stmt).kind == StmtKind::For)
+      for (Id t : f_.m.s(L.stmt).targets)
+        for_each_expr(f_.m, t, [&](Id y) {
+          if (f_.e(y).kind == ExprKind::Name) counters.insert(f_.e(y).text);
+          return true;
+        });
+    for (Id sid : L.stmts)
+      if (const Stmt& st = f_.m.s(sid); st.kind == StmtKind::AugAssign && st.text == "+="sv && !st.targets.empty())
+        counters.insert(f_.dotted(st.targets[0]));
+    bool counted = false;
+    for_each_expr(f_.m, m.kids[0], [&](Id y) {
+      counted = counted || counters.count(f_.dotted(y)) > 0;
+      return !counted;
+    });
+    return counted;
   }
 
   // `outputs = []` at the top of each batch, filled by an inner loop over the ensemble's
@@ -1284,8 +1367,12 @@ class History {
       // Re-created by an enclosing loop (each epoch), or a local of a function whose own loop
       // walks a collection once per call (`train_one_epoch()`), not a count of steps: it lives
       // one pass over the data.
+      // (A name the module binds too may be declared `global` there; a container the function
+      // returns may be extended by its caller every epoch.)
       const bool one_pass_kept =
-          recreated || (local_of_the_call(base) && f_.loops[loop].parent < 0 && walks_a_collection(loop));
+          recreated || (local_of_the_call(base) && f_.bindings(kNone, base).empty() &&
+                        !(container && returned_by_the_call(base)) && f_.loops[loop].parent < 0 &&
+                        walks_a_collection(loop));
       fd = trips > 0 && trips <= kFewIterations && backpropagated_in_loop(value, loop)
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "the loops around it run at most " + std::to_string(trips) +
@@ -1328,7 +1415,7 @@ class History {
                                                "(at most " + param_count(loop_models_params(loop)) +
                                                " parameters), and `" + base + "` lives one pass over the data: it "
                                                "keeps a scalar and a few dozen autograd nodes per step, host memory")
-                    : periodic_guard(sid, loop) != kNone && backpropagated_in_loop(value, loop)
+                    : periodic_guard(sid, loop) != kNone && !backward_scalar_of(value, loop, sid).empty()
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "it is kept only on the steps where `" + ctx_.brief(periodic_guard(sid, loop)) +
                                                "` (one in so many), and backward() already freed each graph's "

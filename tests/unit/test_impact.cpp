@@ -2134,8 +2134,22 @@ TEST(Impact, AForwardInALoopThatWaitsForTypedInputIsWeak) {
                              "    for path in sorted(os.listdir(folder)):\n"
                              "        x = torch.load(os.path.join(folder, path)).cuda()\n"
                              "        print(model(x).argmax().item())\n";
+  // A chat that carries the forward's state to the next turn (its graph grows turn after
+  // turn), and a pass over a loader that pauses only when a flag asks for it.
+  const std::string chat = "past = None\n"
+                           "while True:\n"
+                           "    ids = torch.tensor([[len(input('> '))]]).cuda()\n"
+                           "    out = model(ids, past_key_values=past)\n"
+                           "    past = out.past_key_values\n"
+                           "    print(out.logits.argmax(-1))\n";
+  const std::string paused = "step_through = False\n"
+                             "for x, y in loader:\n"
+                             "    print(model(x.cuda()).argmax(1))\n"
+                             "    if step_through:\n"
+                             "        input('next? ')\n";
   for (const auto& [pre, loop] : std::vector<std::pair<std::string, std::string>>{
-           {"import os\n", folder}, {"def input(prompt):\n    return open('q.txt').read()\n", typed}}) {
+           {"import os\n", folder}, {"def input(prompt):\n    return open('q.txt').read()\n", typed},
+           {"", chat}, {"", paused}}) {
     const FileResult r = analyze_text("demo.py", program(pre, loop), Config{}, EngineOptions{});
     const Finding* f = only(r, "LL101");
     ASSERT_NE(f, nullptr) << loop;
@@ -2170,7 +2184,15 @@ TEST(Impact, ABackpropagatedLossKeptOnOneStepInSoManyIsWeak) {
            {backward, "        if batch_idx % 500 == 0:\n            print(batch_idx)\n        else:\n"
                       "            losses.append(loss)\n"},
            {"        loss.backward(retain_graph=True)\n", periodic},
-           {"        pass\n", periodic}}) {
+           {"        pass\n", periodic},
+           // **kwargs that may hold retain_graph, create_graph=True (the graph is kept)
+           {"        loss.backward(**backward_kwargs)\n", periodic},
+           {"        loss.backward(create_graph=True)\n", periodic},
+           // `loss` rebound to a validation loss under the test: another value, never freed
+           {backward, "        if batch_idx % 500 == 0:\n            loss = ((model(vx.cuda()) - vy.cuda()) ** 2).mean()\n"
+                      "            losses.append(loss)\n"},
+           // a test of an enclosing loop's counter keeps every step of one epoch in so many
+           {backward, "        if epoch % 10 == 0:\n            losses.append(loss)\n"}}) {
     const FileResult r = analyze_text("fit.py", program(bw, keep), Config{}, EngineOptions{});
     const Finding* f = only(r, "LL102");
     ASSERT_NE(f, nullptr) << bw << keep;
@@ -2228,10 +2250,24 @@ TEST(Impact, ABackpropagatedLossOfASmallVisibleModelKeptForOnePassIsWeak) {
     EXPECT_TRUE(f->low_confidence) << program;
     EXPECT_NE(f->message.find("model of visible size (at most 101.8k parameters)"), std::string::npos) << f->message;
   }
+  auto epoch_fn_loop = [&](const std::string& loop, const std::string& body_end) {
+    std::string p = epoch_fn("Net()", body_end, bw);
+    const std::string walk = "    for x, y in loader:\n";
+    p.replace(p.find(walk), walk.size(), loop);
+    return p;
+  };
   for (const std::string& program :
        {epoch_fn("torchvision.models.resnet18()", keep, bw), reset_by_epochs("total = 0\n"),
         epoch_fn("Net()", "        total += out.sum()\n", bw),
-        epoch_fn("Net()", keep, "        loss.backward(retain_graph=True)\n")}) {
+        epoch_fn("Net()", keep, "        loss.backward(retain_graph=True)\n"),
+        // `loss` rebound after the step to a validation loss nothing back-propagates
+        epoch_fn("Net()", "        loss = criterion(model(vx.cuda()), vy.cuda())\n" + keep, bw),
+        // a backward that runs only when training: the same function walks the validation set
+        epoch_fn("Net()", keep, "        if train:\n            loss.backward()\n"),
+        // an endless generator over the loader: the whole training is one 'pass'
+        epoch_fn_loop("    for x, y in forever(loader):\n", keep),
+        // a name the module binds too (possibly declared global in the function)
+        "total = 0\n" + epoch_fn("Net()", keep, bw)}) {
     const FileResult r = analyze_text("train.py", program, Config{}, EngineOptions{});
     const Finding* f = only(r, "LL102");
     ASSERT_NE(f, nullptr) << program;
@@ -2284,10 +2320,25 @@ TEST(Impact, ALossAHelperBackPropagatedAndReturnedIsKeptLikeItsOwn) {
   }
   for (const auto& [ret, loop] : std::vector<std::pair<std::string, std::string>>{
            {"output.sum()", walk},
+           {"loss if self.training_step_flag else output.sum()", walk},
            {"loss", "        for i in range(self.steps):\n            source, targets = next(self.it)\n"}}) {
     const FileResult r = analyze_text("engine.py", program(ret, loop), Config{}, EngineOptions{});
     const Finding* f = only(r, "LL102");
     ASSERT_NE(f, nullptr) << ret << loop;
     EXPECT_FALSE(f->low_confidence) << ret << loop;
+  }
+  // The helper's backward under a flag (the same helper serves validation), and a list of
+  // the losses the function returns (its caller may extend a curve with it every epoch).
+  std::string flagged = program("loss", walk);
+  const std::string bw = "        loss.backward()\n";
+  flagged.replace(flagged.find(bw), bw.size(), "        if self.train_mode:\n            loss.backward()\n");
+  std::string listed = program("loss", walk);
+  listed.replace(listed.find("        total = 0\n"), 18, "        total = []\n");
+  listed.replace(listed.find("            total += loss\n"), 26, "            total.append(loss)\n");
+  for (const std::string& p : {flagged, listed}) {
+    const FileResult r = analyze_text("engine.py", p, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << p;
+    EXPECT_FALSE(f->low_confidence) << p;
   }
 }
