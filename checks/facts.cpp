@@ -1120,10 +1120,10 @@ bool Facts::same_object(Id v, const std::string& d) const {
   if (d.empty() || v == kNone) return false;
   if (dotted(v) == d) return true;  // `rnn = rnn.to(device)`
   // `model = DistributedDataParallel(model, ...)`: calling the wrap runs the same forward.
-  return e(v).kind == ExprKind::Call &&
+  // (The argument first: most values are not a call on the name itself.)
+  return e(v).kind == ExprKind::Call && dotted(unplaced(arg(v, 0, "module"))) == d &&
          in(callee_qual(v), {"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
-                             "torch.nn.parallel.DataParallel", "torch.compile"}) &&
-         dotted(unplaced(arg(v, 0, "module"))) == d;
+                             "torch.nn.parallel.DataParallel", "torch.compile"});
 }
 
 Id Facts::instance_class(Id func, Id obj) const {

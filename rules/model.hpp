@@ -156,11 +156,12 @@ struct Module {
   // another runs. (Python reads this from its calls.)
   bool mentions_threads = false;
 
-  // An id that names nothing (kNone, or past the end after a malformed parse) reads as an
-  // empty expression or statement: a check that asks about an absent argument gets "no",
-  // never a read outside the tables.
-  const Expr& e(Id id) const { return id < exprs.size() ? exprs[id] : kNoExpr; }
-  const Stmt& s(Id id) const { return id < stmts.size() ? stmts[id] : kNoStmt; }
+  // kNone (an absent argument, value or target) reads as an empty expression or statement:
+  // a check that asks about it gets "no", never a read outside the tables. (Ids the
+  // frontends make are in range; one compare with a constant keeps this cheap, as these are
+  // the analysis's most frequent calls.)
+  const Expr& e(Id id) const { return id == kNone ? kNoExpr : exprs[id]; }
+  const Stmt& s(Id id) const { return id == kNone ? kNoStmt : stmts[id]; }
   static inline const Expr kNoExpr{};
   static inline const Stmt kNoStmt{};
 };
