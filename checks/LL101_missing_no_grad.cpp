@@ -363,12 +363,7 @@ long loop_graph_width(const Facts& f, const CallSite& c, std::map<const std::vec
     const CallSite& x = f.calls[xi];
     if (x.in_lambda || f.grad_off(x)) continue;
     if (!f.is_model_call(x)) {
-      const Id recv = f.callee_receiver(x.call);
-      if (recv != kNone && f.is_model_value(x.func, recv) &&
-          !in(f.callee_attr(x.call), {"eval"sv, "train"sv, "to"sv, "cuda"sv, "cpu"sv, "float"sv, "half"sv, "double"sv,
-                                      "parameters"sv, "named_parameters"sv, "state_dict"sv, "load_state_dict"sv,
-                                      "zero_grad"sv, "modules"sv, "children"sv, "requires_grad_"sv}))
-        return -1;  // a method of a model: `backbone.forward_features(x)`
+      if (model_method_call(f, x)) return -1;  // `backbone.forward_features(x)`
       if (x.target_func != kNone && x.target_func != x.func && helper_forward(f, x.target_func, helpers)) return -1;
       continue;
     }

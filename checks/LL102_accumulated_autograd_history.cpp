@@ -1051,11 +1051,7 @@ class History {
         const CallSite& x = f_.calls[xi];
         if (x.in_lambda || f_.grad_off(x)) continue;
         if (!f_.is_model_call(x)) {
-          const Id recv = f_.callee_receiver(x.call);
-          if (recv != kNone && f_.is_model_value(x.func, recv) &&
-              !in(f_.callee_attr(x.call), {"eval", "train", "to", "cuda", "cpu", "parameters", "named_parameters",
-                                           "state_dict", "zero_grad", "requires_grad_"}))
-            return false;  // a method of a model: `backbone.forward_features(x)`
+          if (model_method_call(f_, x)) return false;  // `backbone.forward_features(x)`
           if (x.target_func != kNone && x.target_func != x.func &&
               (depth >= 2 || !sized(f_.calls_in(x.target_func), depth + 1)))
             return false;  // a helper's forwards count as the loop's

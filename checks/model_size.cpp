@@ -235,6 +235,14 @@ std::string param_count(long params) {
                              : std::to_string(params);
 }
 
+bool model_method_call(const Facts& f, const CallSite& x) {
+  const Id recv = f.callee_receiver(x.call);
+  return recv != kNone && f.is_model_value(x.func, recv) &&
+         !in(f.callee_attr(x.call), {"eval"sv, "train"sv, "to"sv, "cuda"sv, "cpu"sv, "float"sv, "half"sv, "double"sv,
+                                     "parameters"sv, "named_parameters"sv, "state_dict"sv, "load_state_dict"sv,
+                                     "zero_grad"sv, "modules"sv, "children"sv, "requires_grad_"sv});
+}
+
 bool each_model_size(const Facts& f, Id func, Id x, const std::function<bool(const ModelSize&)>& visit) {
   std::function<bool(Id, Id, int)> walk = [&](Id fn, Id y, int depth) {
     const std::string& d = f.dotted(y);

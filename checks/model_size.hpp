@@ -40,6 +40,11 @@ ModelSize model_size(const Facts& f, Id func, Id v);
 // The size of same-file module class `k` built with its defaults (FileSummary::model_sizes).
 ModelSize class_size(const Facts& f, Id k);
 
+// A call of a model's method that may run another forward (`backbone.forward_features(x)`),
+// not one of the housekeeping methods (`.eval()`, `.to(device)`, `.parameters()`, ...): its
+// graph is not the size of the model's `forward`.
+bool model_method_call(const Facts& f, const CallSite& x);
+
 // The size of each model the name `x` (read in `func`, a forward's receiver) can hold: the
 // values bound to it there (`net = net.to(device)` follows back to `net = Net()`), or, for a
 // parameter the function never rebinds, what every same-file caller hands in. `visit` is
