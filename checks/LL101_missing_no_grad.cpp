@@ -290,20 +290,10 @@ bool interactive_loop(const Facts& f, const CallSite& c) {
         f.bindings(c.func, "input").empty())
       waits = true;
   }
-  if (!waits || c.stmt == kNone) return false;
-  // The names the forward's statement binds, and those bound from them in the loop.
+  if (!waits) return false;
+  // What the forward's result flows into in the loop (its statement's targets, and on).
   std::set<std::string> made;
-  for (Id t : f.m.s(c.stmt).targets)
-    for_each_expr(f.m, t, [&](Id y) {
-      if (const std::string& d = f.dotted(y); !d.empty()) made.insert(d);
-      return true;
-    });
-  for (Id sid : f.loops[c.loop].stmts) {
-    const Stmt& st = f.m.s(sid);
-    if (st.kind != StmtKind::Assign || st.value == kNone || !mentions_any(f, st.value, made)) continue;
-    for (Id t : st.targets)
-      if (const std::string& d = f.dotted(t); !d.empty()) made.insert(d);
-  }
+  follow_flow(f, f.loops[c.loop].stmts, made, 3, true, c.call);
   for (const std::string& d : made)
     if (carried_in_loop(f, c.loop, d)) return false;
   return true;

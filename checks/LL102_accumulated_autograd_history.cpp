@@ -1369,6 +1369,10 @@ class History {
           recreated || (local_of_the_call(base) && f_.bindings(kNone, base).empty() &&
                         !(container && returned_by_the_call(base)) && f_.loops[loop].parent < 0 &&
                         walks_a_collection(loop));
+      // The back-propagated scalar the value is ("" when none), and a one-step-in-so-many
+      // test around the statement: each asked once, for the condition and its message.
+      const std::string freed_by = backward_scalar_of(value, loop, sid);
+      const Id periodic = freed_by.empty() ? kNone : periodic_guard(sid, loop);
       fd = trips > 0 && trips <= kFewIterations && backpropagated_in_loop(value, loop)
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "the loops around it run at most " + std::to_string(trips) +
@@ -1404,16 +1408,16 @@ class History {
                                            "`" + base + "` is a local of `" + f_.m.funcs[func_].name +
                                                "()` filled at most " + std::to_string(trips) +
                                                " times per call, so it holds that many graphs until the call returns")
-                    : one_pass_kept && !backward_scalar_of(value, loop, sid).empty() && loop_models_params(loop) >= 0
+                    : one_pass_kept && !freed_by.empty() && loop_models_params(loop) >= 0
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
-                                           backward_scalar_of(value, loop, sid) +
+                                           freed_by +
                                                ", which frees its saved activations, every forward in the loop runs a model of visible size "
                                                "(at most " + param_count(loop_models_params(loop)) +
                                                " parameters), and `" + base + "` lives one pass over the data: it "
                                                "keeps a scalar and a few dozen autograd nodes per step, host memory")
-                    : periodic_guard(sid, loop) != kNone && !backward_scalar_of(value, loop, sid).empty()
+                    : periodic != kNone
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
-                                           "it is kept only on the steps where `" + ctx_.brief(periodic_guard(sid, loop)) +
+                                           "it is kept only on the steps where `" + ctx_.brief(periodic) +
                                                "` (one in so many), and backward() already freed each graph's "
                                                "saved tensors, so it holds one value and its autograd nodes per such "
                                                "step")
