@@ -26,6 +26,7 @@ struct Ev {
 // mode calls (`model = self.train()`, `net = net.to(device)`: they return the module itself)
 // is that module.
 std::string model_name(const Facts& f, Id func, Id x) {
+  x = f.unplaced(x);  // `net.cuda().eval()` names `net`
   std::string d = f.dotted(x);
   if (f.e(x).kind == ExprKind::Name) {
     std::string same;
@@ -107,15 +108,20 @@ class Events {
       int here = top_level ? ci : top;
       const std::string& attr = f_.callee_attr(c.call);
       Id recv = f_.callee_receiver(c.call);
-      if ((attr == "eval"sv || attr == "train"sv) && recv != kNone && f_.qual(recv).empty() && is_model(c, recv)) {
+      if ((attr == "eval"sv || attr == "train"sv) && recv != kNone && f_.qual(recv).empty()) {
         char k = 'T';
         if (attr == "eval"sv) k = f_.e(c.call).kids.size() == 1 ? 'E' : 'T';
         else if (f_.e(c.call).kids.size() > 1) {
           Id a = f_.arg(c.call, 0, "mode");
           if (a != kNone && f_.e(a).kind == ExprKind::Literal && f_.e(a).lit == LitKind::False) k = 'E';
         }
-        out.push_back({k, map_name(model_name(f_, c.func, recv), rename), here, ci});
-        continue;
+        // Leaving eval mode needs no evidence that the receiver is a model: a `train()` only
+        // matters to an eval() of the same name, which had it (`model = Imported(...)` whose
+        // class this file cannot see, put back by `model.train()` at the top of each step).
+        if (k == 'T' ? !f_.dotted(f_.unplaced(recv)).empty() : is_model(c, recv)) {
+          out.push_back({k, map_name(model_name(f_, c.func, recv), rename), here, ci});
+          continue;
+        }
       }
       // A forward: a model call, or (C++) a call that resolves to a same-file `forward` method.
       const bool forward = f_.is_model_call(c) ||

@@ -1587,6 +1587,8 @@ FileSummary Facts::summarize() const {
     if (graph_free_class(k)) out.grad_off_forwards.push_back(m.classes[k].name);
   for (Id k = 0; k < m.classes.size(); ++k)
     if (one_linear_class(k)) out.linear_classes.push_back(m.classes[k].name);
+  for (Id k = 0; k < m.classes.size(); ++k)
+    if (is_module_class(k)) out.module_classes.push_back(m.classes[k].name);
   {
     std::set<std::string> refs;
     for (const Function& fn : m.funcs)
@@ -2161,6 +2163,8 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
         q == "torch.jit.script"sv || q == "torch.jit.trace"sv || q == "torch.load"sv || q == "torch.hub.load"sv ||
         q == "torch.compile"sv)
       return true;
+    // A module class another file of the run defines (`from models import Net`).
+    if (project && project->module_classes.count(q)) return true;
   }
   if (attr == "from_pretrained"sv || attr == "from_config"sv || attr == "from_single_file"sv)
     return !not_a_torch_model(callee_receiver(v));
@@ -2204,6 +2208,10 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
     if (!toks.empty() && (in(toks.back(), {"criterion", "criterions", "loss", "losses"}) ||
                           std::find(toks.begin(), toks.end(), "criterion") != toks.end()))
       return false;
+    // A tokenizer or processor by its own name, whatever `from_pretrained` built it
+    // (`tokenizer = CLASSES[name][0].from_pretrained(path)`): it returns encodings, not a graph.
+    for (const auto& t : toks)
+      if (in(t, {"tokenizer", "tokenizers", "processor"})) return false;
   }
   auto vals = bindings_at(func, d, x);
   // A Hugging Face `pipeline(...)` on some path: calling it runs the model under no_grad

@@ -459,6 +459,29 @@ def main(model):
         self.write("other/__init__.py", "from pkg.evaluation import *\n")
         self.assertIn(("evaluation.py", "LL101"), self.findings(self.dir))
 
+    def test_a_module_class_another_module_defines_is_a_model(self):
+        # A language model's generate() runs its decoder, whose class another module of the run
+        # defines: that forward (twelve transformer layers) is the one to blame, not the one
+        # linear head the file can see.
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/inner.py", "import torch.nn as nn\n\n\nclass Decoder(nn.Module):\n"
+                   "    def __init__(self, vocab, dim):\n        super().__init__()\n"
+                   "        self.embed = nn.Embedding(vocab, dim)\n"
+                   "        self.layers = nn.ModuleList(nn.TransformerEncoderLayer(dim, 8) for _ in range(12))\n\n"
+                   "    def forward(self, ids):\n        h = self.embed(ids)\n        for layer in self.layers:\n"
+                   "            h = layer(h)\n        return h\n")
+        self.write("pkg/lm.py", "import torch\nimport torch.nn as nn\n\nfrom pkg.inner import Decoder\n\n\n"
+                   "class LanguageModel(nn.Module):\n    def __init__(self, vocab, dim):\n        super().__init__()\n"
+                   "        self.decoder = Decoder(vocab, dim)\n        self.head = nn.Linear(dim, vocab)\n\n"
+                   "    def forward(self, ids):\n        return self.head(self.decoder(ids))\n\n"
+                   "    def generate(self, ids, length):\n        for _ in range(length):\n"
+                   "            hidden = self.decoder(ids)\n"
+                   "            next_ids = self.head(hidden[:, -1]).argmax(-1, keepdim=True)\n"
+                   "            ids = torch.cat([ids, next_ids], dim=1)\n        return ids\n")
+        rc, out, err = run(["--no-cache", "--format", "json", self.dir])
+        got = [(f["line"], f["severity"]) for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
+        self.assertEqual(got, [(18, "warning")], out)
+
     def test_a_caller_with_grad_enabled_keeps_the_finding(self):
         self.write("pkg/evaluation.py", self.EVAL)
         self.write("run.py", "from pkg.evaluation import evaluate\n\n\ndef go(m, l):\n    return evaluate(m, l)\n")
