@@ -43,6 +43,8 @@ class History {
   std::unordered_set<std::string> tainted_;   // source-order walk: the fallback outside the flow graphs
   std::unordered_set<std::string> detached_;  // detach_()'d in place since their last binding (source order)
   mutable std::map<std::pair<Id, std::string>, char> reach_memo_;  // 0 computing, 1 no, 2 yes
+  // Accumulators this function's findings already name (`total_loss += loss`): the statement.
+  std::map<std::string, Id> reported_sums_;
   mutable std::map<int, long> loop_params_;                       // loop_models_params, per loop
   mutable std::map<int, std::map<std::string, std::vector<Id>>> loop_backwards_;  // plain_backwards of a loop
   const std::unordered_set<std::string>& accumulating_methods_;  // same-file methods that keep their argument
@@ -1314,6 +1316,28 @@ class History {
   }
 
 
+  // One root cause, one finding: the accumulator (reported already) that is the only source
+  // of the value's history (`history.append((total_loss / n).cpu())` after `total_loss +=
+  // loss`), else "". Accumulating a number there leaves this value none.
+  std::string history_only_from_reported(Id value) {
+    std::vector<std::string> used;
+    for_each_expr(f_.m, value, [&](Id y) {
+      const std::string& d = f_.dotted(y);
+      if (!d.empty() && reported_sums_.count(d) && std::find(used.begin(), used.end(), d) == used.end())
+        used.push_back(d);
+      return true;
+    });
+    if (used.empty()) return "";
+    // Asked with those accumulators taken as numbers, leaving the walk's state as it was.
+    auto memo = reach_memo_;
+    auto detached = detached_;
+    for (const std::string& u : used) detached_.insert(u);
+    const bool other = carries(value, false);
+    reach_memo_ = std::move(memo);
+    detached_ = std::move(detached);
+    return other ? "" : used[0];
+  }
+
   // The finding of consider(): in loop `loop`, or, with `caller`, in a method it calls once
   // per batch (loop -1).
   void report(Id sid, const std::string& base, Id value, const std::string& verb, int loop, const CallSite* caller) {
@@ -1373,7 +1397,12 @@ class History {
       // test around the statement: each asked once, for the condition and its message.
       const std::string freed_by = backward_scalar_of(value, loop, sid);
       const Id periodic = freed_by.empty() ? kNone : periodic_guard(sid, loop);
-      fd = trips > 0 && trips <= kFewIterations && backpropagated_in_loop(value, loop)
+      const std::string from_sum = reported_sums_.empty() ? "" : history_only_from_reported(value);
+      fd = !from_sum.empty()
+               ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                  "its only history is `" + from_sum + "`'s, which is reported where it accumulates: "
+                                  "accumulating a number there leaves this value none")
+           : trips > 0 && trips <= kFewIterations && backpropagated_in_loop(value, loop)
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "the loops around it run at most " + std::to_string(trips) +
                                                " times and backward() already freed each graph's saved tensors, so "
@@ -1422,7 +1451,10 @@ class History {
                                                "saved tensors, so it holds one value and its autograd nodes per such "
                                                "step")
                         : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
+      if (fd && !from_sum.empty())
+        fd->notes.push_back({f_.m.s(reported_sums_[from_sum]).range, "`" + from_sum + "` accumulates here"});
     }
+    if (fd && !container && !caller) reported_sums_.emplace(base, sid);
     if (!fd || display) return;
     Fix fix;
     fix.title = container    ? "Store a detached tensor"

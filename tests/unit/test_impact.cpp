@@ -2342,3 +2342,51 @@ TEST(Impact, ALossAHelperBackPropagatedAndReturnedIsKeptLikeItsOwn) {
     EXPECT_FALSE(f->low_confidence) << p;
   }
 }
+
+TEST(Impact, AValueWhoseOnlyHistoryIsAReportedAccumulatorIsWeak) {
+  // `history.append((total_loss / total).cpu())` once per epoch after `total_loss += loss`:
+  // the accumulation is the finding; accumulating a number there leaves the appended value no
+  // history. A value with history of its own, or an accumulator no finding names, keeps the
+  // full severity.
+  auto program = [](const std::string& accumulate, const std::string& keep) {
+    return "import torch\n"
+           "def fit(model, loader, opt, epochs):\n"
+           "    history = []\n"
+           "    for epoch in range(epochs):\n"
+           "        total_loss, total = 0, 0\n"
+           "        for x, y in loader:\n"
+           "            loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())\n"
+           "            opt.zero_grad()\n"
+           "            loss.backward(retain_graph=True)\n"
+           "            opt.step()\n" + accumulate +
+           "            total += len(y)\n" + keep +
+           "    return history\n";
+  };
+  const std::string sum = "            total_loss += loss\n";
+  auto at_line = [](const FileResult& r, int line) -> const Finding* {
+    for (const auto& f : r.findings)
+      if (f.rule == "LL102" && static_cast<int>(f.range.line) == line) return &f;
+    return nullptr;
+  };
+  {
+    const FileResult r = analyze_text("fit.py", program(sum, "        history.append((total_loss / total).cpu())\n"),
+                                      Config{}, EngineOptions{});
+    ASSERT_EQ(r.findings.size(), 2u);
+    ASSERT_NE(at_line(r, 11), nullptr);
+    EXPECT_FALSE(at_line(r, 11)->low_confidence);
+    const Finding* kept = at_line(r, 13);
+    ASSERT_NE(kept, nullptr);
+    EXPECT_TRUE(kept->low_confidence);
+    EXPECT_NE(kept->message.find("only history is `total_loss`'s"), std::string::npos) << kept->message;
+  }
+  for (const auto& [acc, keep] : std::vector<std::pair<std::string, std::string>>{
+           // history of its own beside the accumulator's
+           {sum, "        history.append(total_loss / total + model(x.cuda()).sum())\n"},
+           // the accumulator keeps numbers: no finding names it, the appended loss is its own
+           {"            total_loss += loss.item()\n", "        history.append(loss)\n"}}) {
+    const FileResult r = analyze_text("fit.py", program(acc, keep), Config{}, EngineOptions{});
+    const Finding* kept = at_line(r, 13);
+    ASSERT_NE(kept, nullptr) << acc << keep;
+    EXPECT_FALSE(kept->low_confidence) << acc << keep;
+  }
+}
