@@ -95,9 +95,13 @@ std::vector<std::string> Facts::name_tokens(std::string_view name) {
   for (size_t i = 0; i < name.size(); ++i) {
     char c = name[i];
     if (c == '_' || c == '.' || std::isdigit(static_cast<unsigned char>(c))) { flush(); continue; }
-    if (std::isupper(static_cast<unsigned char>(c)) && !cur.empty() &&
-        std::islower(static_cast<unsigned char>(cur.back())))
-      flush();
+    // A camel-case boundary (`trainLoader`, `HTTPServer`); an upper-case name (`DEVICE`,
+    // `MODEL`) is one word. (`cur` holds lower case: the original spelling decides.)
+    const bool upper = std::isupper(static_cast<unsigned char>(c));
+    const bool after_lower = i > 0 && std::islower(static_cast<unsigned char>(name[i - 1]));
+    const bool before_lower = i + 1 < name.size() && std::islower(static_cast<unsigned char>(name[i + 1])) &&
+                              i > 0 && std::isupper(static_cast<unsigned char>(name[i - 1]));
+    if (upper && !cur.empty() && (after_lower || before_lower)) flush();
     cur.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
   flush();
@@ -2506,8 +2510,9 @@ Id Facts::forward_of(Id func, Id receiver) const {
 }
 
 bool Facts::named_like_a_loss(std::string_view name) {
-  // The words of the name as name_tokens() splits them (at `_`, `.`, digits, and at a capital
-  // after any letter: `MSELoss` is m, s, e, loss), compared without allocating: this is asked
+  // The words of the name as name_tokens() splits them (at `_`, `.`, digits, at a capital after
+  // a small letter, and before the last capital of a run that a small letter follows: `MSELoss`
+  // is mse, loss; `LOSS` is loss), compared without allocating: this is asked
   // of every call's name.
   auto fold = [](char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c | 0x20 : c); };
   auto word = [&](size_t b, size_t e) {
@@ -2546,7 +2551,9 @@ bool Facts::named_like_a_loss(std::string_view name) {
       if (word(start, i)) return true;
       start = i + 1;
     } else if (c >= 'A' && c <= 'Z' && i > start &&
-               ((name[i - 1] >= 'a' && name[i - 1] <= 'z') || (name[i - 1] >= 'A' && name[i - 1] <= 'Z'))) {
+               ((name[i - 1] >= 'a' && name[i - 1] <= 'z') ||
+                (name[i - 1] >= 'A' && name[i - 1] <= 'Z' && i + 1 < name.size() && name[i + 1] >= 'a' &&
+                 name[i + 1] <= 'z'))) {
       if (word(start, i)) return true;
       start = i;
     }

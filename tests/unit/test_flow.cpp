@@ -267,7 +267,8 @@ TEST(Flow, OneDominatingBindingNeedsNoDataflow) {
 
 TEST(Names, ALossNameIsTheSameWordTestAsTheNamesTokens) {
   // named_like_a_loss() scans in place; it must agree with name_tokens(), which splits at `_`,
-  // `.`, digits and a capital after any letter (`MSELoss` is m, s, e, loss).
+  // `.`, digits, a capital after a small letter, and the last capital of a run before a small
+  // letter (`MSELoss` is mse, loss; `DEVICE` is one word).
   auto by_tokens = [](std::string_view n) {
     for (const auto& t : ll::Facts::name_tokens(n))
       if (t == "loss" || t == "criterion" || t == "losses" || t == "nll" || t == "objective") return true;
@@ -277,7 +278,8 @@ TEST(Names, ALossNameIsTheSameWordTestAsTheNamesTokens) {
        {"loss", "Loss", "LOSS", "MSELoss", "NLLLoss", "VGGLoss", "computeMSELoss", "getBatchMSELoss", "NLLCriterion",
         "s_ALoss", "calc_dataset_loss", "get_current_loss", "cal_nll_with_label", "lossy", "gloss", "closs_fn",
         "bce_losses", "train_objective2", "Objective", "myLossFn", "a.loss", "loss3d", "nll_loss", "NllLoss",
-        "criterion", "lossLOSS", "x", "", "L", "forward", "append", "Nll", "iouLoss"})
+        "criterion", "lossLOSS", "x", "", "L", "forward", "append", "Nll", "iouLoss", "LOSS_FN", "GANLoss",
+        "LOSSES", "NLLloss", "TOTALLoss"})
     EXPECT_EQ(ll::Facts::named_like_a_loss(n), by_tokens(n)) << n;
 }
 
@@ -302,4 +304,16 @@ TEST(Facts, AccessorsGivenNoExpressionAnswerNothing) {
   EXPECT_EQ(fx.m.e(kNone).kind, ExprKind::Other);
   EXPECT_TRUE(fx.m.e(kNone).kids.empty());
   EXPECT_EQ(fx.m.s(kNone).kind, StmtKind::Other);
+}
+
+TEST(Names, AnUpperCaseNameIsOneWord) {
+  // `DEVICE = config.DEVICE`, `MODEL`: a constant's spelling is one word, not one per letter;
+  // camel case still splits (`trainLoader`, `HTTPServer`, `MSELoss`).
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ll::Facts::name_tokens("DEVICE"), (V{"device"}));
+  EXPECT_EQ(ll::Facts::name_tokens("MODEL_PATH"), (V{"model", "path"}));
+  EXPECT_EQ(ll::Facts::name_tokens("trainLoader"), (V{"train", "loader"}));
+  EXPECT_EQ(ll::Facts::name_tokens("HTTPServer"), (V{"http", "server"}));
+  EXPECT_EQ(ll::Facts::name_tokens("MSELoss"), (V{"mse", "loss"}));
+  EXPECT_EQ(ll::Facts::name_tokens("use_GPU2"), (V{"use", "gpu"}));
 }
