@@ -1317,25 +1317,33 @@ class History {
 
 
   // One root cause, one finding: the accumulator (reported already) that is the only source
-  // of the value's history (`history.append((total_loss / n).cpu())` after `total_loss +=
-  // loss`), else "". Accumulating a number there leaves this value none.
+  // of the value's history, directly or through names computed from it
+  // (`history.append((total_loss / n).cpu())`, `epoch_loss = loss_sum / n; losses.append(epoch_loss)`
+  // after `total_loss += loss` is reported), else "". Accumulating a number there leaves this
+  // value none.
   std::string history_only_from_reported(Id value) {
-    std::vector<std::string> used;
-    for_each_expr(f_.m, value, [&](Id y) {
-      const std::string& d = f_.dotted(y);
-      if (!d.empty() && reported_sums_.count(d) && std::find(used.begin(), used.end(), d) == used.end())
-        used.push_back(d);
-      return true;
-    });
-    if (used.empty()) return "";
-    // Asked with those accumulators taken as numbers, leaving the walk's state as it was.
-    auto memo = reach_memo_;
-    auto detached = detached_;
-    for (const std::string& u : used) detached_.insert(u);
-    const bool other = carries(value, false);
+    if (reported_sums_.empty()) return "";
+    // Asked with reported accumulators taken as numbers (all of them, then all but one, to
+    // name the one it comes from), leaving the walk's state as it was.
+    auto memo = std::move(reach_memo_);
+    const auto detached = detached_;
+    auto carries_without = [&](const std::string& except) {
+      reach_memo_.clear();
+      detached_ = detached;
+      for (const auto& [d, sid] : reported_sums_)
+        if (d != except) detached_.insert(d);
+      return carries(value, false);
+    };
+    std::string source;
+    if (!carries_without(""))
+      for (const auto& [d, sid] : reported_sums_)
+        if (carries_without(d)) {
+          source = d;
+          break;
+        }
     reach_memo_ = std::move(memo);
-    detached_ = std::move(detached);
-    return other ? "" : used[0];
+    detached_ = detached;
+    return source;
   }
 
   // The finding of consider(): in loop `loop`, or, with `caller`, in a method it calls once
@@ -1397,7 +1405,7 @@ class History {
       // test around the statement: each asked once, for the condition and its message.
       const std::string freed_by = backward_scalar_of(value, loop, sid);
       const Id periodic = freed_by.empty() ? kNone : periodic_guard(sid, loop);
-      const std::string from_sum = reported_sums_.empty() ? "" : history_only_from_reported(value);
+      const std::string from_sum = history_only_from_reported(value);
       fd = !from_sum.empty()
                ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                   "its only history is `" + from_sum + "`'s, which is reported where it accumulates: "

@@ -2370,16 +2370,21 @@ TEST(Impact, AValueWhoseOnlyHistoryIsAReportedAccumulatorIsWeak) {
       if (f.rule == "LL102" && static_cast<int>(f.range.line) == line) return &f;
     return nullptr;
   };
-  {
-    const FileResult r = analyze_text("fit.py", program(sum, "        history.append((total_loss / total).cpu())\n"),
-                                      Config{}, EngineOptions{});
-    ASSERT_EQ(r.findings.size(), 2u);
-    ASSERT_NE(at_line(r, 11), nullptr);
-    EXPECT_FALSE(at_line(r, 11)->low_confidence);
-    const Finding* kept = at_line(r, 13);
-    ASSERT_NE(kept, nullptr);
-    EXPECT_TRUE(kept->low_confidence);
-    EXPECT_NE(kept->message.find("only history is `total_loss`'s"), std::string::npos) << kept->message;
+  // (Directly, or through a name computed from it: `epoch_loss = total_loss / total`.)
+  for (const std::string keep : {std::string("        history.append((total_loss / total).cpu())\n"),
+                                 std::string("        history.append(total_loss / total)\n")}) {
+    for (const bool through_a_name : {false, true}) {
+      std::string k = keep;
+      if (through_a_name) k = "        epoch_loss = " + keep.substr(23, keep.size() - 25) + "\n        history.append(epoch_loss)\n";
+      const FileResult r = analyze_text("fit.py", program(sum, k), Config{}, EngineOptions{});
+      ASSERT_EQ(r.findings.size(), 2u) << k;
+      ASSERT_NE(at_line(r, 11), nullptr) << k;
+      EXPECT_FALSE(at_line(r, 11)->low_confidence) << k;
+      const Finding* kept = at_line(r, through_a_name ? 14 : 13);
+      ASSERT_NE(kept, nullptr) << k;
+      EXPECT_TRUE(kept->low_confidence) << k;
+      EXPECT_NE(kept->message.find("only history is `total_loss`'s"), std::string::npos) << kept->message;
+    }
   }
   for (const auto& [acc, keep] : std::vector<std::pair<std::string, std::string>>{
            // history of its own beside the accumulator's
