@@ -193,6 +193,10 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
     if (callee_attr(c.call) == "load_state_dict"sv) {
       const std::string& d = dotted(callee_receiver(c.call));
       if (!d.empty()) load_state_dict_.insert(std::to_string(c.func) + ":" + d);
+    } else if (m.lang == Lang::Cpp && e(c.call).kids.size() >= 3 && callee_qual(c.call) == "torch.load"sv) {
+      // LibTorch's `torch::load(net, "net.pt")` reads the weights into the module it is handed.
+      const std::string& d = dotted(e(c.call).kids[1]);
+      if (!d.empty()) load_state_dict_.insert(std::to_string(c.func) + ":" + d);
     }
   for (Id f = 0; f < nf; ++f) {
     nested_funcs_.emplace(std::to_string(m.funcs[f].parent) + ":" + m.funcs[f].name, f);
@@ -2246,6 +2250,11 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
       }))
     return false;
   if (eval_called_before(func, d, UINT32_MAX)) return true;
+  // An attribute of the object that another method of its class switches to eval mode (a
+  // predictor's constructor: `self.net = Net(); self.net.eval()`, whatever class Net is).
+  if (func != kNone && starts_with(d, "self.") && class_of(func) != kNone)
+    for (Id g : m.classes[class_of(func)].methods)
+      if (g != func && eval_called_before(g, d, UINT32_MAX)) return true;
   bool known_other = false;
   for (Id v : vals) {
     if (is_model_producer(func, v, depth + 1)) return true;
@@ -2991,6 +3000,14 @@ bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
   bool lsd = load_state_dict_.count(std::to_string(func) + ":" + d) != 0 ||
              load_state_dict_.count(std::to_string(kNone) + ":" + d) != 0;
   if (lsd && eval_called_before(func, d, UINT32_MAX)) return true;
+  // An attribute of the object (`self.net`, a C++ member `net_`) that another method of its
+  // class loads and switches to eval mode (a predictor class's constructor), read by a method
+  // that does not bind the name itself.
+  if (func != kNone && class_of(func) != kNone && own_bindings(func, d).empty() && !is_param(func, d) &&
+      (starts_with(d, "self.") || m.lang == Lang::Cpp))
+    for (Id g : m.classes[class_of(func)].methods)
+      if (g != func && load_state_dict_.count(std::to_string(g) + ":" + d) != 0 && eval_called_before(g, d, UINT32_MAX))
+        return true;
   // Both at module level, read by a function that does not bind the name itself (a request
   // handler running the global model a script loaded at import).
   if (func != kNone && load_state_dict_.count(std::to_string(kNone) + ":" + d) != 0 &&
