@@ -43,8 +43,10 @@ class History {
   std::unordered_set<std::string> tainted_;   // source-order walk: the fallback outside the flow graphs
   std::unordered_set<std::string> detached_;  // detach_()'d in place since their last binding (source order)
   mutable std::map<std::pair<Id, std::string>, char> reach_memo_;  // 0 computing, 1 no, 2 yes
-  // Accumulators this function's findings already name (`total_loss += loss`): the statement.
-  std::map<std::string, Id> reported_sums_;
+  // Accumulators this function's visible findings already name (`total_loss += loss`): their
+  // statements. While one question is asked, the accumulations taken as numbers.
+  std::map<std::string, std::vector<Id>> reported_sums_;
+  std::set<Id> numbered_;
   mutable std::map<int, long> loop_params_;                       // loop_models_params, per loop
   mutable std::map<int, std::map<std::string, std::vector<Id>>> loop_backwards_;  // plain_backwards of a loop
   const std::unordered_set<std::string>& accumulating_methods_;  // same-file methods that keep their argument
@@ -231,7 +233,7 @@ class History {
   }
 
   bool def_carries(const std::string& d, const Def& df, int depth) const {
-    if (df.value == kNone) return false;
+    if (df.value == kNone || (!numbered_.empty() && numbered_.count(df.stmt))) return false;
     bool off = grad_off_at(df.stmt);
     // An element of a tuple (`outputs, *rest = model(**batch)`; `acc = rest[0]`) named like an
     // accuracy or a count: a metric computed by comparisons, which record no history.
@@ -1323,26 +1325,27 @@ class History {
   // value none.
   std::string history_only_from_reported(Id value) {
     if (reported_sums_.empty()) return "";
-    // Asked with reported accumulators taken as numbers (all of them, then all but one, to
-    // name the one it comes from), leaving the walk's state as it was.
+    // Asked with the reported accumulations taken as numbers (all of them, then all but one
+    // accumulator's, to name the one it comes from): by binding, so a name rebound to another
+    // value (`epoch_loss = crit(model(x), y)` in a validation loop) keeps its own history.
+    // The walk's memo is set aside and restored.
     auto memo = std::move(reach_memo_);
-    const auto detached = detached_;
     auto carries_without = [&](const std::string& except) {
       reach_memo_.clear();
-      detached_ = detached;
-      for (const auto& [d, sid] : reported_sums_)
-        if (d != except) detached_.insert(d);
+      numbered_.clear();
+      for (const auto& [d, sids] : reported_sums_)
+        if (d != except) numbered_.insert(sids.begin(), sids.end());
       return carries(value, false);
     };
     std::string source;
     if (!carries_without(""))
-      for (const auto& [d, sid] : reported_sums_)
+      for (const auto& [d, sids] : reported_sums_)
         if (carries_without(d)) {
           source = d;
           break;
         }
+    numbered_.clear();
     reach_memo_ = std::move(memo);
-    detached_ = detached;
     return source;
   }
 
@@ -1460,9 +1463,13 @@ class History {
                                                "step")
                         : report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
       if (fd && !from_sum.empty())
-        fd->notes.push_back({f_.m.s(reported_sums_[from_sum]).range, "`" + from_sum + "` accumulates here"});
+        fd->notes.push_back({f_.m.s(reported_sums_[from_sum].front()).range, "`" + from_sum + "` accumulates here"});
     }
-    if (fd && !container && !caller) reported_sums_.emplace(base, sid);
+    // (Only a visible finding: a weak one, hidden by default, would hide this one with it.)
+    if (fd && !fd->low_confidence && !container && !caller) {
+      std::vector<Id>& sids = reported_sums_[base];
+      if (std::find(sids.begin(), sids.end(), sid) == sids.end()) sids.push_back(sid);
+    }
     if (!fd || display) return;
     Fix fix;
     fix.title = container    ? "Store a detached tensor"

@@ -19,6 +19,7 @@ struct Ev {
   std::string model;  // dotted name in the loop's terms ("" when unknown)
   int site;           // call site in the loop (the statement a fix goes after)
   int origin;         // call site of the eval()/train()/forward itself
+  bool evidence = true;  // 'T': the receiver is known to be a model (not only a name)
 };
 
 // Dotted name of a model-ish receiver, with `.module` (DDP/DataParallel wrapper) and a
@@ -118,8 +119,9 @@ class Events {
         // Leaving eval mode needs no evidence that the receiver is a model: a `train()` only
         // matters to an eval() of the same name, which had it (`model = Imported(...)` whose
         // class this file cannot see, put back by `model.train()` at the top of each step).
-        if (k == 'T' ? !f_.dotted(f_.unplaced(recv)).empty() : is_model(c, recv)) {
-          out.push_back({k, map_name(model_name(f_, c.func, recv), rename), here, ci});
+        const bool model = is_model(c, recv);
+        if (model || (k == 'T' && !f_.dotted(f_.unplaced(recv)).empty())) {
+          out.push_back({k, map_name(model_name(f_, c.func, recv), rename), here, ci, model});
           continue;
         }
       }
@@ -651,7 +653,9 @@ void check_LL205(CheckContext& ctx) {
         const Ev& x = ev[(i + k) % n];
         // train() on a submodule of the model (a distiller's `self.student.train()` after
         // `self.eval()`) restores the part that is being trained.
-        const bool part = x.kind == 'T' && !ev[i].model.empty() && starts_with(x.model, ev[i].model + ".");
+        // (A part known to be a module: `self.metrics.train()` on a tracker that switches its log
+        // prefix restores nothing.)
+        const bool part = x.kind == 'T' && x.evidence && !ev[i].model.empty() && starts_with(x.model, ev[i].model + ".");
         if (!same_model(x.model, ev[i].model) && !part) continue;
         if (x.kind == 'T' || (x.kind == 'E' && k < n)) break;
         if (x.kind == 'F' && !(x.model.empty() && ev[i].model.empty())) {

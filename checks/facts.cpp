@@ -92,17 +92,20 @@ std::vector<std::string> Facts::name_tokens(std::string_view name) {
     if (!cur.empty()) out.push_back(std::move(cur));
     cur.clear();
   };
+  // (ASCII tests inline: this is asked of most names the checks meet.)
+  auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+  auto lower = [](char c) { return c >= 'a' && c <= 'z'; };
   for (size_t i = 0; i < name.size(); ++i) {
     char c = name[i];
-    if (c == '_' || c == '.' || std::isdigit(static_cast<unsigned char>(c))) { flush(); continue; }
+    if (c == '_' || c == '.' || (c >= '0' && c <= '9')) { flush(); continue; }
     // A camel-case boundary (`trainLoader`, `HTTPServer`); an upper-case name (`DEVICE`,
     // `MODEL`) is one word. (`cur` holds lower case: the original spelling decides.)
-    const bool upper = std::isupper(static_cast<unsigned char>(c));
-    const bool after_lower = i > 0 && std::islower(static_cast<unsigned char>(name[i - 1]));
-    const bool before_lower = i + 1 < name.size() && std::islower(static_cast<unsigned char>(name[i + 1])) &&
-                              i > 0 && std::isupper(static_cast<unsigned char>(name[i - 1]));
-    if (upper && !cur.empty() && (after_lower || before_lower)) flush();
-    cur.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    if (upper(c)) {
+      if (!cur.empty() && (lower(name[i - 1]) || (upper(name[i - 1]) && i + 1 < name.size() && lower(name[i + 1]))))
+        flush();
+      c = static_cast<char>(c | 0x20);
+    }
+    cur.push_back(c);
   }
   flush();
   return out;
@@ -605,6 +608,22 @@ bool Facts::grad_item_effect(Id item, bool* disables) const {
     if (q == "torch.no_grad"sv || q == "torch.inference_mode"sv || q == "torch.autograd.no_grad"sv) {
       *disables = true;
       return true;
+    }
+    // A local holding the switch (`ctx = torch.no_grad()`, then `with ctx:`): every binding of
+    // it in the function is one, and they agree.
+    if (e(item).kind == ExprKind::Name && q.empty() && grad_context_depth_ < 2) {
+      const std::vector<Id> vals = bindings(function_at(e(item).range.begin), e(item).text);
+      int off = 0, on = 0;
+      ++grad_context_depth_;
+      for (Id v : vals) {
+        bool dis = false;
+        if (e(v).kind == ExprKind::Call && grad_item_effect(v, &dis)) (dis ? off : on) += 1;
+      }
+      --grad_context_depth_;
+      if (!vals.empty() && (off == static_cast<int>(vals.size()) || on == static_cast<int>(vals.size()))) {
+        *disables = off > 0;
+        return true;
+      }
     }
     return false;
   }
@@ -2171,8 +2190,9 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
         q == "torch.jit.script"sv || q == "torch.jit.trace"sv || q == "torch.load"sv || q == "torch.hub.load"sv ||
         q == "torch.compile"sv)
       return true;
-    // A module class another file of the run defines (`from models import Net`).
-    if (project && project->module_classes.count(q)) return true;
+    // A module class another file of the run defines (`from models import Net`), unless it is
+    // a loss or a metric by its name.
+    if (project && project->module_classes.count(q)) return !loss_or_metric_class(last_component(q));
   }
   if (attr == "from_pretrained"sv || attr == "from_config"sv || attr == "from_single_file"sv)
     return !not_a_torch_model(callee_receiver(v));
@@ -2187,7 +2207,8 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
   // A class of this file that derives from nn.Module.
   const Expr& callee = e(x.kids[0]);
   if (callee.kind == ExprKind::Name && q.empty())
-    if (Id k = class_at(callee.text, callee.range.begin); k != kNone) return is_module_class(k);
+    if (Id k = class_at(callee.text, callee.range.begin); k != kNone)
+      return is_module_class(k) && !loss_or_metric_class(callee.text);
   // Builders by name: build_model(...), create_model(...), get_model(...)
   std::string_view cname = callee.kind == ExprKind::Name ? std::string_view(callee.text) : std::string_view(attr);
   if (!no_name_evidence_ &&
@@ -2216,11 +2237,17 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
     if (!toks.empty() && (in(toks.back(), {"criterion", "criterions", "loss", "losses"}) ||
                           std::find(toks.begin(), toks.end(), "criterion") != toks.end()))
       return false;
-    // A tokenizer or processor by its own name, whatever `from_pretrained` built it
-    // (`tokenizer = CLASSES[name][0].from_pretrained(path)`): it returns encodings, not a graph.
-    for (const auto& t : toks)
-      if (in(t, {"tokenizer", "tokenizers", "processor"})) return false;
+    // `loss_fn`, `loss_func`, `loss_module`: a loss by its name too.
+    if (toks.size() >= 2 && in(toks.back(), {"fn", "func", "function", "module", "obj"}) &&
+        in(toks[toks.size() - 2], {"loss", "losses"}))
+      return false;
   }
+  // A tokenizer or processor by its own name (`tokenizer = CLASSES[name][0].from_pretrained(path)`)
+  // returns encodings, not a graph, whatever `from_pretrained` built it; a module of that name
+  // (a VQ-VAE `Tokenizer`, a graph network's `Processor`, put in eval mode) is still a model.
+  bool tokenizer_named = false;
+  for (const auto& t : name_tokens(last_component(d)))
+    if (in(t, {"tokenizer", "tokenizers", "processor"})) tokenizer_named = true;
   auto vals = bindings_at(func, d, x);
   // A Hugging Face `pipeline(...)` on some path: calling it runs the model under no_grad
   // and returns Python objects, so a call of this name is not (only) a forward.
@@ -2250,14 +2277,12 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
       }))
     return false;
   if (eval_called_before(func, d, UINT32_MAX)) return true;
-  // An attribute of the object that another method of its class switches to eval mode (a
-  // predictor's constructor: `self.net = Net(); self.net.eval()`, whatever class Net is).
-  if (func != kNone && starts_with(d, "self.") && class_of(func) != kNone)
-    for (Id g : m.classes[class_of(func)].methods)
-      if (g != func && eval_called_before(g, d, UINT32_MAX)) return true;
-  bool known_other = false;
+  bool known_other = false, visible_other = false;
   for (Id v : vals) {
-    if (is_model_producer(func, v, depth + 1)) return true;
+    if (is_model_producer(func, v, depth + 1)) {
+      if (tokenizer_named && callee_attr(unplaced(v)) == "from_pretrained"sv) continue;
+      return true;
+    }
     const Expr& ve = e(v);
     if (ve.kind == ExprKind::Literal || ve.kind == ExprKind::Sequence || ve.kind == ExprKind::Comprehension ||
         ve.kind == ExprKind::Lambda)
@@ -2266,15 +2291,33 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
       const std::string& q = callee_qual(v);
       if (!q.empty() && !starts_with(q, "torch") && !starts_with(q, "transformers") && !starts_with(q, "timm"))
         known_other = true;
+      // A class of this file that is not a module (`self.metrics = MetricTracker()`, whose own
+      // train()/eval() switch a log prefix).
+      if (const Id k = constructed_class(v); k != kNone && !is_module_class(k)) visible_other = true;
       if (starts_with(q, "torch.nn.") && ends_with(q, "Loss")) known_other = true;
       if (starts_with(q, "torch.optim") || starts_with(q, "torch.utils.data")) known_other = true;
       const std::string& a = callee_attr(v);
       if ((a == "from_pretrained"sv || a == "from_config"sv) && not_a_torch_model(callee_receiver(v))) known_other = true;
     }
   }
+  if (visible_other || tokenizer_named) return false;
+  // An attribute of the object that another method of its class switches to eval mode (a
+  // predictor's constructor: `self.net = Net(); self.net.eval()`, whatever imported class Net
+  // is; not a class of this file that is not a module).
+  if (func != kNone && starts_with(d, "self.") && class_of(func) != kNone)
+    for (Id g : m.classes[class_of(func)].methods)
+      if (g != func && eval_called_before(g, d, UINT32_MAX)) return true;
   if (known_other) return false;
   if (d == "self"sv && func != kNone && is_module_class(class_of(func))) return true;
   return !no_name_evidence_ && name_looks_like_model(d);
+}
+
+bool Facts::loss_or_metric_class(std::string_view cls) {
+  // `FocalLoss`, `DiceScore`, `IoUMetric`, `LabelSmoothingCriterion`: a module whose call
+  // computes a loss or a score from outputs the forward that made them has judged.
+  for (const auto& t : name_tokens(cls))
+    if (in(t, {"loss", "losses", "criterion", "metric", "metrics", "score"})) return true;
+  return false;
 }
 
 bool Facts::parameter_free_layer(std::string_view cls) {
@@ -2990,6 +3033,19 @@ bool Facts::loaded_value(Id func, Id v, int depth) const {
 
 bool Facts::is_loaded_model(Id func, Id x) const { return loaded_model_rec(func, x, 0); }
 
+bool Facts::returns_a_loss(Id func) const {
+  for (Id r : returned_values(func)) {
+    bool loss = false;
+    for_each_expr(m, r, [&](Id y) {
+      const Expr& ye = e(y);
+      if (ye.kind == ExprKind::Name || ye.kind == ExprKind::Attribute) loss = named_like_a_loss(ye.text);
+      return !loss;
+    });
+    if (loss) return true;
+  }
+  return named_like_a_loss(m.funcs[func].name);
+}
+
 bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
   const std::string& d = dotted(x);
   if (d.empty()) return false;
@@ -3003,8 +3059,10 @@ bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
   // An attribute of the object (`self.net`, a C++ member `net_`) that another method of its
   // class loads and switches to eval mode (a predictor class's constructor), read by a method
   // that does not bind the name itself.
+  // (Not a method that hands back a loss, `compute_loss()`: its caller, in another file,
+  // back-propagates it; eval() in the constructor then freezes batch-norm for fine-tuning.)
   if (func != kNone && class_of(func) != kNone && own_bindings(func, d).empty() && !is_param(func, d) &&
-      (starts_with(d, "self.") || m.lang == Lang::Cpp))
+      (starts_with(d, "self.") || m.lang == Lang::Cpp) && !returns_a_loss(func))
     for (Id g : m.classes[class_of(func)].methods)
       if (g != func && load_state_dict_.count(std::to_string(g) + ":" + d) != 0 && eval_called_before(g, d, UINT32_MAX))
         return true;

@@ -189,6 +189,8 @@ class Facts {
   bool in_module_forward(Id func) const;
   // A torch.nn layer class with no parameters (`Sigmoid`, `Dropout`, `MaxPool2d`).
   static bool parameter_free_layer(std::string_view cls);
+  // A class named like a loss or a metric (`FocalLoss`, `DiceScore`): not a model to run.
+  static bool loss_or_metric_class(std::string_view cls);
   // A module class of the file that owns no parameters: derives from nn.Module itself and
   // keeps only plain tensors and values (`self.w = torch.zeros(v)`).
   bool parameterless_class(Id cls) const;
@@ -261,6 +263,9 @@ class Facts {
   bool not_a_torch_model(Id receiver) const;
   // Obtained by loading weights, here or (a parameter) in what every caller of the file hands in.
   bool is_loaded_model(Id func, Id expr) const;
+  // Does the function hand back a loss (a returned name, attribute or call named like one, or
+  // the function named like one: `compute_loss`, C++ `loss()`)?
+  bool returns_a_loss(Id func) const;
   // Interprocedural summaries (same file): the values a function returns, and the function
   // a call resolves to (kNone for unresolved calls and recursion).
   const std::vector<Id>& returned_values(Id func) const;
@@ -481,6 +486,7 @@ class Facts {
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
   bool file_trains_ = false;
   mutable signed char cpu_only_program_ = -1;  // -1 not computed yet
+  mutable int grad_context_depth_ = 0;         // grad_item_effect through a local's bindings
   bool compute_cpu_only_program() const;
   static constexpr uint32_t kNotComputed = UINT32_MAX - 1;
   mutable uint32_t gpu_evidence_pos_ = kNotComputed;  // first_gpu_evidence(), memoised

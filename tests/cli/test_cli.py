@@ -482,6 +482,57 @@ def main(model):
         got = [(f["line"], f["severity"]) for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
         self.assertEqual(got, [(18, "warning")], out)
 
+    def test_loss_and_metric_modules_another_module_defines_are_not_models(self):
+        # `FocalLoss(nn.Module)` and `DiceScore(nn.Module)` imported from losses.py compute a loss
+        # and a score from logits the validation loop made under no_grad: no forward to flag.
+        for name, text in (("losses.py", "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+                                          "class FocalLoss(nn.Module):\n    def __init__(self, gamma=2.0):\n"
+                                          "        super().__init__()\n        self.gamma = gamma\n\n"
+                                          "    def forward(self, logits, target):\n"
+                                          "        ce = F.cross_entropy(logits, target, reduction='none')\n"
+                                          "        return ((1 - torch.exp(-ce)) ** self.gamma * ce).mean()\n\n\n"
+                                          "class DiceScore(nn.Module):\n    def forward(self, pred, target, eps=1e-6):\n"
+                                          "        inter = (pred * target).sum()\n"
+                                          "        return (2 * inter + eps) / (pred.sum() + target.sum() + eps)\n"),
+                           ("evaluate.py", "import torch\nfrom losses import FocalLoss, DiceScore\n\n\n"
+                                           "def validate(model, val_loader):\n    loss_fn = FocalLoss(gamma=2.0)\n"
+                                           "    dice = DiceScore()\n    model.eval()\n    total, score = 0.0, 0.0\n"
+                                           "    for x, y in val_loader:\n        x, y = x.cuda(), y.cuda()\n"
+                                           "        with torch.no_grad():\n            logits = model(x)\n"
+                                           "        total += loss_fn(logits, y).item()\n"
+                                           "        score += dice(logits.softmax(1)[:, 1], (y == 1).float()).item()\n"
+                                           "    return total / len(val_loader), score / len(val_loader)\n")):
+            self.write(name, text)
+        rc, out, err = run(["--no-cache", "--format", "json", "--show-low-confidence", self.dir])
+        self.assertEqual(json.loads(out)["findings"], [], out)
+
+    def test_a_method_that_hands_back_a_loss_to_another_file_is_not_inference(self):
+        # FineTuner loads its encoder and puts it in eval mode in __init__ (batch-norm frozen for
+        # fine-tuning); compute_loss() returns a loss that finetune.py back-propagates. A
+        # predict() of the same shape that returns a number is an inference program.
+        self.write("models.py", "import torch.nn as nn\n\n\nclass Encoder(nn.Module):\n    def __init__(self):\n"
+                   "        super().__init__()\n        self.body = nn.Sequential(nn.Conv2d(3, 64, 3), nn.BatchNorm2d(64), "
+                   "nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))\n\n"
+                   "    def forward(self, x):\n        return self.body(x)\n")
+        wrapper = ("import torch\nimport torch.nn.functional as F\nfrom models import Encoder\n\n\n"
+                   "class FineTuner:\n    def __init__(self, ckpt):\n        self.encoder = Encoder().cuda()\n"
+                   "        self.encoder.load_state_dict(torch.load(ckpt))\n        self.encoder.eval()\n\n"
+                   "    def parameters(self):\n        return self.encoder.parameters()\n\n"
+                   "    def compute_loss(self, x, y):\n        z = self.encoder(x.cuda())\n"
+                   "        return F.cross_entropy(z, y.cuda())\n")
+        self.write("wrapper.py", wrapper)
+        self.write("finetune.py", "import torch\nfrom wrapper import FineTuner\n\n\ndef main(loader):\n"
+                   "    ft = FineTuner('encoder.pt')\n    opt = torch.optim.SGD(ft.parameters(), lr=1e-3)\n"
+                   "    for x, y in loader:\n        loss = ft.compute_loss(x, y)\n        opt.zero_grad()\n"
+                   "        loss.backward()\n        opt.step()\n")
+        rc, out, err = run(["--no-cache", "--format", "json", "--show-low-confidence", self.dir])
+        self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL101"], [], out)
+        self.write("wrapper.py", wrapper.replace("compute_loss(self, x, y)", "predict(self, x, y)")
+                   .replace("return F.cross_entropy(z, y.cuda())", "return z.argmax(1).tolist()"))
+        rc, out, err = run(["--no-cache", "--format", "json", self.dir])
+        got = [(os.path.basename(f["path"]), f["line"]) for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
+        self.assertEqual(got, [("wrapper.py", 16)], out)
+
     def test_a_caller_with_grad_enabled_keeps_the_finding(self):
         self.write("pkg/evaluation.py", self.EVAL)
         self.write("run.py", "from pkg.evaluation import evaluate\n\n\ndef go(m, l):\n    return evaluate(m, l)\n")
