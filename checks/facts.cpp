@@ -1505,6 +1505,53 @@ void Facts::compute_entry_off() {
   size_t nf = m.funcs.size();
   note_constructor_grad_off();
   for (Id f = 0; f < nf; ++f) entry_off_[f] = decorated_off_[f] || framework_off_[f];
+  // Calls through a local name a function binds to a module-level function (`fn = evaluate`,
+  // `fn = functools.partial(evaluate, model)`, `run = lambda: evaluate(model, loader)`): they
+  // decide its entry mode like direct calls. A name never called in that function (handed
+  // elsewhere) decides "not off"; the calls inside such a lambda are decided by the name's.
+  std::vector<std::vector<int>> via_alias(nf);
+  std::vector<char> alias_undecided(nf, 0);
+  std::unordered_set<int> decided_by_alias;
+  auto module_func = [&](Id x) -> Id {
+    if (x == kNone || e(x).kind != ExprKind::Name || !e(x).qname.empty()) return kNone;
+    auto it = module_funcs_.find(e(x).text);
+    return it != module_funcs_.end() && it->second.size() == 1 ? it->second.front() : kNone;
+  };
+  for (Id g = 0; g < nf; ++g)
+    for (const auto& [name, vals] : bind_[g]) {
+      if (name.find('.') != std::string::npos) continue;
+      for (Id v : vals) {
+        // (Either branch of `evaluate if mode == "val" else predict`.)
+        std::vector<Id> targets;
+        const Expr& ve = e(v);
+        for (Id x : ve.kind == ExprKind::Conditional && ve.kids.size() == 3 ? std::vector<Id>{ve.kids[0], ve.kids[2]}
+                                                                             : std::vector<Id>{v})
+          if (Id t = module_func(x); t != kNone) targets.push_back(t);
+        std::vector<int> inside;  // the calls of the target inside a lambda
+        if (targets.empty() && ve.kind == ExprKind::Call && callee_qual(v) == "functools.partial"sv)
+          if (Id t = module_func(arg(v, 0, "func")); t != kNone) targets.push_back(t);
+        if (targets.empty() && ve.kind == ExprKind::Lambda)
+          for (int ci : calls_in(g)) {
+            const CallSite& c = calls[ci];
+            if (!c.in_lambda || c.target_func == kNone || e(c.call).range.begin < ve.range.begin ||
+                e(c.call).range.end > ve.range.end)
+              continue;
+            targets.push_back(c.target_func);
+            inside.push_back(ci);
+          }
+        std::vector<int> via;
+        for (int ci : calls_in(g)) {
+          const Id callee = e(calls[ci].call).kids[0];
+          if (e(callee).kind == ExprKind::Name && e(callee).text == name) via.push_back(ci);
+        }
+        for (Id target : targets) {
+          if (target == g) continue;
+          via_alias[target].insert(via_alias[target].end(), via.begin(), via.end());
+          if (via.empty()) alias_undecided[target] = 1;
+        }
+        if (!via.empty()) decided_by_alias.insert(inside.begin(), inside.end());
+      }
+    }
   // Interprocedural: a function whose every same-file call site runs with grad disabled.
   for (int iter = 0; iter < 8; ++iter) {
     bool changed = false;
@@ -1538,7 +1585,7 @@ void Facts::compute_entry_off() {
       auto all_off = [&](const std::vector<int>& sites) {
         for (int ci : sites) {
           const CallSite& c = calls[ci];
-          if (neutral_caller(c, f)) continue;
+          if (neutral_caller(c, f) || decided_by_alias.count(ci)) continue;
           ++deciding;
           // A call inside a module's own forward runs in the mode of whatever calls that
           // forward, which is judged there (`self.head.forward_test(x)` in `forward`).
@@ -1546,7 +1593,8 @@ void Facts::compute_entry_off() {
         }
         return true;
       };
-      all = all && all_off(callers_[f]) && (!by_name || all_off(*by_name));
+      all = all && !alias_undecided[f] && all_off(callers_[f]) && (!by_name || all_off(*by_name)) &&
+            all_off(via_alias[f]);
       if (all && deciding > 0) { entry_off_[f] = 1; changed = true; }
     }
     if (!changed) break;
