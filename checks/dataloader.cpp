@@ -280,12 +280,12 @@ bool is_cuda_call(const Facts& f, const CallSite& c) {
   if (q.rfind("torch.cuda.", 0) == 0) {
     // Queries, and the calls torch queues until CUDA starts (`_lazy_call`: seeding and RNG
     // state) or skips when it has not (empty_cache): none of them initialises CUDA.
-    static const char* harmless[] = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized",
+    static constexpr std::string_view harmless[] = {"torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.is_initialized",
                                      "torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler", "torch.cuda.manual_seed",
                                      "torch.cuda.manual_seed_all", "torch.cuda.seed", "torch.cuda.seed_all",
                                      "torch.cuda.set_rng_state", "torch.cuda.set_rng_state_all",
                                      "torch.cuda.empty_cache"};
-    for (const char* h : harmless)
+    for (std::string_view h : harmless)
       if (q == h) return false;
     return true;
   }

@@ -1517,16 +1517,19 @@ void Facts::compute_entry_off() {
     auto it = module_funcs_.find(e(x).text);
     return it != module_funcs_.end() && it->second.size() == 1 ? it->second.front() : kNone;
   };
-  for (Id g = 0; g < nf; ++g)
+  for (Id g = 0; g < nf && !module_funcs_.empty(); ++g)
     for (const auto& [name, vals] : bind_[g]) {
       if (name.find('.') != std::string::npos) continue;
       for (Id v : vals) {
         // (Either branch of `evaluate if mode == "val" else predict`.)
         std::vector<Id> targets;
         const Expr& ve = e(v);
-        for (Id x : ve.kind == ExprKind::Conditional && ve.kids.size() == 3 ? std::vector<Id>{ve.kids[0], ve.kids[2]}
-                                                                             : std::vector<Id>{v})
-          if (Id t = module_func(x); t != kNone) targets.push_back(t);
+        if (ve.kind == ExprKind::Conditional && ve.kids.size() == 3) {
+          for (Id x : {ve.kids[0], ve.kids[2]})
+            if (Id t = module_func(x); t != kNone) targets.push_back(t);
+        } else if (Id t = module_func(v); t != kNone) {
+          targets.push_back(t);
+        }
         std::vector<int> inside;  // the calls of the target inside a lambda
         if (targets.empty() && ve.kind == ExprKind::Call && callee_qual(v) == "functools.partial"sv)
           if (Id t = module_func(arg(v, 0, "func")); t != kNone) targets.push_back(t);
@@ -1539,6 +1542,7 @@ void Facts::compute_entry_off() {
             targets.push_back(c.target_func);
             inside.push_back(ci);
           }
+        if (targets.empty()) continue;
         std::vector<int> via;
         for (int ci : calls_in(g)) {
           const Id callee = e(calls[ci].call).kids[0];
@@ -1914,18 +1918,7 @@ std::string_view Facts::last_component(std::string_view d) const {
   return p == std::string_view::npos ? d : d.substr(p + 1);
 }
 
-const std::string& Facts::callee_qual(Id call) const {
-  static const std::string kEmpty;
-  budget::tick();  // (asked in every scan over a file's calls: the work counted for the budget)
-  if (call == kNone || e(call).kind != ExprKind::Call) return kEmpty;
-  return qual(e(call).kids[0]);
-}
-const std::string& Facts::callee_attr(Id call) const {
-  static const std::string kEmpty;
-  if (call == kNone || e(call).kind != ExprKind::Call) return kEmpty;
-  const Expr& c = e(e(call).kids[0]);
-  return c.kind == ExprKind::Attribute ? c.text : kEmpty;
-}
+const std::string Facts::kEmptyName;
 Id Facts::callee_receiver(Id call) const {
   if (call == kNone || e(call).kind != ExprKind::Call) return kNone;
   const Expr& c = e(e(call).kids[0]);
@@ -2280,6 +2273,10 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
   if (ex.kind == ExprKind::Name && is_function_name(func, ex.text)) return false;
   // A criterion is a module too (`criterion.eval()` in DETR-style code), but calling it
   // computes a loss, not a forward whose activations matter.
+  // A tokenizer or processor by its own name (`tokenizer = CLASSES[name][0].from_pretrained(path)`)
+  // returns encodings, not a graph, whatever `from_pretrained` built it; a module of that name
+  // (a VQ-VAE `Tokenizer`, a graph network's `Processor`, put in eval mode) is still a model.
+  bool tokenizer_named = false;
   {
     auto toks = name_tokens(last_component(d));
     if (!toks.empty() && (in(toks.back(), {"criterion", "criterions", "loss", "losses"}) ||
@@ -2289,13 +2286,9 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
     if (toks.size() >= 2 && in(toks.back(), {"fn", "func", "function", "module", "obj"}) &&
         in(toks[toks.size() - 2], {"loss", "losses"}))
       return false;
+    for (const auto& t : toks)
+      if (in(t, {"tokenizer", "tokenizers", "processor"})) tokenizer_named = true;
   }
-  // A tokenizer or processor by its own name (`tokenizer = CLASSES[name][0].from_pretrained(path)`)
-  // returns encodings, not a graph, whatever `from_pretrained` built it; a module of that name
-  // (a VQ-VAE `Tokenizer`, a graph network's `Processor`, put in eval mode) is still a model.
-  bool tokenizer_named = false;
-  for (const auto& t : name_tokens(last_component(d)))
-    if (in(t, {"tokenizer", "tokenizers", "processor"})) tokenizer_named = true;
   auto vals = bindings_at(func, d, x);
   // A Hugging Face `pipeline(...)` on some path: calling it runs the model under no_grad
   // and returns Python objects, so a call of this name is not (only) a forward.
