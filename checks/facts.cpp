@@ -1667,7 +1667,7 @@ FileSummary Facts::summarize() const {
   for (Id k = 0; k < m.classes.size(); ++k)
     if (one_linear_class(k)) out.linear_classes.push_back(m.classes[k].name);
   for (Id k = 0; k < m.classes.size(); ++k)
-    if (is_module_class(k)) out.module_classes.push_back(m.classes[k].name);
+    if (is_module_class(k) && builds_layers(k)) out.module_classes.push_back(m.classes[k].name);
   {
     std::set<std::string> refs;
     for (const Function& fn : m.funcs)
@@ -2123,6 +2123,24 @@ bool Facts::parameterless_class(Id cls) const {
     }
   }
   return true;
+}
+
+bool Facts::builds_layers(Id cls) const {
+  // A base other than nn.Module itself (a class of the file, an imported model class) may.
+  const Class& k = m.classes[cls];
+  for (Id b : k.bases)
+    if (!in(qual(b), {"torch.nn.Module", "torch.nn.modules.module.Module"})) return true;
+  for (Id fn : k.methods)
+    for (int ci : calls_in(fn)) {
+      const Id call = calls[ci].call;
+      const std::string& q = callee_qual(call);
+      if (starts_with(q, "torch.nn.") && !ends_with(q, "Loss") && q.size() > 9 &&
+          std::isupper(static_cast<unsigned char>(last_component(q)[0])))
+        return true;
+      if (in(callee_attr(call), {"register_parameter", "add_module", "register_module", "register_buffer"})) return true;
+      if (const Id c = constructed_class(call); c != kNone && c != cls && is_module_class(c)) return true;
+    }
+  return false;
 }
 
 bool Facts::is_module_class(Id cls) const {

@@ -203,6 +203,9 @@ class Facts {
   static bool parameter_free_layer(std::string_view cls);
   // A class named like a loss or a metric (`FocalLoss`, `DiceScore`): not a model to run.
   static bool loss_or_metric_class(std::string_view cls);
+  // Does the class build torch.nn layers, parameters or modules of the file in its methods (or
+  // derive from something other than nn.Module)? Not a wrapper of another framework's model.
+  bool builds_layers(Id cls) const;
   // A module class of the file that owns no parameters: derives from nn.Module itself and
   // keeps only plain tensors and values (`self.w = torch.zeros(v)`).
   bool parameterless_class(Id cls) const;

@@ -533,6 +533,16 @@ def main(model):
         got = [(os.path.basename(f["path"]), f["line"]) for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
         self.assertEqual(got, [("wrapper.py", 16)], out)
 
+    def test_a_module_class_wrapping_another_frameworks_model_is_not_a_model(self):
+        # Embedder derives from nn.Module but builds no torch layer: its forward runs a Keras
+        # speaker model and returns a NumPy array, so what a preprocessing loop keeps of it
+        # carries no graph. (A class that builds layers is a model: the test above.)
+        self.write("model/__init__.py", "from .speaker_embedder import Embedder\n")
+        self.write("model/speaker_embedder.py", 'import torch.nn as nn\nimport deepspeaker\n\n\nclass Embedder(nn.Module):\n    def __init__(self, path):\n        super().__init__()\n        self.embedder = self._load(path)\n\n    def _load(self, path):\n        return deepspeaker.build_model(path)\n\n    def forward(self, audio):\n        return deepspeaker.predict_embedding(self.embedder, audio)\n')
+        self.write("preprocessor/preprocess.py", 'import os\n\nfrom tqdm import tqdm\n\nfrom model import Embedder\n\n\nclass Preprocessor:\n    def __init__(self, config, in_dir, speakers):\n        self.in_dir = in_dir\n        self.speaker_emb = Embedder(config)\n        self.speaker_emb_dict = {s: [] for s in speakers}\n\n    def build_from_path(self, save_speaker_emb=True):\n        for speaker in self.speaker_emb_dict:\n            for wav_name in tqdm(os.listdir(os.path.join(self.in_dir, speaker))):\n                (info, spker_embed) = self.process_utterance(os.path.join(self.in_dir, speaker, wav_name), save_speaker_emb)\n                if info is not None:\n                    self.speaker_emb_dict[speaker].append(spker_embed)\n\n    def process_utterance(self, wav_path, save_speaker_emb):\n        wav = open(wav_path, "rb").read()\n        spker_embed = self.speaker_emb(wav) if save_speaker_emb else None\n        if len(wav) > 0:\n            return (len(wav), spker_embed)\n        return None, None\n')
+        rc, out, err = run(["--no-cache", "--format", "json", "--show-low-confidence", self.dir])
+        self.assertEqual(json.loads(out)["findings"], [], out)
+
     def test_a_caller_with_grad_enabled_keeps_the_finding(self):
         self.write("pkg/evaluation.py", self.EVAL)
         self.write("run.py", "from pkg.evaluation import evaluate\n\n\ndef go(m, l):\n    return evaluate(m, l)\n")
