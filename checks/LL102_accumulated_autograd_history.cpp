@@ -4,6 +4,7 @@
 #include <cctype>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
@@ -47,6 +48,8 @@ class History {
   // statements. While one question is asked, the accumulations taken as numbers.
   std::map<std::string, std::vector<Id>> reported_sums_;
   std::set<Id> numbered_;
+  // Names `.backward()` runs on in the function, with those statements (backpropagated_binding).
+  mutable std::optional<std::map<std::string, std::vector<Id>>> backward_receivers_;
   mutable std::map<int, long> loop_params_;                       // loop_models_params, per loop
   mutable std::map<int, std::map<std::string, std::vector<Id>>> loop_backwards_;  // plain_backwards of a loop
   const std::unordered_set<std::string>& accumulating_methods_;  // same-file methods that keep their argument
@@ -223,6 +226,33 @@ class History {
     return r;
   }
 
+  // Is the value statement `stmt` binds to `d` one that `d.backward()` runs on (the binding
+  // reaches the backward)? Whatever computed it (`l = model.compute_loss(x, y)`, a method this
+  // file cannot read), a tensor back-propagated carries autograd history.
+  bool backpropagated_binding(const std::string& d, Id stmt) const {
+    if (!backward_receivers_) {
+      backward_receivers_.emplace();
+      for (int ci : f_.calls_in(func_)) {
+        const CallSite& c = f_.calls[ci];
+        if (c.stmt == kNone || f_.callee_attr(c.call) != "backward"sv) continue;
+        // A tensor's own backward: on a plain name, handed no loss by name
+        // (`accelerator.backward(loss)`, `engine.backward(loss)` back-propagate their argument).
+        const Id a = f_.arg(c.call, 0);
+        if (a != kNone && f_.e(a).kind == ExprKind::Name) continue;
+        const Id r = f_.callee_receiver(c.call);
+        if (r != kNone && f_.e(r).kind == ExprKind::Name) (*backward_receivers_)[f_.e(r).text].push_back(c.stmt);
+      }
+    }
+    auto it = backward_receivers_->find(d);
+    if (it == backward_receivers_->end()) return false;
+    for (Id bw : it->second) {
+      bool outside = false;
+      for (const Def& df : f_.flow().reaching(bw, d, &outside))
+        if (df.stmt == stmt) return true;
+    }
+    return false;
+  }
+
   // `rest[0]`, `rest[0] if rest else -1`: an element read out of a container.
   bool element_read(Id v) const {
     const Expr& e = f_.e(v);
@@ -242,11 +272,11 @@ class History {
       return false;
     switch (df.kind) {
       case DefKind::Assign: case DefKind::Declared: case DefKind::WithAlias:
-        return carries(df.value, off, depth + 1);
+        return carries(df.value, off, depth + 1) || backpropagated_binding(d, df.stmt);
       case DefKind::Unpacked: {
         // `loss, sample_size, logs = criterion(model, sample)`: only the loss carries history
         // when a loss function's tuple is unpacked (a model's outputs all do).
-        if (!carries(df.value, off, depth + 1)) return false;
+        if (!carries(df.value, off, depth + 1)) return backpropagated_binding(d, df.stmt);
         Id call = unpacked_call(df.stmt, df.value);
         if (call == kNone) return true;
         auto ci = f_.call_index.find(call);

@@ -3083,6 +3083,11 @@ bool Facts::loaded_value(Id func, Id v, int depth) const {
   if (q == "torch.jit.load"sv || q == "torch.load"sv || q == "torch.hub.load"sv) return true;
   if (a == "from_pretrained"sv) return !not_a_torch_model(callee_receiver(v));
   if (in(a, {"to", "cuda", "eval", "half", "float", "cpu"})) return loaded_value(func, callee_receiver(v), depth + 1);
+  // C++: `std::make_shared<torch::jit::script::Module>(torch::jit::load(path))`, lowered as a
+  // module built from one argument, holds what it is built from.
+  if (m.lang == Lang::Cpp && (q == "torch.nn.Module"sv || in(last_component(q), {"make_shared", "make_unique"})) &&
+      e(v).kids.size() == 2)
+    return loaded_value(func, e(v).kids[1], depth + 1);
   Id target = same_file_target(v, func);
   if (target != kNone)
     for (Id r : returned_values(target))
