@@ -239,6 +239,12 @@ class History {
         // (`accelerator.backward(loss)`, `engine.backward(loss)` back-propagate their argument).
         const Id a = f_.arg(c.call, 0);
         if (a != kNone && f_.e(a).kind == ExprKind::Name) continue;
+        // And one that runs whenever its block does (not under `if torch.is_tensor(loss):`, which
+        // leaves the other path's value a number).
+        const std::vector<Id>& block = c.loop >= 0 && f_.loops[c.loop].stmt != kNone
+                                           ? f_.m.s(f_.loops[c.loop].stmt).body
+                                           : (func_ != kNone ? f_.m.funcs[func_].body : f_.m.body);
+        if (!unconditional_in(block, c.stmt)) continue;
         const Id r = f_.callee_receiver(c.call);
         if (r != kNone && f_.e(r).kind == ExprKind::Name) (*backward_receivers_)[f_.e(r).text].push_back(c.stmt);
       }

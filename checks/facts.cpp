@@ -1507,10 +1507,9 @@ void Facts::compute_entry_off() {
   for (Id f = 0; f < nf; ++f) entry_off_[f] = decorated_off_[f] || framework_off_[f];
   // Calls through a local name a function binds to a module-level function (`fn = evaluate`,
   // `fn = functools.partial(evaluate, model)`, `run = lambda: evaluate(model, loader)`): they
-  // decide its entry mode like direct calls. A name never called in that function (handed
-  // elsewhere) decides "not off"; the calls inside such a lambda are decided by the name's.
+  // decide its entry mode like direct calls; the calls inside such a lambda are decided by the
+  // name's.
   std::vector<std::vector<int>> via_alias(nf);
-  std::vector<char> alias_undecided(nf, 0);
   std::unordered_set<int> decided_by_alias;
   auto module_func = [&](Id x) -> Id {
     if (x == kNone || e(x).kind != ExprKind::Name || !e(x).qname.empty()) return kNone;
@@ -1543,17 +1542,28 @@ void Facts::compute_entry_off() {
             inside.push_back(ci);
           }
         if (targets.empty()) continue;
+        // Only a name bound once and only ever called here, directly (not handed to a thread,
+        // `map`, a callback list, returned, copied, or read by a nested function): those calls
+        // are every run of the function through it. Anything else leaves the name out, as if
+        // it were not there.
+        if (vals.size() != 1 || is_param(g, name)) continue;
         std::vector<int> via;
         for (int ci : calls_in(g)) {
           const Id callee = e(calls[ci].call).kids[0];
-          if (e(callee).kind == ExprKind::Name && e(callee).text == name) via.push_back(ci);
+          if (!calls[ci].in_lambda && e(callee).kind == ExprKind::Name && e(callee).text == name) via.push_back(ci);
         }
-        for (Id target : targets) {
-          if (target == g) continue;
-          via_alias[target].insert(via_alias[target].end(), via.begin(), via.end());
-          if (via.empty()) alias_undecided[target] = 1;
+        if (via.empty()) continue;
+        size_t reads = 0;
+        const Range& body = m.funcs[g].range;
+        for (Id x = 0; x < m.exprs.size(); ++x) {
+          const Expr& xe = m.exprs[x];
+          if (xe.kind == ExprKind::Name && xe.range.begin >= body.begin && xe.range.end <= body.end && xe.text == name)
+            ++reads;
         }
-        if (!via.empty()) decided_by_alias.insert(inside.begin(), inside.end());
+        if (reads != via.size() + 1) continue;  // the calls, and the name bound
+        for (Id target : targets)
+          if (target != g) via_alias[target].insert(via_alias[target].end(), via.begin(), via.end());
+        decided_by_alias.insert(inside.begin(), inside.end());
       }
     }
   // Interprocedural: a function whose every same-file call site runs with grad disabled.
@@ -1597,8 +1607,7 @@ void Facts::compute_entry_off() {
         }
         return true;
       };
-      all = all && !alias_undecided[f] && all_off(callers_[f]) && (!by_name || all_off(*by_name)) &&
-            all_off(via_alias[f]);
+      all = all && all_off(callers_[f]) && (!by_name || all_off(*by_name)) && all_off(via_alias[f]);
       if (all && deciding > 0) { entry_off_[f] = 1; changed = true; }
     }
     if (!changed) break;
@@ -2130,17 +2139,36 @@ bool Facts::builds_layers(Id cls) const {
   const Class& k = m.classes[cls];
   for (Id b : k.bases)
     if (!in(qual(b), {"torch.nn.Module", "torch.nn.modules.module.Module"})) return true;
-  for (Id fn : k.methods)
+  // What its methods build: torch.nn layers, parameters, modules of the file, what the facts
+  // know makes a model (timm, torchvision, `from_pretrained`, a same-file builder returning a
+  // module; not by a name such as `build_model` alone), or a class imported from anywhere
+  // but another framework (`Block` of the project's blocks module).
+  const bool saved = no_name_evidence_;
+  no_name_evidence_ = true;
+  bool builds = false;
+  for (Id fn : k.methods) {
     for (int ci : calls_in(fn)) {
       const Id call = calls[ci].call;
       const std::string& q = callee_qual(call);
-      if (starts_with(q, "torch.nn.") && !ends_with(q, "Loss") && q.size() > 9 &&
-          std::isupper(static_cast<unsigned char>(last_component(q)[0])))
-        return true;
-      if (in(callee_attr(call), {"register_parameter", "add_module", "register_module", "register_buffer"})) return true;
-      if (const Id c = constructed_class(call); c != kNone && c != cls && is_module_class(c)) return true;
+      const std::string_view last = last_component(q);
+      if (in(callee_attr(call), {"register_parameter", "add_module", "register_module", "register_buffer"}) ||
+          (starts_with(q, "torch.nn.") && !ends_with(q, "Loss") && !last.empty() &&
+           std::isupper(static_cast<unsigned char>(last[0]))) ||
+          (!q.empty() && !starts_with(q, "torch.") && !in_other_framework(q) && !last.empty() &&
+           std::isupper(static_cast<unsigned char>(last[0]))) ||
+          is_model_producer(fn, call, 0)) {
+        builds = true;
+        break;
+      }
+      if (const Id c = constructed_class(call); c != kNone && c != cls && is_module_class(c)) {
+        builds = true;
+        break;
+      }
     }
-  return false;
+    if (builds) break;
+  }
+  no_name_evidence_ = saved;
+  return builds;
 }
 
 bool Facts::is_module_class(Id cls) const {

@@ -543,6 +543,15 @@ def main(model):
         rc, out, err = run(["--no-cache", "--format", "json", "--show-low-confidence", self.dir])
         self.assertEqual(json.loads(out)["findings"], [], out)
 
+    def test_a_module_class_built_from_blocks_of_another_module_is_a_model(self):
+        # Decoder builds only Block and Embed, which pkg/blocks.py defines: it builds layers, so
+        # it is a model where lm.py imports it, and generate() blames its forward.
+        for name, text in {'pkg/__init__.py': '\n', 'pkg/blocks.py': 'import torch.nn as nn\n\n\nclass Block(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n        self.ff = nn.Linear(dim, dim)\n\n    def forward(self, x):\n        return x + self.ff(x).relu()\n\n\nclass Embed(nn.Module):\n    def __init__(self, vocab, dim):\n        super().__init__()\n        self.e = nn.Embedding(vocab, dim)\n\n    def forward(self, ids):\n        return self.e(ids)\n', 'pkg/inner.py': 'import torch.nn as nn\n\nfrom pkg.blocks import Block, Embed\n\n\nclass Decoder(nn.Module):\n    def __init__(self, vocab, dim):\n        super().__init__()\n        self.embed = Embed(vocab, dim)\n        self.block0 = Block(dim)\n        self.block1 = Block(dim)\n\n    def forward(self, ids):\n        return self.block1(self.block0(self.embed(ids)))\n', 'pkg/lm.py': 'import torch\nimport torch.nn as nn\n\nfrom pkg.inner import Decoder\n\n\nclass LanguageModel(nn.Module):\n    def __init__(self, vocab, dim):\n        super().__init__()\n        self.decoder = Decoder(vocab, dim)\n        self.head = nn.Linear(dim, vocab)\n\n    def forward(self, ids):\n        return self.head(self.decoder(ids))\n\n    def generate(self, ids, length):\n        for _ in range(length):\n            hidden = self.decoder(ids)\n            next_ids = self.head(hidden[:, -1]).argmax(-1, keepdim=True)\n            ids = torch.cat([ids, next_ids], dim=1)\n        return ids\n'}.items():
+            self.write(name, text)
+        rc, out, err = run(["--no-cache", "--format", "json", self.dir])
+        got = [(os.path.basename(f["path"]), f["line"], f["severity"]) for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
+        self.assertEqual(got, [("lm.py", 18, "warning")], out)
+
     def test_a_caller_with_grad_enabled_keeps_the_finding(self):
         self.write("pkg/evaluation.py", self.EVAL)
         self.write("run.py", "from pkg.evaluation import evaluate\n\n\ndef go(m, l):\n    return evaluate(m, l)\n")
