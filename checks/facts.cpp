@@ -2317,13 +2317,10 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
   if (d.empty()) return false;
   if (!ex.qname.empty()) return false;  // an imported function or class, not a model instance
   if (ex.kind == ExprKind::Name && is_function_name(func, ex.text)) return false;
-  // A criterion is a module too (`criterion.eval()` in DETR-style code), but calling it
-  // computes a loss, not a forward whose activations matter.
-  // A tokenizer or processor by its own name (`tokenizer = CLASSES[name][0].from_pretrained(path)`)
-  // returns encodings, not a graph, whatever `from_pretrained` built it; a module of that name
-  // (a VQ-VAE `Tokenizer`, a graph network's `Processor`, put in eval mode) is still a model.
   bool tokenizer_named = false;
   {
+    // A criterion is a module too (`criterion.eval()` in DETR-style code), but calling it
+    // computes a loss, not a forward whose activations matter.
     auto toks = name_tokens(last_component(d));
     if (!toks.empty() && (in(toks.back(), {"criterion", "criterions", "loss", "losses"}) ||
                           std::find(toks.begin(), toks.end(), "criterion") != toks.end()))
@@ -2332,6 +2329,9 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
     if (toks.size() >= 2 && in(toks.back(), {"fn", "func", "function", "module", "obj"}) &&
         in(toks[toks.size() - 2], {"loss", "losses"}))
       return false;
+    // A tokenizer or processor by its own name (`tokenizer = CLASSES[name][0].from_pretrained(path)`)
+    // returns encodings, not a graph, whatever `from_pretrained` built it; a module of that name
+    // (a VQ-VAE `Tokenizer`, a graph network's `Processor`, put in eval mode) is still a model.
     for (const auto& t : toks)
       if (in(t, {"tokenizer", "tokenizers", "processor"})) tokenizer_named = true;
   }
