@@ -1501,6 +1501,121 @@ void Facts::note_constructor_grad_off() {
   }
 }
 
+// Does `name` fit `pattern`, whose '\x01's each stand for one or more characters (the
+// interpolations of `f"{phase}_step"`)?
+static bool fits_pattern(std::string_view pattern, std::string_view name) {
+  if (pattern.empty()) return name.empty();
+  if (pattern[0] != '\x01') return !name.empty() && name[0] == pattern[0] && fits_pattern(pattern.substr(1), name.substr(1));
+  for (size_t k = 1; k <= name.size(); ++k)
+    if (fits_pattern(pattern.substr(1), name.substr(k))) return true;
+  return false;
+}
+
+// Calls through a dispatch table or a computed method name reach the functions they may
+// select: `STEPS[mode](model, loader)` (or `STEPS.get(mode)(...)`) with `STEPS = {"train":
+// train, "eval": evaluate}`, a dict, list or tuple of same-file functions or of the class's
+// `self.<method>`s; and `getattr(self, f"{phase}_step")(loader)`, which reaches the class's
+// methods whose names fit the written-out parts. Such a call decides their entry grad mode
+// like a direct call when the table is bound once and read only by such calls (not
+// iterated, handed on or returned): then those calls are every run through it.
+void Facts::add_dispatch_callers(std::vector<std::vector<int>>& via) const {
+  const size_t nf = m.funcs.size();
+  auto methods_of = [&](Id cls) {
+    std::vector<Id> out;
+    for (int hops = 0; cls != kNone && hops < 8; ++hops, cls = same_file_base(cls))
+      for (Id g : m.classes[cls].methods)
+        if (g < nf && m.funcs[g].parent == kNone) out.push_back(g);
+    return out;
+  };
+  // The function a table entry names: a module-level function, or `self.<method>`.
+  auto entry_func = [&](Id x, Id cls) -> Id {
+    const Expr& xe = e(x);
+    if (xe.kind == ExprKind::Name && xe.qname.empty()) {
+      auto it = module_funcs_.find(xe.text);
+      return it != module_funcs_.end() && it->second.size() == 1 ? it->second.front() : kNone;
+    }
+    if (xe.kind == ExprKind::Attribute && cls != kNone && e(xe.kids[0]).kind == ExprKind::Name &&
+        e(xe.kids[0]).text == "self"sv)
+      return method_in(cls, xe.text);
+    return kNone;
+  };
+  // The written-out parts of a computed name: `f"{phase}_step"`, `"run_" + mode`.
+  std::function<std::string(Id)> pattern = [&](Id x) -> std::string {
+    const Expr& xe = e(x);
+    if (xe.kind == ExprKind::Literal && xe.lit == LitKind::String) return xe.text;
+    if (xe.kind == ExprKind::FString) return xe.text;
+    if (xe.kind == ExprKind::BinOp && xe.text == "+"sv && xe.kids.size() == 2) return pattern(xe.kids[0]) + pattern(xe.kids[1]);
+    return "\x01";
+  };
+  struct Table {
+    Id func = kNone;  // where its calls run (for a local or module-level name: where it is read)
+    Id cls = kNone;
+    std::vector<int> calls;
+  };
+  std::map<std::pair<std::string, Id>, Table> tables;  // (name, its one binding) -> calls through it
+  for (size_t ci = 0; ci < calls.size(); ++ci) {
+    const CallSite& c = calls[ci];
+    if (c.in_lambda) continue;
+    const Id callee = e(c.call).kids[0];
+    const Expr& ce = e(callee);
+    Id table = kNone;
+    if (ce.kind == ExprKind::Subscript && ce.kids.size() == 2) {
+      table = ce.kids[0];
+    } else if (ce.kind == ExprKind::Call && callee_attr(callee) == "get"sv && ce.kids.size() >= 2) {
+      table = callee_receiver(callee);
+    } else if (ce.kind == ExprKind::Call && ce.kids.size() == 3 && ce.kw.empty() &&
+               e(ce.kids[0]).kind == ExprKind::Name && e(ce.kids[0]).text == "getattr"sv &&
+               e(ce.kids[0]).qname.empty() && e(ce.kids[1]).kind == ExprKind::Name &&
+               e(ce.kids[1]).text == "self"sv && class_of(c.func) != kNone) {
+      const std::string p = pattern(ce.kids[2]);
+      size_t written = 0;
+      for (char ch : p) written += ch != '\x01';
+      if (written < 2) continue;
+      for (Id g : methods_of(class_of(c.func)))
+        if (g != c.func && fits_pattern(p, m.funcs[g].name)) via[g].push_back(static_cast<int>(ci));
+      continue;
+    }
+    if (table == kNone || (e(table).kind != ExprKind::Name && e(table).kind != ExprKind::Attribute)) continue;
+    const std::string& name = dotted(table);
+    if (name.empty()) continue;
+    const std::vector<Id> vals = bindings(c.func, name);
+    if (vals.size() != 1 || e(vals[0]).kind != ExprKind::Sequence) continue;
+    Table& t = tables[{name, vals[0]}];
+    t.func = c.func;
+    t.cls = class_of(c.func);
+    t.calls.push_back(static_cast<int>(ci));
+  }
+  for (const auto& [key, t] : tables) {
+    const auto& [name, value] = key;
+    // Every read of the name (in the scope that can see the binding) is one of the calls,
+    // and the binding is the one other occurrence.
+    Range scope{};
+    bool whole_module = true;
+    if (starts_with(name, "self.")) {
+      if (t.cls == kNone) continue;
+      scope = m.classes[t.cls].range;
+      whole_module = false;
+    } else if (t.func != kNone && !own_bindings(t.func, name).empty()) {
+      scope = m.funcs[t.func].range;
+      whole_module = false;
+    }
+    size_t seen = 0;
+    for (Id x = 0; x < m.exprs.size(); ++x) {
+      const Expr& xe = m.exprs[x];
+      if (xe.kind != ExprKind::Name && xe.kind != ExprKind::Attribute) continue;
+      if (xe.text != last_component(name)) continue;
+      if (!whole_module && (xe.range.begin < scope.begin || xe.range.end > scope.end)) continue;
+      if (dotted(x) == name) ++seen;
+    }
+    if (seen != t.calls.size() + 1) continue;
+    const Expr& v = e(value);
+    const bool dict = v.text == "dict"sv;
+    for (size_t k = dict ? 1 : 0; k < v.kids.size(); k += dict ? 2 : 1)
+      if (Id g = entry_func(v.kids[k], t.cls); g != kNone)
+        via[g].insert(via[g].end(), t.calls.begin(), t.calls.end());
+  }
+}
+
 void Facts::compute_entry_off() {
   size_t nf = m.funcs.size();
   note_constructor_grad_off();
@@ -1566,6 +1681,7 @@ void Facts::compute_entry_off() {
         decided_by_alias.insert(inside.begin(), inside.end());
       }
     }
+  add_dispatch_callers(via_alias);
   // Interprocedural: a function whose every same-file call site runs with grad disabled.
   for (int iter = 0; iter < 8; ++iter) {
     bool changed = false;

@@ -443,6 +443,7 @@ class Facts {
   void collect_bindings();
   void resolve_calls();
   void compute_entry_off();
+  void add_dispatch_callers(std::vector<std::vector<int>>& via) const;
   bool grad_item_effect(Id item, bool* disables) const;  // for `with` items
   int grad_switch(Id call) const;
   Id compiled_function(Id func, const std::string& name, uint32_t pos) const;

@@ -40,7 +40,7 @@ enum class ExprKind : uint8_t {
   Lambda,      // kids[0] = body
   Conditional, // kids = {body, test, orelse}
   Starred,     // *x / **x; text = "*" or "**"
-  FString,     // kids = embedded expressions
+  FString,     // kids = embedded expressions; text = the written-out parts, '\x01' for each field
   Other,       // anything else; kids = sub-expressions worth walking
 };
 

@@ -416,12 +416,14 @@ class Lowerer {
               for (const auto& x : ik)
                 if (is_named(x.node)) { inner = x.node; break; }
             if (!ts_node_is_null(inner)) e.kids.push_back(expr(inner, depth + 1));
+            content += '\x01';  // (an f-string's text: its written-out parts, '\x01' for each field)
           } else if (ck == K::StringContent) {
             content += text_of(c.node);
           }
         }
         if (interp) {
           e.kind = ExprKind::FString;
+          e.text = std::move(content);
         } else {
           e.kind = ExprKind::Literal;
           e.lit = LitKind::String;
