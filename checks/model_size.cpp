@@ -58,7 +58,8 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
   // Layers without parameters that keep their input's shape (counted with the layer before).
   static constexpr std::string_view kElementwise[] = {
       "ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
-      "LogSoftmax", "Dropout", "Flatten", "Identity", "Softplus", "Hardswish", "Hardtanh"};
+      "LogSoftmax", "Dropout", "Flatten", "Identity", "Softplus", "Hardswish", "Hardtanh", "SELU", "CELU", "RReLU",
+      "LogSigmoid", "Hardsigmoid", "Softsign", "Tanhshrink", "Softmin", "AlphaDropout"};
   for (std::string_view k : kElementwise)
     if (name == k) return {0, 0, kUnknown};
   // Layers without parameters of feature maps.
@@ -73,7 +74,17 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
     if (call.kids.size() < 2) return {};  // `nn.Sequential()` filled by add_module later
     for (size_t k = 1; k < call.kids.size(); ++k) {
       Id a = call.kids[k];
-      if (f.e(a).kind != ExprKind::Call) return {};  // `*layers`, a name
+      // A layer bound to a name once (`linear1 = nn.Linear(784, 256)`, then
+      // `nn.Sequential(linear1, relu, linear2)`; `self.fc1` of the constructor): one used
+      // twice counts twice (an upper bound).
+      if (f.e(a).kind == ExprKind::Name || f.e(a).kind == ExprKind::Attribute) {
+        const std::string& d = f.dotted(a);
+        std::vector<Id> vals = d.empty() ? std::vector<Id>{} : f.bindings(func, d);
+        if (vals.empty() && func != kNone && !d.empty()) vals = f.bindings(kNone, d);
+        if (vals.size() == 1 && f.e(vals[0]).kind == ExprKind::Call && f.callee_qual(vals[0]).rfind("torch.nn.", 0) == 0)
+          a = vals[0];
+      }
+      if (f.e(a).kind != ExprKind::Call) return {};  // `*layers`, a name bound otherwise
       total = total + layer_size(f, func, a, depth + 1, env);
       if (total.params < 0) return {};
     }
@@ -141,6 +152,10 @@ ModelSize class_size(const Facts& f, Id k, const IntEnv& env, int depth) {
         f.callee_attr(s.value) == "__init__"sv)
       continue;  // super().__init__()
     if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Literal) continue;
+    // Initialising weights changes no size (`nn.init.xavier_uniform_(self.fc.weight)`).
+    if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call &&
+        f.callee_qual(s.value).rfind("torch.nn.init.", 0) == 0)
+      continue;
     if (s.kind != StmtKind::Assign || s.value == kNone || s.targets.size() != 1) return {};
     if (f.e(s.value).kind == ExprKind::Literal) continue;  // `self.n = 3`
     if (f.e(s.value).kind == ExprKind::Name && settings_parameter(f, init, f.e(s.value).text)) continue;

@@ -2277,6 +2277,54 @@ TEST(Impact, ABackpropagatedLossOfASmallVisibleModelKeptForOnePassIsWeak) {
   }
 }
 
+TEST(Impact, AModelOfNamedLayersOrInitialisedWeightsHasAVisibleSize) {
+  // The back-propagated one-pass accumulator of a model the file sizes is weak, also when the
+  // model is an `nn.Sequential` of layers bound to names (module-level, or `self.fc1` in the
+  // constructor), its constructor initialises weights with `nn.init`, or it uses SELU. A name
+  // bound to something not sized (a layer from another module, two bindings) keeps the error.
+  auto program = [](const std::string& layers, const std::string& model) {
+    return "import torch\nimport torch.nn as nn\n" + layers +
+           "model = " + model + ".cuda()\n"
+           "opt = torch.optim.Adam(model.parameters())\n"
+           "for epoch in range(10):\n"
+           "    avg_cost = 0\n"
+           "    for x, y in loader:\n"
+           "        opt.zero_grad()\n"
+           "        cost = nn.functional.cross_entropy(model(x.cuda()), y.cuda())\n"
+           "        cost.backward()\n"
+           "        opt.step()\n"
+           "        avg_cost += cost / len(loader)\n"
+           "    print(avg_cost)\n";
+  };
+  const std::string named = "linear1 = nn.Linear(784, 256)\nlinear2 = nn.Linear(256, 10)\nact = nn.SELU()\n"
+                            "nn.init.xavier_uniform_(linear1.weight)\n";
+  const std::string cls = "class CNN(nn.Module):\n"
+                          "    def __init__(self):\n"
+                          "        super().__init__()\n"
+                          "        self.conv = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))\n"
+                          "        self.fc1 = nn.Linear(14 * 14 * 32, 625)\n"
+                          "        nn.init.xavier_uniform_(self.fc1.weight)\n"
+                          "        self.head = nn.Sequential(self.fc1, nn.ReLU(), nn.Dropout(0.5))\n"
+                          "        self.fc2 = nn.Linear(625, 10)\n"
+                          "    def forward(self, x):\n"
+                          "        return self.fc2(self.head(self.conv(x).flatten(1)))\n";
+  for (const std::string& p : {program(named, "nn.Sequential(linear1, act, linear2)"), program(cls, "CNN()")}) {
+    const FileResult r = analyze_text("train.py", p, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << p;
+    EXPECT_TRUE(f->low_confidence) << p;
+    EXPECT_NE(f->message.find("model of visible size"), std::string::npos) << f->message;
+  }
+  for (const std::string& p :
+       {program("from blocks import Backbone\nbody = Backbone()\nhead = nn.Linear(256, 10)\n", "nn.Sequential(body, head)"),
+        program(named + "if big:\n    linear2 = nn.Linear(256, 4096)\n", "nn.Sequential(linear1, act, linear2)")}) {
+    const FileResult r = analyze_text("train.py", p, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << p;
+    EXPECT_FALSE(f->low_confidence) << p;
+  }
+}
+
 TEST(Impact, ALossAHelperBackPropagatedAndReturnedIsKeptLikeItsOwn) {
   // `loss, preds = self._run_batch(x, y)`, a same-file helper that runs the forward, calls
   // `loss.backward()` and returns the loss (or a value computed from it alone), summed into a
