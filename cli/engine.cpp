@@ -655,6 +655,99 @@ std::vector<bool> unpackaged_modules(const std::vector<std::string>& files, cons
   return out;
 }
 
+// For each file: why it is code vendored from another project, "" when it is not. Two signs,
+// below the run's root (a path the user names is what they asked to check):
+// - a folder named as vendored code holds it (`third_party/`, `vendor/`, `external/`, ...);
+// - a folder holds it that has a license file of its own while a folder above it, up to the
+//   repository's root (the first with a `.git`, else the run's root), has one too: another
+//   project copied into this one (a baseline's repository under `baselines/`).
+// Only names are looked at: whether such folders and files exist; nothing is read.
+std::vector<std::string> vendored_code(const std::vector<std::string>& files, const std::vector<std::string>& roots) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out(files.size());
+  std::error_code ec;
+  struct Root {
+    fs::path path, top;
+  };
+  std::vector<Root> abs_roots;
+  for (const std::string& r : roots) {
+    fs::path p = fs::absolute(r, ec).lexically_normal();
+    if (ec || !fs::is_directory(p, ec)) continue;
+    if (!p.has_filename()) p = p.parent_path();  // ("dir/" normalises to a trailing empty name)
+    fs::path top = p;
+    int up = 0;
+    for (fs::path d = p; !ec; d = d.parent_path()) {
+      if (fs::exists(d / ".git", ec)) {
+        top = d;
+        break;
+      }
+      if (!d.has_parent_path() || d.parent_path() == d || ++up > 32) break;
+    }
+    abs_roots.push_back({p, top});
+  }
+  if (abs_roots.empty()) return out;
+  std::unordered_map<std::string, bool> licensed;  // folder -> holds a license file
+  auto has_license = [&](const fs::path& dir) {
+    auto [it, fresh] = licensed.try_emplace(dir.string(), false);
+    if (!fresh) return it->second;
+    std::error_code e2;
+    int seen = 0;
+    for (fs::directory_iterator d(dir, e2), end; !e2 && d != end && ++seen < 4096; d.increment(e2)) {
+      std::string name = d->path().filename().string();
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (name.rfind("license", 0) == 0 || name.rfind("licence", 0) == 0 || name.rfind("copying", 0) == 0) {
+        std::error_code e3;
+        if (d->is_regular_file(e3)) {
+          it->second = true;
+          break;
+        }
+      }
+    }
+    return it->second;
+  };
+  static constexpr std::string_view kVendorNames[] = {"third_party", "third-party", "thirdparty", "3rdparty",
+                                                      "3rd_party",   "3rd-party",   "vendor",     "vendored",
+                                                      "_vendor",     "extern",      "external",   "externals"};
+  for (size_t i = 0; i < files.size(); ++i) {
+    const fs::path file = fs::absolute(files[i], ec).lexically_normal();
+    if (ec) continue;
+    const Root* root = nullptr;
+    for (const Root& r : abs_roots) {
+      auto [ri, fi] = std::mismatch(r.path.begin(), r.path.end(), file.begin(), file.end());
+      if (ri == r.path.end() && (!root || r.path.string().size() > root->path.string().size())) root = &r;
+    }
+    if (!root) continue;
+    // The folders between the root (excluded) and the file, outermost first.
+    std::vector<fs::path> dirs;
+    for (fs::path d = file.parent_path(); d != root->path && d.has_parent_path() && d.parent_path() != d;
+         d = d.parent_path())
+      dirs.push_back(d);
+    std::reverse(dirs.begin(), dirs.end());
+    const std::string root_text = root->path.string();
+    auto shown = [&](const fs::path& d) { return escape_path(d.string().substr(root_text.size() + 1)) + "/"; };
+    for (const fs::path& d : dirs) {
+      std::string name = d.filename().string();
+      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (std::find(std::begin(kVendorNames), std::end(kVendorNames), name) != std::end(kVendorNames)) {
+        out[i] = "`" + shown(d) + "` holds vendored third-party code, fixed upstream rather than here";
+        break;
+      }
+      if (!has_license(d)) continue;
+      bool enclosed = false;
+      for (fs::path e = d.parent_path(); !enclosed; e = e.parent_path()) {
+        enclosed = has_license(e);
+        if (e == root->top || !e.has_parent_path() || e.parent_path() == e) break;
+      }
+      if (enclosed) {
+        out[i] = "`" + shown(d) + "` is another project vendored into this one (it has a license file of its own), "
+                 "fixed upstream rather than here";
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 // Source bytes whose lowered modules analyze_all keeps for the cross-file re-check.
@@ -785,6 +878,9 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
     if (is_python_source(files[i]) || is_notebook_path(files[i]))
       for (const Diagnostic& d : results[i].diagnostics) decide_uncalled = decide_uncalled && !d.fatal;
   if (decide_uncalled) weaken_uncalled(results, summaries, unpackaged_modules(files, opts.cpp.roots));
+  const std::vector<std::string> vendored = vendored_code(files, opts.cpp.roots);
+  for (size_t i = 0; i < files.size(); ++i)
+    if (!vendored[i].empty()) weaken_vendored(results[i], vendored[i]);
   return results;
 }
 

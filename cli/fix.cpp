@@ -53,6 +53,7 @@ namespace {
 // project-level impact policy of `before`, the run's first result).
 FileResult relinted(FileResult fresh, const FileResult& before) {
   if (before.cpu_only_project) weaken_memory_claims(fresh);
+  if (!before.vendored.empty()) weaken_vendored(fresh, before.vendored);
   fresh.uncalled = before.uncalled;
   return fresh;
 }

@@ -76,6 +76,9 @@ struct FileResult {
   // Functions the run found nothing calls (checks.hpp, weaken_uncalled): their findings are
   // weak, and the fix loop keeps them so on every re-lint.
   std::vector<std::string> uncalled;
+  // The run found the file in code vendored from another project (cli/engine.cpp,
+  // vendored_code): why, "" when not. Its findings are weak, and the fix loop keeps them so.
+  std::string vendored;
 };
 
 // The impact policy's weak evidence: one severity step lower, marked low-confidence, and the
@@ -94,6 +97,14 @@ inline void weaken_memory_claims(FileResult& r) {
   for (Finding& f : r.findings)
     if (f.memory_claim && !f.low_confidence)
       make_weak(f, "nothing in this project places a tensor on a GPU, so this costs host memory of a CPU run");
+}
+
+// The impact policy for vendored code (docs/impact.md): the file is another project's copy
+// (`why` says where), whose defects are fixed upstream, not here.
+inline void weaken_vendored(FileResult& r, const std::string& why) {
+  r.vendored = why;
+  for (Finding& f : r.findings)
+    if (!f.low_confidence) make_weak(f, why);
 }
 
 // Removes the low-confidence findings of `r` unless `show` (the file's show-low-confidence)

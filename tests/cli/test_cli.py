@@ -1236,6 +1236,68 @@ class UncalledCode(Tmp):
         self.assertEqual(decorated, ["def validate(self, loader):"])
 
 
+class VendoredCode(Tmp):
+    """The impact policy for vendored code: below the run's root, a folder named as vendored
+    code (`third_party/`, `vendor/`, `external/`, ...) or one with a license file of its own
+    inside a project with a license file holds another project's copy, whose defects are fixed
+    upstream: its findings are weak. A folder the user names is checked at full severity."""
+    EVAL = ("import torch\n\n\ndef evaluate(model, loader):\n    outs = []\n    for x in loader:\n"
+            "        outs.append(model(x.cuda()).argmax(1))\n    return outs\n")
+
+    def tree(self):
+        self.write("LICENSE", "MIT\n")
+        self.write("baselines/other/LICENSE", "BSD\n")
+        for rel in ("baselines/other/models/ev.py", "third_party/lib/ev.py", "External/ev.py", "mine/ev.py",
+                    "baselines/ours/ev.py"):
+            self.write(rel, self.EVAL)
+
+    def weak(self, path):
+        rc, out, err = run(["--format", "json", "--show-low-confidence", "--no-cache", path])
+        self.assertEqual(rc, 1, err)
+        return sorted((f["path"].replace(os.sep, "/"), f["low_confidence"], "vendored" in f["message"])
+                      for f in json.loads(out)["findings"] if f["rule"] == "LL101")
+
+    def test_findings_in_vendored_folders_are_weak(self):
+        self.tree()
+        got = self.weak(self.dir)
+        rel = [(os.path.relpath(p, self.dir).replace(os.sep, "/"), w, v) for p, w, v in got]
+        self.assertEqual(rel, [("External/ev.py", True, True), ("baselines/other/models/ev.py", True, True),
+                               ("baselines/ours/ev.py", False, False), ("mine/ev.py", False, False),
+                               ("third_party/lib/ev.py", True, True)])
+        # The message names the folder and why.
+        rc, out, err = run(["--no-cache", "--show-low-confidence", self.dir])
+        self.assertIn("`baselines/other/` is another project vendored into this one", out)
+        self.assertIn("`third_party/` holds vendored third-party code", out)
+
+    def test_a_license_only_inside_is_the_projects_own(self):
+        # No license above it: the folder's license is the repository's own (a project kept
+        # in a subfolder), not a copy of another project.
+        self.tree()
+        os.remove(os.path.join(self.dir, "LICENSE"))
+        got = [(os.path.relpath(p, self.dir).replace(os.sep, "/"), w) for p, w, v in self.weak(self.dir)]
+        self.assertIn(("baselines/other/models/ev.py", False), got)
+
+    def test_a_folder_the_user_names_is_checked_in_full(self):
+        self.tree()
+        for named in ("third_party", os.path.join("baselines", "other")):
+            got = self.weak(os.path.join(self.dir, named))
+            self.assertTrue(got and not any(w for _, w, _ in got), (named, got))
+
+    def test_the_repository_root_above_the_run_counts(self):
+        # `leaklint baselines/` inside a repository whose license is at its top.
+        self.tree()
+        os.makedirs(os.path.join(self.dir, ".git"))
+        got = [(os.path.relpath(p, self.dir).replace(os.sep, "/"), w) for p, w, v in self.weak(os.path.join(self.dir, "baselines"))]
+        self.assertEqual(got, [("baselines/other/models/ev.py", True), ("baselines/ours/ev.py", False)])
+
+    def test_fix_leaves_vendored_code_alone(self):
+        self.tree()
+        subprocess.run([BIN, "--fix", "--unsafe-fixes", "--no-cache", self.dir], capture_output=True, timeout=120)
+        for rel, fixed in (("mine/ev.py", True), ("third_party/lib/ev.py", False), ("baselines/other/models/ev.py", False)):
+            with open(os.path.join(self.dir, rel)) as fh:
+                self.assertEqual("no_grad" in fh.read(), fixed, rel)
+
+
 class ModelSweepAcrossModules(Tmp):
     """LL301's impact facts cross modules: a model class of another module of the project whose
     layers all have visible sizes, built with no arguments, is small (weak, its count in the
