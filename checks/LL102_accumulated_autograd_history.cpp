@@ -1630,12 +1630,12 @@ class History {
     }
   }
 
-  // Does the block always end in `return` or `raise` (through `with` bodies and `if`s whose
-  // branches all do)?
+  // Does the block always end in `return`, `raise` or `sys.exit()` (through `with` bodies and
+  // `if`s whose branches all do)?
   bool always_exits(const std::vector<Id>& body, int depth) const {
     if (body.empty() || depth > 16) return false;
     const Stmt& last = f_.m.s(body.back());
-    if (last.kind == StmtKind::Return || last.kind == StmtKind::Raise) return true;
+    if (last.kind == StmtKind::Return || last.kind == StmtKind::Raise || ends_the_process(f_, body.back())) return true;
     if (last.kind == StmtKind::With) return always_exits(last.body, depth + 1);
     if (last.kind == StmtKind::If) return always_exits(last.body, depth + 1) && always_exits(last.orelse, depth + 1);
     return false;

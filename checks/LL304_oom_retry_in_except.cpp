@@ -69,11 +69,13 @@ Outcome oom_outcome(const Facts& f, Id t, int depth = 0) {
   return {};
 }
 
-// Does the body always leave (its last statement raises, returns, breaks or continues)?
+// Does the body always leave (its last statement raises, returns, breaks, continues or ends
+// the process: `sys.exit(1)`)?
 bool always_leaves(const Facts& f, const std::vector<Id>& body) {
   if (body.empty()) return false;
   const StmtKind k = f.m.s(body.back()).kind;
-  return k == StmtKind::Raise || k == StmtKind::Return || k == StmtKind::Break || k == StmtKind::Continue;
+  return k == StmtKind::Raise || k == StmtKind::Return || k == StmtKind::Break || k == StmtKind::Continue ||
+         ends_the_process(f, body.back());
 }
 
 // On the way from the handler's entry to position `at`, which errors get there: only

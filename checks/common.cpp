@@ -1120,4 +1120,15 @@ bool conditions_to(const Facts& f, const std::vector<Id>& body, Id target, uint3
 }
 
 
+bool ends_the_process(const Facts& f, Id stmt) {
+  const Stmt& s = f.m.s(stmt);
+  if (s.kind != StmtKind::Expr || s.value == kNone || f.e(s.value).kind != ExprKind::Call) return false;
+  const std::string& q = f.callee_qual(s.value);
+  if (in(q, {"sys.exit", "os._exit", "os.abort"})) return true;
+  const Expr& callee = f.e(f.e(s.value).kids[0]);
+  // The builtins, unless the file binds the name to something else.
+  if (callee.kind != ExprKind::Name || !callee.qname.empty() || !in(callee.text, {"exit", "quit"})) return false;
+  return f.bindings(kNone, callee.text).empty() && f.module_func_at(callee.text, f.e(s.value).range.begin) == kNone;
+}
+
 }  // namespace ll

@@ -97,6 +97,10 @@ std::string training_not_at_stake(const Facts& f, int loop, TrainingStakeMemo& m
 // definition of the file shadows. Python only: C++ has no such names.
 bool python_builtin_call(const Facts& f, Id call);
 
+// A statement after which nothing of the function runs: `sys.exit(...)`, `exit()`, `quit()`,
+// `os._exit(...)`, `os.abort()` (`raise` and `return` are statement kinds of their own).
+bool ends_the_process(const Facts& f, Id stmt);
+
 // Tensors made by this process from nothing (`torch.randn(64, 3)`, `torch.arange(n)`, through
 // `.to(device)`, `.repeat(k)`, arithmetic and the names bound to them): synthetic data.
 bool made_tensor(const Facts& f, Id func, Id x, int depth = 0);
