@@ -660,7 +660,9 @@ std::vector<bool> unpackaged_modules(const std::vector<std::string>& files, cons
 // - a folder named as vendored code holds it (`third_party/`, `vendor/`, `external/`, ...);
 // - a folder holds it that has a license file of its own while a folder above it, up to the
 //   repository's root (the first with a `.git`, else the run's root), has one too: another
-//   project copied into this one (a baseline's repository under `baselines/`).
+//   project copied into this one (a baseline's repository under `baselines/`);
+// - in a repository, a folder holds it that has a `.git` of its own: a submodule's checkout
+//   or a clone kept in the tree.
 // Only names are looked at: whether such folders and files exist; nothing is read.
 std::vector<std::string> vendored_code(const std::vector<std::string>& files, const std::vector<std::string>& roots) {
   namespace fs = std::filesystem;
@@ -668,6 +670,7 @@ std::vector<std::string> vendored_code(const std::vector<std::string>& files, co
   std::error_code ec;
   struct Root {
     fs::path path, top;
+    bool repository = false;  // top holds a `.git`
   };
   std::vector<Root> abs_roots;
   for (const std::string& r : roots) {
@@ -675,15 +678,17 @@ std::vector<std::string> vendored_code(const std::vector<std::string>& files, co
     if (ec || !fs::is_directory(p, ec)) continue;
     if (!p.has_filename()) p = p.parent_path();  // ("dir/" normalises to a trailing empty name)
     fs::path top = p;
+    bool repository = false;
     int up = 0;
     for (fs::path d = p; !ec; d = d.parent_path()) {
       if (fs::exists(d / ".git", ec)) {
         top = d;
+        repository = true;
         break;
       }
       if (!d.has_parent_path() || d.parent_path() == d || ++up > 32) break;
     }
-    abs_roots.push_back({p, top});
+    abs_roots.push_back({p, top, repository});
   }
   if (abs_roots.empty()) return out;
   std::unordered_map<std::string, bool> licensed;  // folder -> holds a license file
@@ -730,6 +735,13 @@ std::vector<std::string> vendored_code(const std::vector<std::string>& files, co
       std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
       if (std::find(std::begin(kVendorNames), std::end(kVendorNames), name) != std::end(kVendorNames)) {
         out[i] = "`" + shown(d) + "` holds vendored third-party code, fixed upstream rather than here";
+        break;
+      }
+      // A repository inside the repository: a submodule's checkout (its `.git` file) or a
+      // clone kept in the tree.
+      if (root->repository && fs::exists(d / ".git", ec)) {
+        out[i] = "`" + shown(d) + "` is another repository inside this one (a submodule or a clone), fixed "
+                 "upstream rather than here";
         break;
       }
       if (!has_license(d)) continue;

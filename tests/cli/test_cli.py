@@ -1290,6 +1290,18 @@ class VendoredCode(Tmp):
         got = [(os.path.relpath(p, self.dir).replace(os.sep, "/"), w) for p, w, v in self.weak(os.path.join(self.dir, "baselines"))]
         self.assertEqual(got, [("baselines/other/models/ev.py", True), ("baselines/ours/ev.py", False)])
 
+    def test_a_submodule_or_a_clone_inside_a_repository(self):
+        self.write("train.py", self.EVAL)
+        self.write("deps/lib/ev.py", self.EVAL)
+        self.write("deps/lib/.git", "gitdir: ../../.git/modules/lib\n")  # a submodule's checkout
+        rel = lambda got: [(os.path.relpath(p, self.dir).replace(os.sep, "/"), w) for p, w, v in got]
+        # Not a repository itself: a folder of clones, each checked in full.
+        self.assertEqual(rel(self.weak(self.dir)), [("deps/lib/ev.py", False), ("train.py", False)])
+        os.makedirs(os.path.join(self.dir, ".git"))
+        self.assertEqual(rel(self.weak(self.dir)), [("deps/lib/ev.py", True), ("train.py", False)])
+        rc, out, err = run(["--no-cache", "--show-low-confidence", self.dir])
+        self.assertIn("`deps/lib/` is another repository inside this one", out)
+
     def test_fix_leaves_vendored_code_alone(self):
         self.tree()
         subprocess.run([BIN, "--fix", "--unsafe-fixes", "--no-cache", self.dir], capture_output=True, timeout=120)
