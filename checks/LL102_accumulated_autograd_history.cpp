@@ -420,7 +420,8 @@ class History {
                   "isinf", "isfinite", "any", "all", "nelement", "element_size", "stride", "data_ptr",
                   "zero_", "requires_grad_", "backward", "argsort",
                   // Sampled indices and draws: not differentiable, no grad_fn.
-                  "multinomial", "bernoulli"}))
+                  "multinomial", "bernoulli"}) ||
+        registers_a_hook(attr))
       return false;
     // torch.autograd.grad results carry history only with create_graph=True.
     if (q == "torch.autograd.grad"sv && f_.arg(call, static_cast<size_t>(-1), "create_graph") == kNone) return false;

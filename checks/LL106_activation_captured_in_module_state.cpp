@@ -38,7 +38,7 @@ bool detached(const Facts& f, Id v) {
     if (e.kind == ExprKind::Call) {
       const std::string& a = f.callee_attr(x);
       if (a == "detach"sv || a == "item"sv || a == "tolist"sv || a == "numpy"sv || a == "detach_"sv || a == "size"sv ||
-          a == "dim"sv || a == "numel"sv)
+          a == "dim"sv || a == "numel"sv || registers_a_hook(a))
         yes = true;
       Id callee = e.kids[0];
       // A helper that converts to a host array, by its name (`torch_to_numpy(y)`, `to_np(y)`).

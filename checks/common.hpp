@@ -97,6 +97,13 @@ std::string training_not_at_stake(const Facts& f, int loop, TrainingStakeMemo& m
 // definition of the file shadows. Python only: C++ has no such names.
 bool python_builtin_call(const Facts& f, Id call);
 
+// `x.register_hook(fn)`, `m.register_forward_hook(fn)` and the other `register_*hook*`
+// methods: they return a RemovableHandle, which holds its hooks dictionary only weakly and
+// carries no autograd history.
+inline bool registers_a_hook(std::string_view method) {
+  return method.rfind("register_", 0) == 0 && method.find("hook") != std::string_view::npos;
+}
+
 // A statement after which nothing of the function runs: `sys.exit(...)`, `exit()`, `quit()`,
 // `os._exit(...)`, `os.abort()` (`raise` and `return` are statement kinds of their own).
 bool ends_the_process(const Facts& f, Id stmt);
