@@ -112,7 +112,8 @@ bool syncs_gradients(const Facts& f, const CallSite& c) {
 }
 
 // The model whose parameters the optimizer steps, when it is built in this file (a class of
-// this file, a torch.nn layer, torchvision): nothing elsewhere could have wrapped it.
+// this file or of another module of the run, a torch.nn layer, torchvision): nothing
+// elsewhere could have wrapped it.
 std::string model_built_here(const Facts& f, Id func, Id opt) {
   const std::string& od = f.dotted(opt);
   if (od.empty()) return "";
@@ -139,6 +140,9 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
     Id callee = f.e(cur).kids[0];
     bool here = false;
     if (starts_with(q, "torch.nn.") || starts_with(q, "torchvision.models.")) here = true;
+    // A module class another file of the run defines (`from models import Net`): built here
+    // all the same.
+    if (f.project && f.project->module_classes.count(q)) here = true;
     // A class's own constructor of a fresh or pretrained model (`TinyBert.from_scratch(cfg)`,
     // `BertModel.from_pretrained(path)`): nothing elsewhere wrapped what it returns.
     if (in(f.callee_attr(cur), {"from_pretrained", "from_scratch", "from_config"}) && !f.not_a_torch_model(f.callee_receiver(cur)))

@@ -16,6 +16,9 @@ bool is_distributed_wrap(const Facts& f, Id call) {
   const std::string& q = f.callee_qual(call);
   return q == "torch.nn.parallel.DistributedDataParallel"sv ||
          q == "torch.nn.parallel.distributed.DistributedDataParallel"sv ||
+         // The CPU variant of PyTorch before 1.2 (gloo, one process per CPU worker).
+         q == "torch.nn.parallel.DistributedDataParallelCPU"sv ||
+         q == "torch.nn.parallel.distributed_cpu.DistributedDataParallelCPU"sv ||
          q == "torch.distributed.fsdp.FullyShardedDataParallel"sv ||
          q == "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel"sv ||
          q == "torch.distributed.fsdp.fully_shard"sv || q == "torch.distributed._composable.fsdp.fully_shard"sv;

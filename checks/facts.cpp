@@ -1150,7 +1150,8 @@ bool Facts::same_object(Id v, const std::string& d) const {
   // (The argument first: most values are not a call on the name itself.)
   return e(v).kind == ExprKind::Call && dotted(unplaced(arg(v, 0, "module"))) == d &&
          in(callee_qual(v), {"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
-                             "torch.nn.parallel.DataParallel", "torch.compile"});
+                             "torch.nn.parallel.DataParallel", "torch.compile",
+                             "torch.nn.parallel.DistributedDataParallelCPU"});
 }
 
 Id Facts::instance_class(Id func, Id obj) const {

@@ -363,13 +363,6 @@ class Discovery(Tmp):
         self.assertEqual(self.files_reported(["--extend-exclude", "legacy", os.path.join(root, "src/legacy/b.py")]),
                          ["src/legacy/b.py"])
 
-    def test_extensionless_python_script_is_python(self):
-        script = self.write("bin/evaluate", "#!/usr/bin/env python3\n" + LEAKY)
-        other = self.write("bin/tool", "#!/bin/sh\necho hi\n")
-        rc, out, err = run(["--no-cache", script])
-        self.assertEqual(rc, 1, out + err)
-        self.assertIn("[LL101]", out)
-        self.assertNotIn("leaklint-cpp", out + err)
 
 
 class CrossFile(Tmp):
@@ -972,6 +965,37 @@ def main(rank, net, train_set, val_set):
         self.assertEqual(self.lines_of("LL405"), {("train.py", 10)})
         rc, out, err = run(["--no-cache", "--format", "json", os.path.join(self.dir, "train.py")])
         self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL405"], [])
+
+    def test_manual_data_parallel_training_of_a_model_class_from_another_module(self):
+        # LL203: the model is a class another module of the run defines, built in the training
+        # function: nothing elsewhere wrapped it, and no all_reduce runs before the step.
+        self.write("models.py", "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+                   "        super().__init__()\n        self.fc = nn.Linear(10, 2)\n\n"
+                   "    def forward(self, x):\n        return self.fc(x)\n")
+        train = ("import torch\nimport torch.distributed as dist\nimport torch.nn.functional as F\n"
+                 "from models import Net\n\n\ndef run(rank, world, loader):\n"
+                 "    dist.init_process_group('gloo', rank=rank, world_size=world)\n"
+                 "    model = Net().cuda(rank)\nWRAP"
+                 "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                 "    for x, y in loader:\n        optimizer.zero_grad()\n"
+                 "        loss = F.cross_entropy(model(x.cuda(rank)), y.cuda(rank))\n"
+                 "        loss.backward()\n        optimizer.step()\n")
+        self.write("train.py", train.replace("WRAP", ""))
+        rc, out, err = run(["--format", "json", "--no-cache", self.dir])
+        self.assertEqual([(os.path.basename(f["path"]), f["line"]) for f in json.loads(out)["findings"]
+                          if f["rule"] == "LL203"], [("train.py", 15)], out)
+        self.write("train.py", train.replace(
+            "WRAP", "    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])\n"))
+        rc, out, err = run(["--format", "json", "--no-cache", self.dir])
+        self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL203"], [])
+
+    def test_extensionless_python_script_is_python(self):
+        script = self.write("bin/evaluate", "#!/usr/bin/env python3\n" + LEAKY)
+        other = self.write("bin/tool", "#!/bin/sh\necho hi\n")
+        rc, out, err = run(["--no-cache", script])
+        self.assertEqual(rc, 1, out + err)
+        self.assertIn("[LL101]", out)
+        self.assertNotIn("leaklint-cpp", out + err)
 
 
 class CpuOnlyProject(Tmp):
