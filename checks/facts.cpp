@@ -1132,7 +1132,34 @@ bool Facts::exclusive_paths(const CallSite& a, const CallSite& b) const {
 
 Id Facts::forward_receiver(Id call) const {
   Id callee = e(call).kids[0];
+  if (Id model = runner_model(call); model != kNone) return model;
   return e(callee).kind == ExprKind::Attribute && e(callee).text == "forward"sv ? e(callee).kids[0] : callee;
+}
+
+Id Facts::runner_model(Id call) const {
+  if (imports_inferers_ < 0) {
+    imports_inferers_ = 0;
+    for (const auto& [local, q] : m.aliases)
+      if (starts_with(q, "monai.inferers") || q == "monai"sv) imports_inferers_ = 1;
+  }
+  if (!imports_inferers_) return kNone;
+  const std::string& q = callee_qual(call);
+  if (q.empty()) {
+    // `inferer(inputs, model)`, the name bound once to `SlidingWindowInferer(...)` and the like.
+    const Id callee = e(call).kids[0];
+    if (e(callee).kind != ExprKind::Name && e(callee).kind != ExprKind::Attribute) return kNone;
+    const std::string& d = dotted(callee);
+    if (d.empty()) return kNone;
+    auto it = call_index.find(call);
+    const std::vector<Id> vals = bindings(it == call_index.end() ? kNone : calls[it->second].func, d);
+    if (vals.size() != 1 || e(vals[0]).kind != ExprKind::Call) return kNone;
+    const std::string& made = callee_qual(vals[0]);
+    if (!starts_with(made, "monai.inferers.") || !ends_with(made, "Inferer")) return kNone;
+    return arg(call, 1, "network");
+  }
+  if (q == "monai.inferers.sliding_window_inference"sv || q == "monai.inferers.utils.sliding_window_inference"sv)
+    return arg(call, 3, "predictor");
+  return kNone;
 }
 
 Id Facts::unplaced(Id v) const {
@@ -2565,6 +2592,8 @@ bool Facts::compute_is_model_call(const CallSite& c) const {
   const Expr& call = e(c.call);
   Id callee = call.kids[0];
   const Expr& ce = e(callee);
+  // A library call that runs the model it is handed (`sliding_window_inference(x, roi, 4, model)`).
+  if (Id model = runner_model(c.call); model != kNone) return is_model_value(c.func, model);
   if (ce.kind == ExprKind::Attribute && ce.text == "forward"sv && !ce.kids.empty()) {
     const Expr& r = e(ce.kids[0]);
     if (r.kind == ExprKind::Call && callee_qual(ce.kids[0]).empty() && e(r.kids[0]).kind == ExprKind::Name &&

@@ -299,6 +299,10 @@ class Facts {
   Id instance_class(Id func, Id obj) const;
   // The module a forward call runs: `m` of `m(x)` and of `m.forward(x)`.
   Id forward_receiver(Id call) const;
+  // A library call that runs the model it is handed, as its forward (MONAI's
+  // `sliding_window_inference(inputs, roi, n, model)`, `inferer(inputs, model)` of a
+  // `monai.inferers` inferer): the model argument; kNone otherwise.
+  Id runner_model(Id call) const;
   // The object under placement and mode calls: `Extractor(model)` of
   // `Extractor(model).to(device).eval()`.
   Id unplaced(Id v) const;
@@ -463,6 +467,7 @@ class Facts {
   mutable std::vector<signed char> leaves_grad_off_;  // per function: -1 not asked, 0 no, 1 yes
   mutable std::vector<signed char> model_call_memo_;  // is_model_call() per call expression
   bool compute_is_model_call(const CallSite& c) const;
+  mutable signed char imports_inferers_ = -1;  // the file imports from monai.inferers (asked once)
   // dotted(): per expression 0 = not computed, 1 = "", k >= 2 = dotted_strings_[k - 2]
   // (a deque, so references handed out stay valid as it grows).
   mutable std::vector<uint32_t> dotted_memo_;
