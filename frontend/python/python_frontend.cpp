@@ -258,7 +258,7 @@ class Lowerer {
     // About one expression per 16 bytes of source and one statement per 64 (measured on
     // public PyTorch code): reserving that up front spares re-moving every node as the
     // arenas grow. Pages of an overestimate are never touched.
-    m_.exprs.reserve(m_.exprs.size() + src_.size() / 16 + 16);
+    m_.exprs.reserve(m_.exprs.size() + src_.size() / 10 + 16);
     m_.stmts.reserve(m_.stmts.size() + src_.size() / 64 + 16);
     m_.body = lower_block_children(root, 0);
     resolve_qnames();
