@@ -56,6 +56,19 @@ Fix wrap_loop_fix(CheckContext& ctx, int outer, Id fallback_stmt, const std::str
   return wrap_statement_fix(ctx, st, "with " + no_grad + "():", "Wrap the loop in `with " + no_grad + "():`");
 }
 
+// A class that is certainly not a module: no base, `object`, or same-file such classes (a
+// trainer, a runner). A method of it that runs `self.model(x)` runs its attribute.
+bool plain_class(const Facts& f, Id cls, int depth = 0) {
+  if (cls == kNone || depth > 8) return false;
+  for (Id b : f.m.classes[cls].bases) {
+    if (f.e(b).kind == ExprKind::Name && f.e(b).text == "object"sv && f.e(b).qname.empty()) continue;
+    if (f.e(b).kind != ExprKind::Name) return false;
+    const Id k = f.class_at(f.e(b).text, f.m.classes[cls].range.begin);
+    if (k == kNone || k == cls || !plain_class(f, k, depth + 1)) return false;
+  }
+  return true;
+}
+
 // The forward a same-file helper always runs, for an evaluation loop that calls it
 // (`dev_loss += batch_loss(x, y).item()`, where the training step calls `batch_loss` too):
 // one at the helper's top level, with grad not disabled there, in a helper that sets no grad
@@ -78,9 +91,11 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
   if (fw) {
     Id callee = f.forward_receiver(fw->call);
     const std::string& d = f.dotted(callee);
-    // `self.<layer>(x)` runs the module's own forward only in a method of a module class
-    // (`agent.get_action(obs)`: the caller's `agent`); elsewhere `self` is something else.
-    if (d.empty() || (starts_with(d, "self.") && !f.func_is_method_of_module(g)) ||
+    // `self.<layer>(x)` runs the object's own model: in a method of a module class, the module
+    // itself (`agent.get_action(obs)`: the caller's `agent`); in a method of a plain class, its
+    // attribute (`self.infer_batch(batch)` of a trainer: `self.model`). Elsewhere (a class whose
+    // base the file does not show may be a module) `self` is something else.
+    if (d.empty() || (starts_with(d, "self.") && !f.func_is_method_of_module(g) && !plain_class(f, f.class_of(g))) ||
         f.frozen_at(g, d, f.e(fw->call).range.begin) ||
         f.forward_grad_off(g, callee) || f.output_read_as_numpy(*fw))
       fw = nullptr;
@@ -1082,10 +1097,17 @@ void check_LL101(CheckContext& ctx) {
     // A method of a module class runs the caller's module: `agent.get_action(obs)` runs `agent`.
     // (Called from another module's own method, `mtp_head.prefill_inference(x)` while a model
     // walks its heads, it is that module's computation, judged where the model is called.)
+    // Another class's helper runs its attribute: `self.infer_batch(b)` from a method of the
+    // same object runs `self.model`, `trainer.infer_batch(b)` runs `trainer.model`.
     if (starts_with(d, "self.")) {
       const std::string& owner = f.dotted(f.callee_receiver(h.call));
-      if (owner.empty() || owner == "self"sv || f.func_is_method_of_module(h.func)) continue;
-      d = owner;
+      if (plain_class(f, f.class_of(h.target_func))) {
+        if (owner.empty() || (owner == "self"sv && f.class_of(h.func) != f.class_of(h.target_func))) continue;
+        if (owner != "self"sv) d = owner + d.substr(4);
+      } else {
+        if (owner.empty() || owner == "self"sv || f.func_is_method_of_module(h.func)) continue;
+        d = owner;
+      }
     }
     std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
                                                                                 : eval_loop_reason(f, h);

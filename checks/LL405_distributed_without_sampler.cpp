@@ -357,7 +357,28 @@ int loop_fed_by(const Facts& f, Id func, const std::string& name, const CallSite
       if (loop >= 0) return loop;
     }
   for (const CallSite& x : f.calls) {
-    if (x.func != func || x.target_func == kNone) continue;
+    if (x.func != func) continue;
+    // `mp.spawn(worker, args=(world, loader), nprocs=n)`: each process runs `worker(rank, world,
+    // loader)` with a copy of the loader.
+    if (in(f.callee_qual(x.call), {"torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"})) {
+      const Id fn = f.arg(x.call, 0, "fn");
+      const Id args = f.arg(x.call, 1, "args");
+      if (fn == kNone || args == kNone || f.e(fn).kind != ExprKind::Name || f.e(args).kind != ExprKind::Sequence)
+        continue;
+      const Id g = f.module_func_at(f.e(fn).text, f.e(x.call).range.begin);
+      if (g == kNone) continue;
+      const std::vector<Id>& handed = f.e(args).kids;
+      for (size_t i = 0; i < handed.size() && i + 1 < f.m.funcs[g].params.size(); ++i) {
+        if (f.dotted(handed[i]) != name) continue;
+        loop = training_loop_over(f, g, f.m.funcs[g].params[i + 1]);
+        if (loop >= 0) {
+          *via = &x;
+          return loop;
+        }
+      }
+      continue;
+    }
+    if (x.target_func == kNone) continue;
     const Expr& call = f.e(x.call);
     const Function& g = f.m.funcs[x.target_func];
     size_t first = (g.cls != kNone && !g.params.empty() && g.params[0] == "self"sv) ? 1 : 0;
@@ -464,6 +485,51 @@ void check_returned_loaders(CheckContext& ctx) {
   }
 }
 
+// A loader a same-file function builds and returns (`loader = get_loader(ds, 64)`, or one
+// element of a returned tuple) that a training loop of a wrapped model iterates, as the
+// cross-file builders above: reported where the loader is built.
+void check_loaders_of_same_file_builders(CheckContext& ctx) {
+  const Facts& f = ctx.facts;
+  std::set<Id> reported;
+  for (const CallSite& u : f.calls) {
+    if (u.target_func == kNone || u.target_func == u.func || u.stmt == kNone || u.in_lambda) continue;
+    const Stmt& st = f.m.s(u.stmt);
+    if (st.kind != StmtKind::Assign || st.value != u.call || st.targets.size() != 1) continue;
+    if (under_rank_guard(f, u) || built_where_not_wrapped(f, u)) continue;
+    std::vector<std::pair<int, std::string>> names;  // (tuple element or -1, name bound to it)
+    const Id t = st.targets[0];
+    if (f.e(t).kind == ExprKind::Sequence) {
+      for (size_t k = 0; k < f.e(t).kids.size(); ++k) names.emplace_back(static_cast<int>(k), f.dotted(f.e(t).kids[k]));
+    } else {
+      names.emplace_back(-1, f.dotted(t));
+    }
+    for (const auto& [element, name] : names) {
+      if (name.empty() || prepared(f, name)) continue;
+      const CallSite* via = nullptr;
+      const int loop = loop_fed_by(f, u.func, name, &via);
+      if (loop < 0) continue;
+      const CallSite* wrap = wrap_for_loop(f, loop);
+      if (!wrap || several_devices_per_process(f, *wrap)) continue;
+      for (Id v : returned_element(f, u.target_func, element)) {
+        auto ci = f.call_index.find(v);
+        if (ci == f.call_index.end()) continue;
+        const CallSite& c = f.calls[ci->second];
+        if (c.func != u.target_func || !plain_loader(f, c) || !reported.insert(c.call).second) continue;
+        const std::string& builder = f.m.funcs[u.target_func].name;
+        std::string message = "the DataLoader `" + builder + "()` returns feeds the training loop of a distributed "
+                              "(DDP/FSDP) model as `" + name +
+                              "` but has no DistributedSampler and its dataset does not shard by rank" +
+                              consequence(ctx, f.arg(c.call, 0, "dataset"));
+        Finding* fd = report_loader(ctx, c, std::move(message));
+        if (!fd) continue;
+        fd->notes.push_back({f.e(u.call).range, "built here for the training loop"});
+        fd->notes.push_back({f.e(wrap->call).range, "model wrapped here"});
+        fd->notes.push_back({f.e(f.loops[loop].iter).range, "training loop over it"});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void summarize_LL405(const Facts& f, FileSummary& out) {
@@ -548,6 +614,7 @@ void check_LL405(CheckContext& ctx) {
     fd->notes.push_back({f.e(f.loops[loop].iter).range, "training loop over it"});
     if (via) fd->notes.push_back({f.e(via->call).range, "passed to the training function here"});
   }
+  check_loaders_of_same_file_builders(ctx);
 }
 
 }  // namespace ll
