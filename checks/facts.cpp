@@ -1530,13 +1530,25 @@ void Facts::note_constructor_grad_off() {
 }
 
 // Does `name` fit `pattern`, whose '\x01's each stand for one or more characters (the
-// interpolations of `f"{phase}_step"`)?
+// interpolations of `f"{phase}_step"`)? Greedy wildcard matching with one backtrack point:
+// at most |pattern| * |name| steps, however many fields the pattern has.
 static bool fits_pattern(std::string_view pattern, std::string_view name) {
-  if (pattern.empty()) return name.empty();
-  if (pattern[0] != '\x01') return !name.empty() && name[0] == pattern[0] && fits_pattern(pattern.substr(1), name.substr(1));
-  for (size_t k = 1; k <= name.size(); ++k)
-    if (fits_pattern(pattern.substr(1), name.substr(k))) return true;
-  return false;
+  size_t p = 0, n = 0, star = std::string_view::npos, resume = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && pattern[p] == '\x01') {
+      star = ++p;     // a field: at least the character at n, then as many as needed
+      resume = ++n;
+    } else if (p < pattern.size() && pattern[p] == name[n]) {
+      ++p;
+      ++n;
+    } else if (star != std::string_view::npos) {
+      p = star;
+      n = ++resume;
+    } else {
+      return false;
+    }
+  }
+  return p == pattern.size();
 }
 
 // Calls through a dispatch table or a computed method name reach the functions they may
@@ -1581,7 +1593,11 @@ void Facts::add_dispatch_callers(std::vector<std::vector<int>>& via) const {
     std::vector<int> calls;
   };
   std::map<std::pair<std::string, Id>, Table> tables;  // (name, its one binding) -> calls through it
-  for (size_t ci = 0; ci < calls.size(); ++ci) {
+  // (At most kDispatchSites such calls per file are followed, each table's reads counted in
+  // one pass over the file: linear in the file. Past it, they decide nothing.)
+  constexpr size_t kDispatchSites = 64;
+  size_t sites = 0;
+  for (size_t ci = 0; ci < calls.size() && sites < kDispatchSites; ++ci) {
     const CallSite& c = calls[ci];
     if (c.in_lambda) continue;
     const Id callee = e(c.call).kids[0];
@@ -1599,6 +1615,7 @@ void Facts::add_dispatch_callers(std::vector<std::vector<int>>& via) const {
       size_t written = 0;
       for (char ch : p) written += ch != '\x01';
       if (written < 2) continue;
+      ++sites;
       for (Id g : methods_of(class_of(c.func)))
         if (g != c.func && fits_pattern(p, m.funcs[g].name)) via[g].push_back(static_cast<int>(ci));
       continue;
@@ -1608,6 +1625,7 @@ void Facts::add_dispatch_callers(std::vector<std::vector<int>>& via) const {
     if (name.empty()) continue;
     const std::vector<Id> vals = bindings(c.func, name);
     if (vals.size() != 1 || e(vals[0]).kind != ExprKind::Sequence) continue;
+    ++sites;
     Table& t = tables[{name, vals[0]}];
     t.func = c.func;
     t.cls = class_of(c.func);

@@ -2277,6 +2277,22 @@ TEST(Impact, ABackpropagatedLossOfASmallVisibleModelKeptForOnePassIsWeak) {
   }
 }
 
+TEST(Impact, ComputedMethodNamesWithManyFieldsStayLinear) {
+  // `getattr(self, f"{a}{b}...{z}_x")` against many long method names: the name patterns are
+  // matched greedily (no backtracking over every split of the fields), and the file is
+  // analysed within its budget, without a timeout diagnostic.
+  std::string fields;
+  for (int i = 0; i < 40; ++i) fields += "{p" + std::to_string(i) + "}";
+  std::string program = "import torch\n\n\nclass Runner:\n    def __init__(self, model):\n        self.model = model\n\n";
+  for (int m = 0; m < 200; ++m)
+    program += "    def " + std::string(60, 'a') + std::to_string(m) + "(self, loader):\n"
+               "        return [self.model(x.cuda()) for x in loader]\n\n";
+  program += "    def run(self, loader, " + std::string("p0") + "):\n        with torch.no_grad():\n"
+             "            return getattr(self, f\"" + fields + "_x\")(loader)\n";
+  const FileResult r = analyze_text("runner.py", program, Config{}, EngineOptions{});
+  EXPECT_TRUE(r.diagnostics.empty()) << (r.diagnostics.empty() ? "" : r.diagnostics[0].message);
+}
+
 TEST(Impact, AModelOfNamedLayersOrInitialisedWeightsHasAVisibleSize) {
   // The back-propagated one-pass accumulator of a model the file sizes is weak, also when the
   // model is an `nn.Sequential` of layers bound to names (module-level, or `self.fc1` in the
