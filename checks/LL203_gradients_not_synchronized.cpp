@@ -141,8 +141,8 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
     bool here = false;
     if (starts_with(q, "torch.nn.") || starts_with(q, "torchvision.models.")) here = true;
     // A module class another file of the run defines (`from models import Net`): built here
-    // all the same.
-    if (f.project && f.project->module_classes.count(q)) here = true;
+    // all the same, unless it synchronises ranks itself.
+    if (f.project && f.project->module_classes.count(q) && !f.project->communicating_classes.count(q)) here = true;
     // A class's own constructor of a fresh or pretrained model (`TinyBert.from_scratch(cfg)`,
     // `BertModel.from_pretrained(path)`): nothing elsewhere wrapped what it returns.
     if (in(f.callee_attr(cur), {"from_pretrained", "from_scratch", "from_config"}) && !f.not_a_torch_model(f.callee_receiver(cur)))
@@ -168,7 +168,46 @@ bool model_communicates(const Facts& f) {
   return false;
 }
 
+// The module classes of the file that synchronise ranks themselves: a collective in a method
+// (or in a lambda inside one: a gradient hook `p.register_hook(lambda g: dist.all_reduce(g))`).
+std::set<Id> communicating_classes(const Facts& f) {
+  std::set<Id> out;
+  for (const CallSite& x : f.calls) {
+    if (x.func == kNone || !is_collective(f, x)) continue;
+    for (Id g = x.func; g != kNone; g = f.m.funcs[g].parent)
+      if (Id k = f.class_of(g); k != kNone && f.is_module_class(k)) out.insert(k);
+  }
+  return out;
+}
+
+// The training loop runs a wrapper of the model that another function built from it
+// (`ddp_model = wrap_model(model, rank)`, a helper of another module that may return a DDP
+// wrap): its gradients may be synchronised there.
+bool trains_a_wrapper(const Facts& f, int loop, Id func, const std::string& model) {
+  for (int ci : f.loops[loop].calls) {
+    const CallSite& x = f.calls[ci];
+    const Id callee = f.e(x.call).kids[0];
+    const std::string& d = f.dotted(callee);
+    if (d.empty() || d == model) continue;
+    for (Id v : f.bindings(func, d)) {
+      if (f.e(v).kind != ExprKind::Call || starts_with(f.callee_qual(v), "torch.")) continue;
+      for (size_t k = 1; k < f.e(v).kids.size(); ++k)
+        if (f.dotted(f.unplaced(f.e(v).kids[k])) == model) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+void summarize_LL203(const Facts& f, FileSummary& out) {
+  // As in the file itself (model_communicates): where one module class communicates, the
+  // classes built from it may be the model (`ParallelMLP` of `RowParallelLinear`), so every
+  // module class of the file counts.
+  if (f.m.lang != Lang::Python || communicating_classes(f).empty()) return;
+  for (Id k = 0; k < f.m.classes.size(); ++k)
+    if (f.is_module_class(k)) out.communicating_classes.push_back(f.m.classes[k].name);
+}
 
 void check_LL203(CheckContext& ctx) {
   const Facts& f = ctx.facts;
@@ -197,6 +236,7 @@ void check_LL203(CheckContext& ctx) {
     // Wrapped in DDP somewhere in the file (under this name or a holder of it), or the file
     // wraps something whose name it cannot follow.
     if (wrapped.count(model) || wrapped.count(model.substr(0, model.find('.')))) continue;
+    if (trains_a_wrapper(f, loop, step.func, model)) continue;
     std::string step_text = ctx.text(step.call);
     if (step_text.size() > 40) step_text = ctx.text(f.e(step.call).kids[0]) + "()";
     std::string message =

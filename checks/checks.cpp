@@ -497,6 +497,7 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     summary->imports_torch = torch;
     summary->imports = imported_modules(m);
     summarize_LL405(facts, *summary);
+    summarize_LL203(facts, *summary);
   }
   // Relevance: Python that reaches no torch (MXNet, TensorFlow, plain Python) has none of
   // the mechanisms the rules describe. C++ units are filtered before Clang runs.

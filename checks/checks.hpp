@@ -67,6 +67,7 @@ const std::vector<CheckEntry>& all_checks();
 // LL405's contribution to the cross-file facts (checks/project.hpp): functions that return a
 // distributed wrap, imported loader builders that feed a distributed training loop.
 void summarize_LL405(const Facts& f, FileSummary& out);
+void summarize_LL203(const Facts& f, FileSummary& out);
 // LL301's: the sizes of the file's module classes built with no arguments, and its module-level
 // functions that back-propagate (a sweep that hands its models to one trains each).
 void summarize_LL301(const Facts& f, FileSummary& out);

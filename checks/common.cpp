@@ -1126,9 +1126,17 @@ bool ends_the_process(const Facts& f, Id stmt) {
   const std::string& q = f.callee_qual(s.value);
   if (in(q, {"sys.exit", "os._exit", "os.abort"})) return true;
   const Expr& callee = f.e(f.e(s.value).kids[0]);
-  // The builtins, unless the file binds the name to something else.
+  // The builtins, unless the file binds the name to something else anywhere (a module-level or
+  // nested `def exit(...)`, a parameter, an assignment).
   if (callee.kind != ExprKind::Name || !callee.qname.empty() || !in(callee.text, {"exit", "quit"})) return false;
-  return f.bindings(kNone, callee.text).empty() && f.module_func_at(callee.text, f.e(s.value).range.begin) == kNone;
+  for (const Function& fn : f.m.funcs) {
+    if (fn.name == callee.text) return false;
+    for (const std::string& p : fn.params)
+      if (p == callee.text) return false;
+  }
+  for (Id g = 0; g < f.m.funcs.size(); ++g)
+    if (!f.own_bindings(g, callee.text).empty()) return false;
+  return f.bindings(kNone, callee.text).empty();
 }
 
 }  // namespace ll

@@ -1153,8 +1153,11 @@ Id Facts::runner_model(Id call) const {
     auto it = call_index.find(call);
     const std::vector<Id> vals = bindings(it == call_index.end() ? kNone : calls[it->second].func, d);
     if (vals.size() != 1 || e(vals[0]).kind != ExprKind::Call) return kNone;
+    // The inferers that only run the network (not SaliencyInferer, whose CAM back-propagates).
     const std::string& made = callee_qual(vals[0]);
-    if (!starts_with(made, "monai.inferers.") || !ends_with(made, "Inferer")) return kNone;
+    if (!starts_with(made, "monai.inferers.") ||
+        !in(last_component(made), {"SimpleInferer", "SlidingWindowInferer", "SlidingWindowInfererAdapt", "SliceInferer"}))
+      return kNone;
     return arg(call, 1, "network");
   }
   if (q == "monai.inferers.sliding_window_inference"sv || q == "monai.inferers.utils.sliding_window_inference"sv)
@@ -1590,7 +1593,18 @@ void Facts::add_dispatch_callers(std::vector<std::vector<int>>& via) const {
   struct Table {
     Id func = kNone;  // where its calls run (for a local or module-level name: where it is read)
     Id cls = kNone;
-    std::vector<int> calls;
+    std::vector<std::pair<int, std::string>> calls;  // call site, the literal key it selects ("": any)
+  };
+  // A function that back-propagates is training, whatever a dispatch under no_grad may also
+  // select (`getattr(self, f"{split}_epoch")` also fits `train_epoch`): only direct calls decide
+  // its mode.
+  auto credit = [&](Id g, int ci) {
+    if (!reaches(g, [&](const CallSite& x) { return is_backprop(x); })) via[g].push_back(ci);
+  };
+  auto literal_key = [&](Id x) -> std::string {
+    return x != kNone && e(x).kind == ExprKind::Literal && e(x).lit == LitKind::String && !e(x).text.empty()
+               ? e(x).text
+               : std::string();
   };
   std::map<std::pair<std::string, Id>, Table> tables;  // (name, its one binding) -> calls through it
   // (At most kDispatchSites such calls per file are followed, each table's reads counted in
@@ -1603,10 +1617,13 @@ void Facts::add_dispatch_callers(std::vector<std::vector<int>>& via) const {
     const Id callee = e(c.call).kids[0];
     const Expr& ce = e(callee);
     Id table = kNone;
+    std::string key;
     if (ce.kind == ExprKind::Subscript && ce.kids.size() == 2) {
       table = ce.kids[0];
+      key = literal_key(ce.kids[1]);
     } else if (ce.kind == ExprKind::Call && callee_attr(callee) == "get"sv && ce.kids.size() >= 2) {
       table = callee_receiver(callee);
+      key = literal_key(ce.kids[1]);
     } else if (ce.kind == ExprKind::Call && ce.kids.size() == 3 && ce.kw.empty() &&
                e(ce.kids[0]).kind == ExprKind::Name && e(ce.kids[0]).text == "getattr"sv &&
                e(ce.kids[0]).qname.empty() && e(ce.kids[1]).kind == ExprKind::Name &&
@@ -1617,7 +1634,7 @@ void Facts::add_dispatch_callers(std::vector<std::vector<int>>& via) const {
       if (written < 2) continue;
       ++sites;
       for (Id g : methods_of(class_of(c.func)))
-        if (g != c.func && fits_pattern(p, m.funcs[g].name)) via[g].push_back(static_cast<int>(ci));
+        if (g != c.func && fits_pattern(p, m.funcs[g].name)) credit(g, static_cast<int>(ci));
       continue;
     }
     if (table == kNone || (e(table).kind != ExprKind::Name && e(table).kind != ExprKind::Attribute)) continue;
@@ -1629,18 +1646,18 @@ void Facts::add_dispatch_callers(std::vector<std::vector<int>>& via) const {
     Table& t = tables[{name, vals[0]}];
     t.func = c.func;
     t.cls = class_of(c.func);
-    t.calls.push_back(static_cast<int>(ci));
+    t.calls.emplace_back(static_cast<int>(ci), std::move(key));
   }
   for (const auto& [key, t] : tables) {
     const auto& [name, value] = key;
     // Every read of the name (in the scope that can see the binding) is one of the calls,
-    // and the binding is the one other occurrence.
+    // and the binding is the one other occurrence. An attribute (`self.steps`) counts wherever
+    // the file reads an attribute of that name (`runner.steps["eval"](...)` outside the class).
     Range scope{};
     bool whole_module = true;
-    if (starts_with(name, "self.")) {
+    const bool attribute = starts_with(name, "self.");
+    if (attribute) {
       if (t.cls == kNone) continue;
-      scope = m.classes[t.cls].range;
-      whole_module = false;
     } else if (t.func != kNone && !own_bindings(t.func, name).empty()) {
       scope = m.funcs[t.func].range;
       whole_module = false;
@@ -1651,14 +1668,19 @@ void Facts::add_dispatch_callers(std::vector<std::vector<int>>& via) const {
       if (xe.kind != ExprKind::Name && xe.kind != ExprKind::Attribute) continue;
       if (xe.text != last_component(name)) continue;
       if (!whole_module && (xe.range.begin < scope.begin || xe.range.end > scope.end)) continue;
-      if (dotted(x) == name) ++seen;
+      if (attribute ? xe.kind == ExprKind::Attribute : dotted(x) == name) ++seen;
     }
     if (seen != t.calls.size() + 1) continue;
     const Expr& v = e(value);
     const bool dict = v.text == "dict"sv;
-    for (size_t k = dict ? 1 : 0; k < v.kids.size(); k += dict ? 2 : 1)
-      if (Id g = entry_func(v.kids[k], t.cls); g != kNone)
-        via[g].insert(via[g].end(), t.calls.begin(), t.calls.end());
+    for (size_t k = dict ? 1 : 0; k < v.kids.size(); k += dict ? 2 : 1) {
+      const Id g = entry_func(v.kids[k], t.cls);
+      if (g == kNone) continue;
+      // A call with a written-out key selects that entry only (`ENGINE["val"](...)`).
+      const std::string entry_key = dict ? literal_key(v.kids[k - 1]) : std::string();
+      for (const auto& [ci, call_key] : t.calls)
+        if (call_key.empty() || !dict || call_key == entry_key) credit(g, ci);
+    }
   }
 }
 

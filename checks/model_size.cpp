@@ -52,6 +52,7 @@ constexpr long kKeptPerFeature = 3;
 
 // The size of one layer construction; params kUnknown if not a layer of visible size.
 ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env) {
+  if (depth > 12) return {};
   const std::string& q = f.callee_qual(v);
   if (q.rfind("torch.nn.", 0) != 0) return size_of(f, func, v, depth + 1, env);
   const std::string_view name = f.last_component(q);
@@ -77,11 +78,15 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
       // A layer bound to a name once (`linear1 = nn.Linear(784, 256)`, then
       // `nn.Sequential(linear1, relu, linear2)`; `self.fc1` of the constructor): one used
       // twice counts twice (an upper bound).
-      if (f.e(a).kind == ExprKind::Name || f.e(a).kind == ExprKind::Attribute) {
+      // (Not a parameter, which holds what the caller hands in: `model = nn.Sequential(model,
+      // nn.Softmax(1))` wraps a model of unknown size; nor the call being sized.)
+      if ((f.e(a).kind == ExprKind::Name || f.e(a).kind == ExprKind::Attribute) &&
+          !(func != kNone && f.e(a).kind == ExprKind::Name && f.is_param(func, f.e(a).text))) {
         const std::string& d = f.dotted(a);
         std::vector<Id> vals = d.empty() ? std::vector<Id>{} : f.bindings(func, d);
         if (vals.empty() && func != kNone && !d.empty()) vals = f.bindings(kNone, d);
-        if (vals.size() == 1 && f.e(vals[0]).kind == ExprKind::Call && f.callee_qual(vals[0]).rfind("torch.nn.", 0) == 0)
+        if (vals.size() == 1 && vals[0] != v && f.e(vals[0]).kind == ExprKind::Call &&
+            f.callee_qual(vals[0]).rfind("torch.nn.", 0) == 0)
           a = vals[0];
       }
       if (f.e(a).kind != ExprKind::Call) return {};  // `*layers`, a name bound otherwise

@@ -150,7 +150,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
-      synthetic_def, linear_def, module_def, accumulating_def, eval_def, size_def, trainer_def;
+      synthetic_def, linear_def, module_def, comm_def, accumulating_def, eval_def, size_def, trainer_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -162,6 +162,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& c : files[i].synthetic_datasets) synthetic_def[c].push_back(i);
     for (const auto& c : files[i].linear_classes) linear_def[c].push_back(i);
     for (const auto& c : files[i].module_classes) module_def[c].push_back(i);
+    for (const auto& c : files[i].communicating_classes) comm_def[c].push_back(i);
     for (const auto& cm : files[i].accumulating_methods) accumulating_def[cm.substr(0, cm.find('.'))].push_back(i);
     for (const auto& e : files[i].eval_leaving) eval_def[e.function].push_back(i);
     for (const auto& [c, n] : files[i].model_sizes) size_def[c].push_back(i);
@@ -225,6 +226,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (l != linear_def.end() && defined(l->second)) views[i].linear_classes.insert(q);
       auto mc = module_def.find(last(q));
       if (mc != module_def.end() && defined(mc->second)) views[i].module_classes.insert(q);
+      // (Any definition of the name that communicates: a class of that name might be it.)
+      if (comm_def.count(last(q))) views[i].communicating_classes.insert(q);
       auto ev = eval_def.find(last(q));
       if (ev != eval_def.end()) {
         std::vector<size_t> def = defining_files(q, i, ev->second, files, &modules);

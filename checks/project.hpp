@@ -52,6 +52,10 @@ struct FileSummary {
   // Module classes (nn.Module subclasses, or classes with a forward): an instance is a model
   // in the files that import the class.
   std::vector<std::string> module_classes;
+  // Module classes that synchronise ranks themselves: a collective in one of their methods (a
+  // tensor-parallel layer, a `sync()` that all-reduces the gradients) or a gradient hook that
+  // all-reduces (LL203).
+  std::vector<std::string> communicating_classes;
   // Imported names used as parameter annotations (`model: Transformer`), qualified: what a
   // typed parameter holds, for grad_off_forwards of the defining file.
   std::vector<std::string> type_refs;
@@ -161,6 +165,8 @@ struct ProjectView {
   std::set<std::string> linear_classes;
   // Imported classes (as this file names them) that another file of the run defines as a module.
   std::set<std::string> module_classes;
+  // Imported classes (as this file names them) that synchronise ranks themselves.
+  std::set<std::string> communicating_classes;
   // This file's functions named like evaluation whose result another file back-propagates.
   std::set<std::string> trained_by_callers;
   // Calls named like a loss this file makes whose every definition in the run returns a Python
@@ -171,7 +177,7 @@ struct ProjectView {
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && eval_leaving_imports.empty() &&
-           imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() &&
+           imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && communicating_classes.empty() &&
            number_losses.empty() && other_losses.empty();
   }
 };

@@ -250,7 +250,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
             {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
-            {"syn", summary.synthetic_datasets}, {"lin", summary.linear_classes}, {"mcl", summary.module_classes}, {"acc", summary.accumulating_methods},
+            {"syn", summary.synthetic_datasets}, {"lin", summary.linear_classes}, {"mcl", summary.module_classes}, {"ccl", summary.communicating_classes}, {"acc", summary.accumulating_methods},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
             {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced},
             {"bpr", summary.backprop_results}, {"evn", summary.eval_named},
@@ -410,6 +410,7 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.synthetic_datasets = strings(at(p, "syn"));
     s.linear_classes = strings(at(p, "lin"));
     s.module_classes = strings(at(p, "mcl"));
+    s.communicating_classes = strings(at(p, "ccl"));
     s.accumulating_methods = strings(at(p, "acc"));
     s.program = boolean(at(p, "pg"));
     s.gpu_evidence = boolean(at(p, "ge"));

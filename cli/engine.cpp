@@ -655,6 +655,27 @@ std::vector<bool> unpackaged_modules(const std::vector<std::string>& files, cons
   return out;
 }
 
+// A license file's name (lower case): `license`, `licence`, `copying`, `unlicense`, with an
+// optional qualifier (`license-mit`, `license.apache`) and text extension (`.txt`, `.md`,
+// `.rst`). Not a module that starts so (`license_plate_dataset.py`).
+bool license_file_name(std::string_view name) {
+  for (std::string_view ext : {".txt", ".md", ".rst"})
+    if (name.size() > ext.size() && name.substr(name.size() - ext.size()) == ext) {
+      name.remove_suffix(ext.size());
+      break;
+    }
+  for (std::string_view stem : {"license", "licence", "copying", "unlicense"}) {
+    if (name.rfind(stem, 0) != 0) continue;
+    std::string_view rest = name.substr(stem.size());
+    if (rest.empty()) return true;
+    if (rest[0] != '-' && rest[0] != '.') continue;
+    rest.remove_prefix(1);
+    return !rest.empty() && rest.size() <= 12 &&
+           std::all_of(rest.begin(), rest.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.'; });
+  }
+  return false;
+}
+
 // For each file: why it is code vendored from another project, "" when it is not. Two signs,
 // below the run's root (a path the user names is what they asked to check):
 // - a folder named as vendored code holds it (`third_party/`, `vendor/`, `external/`, ...);
@@ -691,6 +712,11 @@ std::vector<std::string> vendored_code(const std::vector<std::string>& files, co
     abs_roots.push_back({p, top, repository});
   }
   if (abs_roots.empty()) return out;
+  std::unordered_set<std::string> named_files;  // a file the user names is checked in full
+  for (const std::string& r : roots) {
+    fs::path p = fs::absolute(r, ec).lexically_normal();
+    if (!ec && !fs::is_directory(p, ec)) named_files.insert(p.string());
+  }
   std::unordered_map<std::string, bool> licensed;  // folder -> holds a license file
   auto has_license = [&](const fs::path& dir) {
     auto [it, fresh] = licensed.try_emplace(dir.string(), false);
@@ -700,7 +726,7 @@ std::vector<std::string> vendored_code(const std::vector<std::string>& files, co
     for (fs::directory_iterator d(dir, e2), end; !e2 && d != end && ++seen < 4096; d.increment(e2)) {
       std::string name = d->path().filename().string();
       std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
-      if (name.rfind("license", 0) == 0 || name.rfind("licence", 0) == 0 || name.rfind("copying", 0) == 0) {
+      if (license_file_name(name)) {
         std::error_code e3;
         if (d->is_regular_file(e3)) {
           it->second = true;
@@ -715,7 +741,7 @@ std::vector<std::string> vendored_code(const std::vector<std::string>& files, co
                                                       "_vendor",     "extern",      "external",   "externals"};
   for (size_t i = 0; i < files.size(); ++i) {
     const fs::path file = fs::absolute(files[i], ec).lexically_normal();
-    if (ec) continue;
+    if (ec || named_files.count(file.string())) continue;
     const Root* root = nullptr;
     for (const Root& r : abs_roots) {
       auto [ri, fi] = std::mismatch(r.path.begin(), r.path.end(), file.begin(), file.end());

@@ -988,6 +988,24 @@ def main(rank, net, train_set, val_set):
             "WRAP", "    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank])\n"))
         rc, out, err = run(["--format", "json", "--no-cache", self.dir])
         self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL203"], [])
+        # The loop trains what another module's helper built from it (which may be a DDP wrap).
+        self.write("dist_utils.py", "from torch.nn.parallel import DistributedDataParallel\n\n\n"
+                   "def wrap_model(model, rank):\n    return DistributedDataParallel(model, device_ids=[rank])\n")
+        self.write("train.py", train.replace("WRAP", "    ddp = wrap_model(model, rank)\n")
+                   .replace("model(x.cuda(rank))", "ddp(x.cuda(rank))")
+                   .replace("from models import Net\n", "from models import Net\nfrom dist_utils import wrap_model\n"))
+        rc, out, err = run(["--format", "json", "--no-cache", self.dir])
+        self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL203"], [], out)
+        # A class of a module that synchronises ranks itself (a method all-reduces the gradients,
+        # or another class of that module communicates in its forward).
+        os.remove(os.path.join(self.dir, "dist_utils.py"))
+        self.write("train.py", train.replace("WRAP", ""))
+        self.write("models.py", "import torch.distributed as dist\nimport torch.nn as nn\n\n\n"
+                   "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                   "        self.fc = nn.Linear(10, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n\n"
+                   "    def sync(self):\n        for p in self.parameters():\n            dist.all_reduce(p.grad)\n")
+        rc, out, err = run(["--format", "json", "--no-cache", self.dir])
+        self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL203"], [], out)
 
     def test_extensionless_python_script_is_python(self):
         script = self.write("bin/evaluate", "#!/usr/bin/env python3\n" + LEAKY)
@@ -1325,6 +1343,23 @@ class VendoredCode(Tmp):
         self.assertEqual(rel(self.weak(self.dir)), [("deps/lib/ev.py", True), ("train.py", False)])
         rc, out, err = run(["--no-cache", "--show-low-confidence", self.dir])
         self.assertIn("`deps/lib/` is another repository inside this one", out)
+
+    def test_a_module_named_like_a_license_is_no_license(self):
+        # A license-plate reader's `license_plate_dataset.py` is code, not a license file.
+        self.write("LICENSE", "MIT\n")
+        self.write("plate_reader/license_plate_dataset.py", self.EVAL)
+        self.write("plate_reader/evaluate.py", self.EVAL)
+        self.assertEqual([w for _, w, _ in self.weak(self.dir)], [False, False])
+
+    def test_a_file_the_user_names_is_checked_in_full(self):
+        self.tree()
+        got = self.weak(self.dir)
+        named = os.path.join(self.dir, "third_party", "lib", "ev.py")
+        rc, out, err = run(["--format", "json", "--show-low-confidence", "--no-cache", self.dir, named])
+        weak = {os.path.relpath(f["path"], self.dir).replace(os.sep, "/"): f["low_confidence"]
+                for f in json.loads(out)["findings"] if f["rule"] == "LL101"}
+        self.assertEqual(weak["third_party/lib/ev.py"], False, out)
+        self.assertEqual(weak["External/ev.py"], True, out)
 
     def test_fix_leaves_vendored_code_alone(self):
         self.tree()

@@ -81,6 +81,7 @@ FileSummary sample_summary() {
   s.synthetic_datasets = {"RandomImages"};
   s.linear_classes = {"LogisticRegression"};
   s.module_classes = {"LogisticRegression", "Net"};
+  s.communicating_classes = {"ParallelMLP"};
   s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
   s.accumulating_methods = {"AverageMeter.update"};
   s.eval_leaving = {{"evaluate", 0, "model"}};
@@ -157,6 +158,7 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.synthetic_datasets, sample_summary().synthetic_datasets);
   EXPECT_EQ(s.linear_classes, sample_summary().linear_classes);
   EXPECT_EQ(s.module_classes, sample_summary().module_classes);
+  EXPECT_EQ(s.communicating_classes, sample_summary().communicating_classes);
   EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
   EXPECT_EQ(s.accumulating_methods, sample_summary().accumulating_methods);
   ASSERT_EQ(s.eval_leaving.size(), 1u);
@@ -231,7 +233,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
