@@ -50,9 +50,9 @@ bool framework_sync(const Facts& f, std::set<std::string>& wrapped) {
 
 bool is_collective(const Facts& f, const CallSite& c) {
   const std::string& q = f.callee_qual(c.call);
-  const std::string& a = f.callee_attr(c.call);
-  std::string last = q.empty() ? a : std::string(f.last_component(q));
-  if (!(starts_with(q, "torch.distributed.") || q.empty())) return false;
+  if (!(q.empty() || starts_with(q, "torch.distributed."))) return false;
+  const std::string_view last = q.empty() ? std::string_view(f.callee_attr(c.call)) : f.last_component(q);
+  if (last.empty()) return false;
   return last == "all_reduce"sv || last == "all_reduce_coalesced"sv || last == "reduce"sv || last == "reduce_scatter"sv ||
          last == "all_gather"sv || last == "all_gather_into_tensor"sv || last == "reduce_scatter_tensor"sv ||
          last == "broadcast"sv || last == "allreduce"sv;
@@ -172,8 +172,10 @@ bool model_communicates(const Facts& f) {
 // (or in a lambda inside one: a gradient hook `p.register_hook(lambda g: dist.all_reduce(g))`).
 std::set<Id> communicating_classes(const Facts& f) {
   std::set<Id> out;
+  if (f.m.classes.empty()) return out;
   for (const CallSite& x : f.calls) {
-    if (x.func == kNone || !is_collective(f, x)) continue;
+    if (x.func == kNone || (f.class_of(x.func) == kNone && f.m.funcs[x.func].parent == kNone)) continue;
+    if (!is_collective(f, x)) continue;
     for (Id g = x.func; g != kNone; g = f.m.funcs[g].parent)
       if (Id k = f.class_of(g); k != kNone && f.is_module_class(k)) out.insert(k);
   }
