@@ -424,7 +424,11 @@ class History {
         registers_a_hook(attr))
       return false;
     // torch.autograd.grad results carry history only with create_graph=True.
-    if (q == "torch.autograd.grad"sv && f_.arg(call, static_cast<size_t>(-1), "create_graph") == kNone) return false;
+    // (Written out as `create_graph=False`, or the fifth positional argument, it is the default.)
+    if (q == "torch.autograd.grad"sv) {
+      const Id cg = f_.arg(call, 4, "create_graph");
+      if (cg == kNone || (f_.e(cg).kind == ExprKind::Literal && f_.e(cg).lit == LitKind::False)) return false;
+    }
     // A same-file function: its returned values decide.
     {
       auto ci = f_.call_index.find(call);
