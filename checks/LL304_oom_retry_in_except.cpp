@@ -66,6 +66,32 @@ Outcome oom_outcome(const Facts& f, Id t, int depth = 0) {
   if (e.kind == ExprKind::Call && e.kids.size() == 2 && in(f.callee_attr(t), {"startswith", "endswith", "__contains__"}) &&
       oom_leaf(f, e.kids[1]))
     return {1, -1};
+  // A list of messages among which an out-of-memory one: `any(p in msg for p in critical)`
+  // with `critical = ["CUDA out of memory", "device-side assert", ...]`. True: that error or
+  // another listed one; false: not an out-of-memory error.
+  if (e.kind == ExprKind::Call && e.kids.size() == 2 && f.dotted(e.kids[0]) == "any" && e.qname.empty()) {
+    const Expr& gen = f.e(e.kids[1]);
+    if (gen.kind != ExprKind::Comprehension || gen.fors.size() != 1 || gen.kids.empty()) return {};
+    const Expr& test = f.e(gen.kids[0]);
+    const Id target = gen.fors[0].target;
+    if (test.kind != ExprKind::Compare || test.text != "in"sv || test.kids.size() != 2 || target == kNone ||
+        f.e(target).kind != ExprKind::Name || f.dotted(test.kids[0]) != f.e(target).text)
+      return {};
+    Id list = gen.fors[0].iter;
+    if (list != kNone && f.e(list).kind == ExprKind::Name) {
+      const std::vector<Id> vals = f.bindings(f.function_at(f.e(list).range.begin), f.e(list).text);
+      list = vals.size() == 1 ? vals[0] : kNone;
+    }
+    if (list == kNone || f.e(list).kind != ExprKind::Sequence) return {};
+    for (Id k : f.e(list).kids)
+      if (oom_leaf(f, k)) return {0, -1};
+    return {};
+  }
+  // A name bound once to such a test (`is_critical = any(...)`; `if is_critical: break`).
+  if (e.kind == ExprKind::Name) {
+    const std::vector<Id> vals = f.bindings(f.function_at(e.range.begin), e.text);
+    if (vals.size() == 1) return oom_outcome(f, vals[0], depth + 1);
+  }
   return {};
 }
 
