@@ -302,6 +302,9 @@ bool handed_back_in(const Facts& f, Id func, const std::vector<Id>& stmts, const
   for (Id sid : stmts) {
     const Stmt& s = f.m.s(sid);
     if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) || s.value == kNone) continue;
+    // Handed back to the name itself (`model = load_model(path, model)`): the same object,
+    // which nothing else holds.
+    if (s.targets.size() == 1 && f.dotted(s.targets[0]) == d) continue;
     const Id v = f.unplaced(s.value);
     if (f.e(v).kind != ExprKind::Call) continue;
     const Id g = f.same_file_target(v, func);
@@ -752,12 +755,37 @@ void summarize_LL301(const Facts& f, FileSummary& out) {
   std::vector<char> trains(f.m.funcs.size(), 0);
   std::vector<std::vector<Id>> callers(f.m.funcs.size());
   std::vector<Id> work;
+  // A function that builds an optimizer and steps it or hands it on (`meta_opt =
+  // optim.Adam(maml.parameters()); fit(learner=maml, optimiser=meta_opt, ...)`) trains too,
+  // wherever the backward runs: an optimizer is built to train (one only returned, by a
+  // builder, does not count).
+  std::vector<std::pair<Id, std::string>> optimizers;  // (function, name bound to an optimizer)
   for (const CallSite& c : f.calls) {
     if (c.func == kNone) continue;
     if (c.target_func != kNone && c.target_func != c.func) callers[c.target_func].push_back(c.func);
     if (!trains[c.func] && f.is_backprop(c)) {
       trains[c.func] = 1;
       work.push_back(c.func);
+    }
+    const std::string& q = f.callee_qual(c.call);
+    if (starts_with(q, "torch.optim.") && q.find(".lr_scheduler") == std::string::npos && c.stmt != kNone &&
+        f.m.s(c.stmt).kind == StmtKind::Assign && f.m.s(c.stmt).value == c.call && f.m.s(c.stmt).targets.size() == 1) {
+      const std::string_view last = f.last_component(q);
+      if (!last.empty() && std::isupper(static_cast<unsigned char>(last[0])))
+        optimizers.emplace_back(c.func, f.dotted(f.m.s(c.stmt).targets[0]));
+    }
+  }
+  for (const auto& [g, name] : optimizers) {
+    if (name.empty() || trains[g]) continue;
+    for (int ci : f.calls_in(g)) {
+      const Expr& x = f.e(f.calls[ci].call);
+      bool used = f.dotted(f.callee_receiver(f.calls[ci].call)) == name && f.callee_attr(f.calls[ci].call) == "step"sv;
+      for (size_t k = 1; k < x.kids.size() && !used; ++k) used = f.dotted(x.kids[k]) == name;
+      if (used) {
+        trains[g] = 1;
+        work.push_back(g);
+        break;
+      }
     }
   }
   while (!work.empty()) {

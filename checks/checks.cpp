@@ -498,6 +498,9 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     summary->imports = imported_modules(m);
     summarize_LL405(facts, *summary);
     summarize_LL203(facts, *summary);
+    // (Also of a module that reaches torch only through a project module, `from utils import
+    // *`: the join that finds that out reads its trainers and model sizes.)
+    summarize_LL301(facts, *summary);
   }
   // Relevance: Python that reaches no torch (MXNet, TensorFlow, plain Python) has none of
   // the mechanisms the rules describe. C++ units are filtered before Clang runs.
@@ -507,7 +510,6 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     return out;
   }
   if (summary) {
-    summarize_LL301(facts, *summary);
     summary->program = facts.is_program();
     summary->gpu_evidence = facts.has_gpu_evidence();
   }

@@ -1412,6 +1412,28 @@ class ModelSweepAcrossModules(Tmp):
         rc, out, err = run(["--format", "json", "--no-cache", os.path.join(self.dir, "sweep.py")])
         self.assertEqual([f["severity"] for f in json.loads(out)["findings"] if f["rule"] == "LL301"], ["warning"])
 
+    def test_sweep_trained_by_a_module_that_reaches_torch_through_a_star_import(self):
+        # The trainer's module imports torch only through a project module (`from helpers import
+        # *`), and the runner builds an optimizer and hands it on to the loop of yet another
+        # module (MAML-style `main`): both train. `model = load_model(path, model)` hands the
+        # same object back to the name, which keeps no old model.
+        self.write("helpers.py", "import torch\n")
+        self.write("fitmod.py", "from helpers import *\n\n\ndef fit(model, optimiser, loader):\n"
+                   "    for x, y in loader:\n        loss = (model(x) - y).pow(2).mean()\n"
+                   "        optimiser.zero_grad()\n        loss.backward()\n        optimiser.step()\n")
+        self.write("runner.py", "import torch.optim as optim\nfrom fitmod import fit\n\n\ndef main(model, loader):\n"
+                   "    opt = optim.Adam(model.parameters(), lr=1e-3)\n    fit(model, opt, loader)\n")
+        sweep = ("import torch\nfrom zoo import grab_model\nfrom {mod} import {fn} as run_one\n\n\n"
+                 "def load_model(path, model):\n    model.load_state_dict(torch.load(path))\n    return model\n\n\n"
+                 "def sweep(names, loader):\n    for name in names:\n        model = grab_model(name).cuda()\n"
+                 "        model = load_model('best.pt', model)\n        run_one(model=model, loader=loader)\n")
+        self.write("sweep.py", sweep.format(mod="runner", fn="main"))
+        self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 13, "note", "each iteration trains with the model it ")])
+        # A runner that only builds the optimizer and returns it trains nothing.
+        self.write("runner.py", "import torch.optim as optim\n\n\ndef main(model, loader):\n"
+                   "    return optim.Adam(model.parameters(), lr=1e-3)\n")
+        self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 13, "warning", "")])
+
     def test_a_notebook_sweep_trained_by_a_function_of_another_module(self):
         # A notebook's cells import the trainer from the module beside it: the cross-module
         # facts reach notebooks too, and the finding stays on the notebook's own line. Cached
