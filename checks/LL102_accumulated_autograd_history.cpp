@@ -469,6 +469,10 @@ class History {
         return false;
       return any_arg_carries(call, off, depth);
     }
+    // An accessor handed nothing (`loss.get_loss()`, `meter.get_avg()`): no tensor method is
+    // named `get_*` (`get_device()` returns an int), so the receiver is another object (a loss
+    // class with its own backward()) whose class, not shown here, decides what it returns.
+    if (callee.kind == ExprKind::Attribute && starts_with(callee.text, "get_") && e.kids.size() == 1) return false;
     // Methods of a tensor with history keep it (sum, mean, cpu, to, view, float, ...).
     if (callee.kind == ExprKind::Attribute && carries(callee.kids[0], off, depth + 1)) return true;
     // Losses and criteria.
