@@ -408,6 +408,16 @@ class History {
     return false;
   }
 
+  // Does a class of this file define a method of that name (whose returns are then the
+  // file's to follow: `Output.get_logits()` returning a forward's logits)?
+  // (Also a definition another module of the run shows returning something other than a
+  // number: `get_current_loss()` returning `self.loss`, ProjectView::other_losses.)
+  bool defines_method(const std::string& name) const {
+    for (const Function& fn : f_.m.funcs)
+      if (fn.cls != kNone && fn.name == name) return true;
+    return f_.project && f_.project->other_losses.count(name);
+  }
+
   bool call_carries(Id call, bool off, int depth) const {
     if (off) return false;
     const Expr& e = f_.e(call);
@@ -472,7 +482,9 @@ class History {
     // An accessor handed nothing (`loss.get_loss()`, `meter.get_avg()`): no tensor method is
     // named `get_*` (`get_device()` returns an int), so the receiver is another object (a loss
     // class with its own backward()) whose class, not shown here, decides what it returns.
-    if (callee.kind == ExprKind::Attribute && starts_with(callee.text, "get_") && e.kids.size() == 1) return false;
+    if (callee.kind == ExprKind::Attribute && starts_with(callee.text, "get_") && e.kids.size() == 1 &&
+        !defines_method(callee.text))
+      return false;
     // Methods of a tensor with history keep it (sum, mean, cpu, to, view, float, ...).
     if (callee.kind == ExprKind::Attribute && carries(callee.kids[0], off, depth + 1)) return true;
     // Losses and criteria.

@@ -298,16 +298,41 @@ bool idle_through_training(const Facts& f, int loop, const std::string& d, Id va
 // Does a statement bind the result of a same-file function that returns the model it is
 // handed (`val_acc, _, trained = main(args, model)` where `main` ends `return acc, loss,
 // model`)? That result outlives the rebinding of `d`.
+// Does the function keep one of its parameters somewhere that outlives the call: appended or
+// inserted into a container, or stored into an attribute or a subscript?
+bool keeps_its_argument(const Facts& f, Id g) {
+  const std::vector<std::string>& params = f.m.funcs[g].params;
+  auto is_param = [&](Id x) {
+    const std::string& d = f.dotted(f.unplaced(x));
+    return !d.empty() && std::find(params.begin(), params.end(), d) != params.end() && d != "self"sv;
+  };
+  for (int ci : f.calls_in(g)) {
+    const Expr& x = f.e(f.calls[ci].call);
+    if (!in(f.callee_attr(f.calls[ci].call), {"append", "extend", "insert", "add", "setdefault", "__setitem__", "put"}))
+      continue;
+    for (size_t k = 1; k < x.kids.size(); ++k)
+      if (is_param(x.kids[k])) return true;
+  }
+  for (Id sid : f.stmts_in(g)) {
+    const Stmt& st = f.m.s(sid);
+    if (st.kind != StmtKind::Assign || st.value == kNone || !is_param(st.value)) continue;
+    for (Id t : st.targets)
+      if (t != kNone && f.e(t).kind != ExprKind::Name) return true;
+  }
+  return false;
+}
+
 bool handed_back_in(const Facts& f, Id func, const std::vector<Id>& stmts, const std::string& d) {
   for (Id sid : stmts) {
     const Stmt& s = f.m.s(sid);
     if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) || s.value == kNone) continue;
-    // Handed back to the name itself (`model = load_model(path, model)`): the same object,
-    // which nothing else holds.
-    if (s.targets.size() == 1 && f.dotted(s.targets[0]) == d) continue;
     const Id v = f.unplaced(s.value);
     if (f.e(v).kind != ExprKind::Call) continue;
     const Id g = f.same_file_target(v, func);
+    // Handed back to the name itself (`model = load_model(path, model)`): the same object,
+    // which nothing else holds, unless the file shows the function keeping it (`registry.append
+    // (model)`, `self.models[k] = model`).
+    if (s.targets.size() == 1 && f.dotted(s.targets[0]) == d && !(g != kNone && keeps_its_argument(f, g))) continue;
     const Expr& call = f.e(v);
     for (size_t k = 1; k < call.kids.size(); ++k) {
       if (f.dotted(f.unplaced(call.kids[k])) != d) continue;
@@ -755,11 +780,13 @@ void summarize_LL301(const Facts& f, FileSummary& out) {
   std::vector<char> trains(f.m.funcs.size(), 0);
   std::vector<std::vector<Id>> callers(f.m.funcs.size());
   std::vector<Id> work;
-  // A function that builds an optimizer and steps it or hands it on (`meta_opt =
+  // A function that builds an optimizer and steps it or hands it to a function (`meta_opt =
   // optim.Adam(maml.parameters()); fit(learner=maml, optimiser=meta_opt, ...)`) trains too,
-  // wherever the backward runs: an optimizer is built to train (one only returned, by a
-  // builder, does not count).
-  std::vector<std::pair<Id, std::string>> optimizers;  // (function, name bound to an optimizer)
+  // wherever the backward runs: an optimizer is built to train. Not a builder that returns it
+  // (also wrapped, with a scheduler: `return opt, sched`), nor one handed only to a class
+  // (`Lookahead(opt)`, `CosineAnnealingLR(opt)`) or to torch. One pass over each function's
+  // calls, whatever the number of optimizers in it.
+  std::unordered_map<Id, std::unordered_set<std::string>> optimizers;  // function -> names bound to one
   for (const CallSite& c : f.calls) {
     if (c.func == kNone) continue;
     if (c.target_func != kNone && c.target_func != c.func) callers[c.target_func].push_back(c.func);
@@ -771,16 +798,29 @@ void summarize_LL301(const Facts& f, FileSummary& out) {
     if (starts_with(q, "torch.optim.") && q.find(".lr_scheduler") == std::string::npos && c.stmt != kNone &&
         f.m.s(c.stmt).kind == StmtKind::Assign && f.m.s(c.stmt).value == c.call && f.m.s(c.stmt).targets.size() == 1) {
       const std::string_view last = f.last_component(q);
-      if (!last.empty() && std::isupper(static_cast<unsigned char>(last[0])))
-        optimizers.emplace_back(c.func, f.dotted(f.m.s(c.stmt).targets[0]));
+      const std::string& name = f.dotted(f.m.s(c.stmt).targets[0]);
+      if (!last.empty() && std::isupper(static_cast<unsigned char>(last[0])) && !name.empty())
+        optimizers[c.func].insert(name);
     }
   }
-  for (const auto& [g, name] : optimizers) {
-    if (name.empty() || trains[g]) continue;
+  for (auto& [g, names] : optimizers) {
+    if (trains[g]) continue;
+    for (Id r : f.returned_values(g))  // a builder hands back what it built
+      for_each_expr(f.m, r, [&](Id y) {
+        if (f.e(y).kind == ExprKind::Name) names.erase(f.e(y).text);
+        return !names.empty();
+      });
+    if (names.empty()) continue;
     for (int ci : f.calls_in(g)) {
-      const Expr& x = f.e(f.calls[ci].call);
-      bool used = f.dotted(f.callee_receiver(f.calls[ci].call)) == name && f.callee_attr(f.calls[ci].call) == "step"sv;
-      for (size_t k = 1; k < x.kids.size() && !used; ++k) used = f.dotted(x.kids[k]) == name;
+      const CallSite& x = f.calls[ci];
+      const Expr& xe = f.e(x.call);
+      bool used = f.callee_attr(x.call) == "step"sv && names.count(f.dotted(f.callee_receiver(x.call)));
+      const Expr& callee = f.e(xe.kids[0]);
+      const std::string_view cname = callee.kind == ExprKind::Name || callee.kind == ExprKind::Attribute
+                                         ? std::string_view(callee.text) : std::string_view();
+      const bool function = !cname.empty() && std::islower(static_cast<unsigned char>(cname[0])) &&
+                            !starts_with(f.callee_qual(x.call), "torch.") && f.callee_attr(x.call) != "load_state_dict"sv;
+      for (size_t k = 1; k < xe.kids.size() && !used && function; ++k) used = names.count(f.dotted(xe.kids[k])) > 0;
       if (used) {
         trains[g] = 1;
         work.push_back(g);

@@ -70,8 +70,9 @@ Outcome oom_outcome(const Facts& f, Id t, int depth = 0) {
   // with `critical = ["CUDA out of memory", "device-side assert", ...]`. True: that error or
   // another listed one; false: not an out-of-memory error.
   if (e.kind == ExprKind::Call && e.kids.size() == 2 && f.dotted(e.kids[0]) == "any" && e.qname.empty()) {
+    // (One clause and no `if` filter, which could leave the out-of-memory message out.)
     const Expr& gen = f.e(e.kids[1]);
-    if (gen.kind != ExprKind::Comprehension || gen.fors.size() != 1 || gen.kids.empty()) return {};
+    if (gen.kind != ExprKind::Comprehension || gen.fors.size() != 1 || gen.kids.size() != 1) return {};
     const Expr& test = f.e(gen.kids[0]);
     const Id target = gen.fors[0].target;
     if (test.kind != ExprKind::Compare || test.text != "in"sv || test.kids.size() != 2 || target == kNone ||
@@ -79,20 +80,37 @@ Outcome oom_outcome(const Facts& f, Id t, int depth = 0) {
       return {};
     Id list = gen.fors[0].iter;
     if (list != kNone && f.e(list).kind == ExprKind::Name) {
-      const std::vector<Id> vals = f.bindings(f.function_at(f.e(list).range.begin), f.e(list).text);
+      // A name bound once to the list and never changed (`critical.remove(...)`, `.append`).
+      const std::string& name = f.e(list).text;
+      const std::vector<Id> vals = f.bindings(f.function_at(f.e(list).range.begin), name);
       list = vals.size() == 1 ? vals[0] : kNone;
+      for (const CallSite& c : f.calls)
+        if (list != kNone && f.dotted(f.callee_receiver(c.call)) == name) list = kNone;
     }
     if (list == kNone || f.e(list).kind != ExprKind::Sequence) return {};
     for (Id k : f.e(list).kids)
       if (oom_leaf(f, k)) return {0, -1};
     return {};
   }
-  // A name bound once to such a test (`is_critical = any(...)`; `if is_critical: break`).
-  if (e.kind == ExprKind::Name) {
-    const std::vector<Id> vals = f.bindings(f.function_at(e.range.begin), e.text);
-    if (vals.size() == 1) return oom_outcome(f, vals[0], depth + 1);
-  }
   return {};
+}
+
+// The test an `if` asks, where its condition is a name the statements before it in the same
+// block bind to a test (`is_critical = any(...)`, then `if is_critical: break`): that test.
+// A name bound elsewhere (before the loop, from other text) is not a test of this error.
+Id test_of(const Facts& f, const std::vector<Id>& body, Id sid) {
+  const Id cond = f.m.s(sid).value;
+  if (cond == kNone || f.e(cond).kind != ExprKind::Name) return cond;
+  Id found = kNone;
+  for (Id x : body) {
+    if (x == sid) break;
+    const Stmt& st = f.m.s(x);
+    bool binds = false;
+    for (Id t : st.targets) binds = binds || (t != kNone && f.dotted(t) == f.e(cond).text);
+    if (!binds) continue;
+    found = st.kind == StmtKind::Assign && st.targets.size() == 1 ? st.value : kNone;
+  }
+  return found != kNone ? found : cond;
 }
 
 // Does the body always leave (its last statement raises, returns, breaks, continues or ends
@@ -119,9 +137,9 @@ int path_polarity(const Facts& f, const std::vector<Id>& body, uint32_t at, int 
         return !b.empty() && f.m.s(b.front()).range.begin <= at && at < f.m.s(b.back()).range.end;
       };
       if (s.kind == StmtKind::If && within(s.body))
-        return combine(acc, combine(oom_outcome(f, s.value).if_true, path_polarity(f, s.body, at, depth + 1)));
+        return combine(acc, combine(oom_outcome(f, test_of(f, body, sid)).if_true, path_polarity(f, s.body, at, depth + 1)));
       if (s.kind == StmtKind::If && within(s.orelse))
-        return combine(acc, combine(oom_outcome(f, s.value).if_false, path_polarity(f, s.orelse, at, depth + 1)));
+        return combine(acc, combine(oom_outcome(f, test_of(f, body, sid)).if_false, path_polarity(f, s.orelse, at, depth + 1)));
       for (const std::vector<Id>* b : {&s.body, &s.orelse, &s.finalbody})
         if (within(*b)) return combine(acc, path_polarity(f, *b, at, depth + 1));
       for (const Handler& h : s.handlers)
@@ -129,7 +147,7 @@ int path_polarity(const Facts& f, const std::vector<Id>& body, uint32_t at, int 
       return acc;
     }
     if (s.range.end <= at && s.kind == StmtKind::If && s.orelse.empty() && always_leaves(f, s.body))
-      acc = combine(acc, oom_outcome(f, s.value).if_false);
+      acc = combine(acc, oom_outcome(f, test_of(f, body, sid)).if_false);
   }
   return acc;
 }

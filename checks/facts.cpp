@@ -1926,8 +1926,19 @@ FileSummary Facts::summarize() const {
     out.method_calls.assign(by_name.begin(), by_name.end());
     // Functions named like a loss, for LL102 across files (join_summaries; the files that read
     // such a name, as FileSummary::referenced tells, learn what it returns).
+    // (Not an abstract method, whose body only raises: `def get_loss(self): raise
+    // NotImplementedError`; its subclasses' definitions say what it returns.)
+    auto abstract = [&](Id fn) {
+      const std::vector<Id>& body = m.funcs[fn].body;
+      for (Id sid : body) {
+        const Stmt& st = m.s(sid);
+        const bool doc = st.kind == StmtKind::Expr && st.value != kNone && e(st.value).kind == ExprKind::Literal;
+        if (!doc && st.kind != StmtKind::Raise && st.kind != StmtKind::Pass) return false;
+      }
+      return !body.empty();
+    };
     for (Id fn = 0; fn < m.funcs.size(); ++fn)
-      if (m.funcs[fn].parent == kNone && named_like_a_loss(m.funcs[fn].name))
+      if (m.funcs[fn].parent == kNone && named_like_a_loss(m.funcs[fn].name) && !abstract(fn))
         out.loss_functions.emplace_back(m.funcs[fn].name, returns_number(fn));
     out.method_calls_from_namesakes.assign(from_namesakes.begin(), from_namesakes.end());
     // Calls on `self`, for the subclasses other files define (join_summaries).
@@ -2928,9 +2939,10 @@ bool Facts::returns_number(Id fn) const {
         break;
       case ExprKind::Call: {
         const Expr& callee = e(v.kids[0]);
+        // (`math.exp(nll)`: the math module computes on Python numbers and returns one.)
         r = (callee.kind == ExprKind::Name && qual(v.kids[0]).empty() &&
              in(callee.text, {"float", "int", "round", "len"})) ||
-            in(callee_attr(x), {"item", "tolist"});
+            in(callee_attr(x), {"item", "tolist"}) || starts_with(callee_qual(x), "math.");
         break;
       }
       case ExprKind::BinOp:

@@ -180,19 +180,15 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       }
     // (To the files that read the name: `referenced` is sorted, and holds the words of what a
     // file imports, so `from stats import calc_dataset_loss as dl` counts.)
-    // A name some definition of which returns something else matters only to a file whose own
-    // definitions of it return numbers (it would read its own); the others read it as a loss
-    // already, and get no view (no second analysis) for it.
+    // A name some definition of which returns something else: a file reading it learns that
+    // the run shows what it returns (its own number-returning definitions, or a `get_*()`
+    // accessor it would otherwise take for an object's own, are not all there is).
     if (!number.empty())
       for (size_t i = 0; i < files.size(); ++i)
         for (const auto& [name, is_number] : number) {
           if (!std::binary_search(files[i].referenced.begin(), files[i].referenced.end(), name)) continue;
-          if (is_number) {
-            views[i].number_losses.insert(name);
-            continue;
-          }
-          for (const auto& [own, own_number] : files[i].loss_functions)
-            if (own == name && own_number) views[i].other_losses.insert(name);
+          if (is_number) views[i].number_losses.insert(name);
+          else views[i].other_losses.insert(name);
         }
   }
   for (size_t i = 0; i < files.size(); ++i) {

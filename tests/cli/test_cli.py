@@ -719,6 +719,13 @@ def main(rank, net, train_set, val_set):
         self.write("trainer.py", getter.format("self.loss.item()"))
         self.write("old_trainer.py", getter.format("self.loss"))
         self.assertEqual(self.lines_of("LL102"), {("train.py", 10)})
+        # An abstract definition (its body only raises) says nothing; `math.exp(...)` of a
+        # number is a number.
+        os.remove(os.path.join(self.dir, "old_trainer.py"))
+        self.write("base.py", "class BaseTrainer:\n    def get_current_loss(self):\n"
+                   "        \"\"\"The loss.\"\"\"\n        raise NotImplementedError\n")
+        self.write("trainer.py", "import math\n" + getter.format("math.exp(self.loss.item())"))
+        self.assertEqual(self.lines_of("LL102"), set())
 
     def test_loss_helpers_that_sum_tensors_or_belong_to_another_class(self):
         # `loss = 0; loss += w * F.mse_loss(...)` returns a tensor, not the literal it started
@@ -1429,9 +1436,11 @@ class ModelSweepAcrossModules(Tmp):
                  "        model = load_model('best.pt', model)\n        run_one(model=model, loader=loader)\n")
         self.write("sweep.py", sweep.format(mod="runner", fn="main"))
         self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 13, "note", "each iteration trains with the model it ")])
-        # A runner that only builds the optimizer and returns it trains nothing.
+        # A runner that only builds the optimizer (with a scheduler over it) and returns it
+        # trains nothing.
         self.write("runner.py", "import torch.optim as optim\n\n\ndef main(model, loader):\n"
-                   "    return optim.Adam(model.parameters(), lr=1e-3)\n")
+                   "    opt = optim.SGD(model.parameters(), lr=0.1)\n"
+                   "    sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10)\n    return opt, sched\n")
         self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 13, "warning", "")])
 
     def test_a_notebook_sweep_trained_by_a_function_of_another_module(self):
