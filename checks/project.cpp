@@ -187,8 +187,16 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       for (size_t i = 0; i < files.size(); ++i)
         for (const auto& [name, is_number] : number) {
           if (!std::binary_search(files[i].referenced.begin(), files[i].referenced.end(), name)) continue;
-          if (is_number) views[i].number_losses.insert(name);
-          else views[i].other_losses.insert(name);
+          if (is_number) {
+            views[i].number_losses.insert(name);
+            continue;
+          }
+          // (Only where it changes a reading: a `get_*` accessor, or a file whose own
+          // definitions return numbers; the others read the name as a loss already, and get
+          // no view, no second analysis, for it.)
+          bool own_number = name.rfind("get_", 0) == 0;
+          for (const auto& [own, n] : files[i].loss_functions) own_number = own_number || (own == name && n);
+          if (own_number) views[i].other_losses.insert(name);
         }
   }
   for (size_t i = 0; i < files.size(); ++i) {
