@@ -161,25 +161,10 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
 // shards, not replicas, and it synchronises what it needs itself.
 bool model_communicates(const Facts& f) {
   for (const CallSite& x : f.calls) {
-    if (x.func == kNone || !is_collective(f, x)) continue;
-    Id k = f.class_of(x.func);
-    if (k != kNone && (f.is_module_class(k) || f.class_derives(k, {"Function"}))) return true;
+    const Id k = f.class_of(x.func);  // (the cheap test first: most calls are not in a method)
+    if (k != kNone && is_collective(f, x) && (f.is_module_class(k) || f.class_derives(k, {"Function"}))) return true;
   }
   return false;
-}
-
-// The module classes of the file that synchronise ranks themselves: a collective in a method
-// (or in a lambda inside one: a gradient hook `p.register_hook(lambda g: dist.all_reduce(g))`).
-std::set<Id> communicating_classes(const Facts& f) {
-  std::set<Id> out;
-  if (f.m.classes.empty()) return out;
-  for (const CallSite& x : f.calls) {
-    if (x.func == kNone || (f.class_of(x.func) == kNone && f.m.funcs[x.func].parent == kNone)) continue;
-    if (!is_collective(f, x)) continue;
-    for (Id g = x.func; g != kNone; g = f.m.funcs[g].parent)
-      if (Id k = f.class_of(g); k != kNone && f.is_module_class(k)) out.insert(k);
-  }
-  return out;
 }
 
 // The training loop runs a wrapper of the model that another function built from it
@@ -206,7 +191,7 @@ void summarize_LL203(const Facts& f, FileSummary& out) {
   // As in the file itself (model_communicates): where one module class communicates, the
   // classes built from it may be the model (`ParallelMLP` of `RowParallelLinear`), so every
   // module class of the file counts.
-  if (f.m.lang != Lang::Python || communicating_classes(f).empty()) return;
+  if (f.m.lang != Lang::Python || !model_communicates(f)) return;
   for (Id k = 0; k < f.m.classes.size(); ++k)
     if (f.is_module_class(k)) out.communicating_classes.push_back(f.m.classes[k].name);
 }

@@ -485,6 +485,19 @@ void check_returned_loaders(CheckContext& ctx) {
   }
 }
 
+// What an assignment's target binds: the name (element -1), or each name of a tuple target
+// with its position (`train_loader, val_loader = build_loaders(cfg)`).
+std::vector<std::pair<int, std::string>> bound_elements(const Facts& f, Id target) {
+  std::vector<std::pair<int, std::string>> out;
+  if (f.e(target).kind != ExprKind::Sequence) {
+    out.emplace_back(-1, f.dotted(target));
+    return out;
+  }
+  for (size_t k = 0; k < f.e(target).kids.size(); ++k)
+    out.emplace_back(static_cast<int>(k), f.dotted(f.e(target).kids[k]));
+  return out;
+}
+
 // A loader a same-file function builds and returns (`loader = get_loader(ds, 64)`, or one
 // element of a returned tuple) that a training loop of a wrapped model iterates, as the
 // cross-file builders above: reported where the loader is built.
@@ -496,14 +509,7 @@ void check_loaders_of_same_file_builders(CheckContext& ctx) {
     const Stmt& st = f.m.s(u.stmt);
     if (st.kind != StmtKind::Assign || st.value != u.call || st.targets.size() != 1) continue;
     if (under_rank_guard(f, u) || built_where_not_wrapped(f, u)) continue;
-    std::vector<std::pair<int, std::string>> names;  // (tuple element or -1, name bound to it)
-    const Id t = st.targets[0];
-    if (f.e(t).kind == ExprKind::Sequence) {
-      for (size_t k = 0; k < f.e(t).kids.size(); ++k) names.emplace_back(static_cast<int>(k), f.dotted(f.e(t).kids[k]));
-    } else {
-      names.emplace_back(-1, f.dotted(t));
-    }
-    for (const auto& [element, name] : names) {
+    for (const auto& [element, name] : bound_elements(f, st.targets[0])) {
       if (name.empty() || prepared(f, name)) continue;
       const CallSite* via = nullptr;
       const int loop = loop_fed_by(f, u.func, name, &via);
@@ -568,13 +574,8 @@ void summarize_LL405(const Facts& f, FileSummary& out) {
       int loop = loop_fed_by(f, c.func, name, &via);
       return loop >= 0 && wrap_for_loop(f, loop) != nullptr;
     };
-    Id t = st.targets[0];
-    if (f.e(t).kind == ExprKind::Sequence) {
-      for (size_t k = 0; k < f.e(t).kids.size(); ++k)
-        if (feeds(f.dotted(f.e(t).kids[k]))) out.distributed_feeds.emplace_back(q, static_cast<int>(k));
-    } else if (feeds(f.dotted(t))) {
-      out.distributed_feeds.emplace_back(q, -1);
-    }
+    for (const auto& [element, name] : bound_elements(f, st.targets[0]))
+      if (feeds(name)) out.distributed_feeds.emplace_back(q, element);
   }
 }
 

@@ -1607,8 +1607,8 @@ void Facts::add_dispatch_callers(std::vector<std::vector<int>>& via) const {
                : std::string();
   };
   std::map<std::pair<std::string, Id>, Table> tables;  // (name, its one binding) -> calls through it
-  // (At most kDispatchSites such calls per file are followed, each table's reads counted in
-  // one pass over the file: linear in the file. Past it, they decide nothing.)
+  // (At most kDispatchSites such calls per file are followed, so at most that many tables,
+  // each read-count one pass over the file: linear in the file. Past it, they decide nothing.)
   constexpr size_t kDispatchSites = 64;
   size_t sites = 0;
   for (size_t ci = 0; ci < calls.size() && sites < kDispatchSites; ++ci) {

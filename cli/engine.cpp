@@ -36,6 +36,16 @@
 
 namespace ll {
 
+namespace {
+
+// ASCII lower case (coding names, folder and file names).
+std::string ascii_lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+}  // namespace
+
 bool valid_utf8(std::string_view s, size_t* bad_at) {
   size_t i = 0, n = s.size();
   auto u = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
@@ -87,7 +97,7 @@ std::string coding_declaration(const std::string& text) {
     std::smatch m;
     if (std::regex_search(l, m, re)) {
       std::string enc = m[1];
-      std::transform(enc.begin(), enc.end(), enc.begin(), [](unsigned char c) { return std::tolower(c); });
+      enc = ascii_lower(std::move(enc));
       std::replace(enc.begin(), enc.end(), '_', '-');
       return enc;
     }
@@ -676,7 +686,7 @@ bool license_file_name(std::string_view name) {
   return false;
 }
 
-// For each file: why it is code vendored from another project, "" when it is not. Two signs,
+// For each file: why it is code vendored from another project, "" when it is not. Three signs,
 // below the run's root (a path the user names is what they asked to check):
 // - a folder named as vendored code holds it (`third_party/`, `vendor/`, `external/`, ...);
 // - a folder holds it that has a license file of its own while a folder above it, up to the
@@ -725,7 +735,7 @@ std::vector<std::string> vendored_code(const std::vector<std::string>& files, co
     int seen = 0;
     for (fs::directory_iterator d(dir, e2), end; !e2 && d != end && ++seen < 4096; d.increment(e2)) {
       std::string name = d->path().filename().string();
-      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      name = ascii_lower(std::move(name));
       if (license_file_name(name)) {
         std::error_code e3;
         if (d->is_regular_file(e3)) {
@@ -758,7 +768,7 @@ std::vector<std::string> vendored_code(const std::vector<std::string>& files, co
     auto shown = [&](const fs::path& d) { return escape_path(d.string().substr(root_text.size() + 1)) + "/"; };
     for (const fs::path& d : dirs) {
       std::string name = d.filename().string();
-      std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+      name = ascii_lower(std::move(name));
       if (std::find(std::begin(kVendorNames), std::end(kVendorNames), name) != std::end(kVendorNames)) {
         out[i] = "`" + shown(d) + "` holds vendored third-party code, fixed upstream rather than here";
         break;
