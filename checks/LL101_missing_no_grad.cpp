@@ -770,7 +770,39 @@ bool calls_attribution(const Facts& f, const std::vector<int>& calls) {
   return std::any_of(calls.begin(), calls.end(), [&](int ci) { return attribution_call(f, f.calls[ci]); });
 }
 
+// The model attribute a helper method of a plain class runs (`self.model(x)` -> "model"): the
+// method's forward found by helper_forward, when its receiver is one attribute of `self`.
+std::string helper_method_model(const Facts& f, Id g, std::map<Id, const CallSite*>& memo) {
+  if (g == kNone || f.m.funcs[g].cls == kNone || !plain_class(f, f.m.funcs[g].cls)) return "";
+  const CallSite* fw = helper_forward(f, g, memo);
+  if (!fw) return "";
+  const std::string& d = f.dotted(f.forward_receiver(fw->call));
+  if (!starts_with(d, "self.") || d.find('.', 5) != std::string::npos) return "";
+  return d.substr(5);
+}
+
 }  // namespace
+
+void summarize_LL101(const Facts& f, FileSummary& out) {
+  std::map<Id, const CallSite*> memo;
+  for (Id c = 0; c < f.m.classes.size(); ++c) {
+    if (!plain_class(f, c)) continue;
+    for (Id g : f.m.classes[c].methods) {
+      const std::string& name = f.m.funcs[g].name;
+      if (starts_with(name, "__") || f.m.funcs[g].parent != kNone) continue;
+      // (Cheap first: a method without a forward of a model is none.)
+      if (std::none_of(f.calls_in(g).begin(), f.calls_in(g).end(),
+                       [&](int ci) { return f.is_model_call(f.calls[ci]); }))
+        continue;
+      std::string model = helper_method_model(f, g, memo);
+      if (model.empty() || calls_attribution(f, f.calls_in(g))) continue;
+      const std::string self_model = "self." + model;
+      const CallSite* fw = memo[g];
+      out.helper_methods.push_back(
+          {f.m.classes[c].name + "." + name, model, f.eval_called_before(g, self_model, f.e(fw->call).range.begin)});
+    }
+  }
+}
 
 // The forward `c` is the receiver of `.detach()` (`outp = teacher(x).detach()`), with grad on:
 // its activations are saved for a backward that no output can reach. Reports it, with a fix
@@ -1121,6 +1153,56 @@ void check_LL101(CheckContext& ctx) {
     fd->notes.push_back({f.e(fw->call).range, "the forward `" + helper + "()` runs"});
     const std::string no_grad = spelling_of(f.m, "torch.no_grad");
     if (no_grad.empty()) continue;
+    Fix fix = wrap_loop_fix(ctx, outer, h.stmt, no_grad);
+    if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
+  }
+
+  // Forwards one call away in another module: `engine.eval(x, y)` in an evaluation loop, on an
+  // instance of a plain class the file imports (`engine = trainer(...)`, `from engine import
+  // trainer`) whose method runs its model attribute with grad on (FileSummary::helper_methods).
+  if (!f.project || f.project->helper_method_imports.empty()) return;
+  for (const CallSite& h : f.calls) {
+    if (h.loop < 0 || h.in_lambda || h.target_func != kNone || f.grad_off(h) || f.is_model_call(h) ||
+        f.loop_trains(h.loop) || feeds_enclosing_training(f, h))
+      continue;
+    const std::string& attr = f.callee_attr(h.call);
+    const Id recv = f.callee_receiver(h.call);
+    const std::string& owner = f.dotted(recv);
+    if (attr.empty() || owner.empty() || owner == "self"sv) continue;
+    // Every binding of the receiver an instance of the class (ambiguity decides nothing).
+    const FileSummary::HelperMethod* helper = nullptr;
+    std::string cls;
+    const std::vector<Id> values = f.bindings_at(h.func, owner, recv);
+    for (Id v : values) {
+      const Expr& ve = f.e(v);
+      const std::string q = ve.kind == ExprKind::Call ? f.e(ve.kids[0]).qname : std::string();
+      auto it = q.empty() ? f.project->helper_method_imports.end() : f.project->helper_method_imports.find(q + "." + attr);
+      if (it == f.project->helper_method_imports.end() || (helper && helper->model != it->second.model)) {
+        helper = nullptr;
+        break;
+      }
+      helper = &it->second;
+      cls = f.e(ve.kids[0]).kind == ExprKind::Name ? f.e(ve.kids[0]).text : q;
+    }
+    if (!helper) continue;
+    const std::string d = owner + "." + helper->model;
+    std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
+                                                                                : eval_loop_reason(f, h);
+    // The method switches its model to eval mode itself: evidence enough, in a loop that makes no
+    // other call on the object (not one that also trains it through another method).
+    if (why.empty() && helper->evaluates &&
+        std::none_of(f.loops[h.loop].calls.begin(), f.loops[h.loop].calls.end(), [&](int ci) {
+          return ci != static_cast<int>(&h - f.calls.data()) && f.dotted(f.callee_receiver(f.calls[ci].call)) == owner;
+        }))
+      why = "after `" + d + ".eval()` in `" + attr + "()`";
+    if (why.empty()) continue;
+    const int outer = outermost_eval_loop(f, h.loop);
+    if (!reported_loops.insert(outer).second) continue;
+    std::string msg = no_grad_message("`" + d + "` in `" + cls + "." + attr + "()`", why);
+    Finding* fd = report_memory_claim(ctx, "LL101", f.e(h.call).range, msg);
+    if (!fd) continue;
+    const std::string no_grad = spelling_of(f.m, "torch.no_grad");
+    if (no_grad.empty() || hands_model_to_unseen_code(f, f.loops[outer].calls, owner)) continue;
     Fix fix = wrap_loop_fix(ctx, outer, h.stmt, no_grad);
     if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
   }

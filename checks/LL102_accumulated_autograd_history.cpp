@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_set>
 
 #include "checks/common.hpp"
@@ -1305,14 +1306,16 @@ class History {
   // and that a loop of the file calls once per batch (`for x, y in loader: agent.train(x, y)`):
   // the attribute outlives every call, so the calls are the loop's iterations. That call, or
   // nullptr.
-  const CallSite* per_batch_caller(const std::string& base) const {
-    if (func_ == kNone || f_.class_of(func_) == kNone || !starts_with(base, "self.")) return nullptr;
-    // A module's forward keeping its activations is LL106's.
+  // The method keeps `base` across its calls: a method (not a module's forward, LL106's) of a
+  // class whose other methods may reset the attribute (`resets`, filled), not one itself, with no
+  // batch loop of its own (called once per epoch, it keeps one value per epoch), and the
+  // attribute not read for a backward.
+  bool keeps_across_calls(const std::string& base, std::set<Id>& resets) const {
+    if (func_ == kNone || f_.class_of(func_) == kNone || !starts_with(base, "self.")) return false;
     if (f_.func_is_method_of_module(func_) && (f_.m.funcs[func_].name == "forward"sv || f_.part_of_forward(func_)))
-      return nullptr;
+      return false;
     // The class's methods (but its constructor) that bind the attribute afresh: resets.
     const Id cls = f_.class_of(func_);
-    std::set<Id> resets;
     for (Id fn : f_.m.classes[cls].methods) {
       if (f_.m.funcs[fn].name == "__init__"sv) continue;
       for (Id sid : f_.stmts_in(fn)) {
@@ -1322,11 +1325,39 @@ class History {
           if (f_.dotted(t) == base) resets.insert(fn);
       }
     }
-    if (resets.count(func_) || read_for_backprop(base, flows_of(base))) return nullptr;
-    // A method with a batch loop of its own (an epoch) is called once per epoch: what it keeps
-    // after its loop is one value per epoch.
+    if (resets.count(func_) || read_for_backprop(base, flows_of(base))) return false;
     for (size_t l = 0; l < f_.loops.size(); ++l)
-      if (f_.loops[l].func == func_ && per_batch_loop(f_, static_cast<int>(l))) return nullptr;
+      if (f_.loops[l].func == func_ && per_batch_loop(f_, static_cast<int>(l))) return false;
+    return true;
+  }
+
+  // The same method called in a loop of another file of the run (ProjectView::
+  // loop_called_methods) once per batch: that loop runs by this file's facts once per batch, or
+  // the method trains (a step per call); not a loop that also calls a method resetting the
+  // attribute. The caller's path, or "".
+  std::string per_batch_caller_elsewhere(const std::string& base) const {
+    if (!f_.project || f_.project->loop_called_methods.empty() || func_ == kNone || f_.class_of(func_) == kNone)
+      return "";
+    auto it = f_.project->loop_called_methods.find(f_.m.classes[f_.class_of(func_)].name + "." +
+                                                   f_.m.funcs[func_].name);
+    std::set<Id> resets;
+    if (it == f_.project->loop_called_methods.end() || !keeps_across_calls(base, resets)) return "";
+    const bool trains =
+        f_.reaches(func_, [&](const CallSite& x) { return f_.is_backprop(x) || f_.optimizer_of_step(x) != kNone; });
+    for (const auto& [call, path] : it->second) {
+      if (!call.batch_loop && !trains) continue;
+      if (std::any_of(call.also.begin(), call.also.end(), [&](const std::string& other) {
+            return std::any_of(resets.begin(), resets.end(), [&](Id fn) { return f_.m.funcs[fn].name == other; });
+          }))
+        continue;
+      return path;
+    }
+    return "";
+  }
+
+  const CallSite* per_batch_caller(const std::string& base) const {
+    std::set<Id> resets;
+    if (!keeps_across_calls(base, resets)) return nullptr;
     for (const CallSite& x : f_.calls) {
       if (x.target_func != func_ || x.func == func_ || x.in_lambda || f_.grad_off(x)) continue;
       const int l = batch_loop_of(f_, x);
@@ -1343,6 +1374,8 @@ class History {
     if (base.empty()) return;
     if (loop < 0) {
       if (const CallSite* caller = per_batch_caller(base)) report(sid, base, value, verb, -1, caller);
+      else if (std::string elsewhere = per_batch_caller_elsewhere(base); !elsewhere.empty())
+        report(sid, base, value, verb, -1, nullptr, elsewhere);
       return;
     }
     if (assigned_in_loop(f_, loop, base)) return;
@@ -1408,7 +1441,9 @@ class History {
 
   // The finding of consider(): in loop `loop`, or, with `caller`, in a method it calls once
   // per batch (loop -1).
-  void report(Id sid, const std::string& base, Id value, const std::string& verb, int loop, const CallSite* caller) {
+  void report(Id sid, const std::string& base, Id value, const std::string& verb, int loop, const CallSite* caller,
+              const std::string& caller_file = "") {
+    const bool per_call = caller || !caller_file.empty();
     std::string vtext = ctx_.text(value);
     bool container = verb != "accumulates"sv;
     std::string shown = ctx_.brief(value);
@@ -1430,21 +1465,24 @@ class History {
                        : container ? "store `" + shown_fix + "` (add `.cpu()` if it is only logged)"
                                    : "accumulate `" + shown_fix + "` instead";
     std::string message = "`" + base + "` " + verb + " `" + shown +
-                          "`, which carries autograd history: each " + (caller ? "call's" : "iteration's") +
+                          "`, which carries autograd history: each " + (per_call ? "call's" : "iteration's") +
                           " graph stays reachable through `" +
                           base +
                           "` (every saved activation until backward() runs on it, its autograd nodes after), so "
                           "memory grows every " +
-                          (caller ? "call of `" + f_.m.funcs[func_].name + "()`, once per batch," : std::string("iteration")) +
+                          (caller            ? "call of `" + f_.m.funcs[func_].name + "()`, once per batch,"
+                           : per_call ? "call of `" + f_.m.funcs[func_].name + "()`, once per batch (in a loop of `" +
+                                            caller_file + "`),"
+                                      : std::string("iteration")) +
                           " until it is released; " +
                           cure;
     // Impact: a value back-propagated in the iteration has had its saved tensors freed, so
     // what stays is a scalar and its autograd nodes per iteration; in a loop whose trip count
     // is a small constant (a toy regression's 50 steps) that is bytes.
     Finding* fd = nullptr;
-    if (caller) {
+    if (per_call) {
       fd = report_memory_claim(ctx_, "LL102", f_.m.s(sid).range, std::move(message));
-      if (fd) fd->notes.push_back({f_.e(caller->call).range, "called once per batch here"});
+      if (fd && caller) fd->notes.push_back({f_.e(caller->call).range, "called once per batch here"});
     } else {
       long trips = bounded_trips(base, loop);
       // Re-created by an enclosing loop (a rollout's buffers, new every update) and filled by a
@@ -1523,7 +1561,7 @@ class History {
         fd->notes.push_back({f_.m.s(reported_sums_[from_sum].front()).range, "`" + from_sum + "` accumulates here"});
     }
     // (Only a visible finding: a weak one, hidden by default, would hide this one with it.)
-    if (fd && !fd->low_confidence && !container && !caller) {
+    if (fd && !fd->low_confidence && !container && !per_call) {
       std::vector<Id>& sids = reported_sums_[base];
       if (std::find(sids.begin(), sids.end(), sid) == sids.end()) sids.push_back(sid);
     }
@@ -1762,6 +1800,64 @@ bool returns_history(CheckContext& ctx, Id func, int element, Id call) {
 }
 
 }  // namespace
+
+void summarize_LL102(const Facts& f, FileSummary& out) {
+  // Methods keeping a value on their object: `self.x += v`, `self.x.append(v)` (any container
+  // growth), `self.x[k] = v`.
+  for (Id fn = 0; fn < f.m.funcs.size(); ++fn) {
+    const Function& g = f.m.funcs[fn];
+    if (g.cls == kNone || g.name == "__init__"sv) continue;
+    bool keeps = false;
+    for (Id sid : f.stmts_in(fn)) {
+      const Stmt& st = f.m.s(sid);
+      if (st.kind == StmtKind::AugAssign && !st.targets.empty() && starts_with(f.dotted(st.targets[0]), "self."))
+        keeps = true;
+      if (st.kind == StmtKind::Assign)
+        for (Id t : st.targets)
+          if (f.e(t).kind == ExprKind::Subscript && starts_with(f.dotted(f.e(t).kids[0]), "self.")) keeps = true;
+      if (keeps) break;
+    }
+    for (int ci : f.calls_in(fn)) {
+      if (keeps) break;
+      const Id call = f.calls[ci].call;
+      keeps = in(f.callee_attr(call), {"append", "extend", "insert", "add", "update", "setdefault"}) &&
+              starts_with(f.dotted(f.callee_receiver(call)), "self.");
+    }
+    if (keeps) out.keeping_methods.push_back(f.m.classes[g.cls].name + "." + g.name);
+  }
+  // Methods of imported classes called in loops, on a receiver every binding of which builds
+  // the class (`agent = Agent(4, 2)`), with grad not disabled at the call.
+  std::set<std::tuple<std::string, bool, std::vector<std::string>>> seen;
+  for (const CallSite& c : f.calls) {
+    if (c.loop < 0 || c.in_lambda || c.target_func != kNone || f.grad_off(c)) continue;
+    const std::string& attr = f.callee_attr(c.call);
+    const Id recv = f.callee_receiver(c.call);
+    if (attr.empty() || recv == kNone) continue;
+    const std::string& owner = f.dotted(recv);
+    if (owner.empty() || owner == "self"sv) continue;
+    std::string q;
+    for (Id v : f.bindings_at(c.func, owner, recv)) {
+      const Expr& ve = f.e(v);
+      const std::string& vq = ve.kind == ExprKind::Call ? f.e(ve.kids[0]).qname : std::string();
+      if (vq.empty() || starts_with(vq, "torch") || (!q.empty() && vq != q)) {
+        q.clear();
+        break;
+      }
+      q = vq;
+    }
+    if (q.empty()) continue;
+    std::vector<std::string> also;
+    for (int ci : f.loops[c.loop].calls) {
+      const Id other = f.calls[ci].call;
+      if (other != c.call && f.dotted(f.callee_receiver(other)) == owner && !f.callee_attr(other).empty())
+        also.push_back(f.callee_attr(other));
+    }
+    std::sort(also.begin(), also.end());
+    also.erase(std::unique(also.begin(), also.end()), also.end());
+    auto key = std::make_tuple(q + "." + attr, batch_loop_of(f, c) >= 0, also);
+    if (seen.insert(key).second) out.loop_method_calls.push_back({q + "." + attr, std::get<1>(key), std::move(also)});
+  }
+}
 
 void check_LL102(CheckContext& ctx) {
   const Facts& f = ctx.facts;

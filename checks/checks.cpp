@@ -501,6 +501,8 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     // (Also of a module that reaches torch only through a project module, `from utils import
     // *`: the join that finds that out reads its trainers and model sizes.)
     summarize_LL301(facts, *summary);
+    summarize_LL101(facts, *summary);
+    summarize_LL102(facts, *summary);
   }
   // Relevance: Python that reaches no torch (MXNet, TensorFlow, plain Python) has none of
   // the mechanisms the rules describe. C++ units are filtered before Clang runs.

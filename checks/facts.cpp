@@ -3806,22 +3806,43 @@ bool Facts::is_eval_source(Id iter) const {
     if (found) return false;
     const Expr& ex = e(x);
     if (ex.kind == ExprKind::Lambda || ex.kind == ExprKind::Comprehension) return false;
-    if (ex.kind == ExprKind::Name || ex.kind == ExprKind::Attribute) {
-      std::string_view name = ex.kind == ExprKind::Name ? std::string_view(ex.text) : std::string_view(ex.text);
+    // What a name says of the data: an evaluation split, a collection of data.
+    // (A loop over a lone name, `for x in test:`, reads it as data; a key or a collection
+    // must say so: `results["val"]` is no split of data.)
+    auto reading = [&](std::string_view name, bool& evalish, bool& dataish, bool lone_name_is_data) {
       for (const auto& n : cfg.eval_loader_names)
-        if (n == name) found = true;
+        if (n == name) evalish = dataish = true;
       auto toks = name_tokens(name);
-      bool evalish = false, dataish = toks.size() == 1;
+      if (toks.size() == 1 && lone_name_is_data) dataish = true;
       for (const auto& t : toks) {
         if (in(t, {"val", "valid", "validation", "test", "testing", "eval", "evaluation", "dev", "infer",
                    "inference", "predict", "prediction", "holdout", "heldout"}))
           evalish = true;
         if (in(t, {"loader", "dataloader", "dl", "data", "dataset", "ds", "iter", "iterator", "batches", "set",
-                   "split", "samples", "examples", "images", "loaders", "gen", "stream", "queue"}))
+                   "split", "samples", "examples", "images", "loaders", "gen", "stream", "queue", "datasets",
+                   "dataloaders"}))
           dataish = true;
       }
+    };
+    if (ex.kind == ExprKind::Name || ex.kind == ExprKind::Attribute) {
+      bool evalish = false, dataish = false;
+      reading(ex.text, evalish, dataish, true);
       if (evalish && dataish) found = true;
       return !found && ex.kind == ExprKind::Attribute;
+    }
+    // A split chosen by a written-out key of a collection of data: `dataloader["val_loader"]`,
+    // `loaders["test"]` (the key names the split, the key or the collection names data).
+    if (ex.kind == ExprKind::Subscript && ex.kids.size() == 2) {
+      const Expr& key = e(ex.kids[1]);
+      const Expr& of = e(ex.kids[0]);
+      if (key.kind == ExprKind::Literal && key.lit == LitKind::String &&
+          (of.kind == ExprKind::Name || of.kind == ExprKind::Attribute)) {
+        bool evalish = false, key_data = false, of_eval = false, of_data = false;
+        reading(key.text, evalish, key_data, false);
+        reading(of.text, of_eval, of_data, false);
+        if (evalish && (key_data || of_data)) found = true;
+      }
+      return !found;
     }
     return true;
   });

@@ -150,7 +150,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
-      synthetic_def, linear_def, module_def, comm_def, accumulating_def, eval_def, size_def, trainer_def;
+      synthetic_def, linear_def, module_def, comm_def, accumulating_def, eval_def, size_def, trainer_def,
+      helper_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -164,6 +165,10 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& c : files[i].module_classes) module_def[c].push_back(i);
     for (const auto& c : files[i].communicating_classes) comm_def[c].push_back(i);
     for (const auto& cm : files[i].accumulating_methods) accumulating_def[cm.substr(0, cm.find('.'))].push_back(i);
+    for (const auto& h : files[i].helper_methods) {
+      auto& v = helper_def[h.method.substr(0, h.method.find('.'))];
+      if (v.empty() || v.back() != i) v.push_back(i);
+    }
     for (const auto& e : files[i].eval_leaving) eval_def[e.function].push_back(i);
     for (const auto& [c, n] : files[i].model_sizes) size_def[c].push_back(i);
     for (const auto& g : files[i].trainers) trainer_def[g].push_back(i);
@@ -270,6 +275,27 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         for (size_t j : defining_files(q, i, a->second, files, &modules))
           for (const auto& cm : files[j].accumulating_methods)
             if (cm.compare(0, cm.find('.'), last(q)) == 0) views[i].accumulating_imports.insert(q + cm.substr(cm.find('.')));
+      // (One defining module: ambiguous definitions decide nothing.)
+      if (helper_def.count(last(q)))
+        if (const std::vector<size_t> def = imported_from(helper_def); def.size() == 1)
+          for (const auto& h : files[def[0]].helper_methods)
+            if (h.method.compare(0, h.method.find('.'), last(q)) == 0)
+              views[i].helper_method_imports[q + h.method.substr(h.method.find('.'))] = h;
+    }
+    // Methods of an imported class called in a loop: the defining module (found as the import
+    // names it, one of them) learns its method runs once per iteration there.
+    for (const auto& call : files[i].loop_method_calls) {
+      const std::string q = call.method.substr(0, call.method.rfind('.'));  // qualified class
+      const std::string qmod = q.size() > last(q).size() ? q.substr(0, q.size() - last(q).size() - 1) : "";
+      auto mods = by_last.find(last(qmod));
+      if (qmod.empty() || mods == by_last.end()) continue;
+      const std::vector<size_t> def = defining_files(q, i, mods->second, files, &modules);
+      const std::string key = last(q) + "." + last(call.method);
+      if (def.size() != 1 ||
+          std::find(files[def[0]].keeping_methods.begin(), files[def[0]].keeping_methods.end(), key) ==
+              files[def[0]].keeping_methods.end())
+        continue;
+      views[def[0]].loop_called_methods[key].emplace_back(call, files[i].path);
     }
     for (const auto& q : files[i].type_refs) {
       auto o = off_forward_def.find(last(q));

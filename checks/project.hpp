@@ -69,6 +69,29 @@ struct FileSummary {
   // Methods that keep their argument on their object (`AverageMeter.update`, whose body does
   // `self.sum += val * n`), as "Class.method": a tensor handed to one is kept.
   std::vector<std::string> accumulating_methods;
+  // Methods of plain classes (a trainer, an engine: no base but `object`) that run a model
+  // attribute's forward with grad on and never back-propagate (`def eval(self, x): output =
+  // self.model(x)`), as {"Class.method", attribute}, and whether the method puts that model in
+  // eval mode first: another module's evaluation loop calling one on an instance runs the forward.
+  struct HelperMethod {
+    std::string method;
+    std::string model;
+    bool evaluates = false;
+  };
+  std::vector<HelperMethod> helper_methods;
+  // Methods of imported classes this file calls in a loop on an instance (`agent = Agent(...)`;
+  // `for t in range(steps): agent.update(obs)`): "qualified.Class.method" as this file imports the
+  // class, whether the loop runs once per batch by this file's own facts, and the other methods
+  // the loop calls on the same object (a reset among them clears what the method keeps).
+  struct LoopMethodCall {
+    std::string method;
+    bool batch_loop = false;
+    std::vector<std::string> also;
+  };
+  std::vector<LoopMethodCall> loop_method_calls;
+  // Methods (not constructors) that keep a value on their object (`self.losses.append(loss)`,
+  // `self.total += loss`), as "Class.method": only they hear of another file's loop calls.
+  std::vector<std::string> keeping_methods;
   // Functions and methods named like a loss (`calc_dataset_loss`, `get_current_loss`,
   // `NLL.cal_nll_with_label`): each one this file defines, and whether every return hands back
   // a Python number (`return running_loss / len(loader)` after `running_loss += loss.item()`).
@@ -149,6 +172,12 @@ struct ProjectView {
   // Imported classes' methods that keep their argument: "qualified.Class.method", as this file
   // imports the class (`src.utils.AverageMeter.update`).
   std::set<std::string> accumulating_imports;
+  // Imported plain classes' methods that run a model attribute's forward (FileSummary::
+  // helper_methods): "qualified.Class.method", as this file imports the class.
+  std::map<std::string, FileSummary::HelperMethod> helper_method_imports;
+  // This file's methods that another file calls in a loop on an instance of the class
+  // (FileSummary::loop_method_calls): "Class.method" -> each such call, with the caller's path.
+  std::map<std::string, std::vector<std::pair<FileSummary::LoopMethodCall, std::string>>> loop_called_methods;
   // Imported functions (qualified, as this file imports them) that leave their argument in
   // eval mode: the argument's position and parameter name.
   std::map<std::string, std::vector<std::pair<int, std::string>>> eval_leaving_imports;
@@ -176,7 +205,7 @@ struct ProjectView {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
-           synthetic_datasets.empty() && accumulating_imports.empty() && eval_leaving_imports.empty() &&
+           synthetic_datasets.empty() && accumulating_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && eval_leaving_imports.empty() &&
            imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && communicating_classes.empty() &&
            number_losses.empty() && other_losses.empty();
   }

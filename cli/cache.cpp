@@ -261,6 +261,13 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   for (const auto& [caller, callee] : summary.own_reads) owr.push_back(Json::array({caller, callee}));
   j["p"]["hf"] = std::move(hf);
   j["p"]["owr"] = std::move(owr);
+  Json hm = Json::array();
+  for (const auto& h : summary.helper_methods) hm.push_back(Json::array({h.method, h.model, h.evaluates}));
+  j["p"]["hm"] = std::move(hm);
+  Json lmc = Json::array();
+  for (const auto& c : summary.loop_method_calls) lmc.push_back(Json::array({c.method, c.batch_loop, c.also}));
+  j["p"]["lmc"] = std::move(lmc);
+  j["p"]["kpm"] = summary.keeping_methods;
   Json slc = Json::array();
   for (const auto& [k, method, off] : summary.self_calls) slc.push_back(Json::array({k, method, off}));
   j["p"]["slc"] = std::move(slc);
@@ -438,6 +445,15 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     for (const auto& c : arr(at(p, "cbs"))) {
       if (arr(c).size() != 2) throw Bad();
       s.class_bases.emplace_back(str(c[0]), str(c[1]));
+    }
+    for (const auto& c : arr(at(p, "hm"))) {
+      if (arr(c).size() != 3) throw Bad();
+      s.helper_methods.push_back({str(c[0]), str(c[1]), boolean(c[2])});
+    }
+    s.keeping_methods = strings(at(p, "kpm"));
+    for (const auto& c : arr(at(p, "lmc"))) {
+      if (arr(c).size() != 3) throw Bad();
+      s.loop_method_calls.push_back({str(c[0]), boolean(c[1]), strings(c[2])});
     }
     for (const auto& c : arr(at(p, "owr"))) {
       if (arr(c).size() != 2) throw Bad();

@@ -1480,6 +1480,101 @@ class ModelSweepAcrossModules(Tmp):
         self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 12, "warning", "")])
 
 
+class EvaluationMethodAcrossModules(Tmp):
+    """LL101 one call away across modules: an evaluation loop calls a method of an imported plain
+    class (a trainer, an engine) whose method runs its model attribute with grad on and never
+    back-propagates. The loop is where no_grad belongs; the method's summary travels in the cache."""
+    ENGINE = ("import torch\nimport torch.nn as nn\nfrom model import Net\n\n\nclass trainer():\n"
+              "    def __init__(self, device):\n        self.model = Net().to(device)\n"
+              "        self.optimizer = torch.optim.Adam(self.model.parameters())\n\n"
+              "    def train(self, input, real):\n        self.model.train()\n        self.optimizer.zero_grad()\n"
+              "        loss = nn.functional.l1_loss(self.model(input), real)\n        loss.backward()\n"
+              "        self.optimizer.step()\n        return loss.item()\n\n"
+              "    def {name}(self, input, real):\n{body}")
+    EVAL = ("        self.model.eval()\n        output = self.model(input)\n"
+            "        return nn.functional.l1_loss(output, real).item()\n")
+    MODEL = ("import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+             "        self.fc = nn.Conv2d(2, 12, 1)\n\n    def forward(self, x):\n        return self.fc(x)\n")
+    TRAIN = ("import torch\nfrom engine import trainer\n\n\ndef main(dataloader, epochs):\n"
+             "    device = torch.device('cuda')\n    engine = trainer(device)\n    for i in range(epochs):\n"
+             "        for x, y in dataloader['train_loader']:\n            engine.train(x.to(device), y.to(device))\n"
+             "        for x, y in {loop}:\n            m = engine.{name}(x.to(device), y.to(device))\n"
+             "        print(m)\n\n\nif __name__ == '__main__':\n    main(None, 10)\n")
+
+    def ll101(self, *extra):
+        rc, out, err = run(["--format", "json", *extra, self.dir])
+        return [(os.path.basename(f["path"]), f["line"], f["message"][:60]) for f in json.loads(out)["findings"]
+                if f["rule"] == "LL101"]
+
+    def test_evaluation_method_of_an_imported_trainer(self):
+        self.write("model.py", self.MODEL)
+        self.write("engine.py", self.ENGINE.format(name="eval", body=self.EVAL))
+        self.write("train.py", self.TRAIN.format(loop="dataloader['val_loader']", name="eval"))
+        for extra in (("--no-cache",), (), ()):   # uncached, cold, warm: the method's summary is cached
+            self.assertEqual(self.ll101(*extra),
+                             [("train.py", 12, "forward of `engine.model` in `trainer.eval()` runs with auto")])
+        # The loop's data says nothing, but the method switches its model to eval mode itself.
+        self.write("train.py", self.TRAIN.format(loop="batches", name="eval"))
+        self.assertEqual(len(self.ll101("--no-cache")), 1)
+
+    def test_silent_where_the_method_or_the_loop_says_otherwise(self):
+        self.write("model.py", self.MODEL)
+        # Grad off in the method, or a method that back-propagates: nothing to add.
+        self.write("engine.py", self.ENGINE.format(name="eval", body="        with torch.no_grad():\n" +
+                                                   "".join("    " + l + "\n" for l in self.EVAL.splitlines())))
+        self.write("train.py", self.TRAIN.format(loop="dataloader['val_loader']", name="eval"))
+        self.assertEqual(self.ll101("--no-cache"), [])
+        self.write("engine.py", self.ENGINE.format(name="eval", body=self.EVAL))
+        # The loop trains through another method of the object: no evidence it only evaluates.
+        self.write("train.py", self.TRAIN.format(loop="batches", name="eval").replace(
+            "            m = engine.eval(", "            engine.train(x, y)\n            m = engine.eval("))
+        self.assertEqual(self.ll101("--no-cache"), [])
+        # Named alone, the caller cannot see the method.
+        rc, out, err = run(["--format", "json", "--no-cache", os.path.join(self.dir, "train.py")])
+        self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL101"], [])
+
+
+class MethodKeepingHistoryCalledAcrossModules(Tmp):
+    """LL102 once per batch across modules: a method that keeps a value with autograd history on
+    its object (`self.losses.append(loss)`) is called in a loop of another module on an instance
+    of its class. The loop runs once per batch by that module's facts, or the method trains (one
+    step per call); a loop that also calls a method resetting the attribute keeps nothing."""
+    AGENT = ("import torch\nimport torch.nn as nn\n\n\nclass Agent:\n    def __init__(self, n):\n"
+             "        self.net = nn.Linear(n, 2).cuda()\n        self.optimizer = torch.optim.Adam(self.net.parameters())\n"
+             "        self.losses = []\n\n    def reset(self):\n        self.losses = []\n\n"
+             "    def update(self, obs, target):\n        loss = nn.functional.mse_loss(self.net(obs), target)\n"
+             "        self.optimizer.zero_grad()\n        loss.backward()\n        self.optimizer.step()\n"
+             "        self.losses.append({kept})\n")
+    MAIN = ("from agent import Agent\n\n\ndef run(env, steps):\n    agent = Agent(4)\n    obs = env.reset()\n"
+            "    for t in range(steps):\n        obs, target = env.step(0)\n        agent.update(obs, target)\n{extra}")
+
+    def ll102(self, *extra):
+        rc, out, err = run(["--format", "json", *extra, self.dir])
+        return [(os.path.basename(f["path"]), f["line"], f["message"]) for f in json.loads(out)["findings"]
+                if f["rule"] == "LL102"]
+
+    def test_training_method_called_in_another_modules_loop(self):
+        self.write("agent.py", self.AGENT.format(kept="loss"))
+        self.write("main.py", self.MAIN.format(extra=""))
+        for extra in (("--no-cache",), (), ()):   # uncached, cold, warm
+            found = self.ll102(*extra)
+            self.assertEqual([(p, l) for p, l, _ in found], [("agent.py", 19)])
+            self.assertIn("once per batch (in a loop of", found[0][2])
+
+    def test_silent_on_numbers_resets_and_lone_files(self):
+        self.write("agent.py", self.AGENT.format(kept="loss.item()"))
+        self.write("main.py", self.MAIN.format(extra=""))
+        self.assertEqual(self.ll102("--no-cache"), [])
+        self.write("agent.py", self.AGENT.format(kept="loss"))
+        # The loop also resets what the method keeps.
+        self.write("main.py", self.MAIN.format(extra="        agent.reset()\n"))
+        self.assertEqual(self.ll102("--no-cache"), [])
+        # Named alone, the defining module knows no caller.
+        self.write("main.py", self.MAIN.format(extra=""))
+        rc, out, err = run(["--format", "json", "--no-cache", os.path.join(self.dir, "agent.py")])
+        self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL102"], [])
+
+
 class LinearProbeAcrossModules(Tmp):
     """A linear probe's class defined in another module of the run (`from model import
     LogisticRegression`, one nn.Linear in its forward) is one linear layer: its evaluation with
