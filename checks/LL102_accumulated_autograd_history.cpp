@@ -1835,8 +1835,10 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
     if (attr.empty() || recv == kNone) continue;
     const std::string& owner = f.dotted(recv);
     if (owner.empty() || owner == "self"sv) continue;
+    // (Every binding of the function, not the ones reaching the call: a summary's question, asked
+    // of every method call in a loop.)
     std::string q;
-    for (Id v : f.bindings_at(c.func, owner, recv)) {
+    for (Id v : f.bindings(c.func, owner)) {
       const Expr& ve = f.e(v);
       const std::string& vq = ve.kind == ExprKind::Call ? f.e(ve.kids[0]).qname : std::string();
       if (vq.empty() || starts_with(vq, "torch") || (!q.empty() && vq != q)) {

@@ -15,8 +15,18 @@ namespace ll {
 
 void for_each_expr(const Module& m, Id root, const std::function<bool(Id)>& visit) {
   if (root == kNone) return;
-  std::vector<Id> stack{root};
-  while (!stack.empty()) {
+  // One work stack per thread, shared by nested walks (a visit may walk another expression):
+  // each walk uses the part above where it started, and leaves it as it found it, also when a
+  // budget exception leaves it. (A stack per call cost an allocation per walk.)
+  thread_local std::vector<Id> stack;
+  const size_t base = stack.size();
+  struct Restore {
+    std::vector<Id>& s;
+    size_t base;
+    ~Restore() { s.resize(base); }
+  } restore{stack, base};
+  stack.push_back(root);
+  while (stack.size() > base) {
     budget::tick();
     Id id = stack.back();
     stack.pop_back();

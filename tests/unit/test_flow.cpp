@@ -317,3 +317,38 @@ TEST(Names, AnUpperCaseNameIsOneWord) {
   EXPECT_EQ(ll::Facts::name_tokens("MSELoss"), (V{"mse", "loss"}));
   EXPECT_EQ(ll::Facts::name_tokens("use_GPU2"), (V{"use", "gpu"}));
 }
+
+// for_each_expr shares one work stack per thread among nested walks: a walk started inside
+// another's visit sees only its own expression, the outer walk goes on where it was, and a
+// walk left by an exception leaves the next one whole.
+TEST(ExprWalk, NestedWalksAndExceptionsKeepEachWalkWhole) {
+  Fixture fx("y = f(a + b, g(c))\nz = h(d)\n");
+  const Module& m = fx.m;
+  auto names_under = [&](Id root) {
+    std::vector<std::string> out;
+    for_each_expr(m, root, [&](Id x) {
+      if (m.exprs[x].kind == ExprKind::Name) out.push_back(m.exprs[x].text);
+      return true;
+    });
+    return out;
+  };
+  const Id y = m.stmts[fx.stmt_at(1)].value, z = m.stmts[fx.stmt_at(2)].value;
+  const std::vector<std::string> alone = names_under(y);
+  EXPECT_EQ(alone, (std::vector<std::string>{"f", "a", "b", "g", "c"}));
+  // Every call visited walks `z` inside the outer walk.
+  std::vector<std::string> outer;
+  for_each_expr(m, y, [&](Id x) {
+    if (m.exprs[x].kind == ExprKind::Call) EXPECT_EQ(names_under(z), (std::vector<std::string>{"h", "d"}));
+    if (m.exprs[x].kind == ExprKind::Name) outer.push_back(m.exprs[x].text);
+    return true;
+  });
+  EXPECT_EQ(outer, alone);
+  // A visit that throws part-way.
+  EXPECT_THROW(for_each_expr(m, y, [&](Id x) -> bool {
+                 if (m.exprs[x].kind == ExprKind::Name && m.exprs[x].text == "b") throw std::runtime_error("stop");
+                 return true;
+               }),
+               std::runtime_error);
+  EXPECT_EQ(names_under(z), (std::vector<std::string>{"h", "d"}));
+  EXPECT_EQ(names_under(y), alone);
+}
