@@ -1161,6 +1161,9 @@ void check_LL101(CheckContext& ctx) {
   // instance of a plain class the file imports (`engine = trainer(...)`, `from engine import
   // trainer`) whose method runs its model attribute with grad on (FileSummary::helper_methods).
   if (!f.project || f.project->helper_method_imports.empty()) return;
+  // Does a loop call anything else on the object? Asked once per (loop, object): the count of
+  // its calls on the object.
+  std::map<std::pair<int, std::string>, size_t> calls_on;
   for (const CallSite& h : f.calls) {
     if (h.loop < 0 || h.in_lambda || h.target_func != kNone || f.grad_off(h) || f.is_model_call(h) ||
         f.loop_trains(h.loop) || feeds_enclosing_training(f, h))
@@ -1190,11 +1193,12 @@ void check_LL101(CheckContext& ctx) {
                                                                                 : eval_loop_reason(f, h);
     // The method switches its model to eval mode itself: evidence enough, in a loop that makes no
     // other call on the object (not one that also trains it through another method).
-    if (why.empty() && helper->evaluates &&
-        std::none_of(f.loops[h.loop].calls.begin(), f.loops[h.loop].calls.end(), [&](int ci) {
-          return ci != static_cast<int>(&h - f.calls.data()) && f.dotted(f.callee_receiver(f.calls[ci].call)) == owner;
-        }))
-      why = "after `" + d + ".eval()` in `" + attr + "()`";
+    if (why.empty() && helper->evaluates) {
+      auto [n, fresh] = calls_on.try_emplace({h.loop, owner}, 0);
+      if (fresh)
+        for (int ci : f.loops[h.loop].calls) n->second += f.dotted(f.callee_receiver(f.calls[ci].call)) == owner;
+      if (n->second == 1) why = "after `" + d + ".eval()` in `" + attr + "()`";
+    }
     if (why.empty()) continue;
     const int outer = outermost_eval_loop(f, h.loop);
     if (!reported_loops.insert(outer).second) continue;

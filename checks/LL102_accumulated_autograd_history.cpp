@@ -1828,6 +1828,9 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
   // Methods of imported classes called in loops, on a receiver every binding of which builds
   // the class (`agent = Agent(4, 2)`), with grad not disabled at the call.
   std::set<std::tuple<std::string, bool, std::vector<std::string>>> seen;
+  // The methods a loop calls on each object, asked once per (loop, object): a loop of thousands
+  // of such calls asks it for each.
+  std::map<std::pair<int, std::string>, std::vector<std::string>> called_on;
   for (const CallSite& c : f.calls) {
     if (c.loop < 0 || c.in_lambda || c.target_func != kNone || f.grad_off(c)) continue;
     const std::string& attr = f.callee_attr(c.call);
@@ -1848,14 +1851,20 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
       q = vq;
     }
     if (q.empty()) continue;
-    std::vector<std::string> also;
-    for (int ci : f.loops[c.loop].calls) {
-      const Id other = f.calls[ci].call;
-      if (other != c.call && f.dotted(f.callee_receiver(other)) == owner && !f.callee_attr(other).empty())
-        also.push_back(f.callee_attr(other));
+    auto [on, fresh] = called_on.try_emplace({c.loop, owner});
+    if (fresh) {
+      for (int ci : f.loops[c.loop].calls) {
+        const Id other = f.calls[ci].call;
+        if (f.dotted(f.callee_receiver(other)) == owner && !f.callee_attr(other).empty())
+          on->second.push_back(f.callee_attr(other));
+      }
+      std::sort(on->second.begin(), on->second.end());
+      on->second.erase(std::unique(on->second.begin(), on->second.end()), on->second.end());
     }
-    std::sort(also.begin(), also.end());
-    also.erase(std::unique(also.begin(), also.end()), also.end());
+    // (The other methods: the method itself resets nothing it keeps, keeps_across_calls.)
+    std::vector<std::string> also;
+    for (const std::string& a : on->second)
+      if (a != attr) also.push_back(a);
     auto key = std::make_tuple(q + "." + attr, batch_loop_of(f, c) >= 0, also);
     if (seen.insert(key).second) out.loop_method_calls.push_back({q + "." + attr, std::get<1>(key), std::move(also)});
   }
