@@ -785,6 +785,21 @@ std::string helper_method_model(const Facts& f, Id g, std::map<Id, const CallSit
 
 void summarize_LL101(const Facts& f, FileSummary& out) {
   std::map<Id, const CallSite*> memo;
+  // Module-level functions running the model handed in as a parameter.
+  for (Id g = 0; g < f.m.funcs.size(); ++g) {
+    const Function& fn = f.m.funcs[g];
+    if (fn.cls != kNone || fn.parent != kNone || fn.params.empty() ||
+        std::none_of(f.calls_in(g).begin(), f.calls_in(g).end(), [&](int ci) { return f.is_model_call(f.calls[ci]); }))
+      continue;
+    const CallSite* fw = helper_forward(f, g, memo);
+    if (!fw || calls_attribution(f, f.calls_in(g))) continue;
+    const std::string& d = f.dotted(f.forward_receiver(fw->call));
+    // (Never rebound in the function: the caller's model is what runs.)
+    auto p = std::find(fn.params.begin(), fn.params.end(), d);
+    if (p == fn.params.end() || f.bindings(g, d).size() > 0) continue;
+    out.helper_methods.push_back({fn.name, d, f.eval_called_before(g, d, f.e(fw->call).range.begin),
+                                  static_cast<int>(p - fn.params.begin())});
+  }
   for (Id c = 0; c < f.m.classes.size(); ++c) {
     if (!plain_class(f, c)) continue;
     for (Id g : f.m.classes[c].methods) {
@@ -1168,6 +1183,28 @@ void check_LL101(CheckContext& ctx) {
     if (h.loop < 0 || h.in_lambda || h.target_func != kNone || f.grad_off(h) || f.is_model_call(h) ||
         f.loop_trains(h.loop) || feeds_enclosing_training(f, h))
       continue;
+    // A function of another module handed the model: `val_outputs = inference(val_inputs, model)`.
+    if (const std::string& q = f.callee_qual(h.call); !q.empty()) {
+      auto it = f.project->helper_method_imports.find(q);
+      if (it == f.project->helper_method_imports.end() || it->second.param < 0) continue;
+      const FileSummary::HelperMethod& helper = it->second;
+      const Id given = f.arg(h.call, static_cast<size_t>(helper.param), helper.model);
+      const std::string d = given == kNone ? std::string() : f.dotted(f.unplaced(given));
+      if (d.empty()) continue;
+      std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
+                                                                                  : eval_loop_reason(f, h);
+      if (why.empty()) continue;
+      const int outer = outermost_eval_loop(f, h.loop);
+      if (!reported_loops.insert(outer).second) continue;
+      Finding* fd = report_memory_claim(ctx, "LL101", f.e(h.call).range,
+                                        no_grad_message("`" + d + "` in `" + std::string(f.last_component(q)) + "()`", why));
+      if (!fd) continue;
+      const std::string no_grad = spelling_of(f.m, "torch.no_grad");
+      if (no_grad.empty()) continue;
+      Fix fix = wrap_loop_fix(ctx, outer, h.stmt, no_grad);
+      if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
+      continue;
+    }
     const std::string& attr = f.callee_attr(h.call);
     const Id recv = f.callee_receiver(h.call);
     const std::string& owner = f.dotted(recv);

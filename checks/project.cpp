@@ -166,7 +166,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& c : files[i].communicating_classes) comm_def[c].push_back(i);
     for (const auto& cm : files[i].accumulating_methods) accumulating_def[cm.substr(0, cm.find('.'))].push_back(i);
     for (const auto& h : files[i].helper_methods) {
-      auto& v = helper_def[h.method.substr(0, h.method.find('.'))];
+      auto& v = helper_def[h.param >= 0 ? h.method : h.method.substr(0, h.method.find('.'))];
       if (v.empty() || v.back() != i) v.push_back(i);
     }
     for (const auto& e : files[i].eval_leaving) eval_def[e.function].push_back(i);
@@ -278,9 +278,11 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       // (One defining module: ambiguous definitions decide nothing.)
       if (helper_def.count(last(q)))
         if (const std::vector<size_t> def = imported_from(helper_def); def.size() == 1)
-          for (const auto& h : files[def[0]].helper_methods)
-            if (h.method.compare(0, h.method.find('.'), last(q)) == 0)
+          for (const auto& h : files[def[0]].helper_methods) {
+            if (h.param >= 0 && h.method == last(q)) views[i].helper_method_imports[q] = h;
+            if (h.param < 0 && h.method.compare(0, h.method.find('.'), last(q)) == 0)
               views[i].helper_method_imports[q + h.method.substr(h.method.find('.'))] = h;
+          }
     }
     // Methods of an imported class called in a loop: the defining module (found as the import
     // names it, one of them) learns its method runs once per iteration there.

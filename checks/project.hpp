@@ -73,10 +73,14 @@ struct FileSummary {
   // attribute's forward with grad on and never back-propagate (`def eval(self, x): output =
   // self.model(x)`), as {"Class.method", attribute}, and whether the method puts that model in
   // eval mode first: another module's evaluation loop calling one on an instance runs the forward.
+  // Module-level functions that run the model they are handed the same way (`def
+  // inference(input, model): return model(input)`), as {"function", parameter}, with the
+  // parameter's position (`param`, -1 for a method).
   struct HelperMethod {
     std::string method;
     std::string model;
     bool evaluates = false;
+    int param = -1;
   };
   std::vector<HelperMethod> helper_methods;
   // Methods of imported classes this file calls in a loop on an instance (`agent = Agent(...)`;

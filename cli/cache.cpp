@@ -262,7 +262,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   j["p"]["hf"] = std::move(hf);
   j["p"]["owr"] = std::move(owr);
   Json hm = Json::array();
-  for (const auto& h : summary.helper_methods) hm.push_back(Json::array({h.method, h.model, h.evaluates}));
+  for (const auto& h : summary.helper_methods) hm.push_back(Json::array({h.method, h.model, h.evaluates, h.param}));
   j["p"]["hm"] = std::move(hm);
   Json lmc = Json::array();
   for (const auto& c : summary.loop_method_calls) lmc.push_back(Json::array({c.method, c.batch_loop, c.also}));
@@ -447,8 +447,9 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       s.class_bases.emplace_back(str(c[0]), str(c[1]));
     }
     for (const auto& c : arr(at(p, "hm"))) {
-      if (arr(c).size() != 3) throw Bad();
-      s.helper_methods.push_back({str(c[0]), str(c[1]), boolean(c[2])});
+      if (arr(c).size() != 4 || !c[3].is_number_integer() || c[3].get<int64_t>() < -1 || c[3].get<int64_t>() > 4096)
+        throw Bad();
+      s.helper_methods.push_back({str(c[0]), str(c[1]), boolean(c[2]), static_cast<int>(c[3].get<int64_t>())});
     }
     s.keeping_methods = strings(at(p, "kpm"));
     for (const auto& c : arr(at(p, "lmc"))) {

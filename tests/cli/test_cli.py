@@ -1534,6 +1534,29 @@ class EvaluationMethodAcrossModules(Tmp):
         self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL101"], [])
 
 
+    def test_function_of_another_module_handed_the_model(self):
+        # `val_outputs = inference(val_inputs, model)` after `model.eval()`, the helper in a
+        # module of its own; the same helper in the training loop, or under no_grad, is silent.
+        self.write("utils.py", "def inference(input, model):\n    return model(input)\n")
+        train = ("import torch\nfrom utils import inference\n\n\ndef train(model, train_loader, val_loader, opt):\n"
+                 "    for epoch in range(10):\n        model.train()\n        for x, y in train_loader:\n"
+                 "            loss = (inference(x.cuda(), model) - y.cuda()).pow(2).mean()\n"
+                 "            opt.zero_grad()\n            loss.backward()\n            opt.step()\n"
+                 "        model.eval()\n{guard}        for x, y in val_loader:\n"
+                 "        {pad}    print(inference(x.cuda(), model).mean().item())\n")
+        self.write("train.py", train.format(guard="", pad=""))
+        for extra in (("--no-cache",), (), ()):
+            self.assertEqual(self.ll101(*extra),
+                             [("train.py", 15, "forward of `model` in `inference()` runs with autograd enabl")])
+        self.write("train.py", train.format(guard="        with torch.no_grad():\n", pad="    ").replace(
+            "        for x, y in val_loader:", "            for x, y in val_loader:"))
+        self.assertEqual(self.ll101("--no-cache"), [])
+        # A helper that rebinds its parameter runs something else.
+        self.write("utils.py", "def inference(input, model):\n    model = model.module\n    return model(input)\n")
+        self.write("train.py", train.format(guard="", pad=""))
+        self.assertEqual(self.ll101("--no-cache"), [])
+
+
 class MethodKeepingHistoryCalledAcrossModules(Tmp):
     """LL102 once per batch across modules: a method that keeps a value with autograd history on
     its object (`self.losses.append(loss)`) is called in a loop of another module on an instance

@@ -84,7 +84,7 @@ FileSummary sample_summary() {
   s.communicating_classes = {"ParallelMLP"};
   s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
   s.accumulating_methods = {"AverageMeter.update"};
-  s.helper_methods = {{"trainer.eval", "model", true}};
+  s.helper_methods = {{"trainer.eval", "model", true, -1}, {"inference", "net", false, 1}};
   s.loop_method_calls = {{"agent.Agent.update", false, {"act", "reset"}}};
   s.keeping_methods = {"Agent.update"};
   s.eval_leaving = {{"evaluate", 0, "model"}};
@@ -164,7 +164,10 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.communicating_classes, sample_summary().communicating_classes);
   EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
   EXPECT_EQ(s.accumulating_methods, sample_summary().accumulating_methods);
-  ASSERT_EQ(s.helper_methods.size(), 1u);
+  ASSERT_EQ(s.helper_methods.size(), 2u);
+  EXPECT_EQ(s.helper_methods[0].param, -1);
+  EXPECT_EQ(s.helper_methods[1].method, "inference");
+  EXPECT_EQ(s.helper_methods[1].param, 1);
   EXPECT_EQ(s.helper_methods[0].method, "trainer.eval");
   EXPECT_EQ(s.helper_methods[0].model, "model");
   EXPECT_TRUE(s.helper_methods[0].evaluates);
@@ -245,7 +248,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true]],"lmc":[["a.Agent.update",true,["reset"]]],"kpm":["Agent.update"]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent.update",true,["reset"]]],"kpm":["Agent.update"]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -268,8 +271,10 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("\"trn\":[\"fit\"]", "\"trn\":[1]"));
   EXPECT_TRUE(bad("\"lin\":[\"LogisticRegression\"]", "\"lin\":[2]"));
   EXPECT_TRUE(bad("[\"get_loss\",true]", "[\"get_loss\"]"));
-  EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true]", "[\"trainer.eval\",\"model\"]"));
-  EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true]", "[\"trainer.eval\",\"model\",1]"));
+  EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true,-1]", "[\"trainer.eval\",\"model\",true]"));
+  EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true,-1]", "[\"trainer.eval\",\"model\",1,-1]"));
+  EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true,-1]", "[\"trainer.eval\",\"model\",true,-2]"));
+  EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true,-1]", "[\"trainer.eval\",\"model\",true,1.5]"));
   EXPECT_TRUE(bad("[\"a.Agent.update\",true,[\"reset\"]]", "[\"a.Agent.update\",true,[1]]"));
   EXPECT_TRUE(bad("[\"a.Agent.update\",true,[\"reset\"]]", "[\"a.Agent.update\",true]"));
   EXPECT_TRUE(bad("\"kpm\":[\"Agent.update\"]", "\"kpm\":[3]"));
