@@ -291,8 +291,15 @@ void check_LL105(CheckContext& ctx) {
       if (st.kind == StmtKind::Return) continue;
     }
 
-    // The hooked object must outlive the iteration.
+    // The hooked object must outlive the iteration. (Its root through indexing too: `net[0]`,
+    // `model.blocks[3].attn` hook a part of `net`, of `model`.)
     std::string root = root_name(rd);
+    for (Id x = recv; root.empty() && x != kNone;) {
+      const Expr& ex = f.e(x);
+      if (ex.kind != ExprKind::Subscript && ex.kind != ExprKind::Attribute) break;
+      x = ex.kids.empty() ? kNone : ex.kids[0];
+      if (x != kNone) root = root_name(f.dotted(x));
+    }
     if (loop >= 0 && receiver_fresh_in_loop(f, loop, c.func, root)) continue;
     if (!module_hook) {
       // A tensor hook on an intermediate tensor dies with it; one on a parameter (or a
@@ -311,7 +318,7 @@ void check_LL105(CheckContext& ctx) {
       }
     }
 
-    std::string what = rd.empty() ? std::string("the object") : "`" + rd + "`";
+    std::string what = "`" + (rd.empty() ? ctx.brief(recv) : rd) + "`";
     if (!module_hook && is_parameter_loop_target(f, c.func, rd)) what = "every parameter";
     std::string where = loop >= 0 ? how_often(f, loop) : "once per batch";
     // A function called once per round of a loop whose rounds are whole passes (an epoch loop
