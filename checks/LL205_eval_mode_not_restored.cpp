@@ -427,10 +427,29 @@ Id moved_module(const Facts& f, Id v) {
 
 // Is the module that expression `v` builds one whose mode changes nothing? `k` >= 0: the
 // k-th element of the tuple it returns (`model, loss_fn, opt = get_model()`).
+bool model_is_mode_free(const Facts& f, Id func, const std::string& name, Id at, int depth = 0);
+
 bool mode_free_value(const Facts& f, Id func, Id v, int k, int depth) {
   if (depth > 4) return false;
   v = moved_module(f, v);
   if (f.e(v).kind != ExprKind::Call) return false;
+  // A data-parallel wrap (`DDP(model, device_ids=[rank])`, `nn.DataParallel(net)`) runs the
+  // module it wraps, in that module's mode: the wrapped module decides.
+  if (const std::string_view last = f.last_component(f.callee_qual(v));
+      f.callee_qual(v).rfind("torch.nn.", 0) == 0 && (last == "DataParallel"sv || last == "DistributedDataParallel"sv)) {
+    const Id inner = f.arg(v, 0, "module");
+    // (Wraps of wraps through names, `a = DDP(b)` and `b = DDP(a)` in a loop, stop a few deep:
+    // model_is_mode_free starts its own count.)
+    thread_local int wraps = 0;
+    if (inner == kNone || k >= 0 || wraps > 4) return false;
+    struct Deeper {
+      int& n;
+      explicit Deeper(int& n) : n(++n) {}
+      ~Deeper() { --n; }
+    } deeper(wraps);
+    const std::string& d = f.dotted(inner);
+    return d.empty() ? mode_free_value(f, func, inner, -1, depth + 1) : model_is_mode_free(f, func, d, inner, depth + 1);
+  }
   // `model = nn.Sequential(nn.Conv2d(...), nn.ReLU(), ...)`: the layers are in the call.
   if (f.callee_qual(v).rfind("torch.nn.", 0) == 0) return k < 0 && !modal_layer(f, v);
   Id callee = f.e(v).kids[0];
@@ -466,7 +485,7 @@ bool mode_free_value(const Facts& f, Id func, Id v, int k, int depth) {
 
 // Every binding of `name` that reaches `at` (flow-sensitive: a notebook that rebinds
 // `model` in a later cell) is a module whose mode changes nothing.
-bool model_is_mode_free(const Facts& f, Id func, const std::string& name, Id at, int depth = 0) {
+bool model_is_mode_free(const Facts& f, Id func, const std::string& name, Id at, int depth) {
   if (name.empty() || depth > 2) return false;
   // (value, element of the tuple it returns that `name` takes, or -1)
   std::vector<std::pair<Id, int>> vals;
