@@ -3071,6 +3071,43 @@ bool Facts::constructor_freezes(Id cls, std::string* param) const {
   if (init == kNone || class_of(init) != cls || m.lang != Lang::Python) return false;
   if (param) param->clear();
   if (frozen_at(init, "self", m.funcs[init].range.end)) return true;
+  // Part by part: every attribute the constructor binds is frozen there (`for p in
+  // self.features.parameters(): p.requires_grad = False`), a torch.nn layer without parameters
+  // (`nn.AdaptiveAvgPool2d(1)`, `nn.ReLU()`, `nn.Flatten()`), or a literal setting; at least one
+  // frozen. (An attribute bound to anything else, a head handed in, may train.)
+  {
+    bool any_frozen = false, all_off = true;
+    std::set<std::string> seen;
+    for (Id sid : stmts_in(init)) {
+      const Stmt& s = m.s(sid);
+      if (s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) continue;
+      for (Id t : s.targets) {
+        const std::string& d = dotted(t);
+        if (!starts_with(d, "self.") || d.find('.', 5) != std::string::npos || !seen.insert(d).second) continue;
+        const Id v = s.value;
+        if (v != kNone && e(v).kind == ExprKind::Literal) continue;
+        if (v != kNone && e(v).kind == ExprKind::Call) {
+          static constexpr std::string_view kParameterFree[] = {
+              "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+              "AdaptiveMaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+              "ReLU", "ReLU6", "LeakyReLU", "GELU", "SiLU", "ELU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax",
+              "Flatten", "Unflatten", "Identity", "Dropout", "Dropout2d", "Upsample", "Hardswish", "Mish"};
+          const std::string& q = callee_qual(v);
+          const std::string_view last = last_component(q);
+          if (starts_with(q, "torch.nn.") &&
+              std::find(std::begin(kParameterFree), std::end(kParameterFree), last) != std::end(kParameterFree))
+            continue;
+        }
+        if (frozen_at(init, d, m.funcs[init].range.end)) {
+          any_frozen = true;
+          continue;
+        }
+        all_off = false;
+      }
+      if (!all_off) break;
+    }
+    if (any_frozen && all_off) return true;
+  }
   // `for p in self.parameters(): p.requires_grad = requires_grad`, the parameter defaulting to False.
   const Function& fn = m.funcs[init];
   for (const StmtSite& ss : stmt_sites) {
