@@ -95,7 +95,7 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
     // itself (`agent.get_action(obs)`: the caller's `agent`); in a method of a plain class, its
     // attribute (`self.infer_batch(batch)` of a trainer: `self.model`). Elsewhere (a class whose
     // base the file does not show may be a module) `self` is something else.
-    if (d.empty() || (starts_with(d, "self.") && !f.func_is_method_of_module(g) && !plain_class(f, f.class_of(g))) ||
+    if (d.empty() || (starts_with(d, "self.") && f.class_of(g) == kNone) ||
         f.frozen_at(g, d, f.e(fw->call).range.begin) ||
         f.forward_grad_off(g, callee) || f.output_read_as_numpy(*fw))
       fw = nullptr;
@@ -1151,9 +1151,17 @@ void check_LL101(CheckContext& ctx) {
       if (plain_class(f, f.class_of(h.target_func))) {
         if (owner.empty() || (owner == "self"sv && f.class_of(h.func) != f.class_of(h.target_func))) continue;
         if (owner != "self"sv) d = owner + d.substr(4);
-      } else {
+      } else if (f.func_is_method_of_module(h.target_func)) {
         if (owner.empty() || owner == "self"sv || f.func_is_method_of_module(h.func)) continue;
         d = owner;
+      } else {
+        // A class whose base the file does not show (`class Estimator(BaseEstimator)`): it may be
+        // a module, whose forward runs `self.<layer>` for its caller. Only a loop of another of
+        // its own methods that walks data (`for x, y in val_loader:` in `fit()`) is an
+        // evaluation loop of the object's attribute model.
+        if (owner != "self"sv || f.class_of(h.func) != f.class_of(h.target_func) || f.part_of_forward(h.func) ||
+            f.m.funcs[h.func].name == "forward"sv || !walks_data(f, h.loop, h.func))
+          continue;
       }
     }
     std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"

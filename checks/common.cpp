@@ -108,6 +108,16 @@ bool feeds_enclosing_training(const Facts& f, const CallSite& c) {
   return false;
 }
 
+bool walks_data(const Facts& f, int loop, Id func) {
+  for (int l = loop; l >= 0; l = f.loops[l].parent) {
+    const std::string& it = f.dotted(f.loops[l].iter);
+    if (f.is_eval_source(f.loops[l].iter) || iterates_batches(f, l) || (!it.empty() && f.is_param(func, it)) ||
+        it.find("loader") != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
 std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (c.loop < 0) return "";
   auto trains = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
@@ -128,13 +138,7 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   // no_grad belongs, and where it is judged. Only a loop of the forward over data (an
   // evaluation set, a loader, batches handed in) is an evaluation loop of its own.
   if (eval_source.empty() && (d == "self" || starts_with(d, "self.")) && f.in_module_forward(c.func)) {
-    bool walks_data = false;
-    for (int l = c.loop; l >= 0 && !walks_data; l = f.loops[l].parent) {
-      const std::string& it = f.dotted(f.loops[l].iter);
-      walks_data = iterates_batches(f, l) || (!it.empty() && f.is_param(c.func, it)) ||
-                   it.find("loader") != std::string::npos;
-    }
-    if (!walks_data) return "";
+    if (!walks_data(f, c.loop, c.func)) return "";
   }
   if (!d.empty() && f.eval_called_before(c.func, d, f.e(c.call).range.begin))
     return "after `" + d + ".eval()`" + (eval_source.empty() ? "" : ", " + eval_source);

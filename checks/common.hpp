@@ -17,6 +17,9 @@ namespace ll {
 // with grad enabled for nothing (LL101's criterion); "" when it is not one. Loops that
 // back-propagate or step an optimizer are never evaluation loops.
 std::string eval_loop_reason(const Facts& f, const CallSite& c);
+// Does loop `loop`, or one around it, walk data: an evaluation set, batches, a loader, a
+// parameter of `func` (the data its caller hands in)?
+bool walks_data(const Facts& f, int loop, Id func);
 // Does the forward's result leave its loop into a value that an enclosing loop
 // back-propagates (an attack's or a multi-view step's inner loop)?
 bool feeds_enclosing_training(const Facts& f, const CallSite& c);

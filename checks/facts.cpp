@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <cctype>
+#include <cstring>
 
 namespace ll {
 
@@ -2168,10 +2169,22 @@ bool Facts::switched_off(Id func) const {
                   (m.funcs[func].cls != kNone &&
                    project->external_method_calls.count(m.classes[m.funcs[func].cls].name + "." + name))))
     return false;
+  // A commented-out call: the name at an identifier's start, and before it on the line only
+  // what code has there (nothing, or an expression ending in `.`, `=`, `(`, `,`, `[`): `#
+  // model.fit(x)`, `# loss = fit(x)`; not prose that names it (`# its `fit()` walks the data`,
+  // `# call fit() later`, `# benefit(x)`).
   const std::string called = name + "(";
   bool commented = false;
-  for (const Comment& c : m.comments)
-    if (c.text.find(called) != std::string::npos) commented = true;
+  for (const Comment& c : m.comments) {
+    for (size_t at = c.text.find(called); at != std::string::npos && !commented; at = c.text.find(called, at + 1)) {
+      const unsigned char before = at > 0 ? static_cast<unsigned char>(c.text[at - 1]) : ' ';
+      if (std::isalnum(before) || before == '_') continue;
+      size_t k = at;
+      while (k > 0 && (c.text[k - 1] == ' ' || c.text[k - 1] == '\t')) --k;
+      commented = k == 0 || std::strchr(".=(,[", c.text[k - 1]) != nullptr;
+    }
+    if (commented) break;
+  }
   if (!commented) return false;
   // Any live mention: a call, or a reference handed on (`map(self.get_DBindex, xs)`).
   for (const Expr& x : m.exprs)

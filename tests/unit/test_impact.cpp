@@ -1315,7 +1315,16 @@ TEST(Impact, AFindingInAFunctionWhoseCallsAreCommentedOutIsWeak) {
       EXPECT_NE(f.message.find("commented-out"), std::string::npos) << f.message;
     }
   }
-  for (const std::string call : {"        self.db_index(x, labels)\n", "        fn = self.db_index  # self.db_index(x, labels)\n"}) {
+  for (const std::string call : {"        # db = self.db_index(x, labels)\n", "        #print(db_index(x, labels))\n"}) {
+    const FileResult r = analyze_text("attack.py", program(call), Config{}, EngineOptions{});
+    for (const Finding& f : r.findings) EXPECT_TRUE(f.low_confidence) << call << f.rule;
+  }
+  // Prose that names the method is no switched-off call: in backticks, after a word, or inside
+  // another name (`benefit(` is not `fit(`).
+  for (const std::string call : {"        self.db_index(x, labels)\n", "        fn = self.db_index  # self.db_index(x, labels)\n",
+                                 "        # see `db_index()` for the clustering score\n",
+                                 "        # call db_index() once training ends\n",
+                                 "        # the old_db_index(x) was slower\n"}) {
     const FileResult r = analyze_text("attack.py", program(call), Config{}, EngineOptions{});
     ASSERT_FALSE(r.findings.empty()) << call;
     for (const Finding& f : r.findings) EXPECT_FALSE(f.low_confidence) << call << f.rule;
