@@ -82,6 +82,8 @@ bool is_parameter_loop_target(const Facts& f, Id func, const std::string& name) 
 
 // Is the hooked object created inside the loop (a fresh module or an intermediate tensor,
 // or a module of one), so that its hooks die with it at the end of the iteration?
+std::string root_name(const std::string& dotted);
+
 bool receiver_fresh_in_loop(const Facts& f, int loop, Id func, const std::string& root, int depth = 0) {
   if (loop < 0 || root.empty() || depth > 3) return false;
   // Bound by a `for` header: the loop's own target (`for net in build_nets():` hooks a
@@ -128,9 +130,24 @@ bool receiver_fresh_in_loop(const Facts& f, int loop, Id func, const std::string
       });
     if (!hit) continue;
     ExprKind k = f.e(s.value).kind;
-    // `layer = model.layer4` aliases a long-lived module; a call or arithmetic makes a new object.
+    // `layer = model.layer4` (or `model.get_submodule(name)`, `net[0]`) aliases a part of
+    // `model`: fresh when `model` is, long-lived otherwise. A call or arithmetic makes a new object.
+    const bool part = k == ExprKind::Attribute || k == ExprKind::Subscript ||
+                      (k == ExprKind::Call && f.callee_attr(s.value) == "get_submodule"sv);
+    if (part) {
+      std::string whole;
+      for (Id x = k == ExprKind::Call ? f.callee_receiver(s.value) : s.value; whole.empty() && x != kNone;) {
+        whole = root_name(f.dotted(x));
+        const Expr& ex = f.e(x);
+        x = whole.empty() && (ex.kind == ExprKind::Subscript || ex.kind == ExprKind::Attribute) && !ex.kids.empty()
+                ? ex.kids[0]
+                : kNone;
+      }
+      if (!whole.empty() && whole != root && receiver_fresh_in_loop(f, loop, func, whole, depth + 1)) return true;
+      continue;
+    }
     if (k == ExprKind::Call || k == ExprKind::BinOp || k == ExprKind::UnaryOp || k == ExprKind::Conditional)
-      return !(k == ExprKind::Call && f.callee_attr(s.value) == "get_submodule"sv);
+      return true;
   }
   (void)func;
   return false;
