@@ -69,6 +69,19 @@ bool plain_class(const Facts& f, Id cls, int depth = 0) {
   return true;
 }
 
+// Does a method of class `cls` bind attribute `d` (`self.model = ...`)?
+bool binds_attribute(const Facts& f, Id cls, const std::string& d) {
+  if (cls == kNone) return false;
+  for (Id fn : f.m.classes[cls].methods)
+    for (Id sid : f.stmts_in(fn)) {
+      const Stmt& st = f.m.s(sid);
+      if (st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign)
+        for (Id t : st.targets)
+          if (f.dotted(t) == d) return true;
+    }
+  return false;
+}
+
 // The forward a same-file helper always runs, for an evaluation loop that calls it
 // (`dev_loss += batch_loss(x, y).item()`, where the training step calls `batch_loss` too):
 // one at the helper's top level, with grad not disabled there, in a helper that sets no grad
@@ -1141,6 +1154,7 @@ void check_LL101(CheckContext& ctx) {
       continue;
     Id callee = f.forward_receiver(fw->call);
     std::string d = f.dotted(callee);
+    bool unshown_base = false;
     // A method of a module class runs the caller's module: `agent.get_action(obs)` runs `agent`.
     // (Called from another module's own method, `mtp_head.prefill_inference(x)` while a model
     // walks its heads, it is that module's computation, judged where the model is called.)
@@ -1159,14 +1173,19 @@ void check_LL101(CheckContext& ctx) {
         // a module, whose forward runs `self.<layer>` for its caller. Only a loop of another of
         // its own methods that walks data (`for x, y in val_loader:` in `fit()`) is an
         // evaluation loop of the object's attribute model.
+        // The attribute must be one the class binds (`self.model = model.cuda()`), not a method
+        // it may inherit (`self.generate_target_net(x)`), and the loop one by its data or by the
+        // model's eval(), not by the method's name alone (a generator's `sample()` feeds training).
         if (owner != "self"sv || f.class_of(h.func) != f.class_of(h.target_func) || f.part_of_forward(h.func) ||
-            f.m.funcs[h.func].name == "forward"sv || !walks_data(f, h.loop, h.func))
+            f.m.funcs[h.func].name == "forward"sv || !walks_data(f, h.loop, h.func) ||
+            !binds_attribute(f, f.class_of(h.target_func), d))
           continue;
+        unshown_base = true;
       }
     }
     std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
                                                                                 : eval_loop_reason(f, h);
-    if (why.empty()) continue;
+    if (why.empty() || (unshown_base && starts_with(why, "in evaluation function"))) continue;
     const int outer = outermost_eval_loop(f, h.loop);
     if (!reported_loops.insert(outer).second) continue;
     const std::string& helper = f.m.funcs[h.target_func].name;
