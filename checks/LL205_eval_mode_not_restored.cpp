@@ -705,7 +705,8 @@ void check_LL205(CheckContext& ctx) {
       std::string message = what + " and nothing puts it back in train mode before the loop's next training forward `" +
                             ctx.text(f.e(f.calls[forward->origin].call).kids[0]) +
                             "(...)`: dropout stays off and batch-norm normalises with, and stops updating, its "
-                            "running statistics for the rest of training; call `" + train_call + "` after it";
+                            "running statistics in the training steps that follow, until the model is put back in train mode; "
+                            "call `" + train_call + "` after it";
       Finding* fd = ctx.report("LL205", f.e(site.call).range, message);
       if (!fd) continue;
       if (ev[i].site != ev[i].origin) fd->notes.push_back({f.e(origin.call).range, "eval mode set here"});
