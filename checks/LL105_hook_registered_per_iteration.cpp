@@ -84,6 +84,20 @@ bool is_parameter_loop_target(const Facts& f, Id func, const std::string& name) 
 // or a module of one), so that its hooks die with it at the end of the iteration?
 std::string root_name(const std::string& dotted);
 
+// The object an expression is a part of: `net` of `net[0]`, `model` of `model.layer4[-1].conv3`,
+// `self.net` of `self.net.fc`.
+std::string root_of(const Facts& f, Id x) {
+  std::string root;
+  while (root.empty() && x != kNone) {
+    root = root_name(f.dotted(x));
+    const Expr& ex = f.e(x);
+    x = root.empty() && (ex.kind == ExprKind::Subscript || ex.kind == ExprKind::Attribute) && !ex.kids.empty()
+            ? ex.kids[0]
+            : kNone;
+  }
+  return root;
+}
+
 bool receiver_fresh_in_loop(const Facts& f, int loop, Id func, const std::string& root, int depth = 0) {
   if (loop < 0 || root.empty() || depth > 3) return false;
   // Bound by a `for` header: the loop's own target (`for net in build_nets():` hooks a
@@ -135,14 +149,7 @@ bool receiver_fresh_in_loop(const Facts& f, int loop, Id func, const std::string
     const bool part = k == ExprKind::Attribute || k == ExprKind::Subscript ||
                       (k == ExprKind::Call && f.callee_attr(s.value) == "get_submodule"sv);
     if (part) {
-      std::string whole;
-      for (Id x = k == ExprKind::Call ? f.callee_receiver(s.value) : s.value; whole.empty() && x != kNone;) {
-        whole = root_name(f.dotted(x));
-        const Expr& ex = f.e(x);
-        x = whole.empty() && (ex.kind == ExprKind::Subscript || ex.kind == ExprKind::Attribute) && !ex.kids.empty()
-                ? ex.kids[0]
-                : kNone;
-      }
+      const std::string whole = root_of(f, k == ExprKind::Call ? f.callee_receiver(s.value) : s.value);
       if (!whole.empty() && whole != root && receiver_fresh_in_loop(f, loop, func, whole, depth + 1)) return true;
       continue;
     }
@@ -310,14 +317,16 @@ void check_LL105(CheckContext& ctx) {
 
     // The hooked object must outlive the iteration. (Its root through indexing too: `net[0]`,
     // `model.blocks[3].attn` hook a part of `net`, of `model`.)
-    std::string root = root_name(rd);
-    for (Id x = recv; root.empty() && x != kNone;) {
-      const Expr& ex = f.e(x);
-      if (ex.kind != ExprKind::Subscript && ex.kind != ExprKind::Attribute) break;
-      x = ex.kids.empty() ? kNone : ex.kids[0];
-      if (x != kNone) root = root_name(f.dotted(x));
-    }
+    std::string root = root_of(f, recv);
     if (loop >= 0 && receiver_fresh_in_loop(f, loop, c.func, root)) continue;
+    // Hooked in a function (or constructor) the loop calls, on what the call hands in: a part of
+    // a network the loop builds afresh each iteration (`model = resnet50(...)`, then
+    // `GradCAM(model, model.layer4[-1])`) dies with it.
+    if (caller && f.is_param(c.func, root)) {
+      const Id given = f.argument_for(caller->call, c.func, root);
+      if (given != kNone && receiver_fresh_in_loop(f, batch_loop_of(f, *caller), caller->func, root_of(f, given)))
+        continue;
+    }
     if (!module_hook) {
       // A tensor hook on an intermediate tensor dies with it; one on a parameter (or a
       // tensor made before the loop) stays.
