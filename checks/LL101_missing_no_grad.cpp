@@ -69,9 +69,10 @@ bool plain_class(const Facts& f, Id cls, int depth = 0) {
   return true;
 }
 
-// Does a method of class `cls` bind attribute `d` (`self.model = ...`)?
-bool binds_attribute(const Facts& f, Id cls, const std::string& d) {
-  if (cls == kNone) return false;
+// Does a method of class `cls`, or of a same-file base of it, bind attribute `d` (`self.model =
+// ...`)?
+bool binds_attribute(const Facts& f, Id cls, const std::string& d, int depth = 0) {
+  if (cls == kNone || depth > 8) return false;
   for (Id fn : f.m.classes[cls].methods)
     for (Id sid : f.stmts_in(fn)) {
       const Stmt& st = f.m.s(sid);
@@ -79,6 +80,10 @@ bool binds_attribute(const Facts& f, Id cls, const std::string& d) {
         for (Id t : st.targets)
           if (f.dotted(t) == d) return true;
     }
+  for (Id b : f.m.classes[cls].bases)
+    if (f.e(b).kind == ExprKind::Name)
+      if (const Id k = f.class_at(f.e(b).text, f.m.classes[cls].range.begin); k != kNone && k != cls)
+        if (binds_attribute(f, k, d, depth + 1)) return true;
   return false;
 }
 
