@@ -131,6 +131,10 @@ class History {
         if (e.kids.size() > 1 && f_.e(e.kids[1]).kind == ExprKind::Literal &&
             f_.e(e.kids[1]).lit == LitKind::String && counts_by_name(f_.e(e.kids[1]).text))
           return false;
+        // `batch_outs["loss"]` of `batch_outs = self.predict_batch(x, y)`, whose every return is a
+        // dict display holding a Python number under that key (`{"loss": loss.item(), "y_preds":
+        // output}`): the entry read is the number, whatever else the dict holds.
+        if (number_under_key(x)) return false;
         return carries(e.kids[0], off, depth + 1);
       case ExprKind::BinOp:
         return carries(e.kids[0], off, depth + 1) || carries(e.kids[1], off, depth + 1);
@@ -156,6 +160,77 @@ class History {
       default:
         return false;
     }
+  }
+
+  // A Python number, plainly: `loss.item()`, `x.tolist()`, `x.size(0)`, `float(...)`, `len(...)`, a
+  // numeric literal, arithmetic of those, or a name of `func` bound only to such values.
+  bool plainly_number(Id func, Id v, int depth = 0) const {
+    if (v == kNone || depth > 4) return false;
+    const Expr& e = f_.e(v);
+    switch (e.kind) {
+      case ExprKind::Literal:
+        return e.lit == LitKind::Int || e.lit == LitKind::Float;
+      case ExprKind::BinOp:
+        return plainly_number(func, e.kids[0], depth + 1) && plainly_number(func, e.kids[1], depth + 1);
+      case ExprKind::UnaryOp:
+        return !e.kids.empty() && plainly_number(func, e.kids[0], depth + 1);
+      case ExprKind::Call: {
+        const Expr& callee = f_.e(e.kids[0]);
+        if (callee.kind == ExprKind::Name && f_.qual(e.kids[0]).empty())
+          return in(callee.text, {"float", "int", "len", "round"}) && f_.bindings(func, callee.text).empty();
+        return (in(f_.callee_attr(v), {"item", "tolist"}) && e.kids.size() == 1) ||
+               in(f_.callee_attr(v), {"size", "numel", "dim"});
+      }
+      case ExprKind::Name: {
+        const std::vector<Id> values = f_.bindings(func, e.text);
+        if (values.empty()) return false;
+        for (Id b : values)
+          if (!plainly_number(func, b, depth + 1)) return false;
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  // `d["key"]` where every binding of `d` reaching it is a call of a same-file function whose
+  // every return is a dict display (written there, or bound to a name there) holding a plain
+  // number under that key.
+  bool number_under_key(Id sub) const {
+    const Expr& e = f_.e(sub);
+    if (e.kids.size() != 2 || f_.e(e.kids[1]).kind != ExprKind::Literal || f_.e(e.kids[1]).lit != LitKind::String)
+      return false;
+    const std::string& key = f_.e(e.kids[1]).text;
+    const std::string& d = f_.dotted(e.kids[0]);
+    if (d.empty()) return false;
+    const std::vector<Id> values = f_.bindings_at(func_, d, e.kids[0]);
+    if (values.empty()) return false;
+    for (Id v : values) {
+      if (f_.e(v).kind != ExprKind::Call) return false;
+      const Id target = f_.same_file_target(v, func_);
+      if (target == kNone || f_.returned_values(target).empty()) return false;
+      for (Id r : f_.returned_values(target)) {
+        std::vector<Id> displays;
+        if (f_.e(r).kind == ExprKind::Name) displays = f_.bindings(target, f_.e(r).text);
+        else displays.push_back(r);
+        if (displays.empty()) return false;
+        for (Id disp : displays) {
+          const Expr& dict = f_.e(disp);
+          if (dict.kind != ExprKind::Sequence || dict.text != "dict"sv || dict.kids.size() % 2 != 0) return false;
+          bool found = false;
+          for (size_t i = 0; i + 1 < dict.kids.size(); i += 2) {
+            const Expr& k = f_.e(dict.kids[i]);
+            if (k.kind == ExprKind::Starred) return false;
+            if (k.kind == ExprKind::Literal && k.lit == LitKind::String && k.text == key) {
+              if (!plainly_number(target, dict.kids[i + 1])) return false;
+              found = true;
+            }
+          }
+          if (!found) return false;
+        }
+      }
+    }
+    return true;
   }
 
   // A call returning a (values, indices) pair: `max` / `min` / `median` / `mode` along a
