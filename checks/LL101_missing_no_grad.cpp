@@ -69,6 +69,34 @@ bool plain_class(const Facts& f, Id cls, int depth = 0) {
   return true;
 }
 
+// A pass of the trained model over the data beside the training loop, which never
+// back-propagates: in an epoch loop that trains through a sibling loop running the same model,
+// a loop over the same data (the same iterable, or a C++ loop of the same condition) or over
+// data, computing accuracy or a loss it only reads as a number. "" when it is not one.
+std::string evaluation_pass(const CheckContext& ctx, const CallSite& c) {
+  const Facts& f = ctx.facts;
+  const int l = c.loop;
+  if (l < 0 || f.loops[l].parent < 0 || f.loop_trains(l) || f.loop_reaches_backprop(l)) return "";
+  const int parent = f.loops[l].parent;
+  if (!f.loop_trains(parent)) return "";
+  const std::string& model = f.dotted(f.forward_receiver(c.call));
+  if (model.empty()) return "";
+  const Id iter = f.loops[l].iter;
+  const bool data = walks_data(f, l, c.func);
+  for (int s = 0; s < static_cast<int>(f.loops.size()); ++s) {
+    if (s == l || f.loops[s].parent != parent || !f.loop_trains(s)) continue;
+    const bool same_data = iter != kNone && f.loops[s].iter != kNone &&
+                           ctx.text(f.e(iter).range) == ctx.text(f.e(f.loops[s].iter).range);
+    if (!data && !same_data) continue;
+    for (int ci : f.loops[s].calls)
+      if (f.is_model_call(f.calls[ci]) && f.dotted(f.forward_receiver(f.calls[ci].call)) == model)
+        return same_data ? "in a second pass over the training data, beside the training loop, that never "
+                           "back-propagates"
+                         : "in a pass over data beside the training loop that never back-propagates";
+  }
+  return "";
+}
+
 // Does a method of class `cls`, or of a same-file base of it, bind attribute `d` (`self.model =
 // ...`)?
 bool binds_attribute(const Facts& f, Id cls, const std::string& d, int depth = 0) {
@@ -932,6 +960,7 @@ void check_LL101(CheckContext& ctx) {
     else if (frozen < 0) frozen_part.clear();
     if (f.forward_grad_off(c.func, callee)) continue;
     std::string why = eval_loop_reason(f, c);
+    if (why.empty()) why = evaluation_pass(ctx, c);
     bool serving = false;
     // A loop that trains in one pass and only evaluates in another (`phase == "val"`, a caller
     // that turns the training flag off).
