@@ -97,6 +97,15 @@ std::string evaluation_pass(const CheckContext& ctx, const CallSite& c) {
   return "";
 }
 
+// Does a method of class `cls` switch off the parameters of its attribute `d`
+// (`self.model.requires_grad_(False)` in the constructor)?
+bool class_freezes(const Facts& f, Id cls, const std::string& d) {
+  if (cls == kNone) return false;
+  for (Id fn : f.m.classes[cls].methods)
+    if (f.frozen_at(fn, d, f.m.funcs[fn].range.end)) return true;
+  return false;
+}
+
 // Does a method of class `cls`, or of a same-file base of it, bind attribute `d` (`self.model =
 // ...`)?
 bool binds_attribute(const Facts& f, Id cls, const std::string& d, int depth = 0) {
@@ -141,7 +150,7 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
     // itself (`agent.get_action(obs)`: the caller's `agent`); in a method of a plain class, its
     // attribute (`self.infer_batch(batch)` of a trainer: `self.model`). Elsewhere (a class whose
     // base the file does not show may be a module) `self` is something else.
-    if (d.empty() || (starts_with(d, "self.") && f.class_of(g) == kNone) ||
+    if (d.empty() || (starts_with(d, "self.") && (f.class_of(g) == kNone || class_freezes(f, f.class_of(g), d))) ||
         f.frozen_at(g, d, f.e(fw->call).range.begin) ||
         f.forward_grad_off(g, callee) || f.output_read_as_numpy(*fw))
       fw = nullptr;
@@ -856,7 +865,7 @@ void summarize_LL101(const Facts& f, FileSummary& out) {
                        [&](int ci) { return f.is_model_call(f.calls[ci]); }))
         continue;
       std::string model = helper_method_model(f, g, memo);
-      if (model.empty() || calls_attribution(f, f.calls_in(g))) continue;
+      if (model.empty() || calls_attribution(f, f.calls_in(g)) || class_freezes(f, c, "self." + model)) continue;
       const std::string self_model = "self." + model;
       const CallSite* fw = memo[g];
       out.helper_methods.push_back(
@@ -1251,7 +1260,8 @@ void check_LL101(CheckContext& ctx) {
       const FileSummary::HelperMethod& helper = it->second;
       const Id given = f.arg(h.call, static_cast<size_t>(helper.param), helper.model);
       const std::string d = given == kNone ? std::string() : f.dotted(f.unplaced(given));
-      if (d.empty()) continue;
+      // (A model whose parameters were switched off records no graph, here or in the helper.)
+      if (d.empty() || f.frozen_at(h.func, d, f.e(h.call).range.begin)) continue;
       std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
                                                                                   : eval_loop_reason(f, h);
       if (why.empty()) continue;
@@ -1284,6 +1294,12 @@ void check_LL101(CheckContext& ctx) {
       }
       helper = &it->second;
       cls = f.e(ve.kids[0]).kind == ExprKind::Name ? f.e(ve.kids[0]).text : q;
+      // Built around a model whose parameters were switched off (`Engine(net)` after
+      // `net.requires_grad_(False)`): what it runs records no graph.
+      for (size_t k = 1; k < ve.kids.size() && helper; ++k)
+        if (const std::string& a = f.dotted(f.unplaced(ve.kids[k])); !a.empty() && f.frozen_at(h.func, a, ve.range.begin))
+          helper = nullptr;
+      if (!helper) break;
     }
     if (!helper) continue;
     const std::string d = owner + "." + helper->model;

@@ -1419,12 +1419,16 @@ class History {
     if (it == f_.project->loop_called_methods.end() || !keeps_across_calls(base, resets)) return "";
     const bool trains =
         f_.reaches(func_, [&](const CallSite& x) { return f_.is_backprop(x) || f_.optimizer_of_step(x) != kNone; });
+    const std::string kept = base.substr(5, base.find('.', 5) == std::string::npos ? std::string::npos : base.find('.', 5) - 5);
     for (const auto& [call, path] : it->second) {
-      if (!call.batch_loop && !trains) continue;
-      if (std::any_of(call.also.begin(), call.also.end(), [&](const std::string& other) {
+      if (!call->batch_loop && !trains) continue;
+      if (std::any_of(call->methods.begin(), call->methods.end(), [&](const std::string& other) {
             return std::any_of(resets.begin(), resets.end(), [&](Id fn) { return f_.m.funcs[fn].name == other; });
           }))
         continue;
+      // The caller's loop reads or clears what the method keeps (`torch.cat(agent.saved_log_probs)`
+      // for the episode's loss, `del agent.saved_log_probs[:]`): kept on purpose, released there.
+      if (std::find(call->attrs.begin(), call->attrs.end(), kept) != call->attrs.end()) continue;
       return path;
     }
     return "";
@@ -1902,19 +1906,31 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
   }
   // Methods of imported classes called in loops, on a receiver every binding of which builds
   // the class (`agent = Agent(4, 2)`), with grad not disabled at the call.
-  std::set<std::tuple<std::string, bool, std::vector<std::string>>> seen;
-  // The methods a loop calls on each object, asked once per (loop, object): a loop of thousands
-  // of such calls asks it for each.
-  std::map<std::pair<int, std::string>, std::vector<std::string>> called_on;
+  // One entry per (loop, object): the loop once per batch or not, the methods it calls on the
+  // object and the attributes of the object it reads or clears itself.
+  std::map<std::pair<int, std::string>, size_t> entry_of;
+  std::vector<bool> oversized;
+  // The attribute reads of an object, by position (`agent.saved_log_probs` at byte 1234), built on
+  // first need: asked of a loop's range by binary search.
+  std::map<std::string, std::vector<std::pair<uint32_t, std::string>>> reads_of;
+  auto attribute_reads = [&](const std::string& owner) -> const std::vector<std::pair<uint32_t, std::string>>& {
+    auto [it, fresh] = reads_of.try_emplace(owner);
+    if (fresh) {
+      for (const Expr& x : f.m.exprs)
+        if (x.kind == ExprKind::Attribute && !x.kids.empty() && f.dotted(x.kids[0]) == owner)
+          it->second.emplace_back(x.range.begin, x.text);
+      std::sort(it->second.begin(), it->second.end());
+    }
+    return it->second;
+  };
   for (const CallSite& c : f.calls) {
-    if (c.loop < 0 || c.in_lambda || c.target_func != kNone || f.grad_off(c)) continue;
-    const std::string& attr = f.callee_attr(c.call);
+    if (c.loop < 0 || c.in_lambda || c.target_func != kNone) continue;
     const Id recv = f.callee_receiver(c.call);
-    if (attr.empty() || recv == kNone) continue;
+    if (recv == kNone) continue;
     const std::string& owner = f.dotted(recv);
-    if (owner.empty() || owner == "self"sv) continue;
-    // (Every binding of the function, not the ones reaching the call: a summary's question, asked
-    // of every method call in a loop.)
+    if (owner.empty() || owner == "self"sv || f.grad_off(c)) continue;
+    const std::string& attr = f.callee_attr(c.call);
+    // (Every binding of the function, not the ones reaching the call: a summary's question.)
     std::string q;
     for (Id v : f.bindings(c.func, owner)) {
       const Expr& ve = f.e(v);
@@ -1925,24 +1941,46 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
       }
       q = vq;
     }
-    if (q.empty()) continue;
-    auto [on, fresh] = called_on.try_emplace({c.loop, owner});
+    if (q.empty() || q.find('.') == std::string::npos) continue;
+    // The loop that runs once per batch around the call, else its own loop.
+    const int batch = batch_loop_of(f, c);
+    const int loop = batch >= 0 ? batch : c.loop;
+    auto [at, fresh] = entry_of.try_emplace({loop, owner}, out.loop_method_calls.size());
     if (fresh) {
-      for (int ci : f.loops[c.loop].calls) {
-        const Id other = f.calls[ci].call;
-        if (f.dotted(f.callee_receiver(other)) == owner && !f.callee_attr(other).empty())
-          on->second.push_back(f.callee_attr(other));
-      }
-      std::sort(on->second.begin(), on->second.end());
-      on->second.erase(std::unique(on->second.begin(), on->second.end()), on->second.end());
+      FileSummary::LoopMethodCall entry;
+      entry.cls = q;
+      entry.batch_loop = batch >= 0;
+      const Range& r = f.loops[loop].range;
+      const auto& reads = attribute_reads(owner);
+      for (auto it = std::lower_bound(reads.begin(), reads.end(), std::make_pair(r.begin, std::string()));
+           it != reads.end() && it->first < r.end; ++it)
+        entry.attrs.push_back(it->second);
+      std::sort(entry.attrs.begin(), entry.attrs.end());
+      entry.attrs.erase(std::unique(entry.attrs.begin(), entry.attrs.end()), entry.attrs.end());
+      out.loop_method_calls.push_back(std::move(entry));
+      oversized.push_back(out.loop_method_calls.back().attrs.size() > FileSummary::LoopMethodCall::kLoopNames);
     }
-    // (The other methods: the method itself resets nothing it keeps, keeps_across_calls.)
-    std::vector<std::string> also;
-    for (const std::string& a : on->second)
-      if (a != attr) also.push_back(a);
-    auto key = std::make_tuple(q + "." + attr, batch_loop_of(f, c) >= 0, also);
-    if (seen.insert(key).second) out.loop_method_calls.push_back({q + "." + attr, std::get<1>(key), std::move(also)});
+    FileSummary::LoopMethodCall& entry = out.loop_method_calls[at->second];
+    if (entry.cls != q) oversized[at->second] = true;
+    if (std::find(entry.methods.begin(), entry.methods.end(), attr) == entry.methods.end()) {
+      if (entry.methods.size() >= FileSummary::LoopMethodCall::kLoopNames) oversized[at->second] = true;
+      else entry.methods.push_back(attr);
+    }
   }
+  // (A loop of more names than the bound records nothing: it decides nothing elsewhere.)
+  std::vector<FileSummary::LoopMethodCall> kept;
+  for (size_t i = 0; i < out.loop_method_calls.size(); ++i)
+    if (!oversized[i]) {
+      // Methods are also read as attributes (`agent.update`): only the others are the object's data.
+      FileSummary::LoopMethodCall& e = out.loop_method_calls[i];
+      std::vector<std::string> data;
+      for (const std::string& a : e.attrs)
+        if (std::find(e.methods.begin(), e.methods.end(), a) == e.methods.end()) data.push_back(a);
+      e.attrs = std::move(data);
+      std::sort(e.methods.begin(), e.methods.end());
+      kept.push_back(std::move(e));
+    }
+  out.loop_method_calls = std::move(kept);
 }
 
 void check_LL102(CheckContext& ctx) {

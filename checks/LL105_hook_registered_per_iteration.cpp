@@ -282,9 +282,18 @@ void check_LL105(CheckContext& ctx) {
       if (c.func == kNone || c.loop >= 0) continue;  // a setup loop (over modules, parameters)
       // A constructor runs where its class is instantiated: `cam = GradCAM(model, layer)`.
       const Id ctor_of = is_constructor(f, c.func) ? f.class_of(c.func) : kNone;
+      // (A caller that hands in a part of a network its loop builds afresh each iteration,
+      // `GradCAM(model, model.layer4[-1])` after `model = resnet50(...)`, hooks what dies with
+      // the network; any other per-batch caller is the one that leaks.)
+      const std::string handed = root_of(f, recv);
+      auto hands_fresh = [&](const CallSite& x) {
+        if (!f.is_param(c.func, handed)) return false;
+        const Id given = f.argument_for(x.call, c.func, handed);
+        return given != kNone && receiver_fresh_in_loop(f, batch_loop_of(f, x), x.func, root_of(f, given));
+      };
       for (const CallSite& x : f.calls)
         if ((x.target_func == c.func || (ctor_of != kNone && f.constructed_class(x.call) == ctor_of)) &&
-            x.func != c.func && !x.in_lambda && batch_loop_of(f, x) >= 0) {
+            x.func != c.func && !x.in_lambda && batch_loop_of(f, x) >= 0 && !hands_fresh(x)) {
           caller = &x;
           break;
         }
@@ -319,14 +328,6 @@ void check_LL105(CheckContext& ctx) {
     // `model.blocks[3].attn` hook a part of `net`, of `model`.)
     std::string root = root_of(f, recv);
     if (loop >= 0 && receiver_fresh_in_loop(f, loop, c.func, root)) continue;
-    // Hooked in a function (or constructor) the loop calls, on what the call hands in: a part of
-    // a network the loop builds afresh each iteration (`model = resnet50(...)`, then
-    // `GradCAM(model, model.layer4[-1])`) dies with it.
-    if (caller && f.is_param(c.func, root)) {
-      const Id given = f.argument_for(caller->call, c.func, root);
-      if (given != kNone && receiver_fresh_in_loop(f, batch_loop_of(f, *caller), caller->func, root_of(f, given)))
-        continue;
-    }
     if (!module_hook) {
       // A tensor hook on an intermediate tensor dies with it; one on a parameter (or a
       // tensor made before the loop) stays.

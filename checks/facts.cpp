@@ -2170,9 +2170,9 @@ bool Facts::switched_off(Id func) const {
                    project->external_method_calls.count(m.classes[m.funcs[func].cls].name + "." + name))))
     return false;
   // A commented-out call: the name at an identifier's start, and before it on the line only
-  // what code has there (nothing, or an expression ending in `.`, `=`, `(`, `,`, `[`): `#
-  // model.fit(x)`, `# loss = fit(x)`; not prose that names it (`# its `fit()` walks the data`,
-  // `# call fit() later`, `# benefit(x)`).
+  // what code has there (nothing, an expression ending in punctuation or an operator, a
+  // keyword): `# model.fit(x)`, `# loss = fit(x)`, `# return fit(x)`; not prose that names it
+  // (`# its `fit()` walks the data`, `# call fit() later`, `# benefit(x)`).
   const std::string called = name + "(";
   bool commented = false;
   for (const Comment& c : m.comments) {
@@ -2181,7 +2181,14 @@ bool Facts::switched_off(Id func) const {
       if (std::isalnum(before) || before == '_') continue;
       size_t k = at;
       while (k > 0 && (c.text[k - 1] == ' ' || c.text[k - 1] == '\t')) --k;
-      commented = k == 0 || std::strchr(".=(,[", c.text[k - 1]) != nullptr;
+      // Code before a call ends in punctuation or an operator (`acc = 100.0 * evaluate(`,
+      // `print(f"{evaluate(`, `if e % 5 == 0: evaluate(`) or in a keyword (`return evaluate(`).
+      size_t w = k;
+      while (w > 0 && (std::isalnum(static_cast<unsigned char>(c.text[w - 1])) || c.text[w - 1] == '_')) --w;
+      const std::string_view word = std::string_view(c.text).substr(w, k - w);
+      commented = k == 0 || std::strchr(".=(,[{:*+-/%<>!&|^~@", c.text[k - 1]) != nullptr ||
+                  in(word, {"return", "yield", "await", "not", "and", "or", "in", "is", "if", "elif", "else", "while",
+                            "assert", "lambda"});
     }
     if (commented) break;
   }

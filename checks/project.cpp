@@ -287,17 +287,22 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     // Methods of an imported class called in a loop: the defining module (found as the import
     // names it, one of them) learns its method runs once per iteration there.
     for (const auto& call : files[i].loop_method_calls) {
-      const std::string q = call.method.substr(0, call.method.rfind('.'));  // qualified class
+      const std::string& q = call.cls;  // qualified class
       const std::string qmod = q.size() > last(q).size() ? q.substr(0, q.size() - last(q).size() - 1) : "";
       auto mods = by_last.find(last(qmod));
       if (qmod.empty() || mods == by_last.end()) continue;
       const std::vector<size_t> def = defining_files(q, i, mods->second, files, &modules);
-      const std::string key = last(q) + "." + last(call.method);
-      if (def.size() != 1 ||
-          std::find(files[def[0]].keeping_methods.begin(), files[def[0]].keeping_methods.end(), key) ==
-              files[def[0]].keeping_methods.end())
-        continue;
-      views[def[0]].loop_called_methods[key].emplace_back(call, files[i].path);
+      if (def.size() != 1) continue;
+      // (One shared copy per loop, however many of its methods keep something.)
+      std::shared_ptr<const FileSummary::LoopMethodCall> shared;
+      for (const std::string& method : call.methods) {
+        const std::string key = last(q) + "." + method;
+        if (std::find(files[def[0]].keeping_methods.begin(), files[def[0]].keeping_methods.end(), key) ==
+            files[def[0]].keeping_methods.end())
+          continue;
+        if (!shared) shared = std::make_shared<const FileSummary::LoopMethodCall>(call);
+        views[def[0]].loop_called_methods[key].emplace_back(shared, files[i].path);
+      }
     }
     for (const auto& q : files[i].type_refs) {
       auto o = off_forward_def.find(last(q));

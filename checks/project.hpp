@@ -83,14 +83,19 @@ struct FileSummary {
     int param = -1;
   };
   std::vector<HelperMethod> helper_methods;
-  // Methods of imported classes this file calls in a loop on an instance (`agent = Agent(...)`;
-  // `for t in range(steps): agent.update(obs)`): "qualified.Class.method" as this file imports the
-  // class, whether the loop runs once per batch by this file's own facts, and the other methods
-  // the loop calls on the same object (a reset among them clears what the method keeps).
+  // Loops of this file that call methods on an instance of an imported class (`agent =
+  // Agent(...)`; `for t in range(steps): agent.update(obs)`), one entry per loop and object: the
+  // class, qualified as this file imports it, whether the loop runs once per batch by this
+  // file's own facts, the methods the loop calls on the object (a reset among them clears what
+  // another keeps), and the object's attributes the loop reads or clears itself
+  // (`torch.cat(agent.saved_log_probs)`: the caller manages what the method keeps). At most
+  // kLoopNames names each; a loop with more records nothing.
   struct LoopMethodCall {
-    std::string method;
+    static constexpr size_t kLoopNames = 64;
+    std::string cls;
     bool batch_loop = false;
-    std::vector<std::string> also;
+    std::vector<std::string> methods;
+    std::vector<std::string> attrs;
   };
   std::vector<LoopMethodCall> loop_method_calls;
   // Methods (not constructors) that keep a value on their object (`self.losses.append(loss)`,
@@ -181,7 +186,8 @@ struct ProjectView {
   std::map<std::string, FileSummary::HelperMethod> helper_method_imports;
   // This file's methods that another file calls in a loop on an instance of the class
   // (FileSummary::loop_method_calls): "Class.method" -> each such call, with the caller's path.
-  std::map<std::string, std::vector<std::pair<FileSummary::LoopMethodCall, std::string>>> loop_called_methods;
+  std::map<std::string, std::vector<std::pair<std::shared_ptr<const FileSummary::LoopMethodCall>, std::string>>>
+      loop_called_methods;
   // Imported functions (qualified, as this file imports them) that leave their argument in
   // eval mode: the argument's position and parameter name.
   std::map<std::string, std::vector<std::pair<int, std::string>>> eval_leaving_imports;

@@ -265,7 +265,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   for (const auto& h : summary.helper_methods) hm.push_back(Json::array({h.method, h.model, h.evaluates, h.param}));
   j["p"]["hm"] = std::move(hm);
   Json lmc = Json::array();
-  for (const auto& c : summary.loop_method_calls) lmc.push_back(Json::array({c.method, c.batch_loop, c.also}));
+  for (const auto& c : summary.loop_method_calls) lmc.push_back(Json::array({c.cls, c.batch_loop, c.methods, c.attrs}));
   j["p"]["lmc"] = std::move(lmc);
   j["p"]["kpm"] = summary.keeping_methods;
   Json slc = Json::array();
@@ -419,6 +419,8 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.module_classes = strings(at(p, "mcl"));
     s.communicating_classes = strings(at(p, "ccl"));
     s.accumulating_methods = strings(at(p, "acc"));
+    for (const std::string& cm : s.accumulating_methods)
+      if (cm.find('.') == std::string::npos) throw Bad();  // "Class.method"
     s.program = boolean(at(p, "pg"));
     s.gpu_evidence = boolean(at(p, "ge"));
     s.open_methods = strings(at(p, "om"));
@@ -450,11 +452,18 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       if (arr(c).size() != 4 || !c[3].is_number_integer() || c[3].get<int64_t>() < -1 || c[3].get<int64_t>() > 4096)
         throw Bad();
       s.helper_methods.push_back({str(c[0]), str(c[1]), boolean(c[2]), static_cast<int>(c[3].get<int64_t>())});
+      // A method is "Class.method", a function has no dot; either runs a named model.
+      const FileSummary::HelperMethod& h = s.helper_methods.back();
+      if (h.model.empty() || (h.param < 0) != (h.method.find('.') != std::string::npos)) throw Bad();
     }
     s.keeping_methods = strings(at(p, "kpm"));
     for (const auto& c : arr(at(p, "lmc"))) {
-      if (arr(c).size() != 3) throw Bad();
-      s.loop_method_calls.push_back({str(c[0]), boolean(c[1]), strings(c[2])});
+      if (arr(c).size() != 4) throw Bad();
+      FileSummary::LoopMethodCall call{str(c[0]), boolean(c[1]), strings(c[2]), strings(c[3])};
+      if (call.cls.find('.') == std::string::npos || call.methods.size() > FileSummary::LoopMethodCall::kLoopNames ||
+          call.attrs.size() > FileSummary::LoopMethodCall::kLoopNames)
+        throw Bad();
+      s.loop_method_calls.push_back(std::move(call));
     }
     for (const auto& c : arr(at(p, "owr"))) {
       if (arr(c).size() != 2) throw Bad();

@@ -1551,6 +1551,11 @@ class EvaluationMethodAcrossModules(Tmp):
         self.write("train.py", train.format(guard="        with torch.no_grad():\n", pad="    ").replace(
             "        for x, y in val_loader:", "            for x, y in val_loader:"))
         self.assertEqual(self.ll101("--no-cache"), [])
+        # A model whose parameters were switched off records no graph through a helper either,
+        # nor through an object built around it.
+        self.write("train.py", train.format(guard="", pad="").replace("        model.eval()\n",
+                                                                       "        model.eval()\n        model.requires_grad_(False)\n"))
+        self.assertEqual(self.ll101("--no-cache"), [])
         # A helper that rebinds its parameter runs something else.
         self.write("utils.py", "def inference(input, model):\n    model = model.module\n    return model(input)\n")
         self.write("train.py", train.format(guard="", pad=""))
@@ -1596,6 +1601,10 @@ class MethodKeepingHistoryCalledAcrossModules(Tmp):
         self.write("main.py", self.MAIN.format(extra=""))
         rc, out, err = run(["--format", "json", "--no-cache", os.path.join(self.dir, "agent.py")])
         self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL102"], [])
+        # The caller's loop reads (and clears) what the method keeps: REINFORCE's saved
+        # log-probabilities, back-propagated by the episode loop itself.
+        self.write("main.py", self.MAIN.format(extra="        print(len(agent.losses))\n"))
+        self.assertEqual(self.ll102("--no-cache"), [])
 
 
 class LinearProbeAcrossModules(Tmp):

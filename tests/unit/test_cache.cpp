@@ -85,7 +85,7 @@ FileSummary sample_summary() {
   s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
   s.accumulating_methods = {"AverageMeter.update"};
   s.helper_methods = {{"trainer.eval", "model", true, -1}, {"inference", "net", false, 1}};
-  s.loop_method_calls = {{"agent.Agent.update", false, {"act", "reset"}}};
+  s.loop_method_calls = {{"agent.Agent", false, {"act", "reset", "update"}, {"saved_log_probs"}}};
   s.keeping_methods = {"Agent.update"};
   s.eval_leaving = {{"evaluate", 0, "model"}};
   s.program = true;
@@ -172,9 +172,10 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.helper_methods[0].model, "model");
   EXPECT_TRUE(s.helper_methods[0].evaluates);
   ASSERT_EQ(s.loop_method_calls.size(), 1u);
-  EXPECT_EQ(s.loop_method_calls[0].method, "agent.Agent.update");
+  EXPECT_EQ(s.loop_method_calls[0].cls, "agent.Agent");
   EXPECT_FALSE(s.loop_method_calls[0].batch_loop);
-  EXPECT_EQ(s.loop_method_calls[0].also, (std::vector<std::string>{"act", "reset"}));
+  EXPECT_EQ(s.loop_method_calls[0].methods, (std::vector<std::string>{"act", "reset", "update"}));
+  EXPECT_EQ(s.loop_method_calls[0].attrs, (std::vector<std::string>{"saved_log_probs"}));
   EXPECT_EQ(s.keeping_methods, sample_summary().keeping_methods);
   ASSERT_EQ(s.eval_leaving.size(), 1u);
   EXPECT_EQ(s.eval_leaving[0].function, "evaluate");
@@ -248,7 +249,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent.update",true,["reset"]]],"kpm":["Agent.update"]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -275,8 +276,14 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true,-1]", "[\"trainer.eval\",\"model\",1,-1]"));
   EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true,-1]", "[\"trainer.eval\",\"model\",true,-2]"));
   EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true,-1]", "[\"trainer.eval\",\"model\",true,1.5]"));
-  EXPECT_TRUE(bad("[\"a.Agent.update\",true,[\"reset\"]]", "[\"a.Agent.update\",true,[1]]"));
-  EXPECT_TRUE(bad("[\"a.Agent.update\",true,[\"reset\"]]", "[\"a.Agent.update\",true]"));
+  EXPECT_TRUE(bad("[\"a.Agent\",true,[\"reset\",\"update\"],[\"losses\"]]", "[\"a.Agent\",true,[1],[]]"));
+  EXPECT_TRUE(bad("[\"a.Agent\",true,[\"reset\",\"update\"],[\"losses\"]]", "[\"a.Agent\",true,[\"reset\"]]"));
+  EXPECT_TRUE(bad("[\"a.Agent\",true,[\"reset\",\"update\"],[\"losses\"]]", "[\"Agent\",true,[],[]]"));
+  // A class-qualified name without its class, or a helper without its model: a forged entry the
+  // join could not split.
+  EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true,-1]", "[\"eval\",\"model\",true,-1]"));
+  EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true,-1]", "[\"trainer.eval\",\"\",true,-1]"));
+  EXPECT_TRUE(bad("\"acc\":[\"AverageMeter.update\"]", "\"acc\":[\"update\"]"));
   EXPECT_TRUE(bad("\"kpm\":[\"Agent.update\"]", "\"kpm\":[3]"));
   EXPECT_TRUE(bad("[\"get_loss\",true]", "[\"get_loss\",1]"));
   EXPECT_TRUE(bad("[1,2,", "[-1,2,"));

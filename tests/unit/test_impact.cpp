@@ -1315,7 +1315,11 @@ TEST(Impact, AFindingInAFunctionWhoseCallsAreCommentedOutIsWeak) {
       EXPECT_NE(f.message.find("commented-out"), std::string::npos) << f.message;
     }
   }
-  for (const std::string call : {"        # db = self.db_index(x, labels)\n", "        #print(db_index(x, labels))\n"}) {
+  for (const std::string call : {"        # db = self.db_index(x, labels)\n", "        #print(db_index(x, labels))\n",
+                                 "        # acc = 100.0 * self.db_index(x, labels)\n",
+                                 "        # print(f\"{self.db_index(x, labels)}\")\n",
+                                 "        # if e % 5 == 0: self.db_index(x, labels)\n",
+                                 "        # return db_index(x, labels)\n"}) {
     const FileResult r = analyze_text("attack.py", program(call), Config{}, EngineOptions{});
     for (const Finding& f : r.findings) EXPECT_TRUE(f.low_confidence) << call << f.rule;
   }
