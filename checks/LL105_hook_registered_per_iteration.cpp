@@ -91,9 +91,15 @@ std::string root_of(const Facts& f, Id x) {
   while (root.empty() && x != kNone) {
     root = root_name(f.dotted(x));
     const Expr& ex = f.e(x);
-    x = root.empty() && (ex.kind == ExprKind::Subscript || ex.kind == ExprKind::Attribute) && !ex.kids.empty()
-            ? ex.kids[0]
-            : kNone;
+    if (!root.empty()) break;
+    if ((ex.kind == ExprKind::Subscript || ex.kind == ExprKind::Attribute) && !ex.kids.empty()) {
+      x = ex.kids[0];
+    } else if (ex.kind == ExprKind::Call && ex.kids.size() >= 3 && f.e(ex.kids[0]).kind == ExprKind::Name &&
+               f.e(ex.kids[0]).text == "getattr"sv && f.qual(ex.kids[0]).empty()) {
+      x = ex.kids[1];  // `getattr(model, name)`: a part of `model`
+    } else {
+      x = kNone;
+    }
   }
   return root;
 }
@@ -146,10 +152,14 @@ bool receiver_fresh_in_loop(const Facts& f, int loop, Id func, const std::string
     ExprKind k = f.e(s.value).kind;
     // `layer = model.layer4` (or `model.get_submodule(name)`, `net[0]`) aliases a part of
     // `model`: fresh when `model` is, long-lived otherwise. A call or arithmetic makes a new object.
-    const bool part = k == ExprKind::Attribute || k == ExprKind::Subscript ||
+    const Expr& ve = f.e(s.value);
+    const bool by_getattr = k == ExprKind::Call && ve.kids.size() >= 3 && f.e(ve.kids[0]).kind == ExprKind::Name &&
+                            f.e(ve.kids[0]).text == "getattr"sv && f.qual(ve.kids[0]).empty();
+    const bool part = k == ExprKind::Attribute || k == ExprKind::Subscript || by_getattr ||
                       (k == ExprKind::Call && f.callee_attr(s.value) == "get_submodule"sv);
     if (part) {
-      const std::string whole = root_of(f, k == ExprKind::Call ? f.callee_receiver(s.value) : s.value);
+      const std::string whole =
+          root_of(f, k == ExprKind::Call && !by_getattr ? f.callee_receiver(s.value) : s.value);
       if (!whole.empty() && whole != root && receiver_fresh_in_loop(f, loop, func, whole, depth + 1)) return true;
       continue;
     }
