@@ -97,15 +97,6 @@ std::string evaluation_pass(const CheckContext& ctx, const CallSite& c) {
   return "";
 }
 
-// Does a method of class `cls` switch off the parameters of its attribute `d`
-// (`self.model.requires_grad_(False)` in the constructor)?
-bool class_freezes(const Facts& f, Id cls, const std::string& d) {
-  if (cls == kNone) return false;
-  for (Id fn : f.m.classes[cls].methods)
-    if (f.frozen_at(fn, d, f.m.funcs[fn].range.end)) return true;
-  return false;
-}
-
 // Does a method of class `cls`, or of a same-file base of it, bind attribute `d` (`self.model =
 // ...`)?
 bool binds_attribute(const Facts& f, Id cls, const std::string& d, int depth = 0) {
@@ -150,7 +141,7 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
     // itself (`agent.get_action(obs)`: the caller's `agent`); in a method of a plain class, its
     // attribute (`self.infer_batch(batch)` of a trainer: `self.model`). Elsewhere (a class whose
     // base the file does not show may be a module) `self` is something else.
-    if (d.empty() || (starts_with(d, "self.") && (f.class_of(g) == kNone || class_freezes(f, f.class_of(g), d))) ||
+    if (d.empty() || (starts_with(d, "self.") && (f.class_of(g) == kNone || f.class_freezes(f.class_of(g), d))) ||
         f.frozen_at(g, d, f.e(fw->call).range.begin) ||
         f.forward_grad_off(g, callee) || f.output_read_as_numpy(*fw))
       fw = nullptr;
@@ -865,7 +856,7 @@ void summarize_LL101(const Facts& f, FileSummary& out) {
                        [&](int ci) { return f.is_model_call(f.calls[ci]); }))
         continue;
       std::string model = helper_method_model(f, g, memo);
-      if (model.empty() || calls_attribution(f, f.calls_in(g)) || class_freezes(f, c, "self." + model)) continue;
+      if (model.empty() || calls_attribution(f, f.calls_in(g)) || f.class_freezes(c, "self." + model)) continue;
       const std::string self_model = "self." + model;
       const CallSite* fw = memo[g];
       out.helper_methods.push_back(

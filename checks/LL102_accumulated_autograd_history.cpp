@@ -670,8 +670,8 @@ class History {
         if (fn == func_) return true;
       return fn == func_;
     };
-    for (const CallSite& c : f_.calls)
-      if (here_or_nested(c.func) && f_.is_backprop(c) && mentions_derived(c.call)) return true;
+    for (int bi : f_.backprop_calls())
+      if (here_or_nested(f_.calls[bi].func) && mentions_derived(f_.calls[bi].call)) return true;
     // Handed to a same-file function that back-propagates (`compute_acer_loss(policies, ...)`,
     // `agent.learn(torch.stack(log_probs), rewards)`): the loss is built there.
     // (Not a name that reaches the call detached: `log_probs = torch.cat(log_probs).detach()`
@@ -691,7 +691,14 @@ class History {
       }
       return true;
     };
-    for (const CallSite& c : f_.calls) {
+    // (The calls of this function and of those nested in it: the module level's are every call.)
+    std::vector<int> own;
+    if (func_ != kNone) {
+      own = f_.calls_in(func_);
+      for (Id g : f_.nested_functions(func_)) own.insert(own.end(), f_.calls_in(g).begin(), f_.calls_in(g).end());
+    }
+    for (size_t k = 0; k < (func_ == kNone ? f_.calls.size() : own.size()); ++k) {
+      const CallSite& c = f_.calls[func_ == kNone ? k : static_cast<size_t>(own[k])];
       if (!here_or_nested(c.func) || c.target_func == kNone || !f_.reaches(c.target_func, backprops)) continue;
       const Expr& call = f_.e(c.call);
       for (size_t k = 1; k < call.kids.size(); ++k)
@@ -704,9 +711,9 @@ class History {
         (!f_.is_param(func_, base) && f_.own_bindings(func_, base).empty())) {
       const bool on_self = starts_with(base, "self.");
       std::set<Id> done;
-      for (const CallSite& c : f_.calls) {
-        const Id g = c.func;
-        if (g == func_ || !f_.is_backprop(c) || !done.insert(g).second) continue;
+      for (int bi : f_.backprop_calls()) {
+        const Id g = f_.calls[bi].func;
+        if (g == func_ || !done.insert(g).second) continue;
         if (on_self && (g == kNone || func_ == kNone || f_.m.funcs[g].cls != f_.m.funcs[func_].cls)) continue;
         std::set<std::string> there{base};
         follow_flow(f_, f_.stmts_in(g), there, 3, true);
@@ -1391,18 +1398,12 @@ class History {
       return false;
     // The class's methods (but its constructor) that bind the attribute afresh: resets.
     const Id cls = f_.class_of(func_);
-    for (Id fn : f_.m.classes[cls].methods) {
-      if (f_.m.funcs[fn].name == "__init__"sv) continue;
-      for (Id sid : f_.stmts_in(fn)) {
-        const Stmt& st = f_.m.s(sid);
-        if (st.kind != StmtKind::Assign && st.kind != StmtKind::AnnAssign) continue;
-        for (Id t : st.targets)
-          if (f_.dotted(t) == base) resets.insert(fn);
-      }
-    }
+    for (Id fn : f_.assigning_functions(base))
+      if (fn != kNone && f_.m.funcs[fn].cls == cls && f_.m.funcs[fn].parent == kNone && f_.m.funcs[fn].name != "__init__"sv)
+        resets.insert(fn);
     if (resets.count(func_) || read_for_backprop(base, flows_of(base))) return false;
-    for (size_t l = 0; l < f_.loops.size(); ++l)
-      if (f_.loops[l].func == func_ && per_batch_loop(f_, static_cast<int>(l))) return false;
+    for (int l : f_.loops_in(func_))
+      if (per_batch_loop(f_, l)) return false;
     return true;
   }
 
@@ -1437,8 +1438,9 @@ class History {
   const CallSite* per_batch_caller(const std::string& base) const {
     std::set<Id> resets;
     if (!keeps_across_calls(base, resets)) return nullptr;
-    for (const CallSite& x : f_.calls) {
-      if (x.target_func != func_ || x.func == func_ || x.in_lambda || f_.grad_off(x)) continue;
+    for (int xi : f_.calls_to(func_)) {
+      const CallSite& x = f_.calls[xi];
+      if (x.func == func_ || x.in_lambda || f_.grad_off(x)) continue;
       const int l = batch_loop_of(f_, x);
       if (l < 0 || f_.loop_reaches(l, [&](const CallSite& y) { return resets.count(y.target_func) != 0; }))
         continue;

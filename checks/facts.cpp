@@ -206,11 +206,11 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   for (const CallSite& c : calls)
     if (callee_attr(c.call) == "load_state_dict"sv) {
       const std::string& d = dotted(callee_receiver(c.call));
-      if (!d.empty()) load_state_dict_.insert(std::to_string(c.func) + ":" + d);
+      if (!d.empty()) load_state_dict_[d].insert(c.func);
     } else if (m.lang == Lang::Cpp && e(c.call).kids.size() >= 3 && callee_qual(c.call) == "torch.load"sv) {
       // LibTorch's `torch::load(net, "net.pt")` reads the weights into the module it is handed.
       const std::string& d = dotted(e(c.call).kids[1]);
-      if (!d.empty()) load_state_dict_.insert(std::to_string(c.func) + ":" + d);
+      if (!d.empty()) load_state_dict_[d].insert(c.func);
     }
   for (Id f = 0; f < nf; ++f) {
     nested_funcs_.emplace(std::to_string(m.funcs[f].parent) + ":" + m.funcs[f].name, f);
@@ -973,14 +973,22 @@ void Facts::collect_bindings() {
     if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call) {
       Id c = s.value;
       // model.cuda().eval(), model.eval().to(dev): any .eval() in the chain
+      // And the calls that switch it back, `.train()`, `.train(True)`, `.train(flag)` (`.train(False)`
+      // is an eval()): a forward after them is no longer shown to be an evaluation by the eval().
       for_each_expr(m, c, [&](Id x) {
-        if (e(x).kind == ExprKind::Call && callee_attr(x) == "eval"sv) {
-          Id r = callee_receiver(x);
-          while (r != kNone && e(r).kind == ExprKind::Call && in(callee_attr(r), {"to", "cuda", "half", "float", "cpu"}))
-            r = callee_receiver(r);
-          std::string d = r == kNone ? "" : dotted(r);
-          if (!d.empty()) evals_[func].emplace_back(d, e(x).range.begin);
+        if (e(x).kind != ExprKind::Call) return true;
+        const std::string& a = callee_attr(x);
+        if (a != "eval"sv && a != "train"sv) return true;
+        bool eval = a == "eval"sv;
+        if (!eval) {
+          const Id mode = arg(x, 0, "mode");
+          eval = mode != kNone && e(mode).kind == ExprKind::Literal && e(mode).lit == LitKind::False;
         }
+        Id r = callee_receiver(x);
+        while (r != kNone && e(r).kind == ExprKind::Call && in(callee_attr(r), {"to", "cuda", "half", "float", "cpu"}))
+          r = callee_receiver(r);
+        std::string d = r == kNone ? "" : dotted(r);
+        if (!d.empty()) (eval ? evals_ : trains_)[func].emplace_back(d, e(x).range.begin);
         return true;
       });
     }
@@ -1290,14 +1298,31 @@ bool Facts::derives_in_file(Id cls, Id base) const {
 }
 
 Id Facts::function_at(uint32_t pos) const {
-  Id best = kNone;
-  for (Id f = 0; f < m.funcs.size(); ++f) {
-    const Range& r = m.funcs[f].range;
-    if (r.begin <= pos && pos < r.end &&
-        (best == kNone || r.end - r.begin < m.funcs[best].range.end - m.funcs[best].range.begin))
-      best = f;
+  // Functions by start (the outer first of two that start together), each with the innermost
+  // function around it: the last function starting at or before `pos` that holds it is the
+  // innermost, and otherwise one of those around that one is. Built on first use.
+  if (by_start_.size() != m.funcs.size()) {
+    by_start_.resize(m.funcs.size());
+    for (Id f = 0; f < m.funcs.size(); ++f) by_start_[f] = f;
+    auto size = [&](Id f) { return m.funcs[f].range.end - m.funcs[f].range.begin; };
+    std::sort(by_start_.begin(), by_start_.end(), [&](Id a, Id b) {
+      return m.funcs[a].range.begin != m.funcs[b].range.begin ? m.funcs[a].range.begin < m.funcs[b].range.begin
+                                                              : size(a) > size(b);
+    });
+    around_.assign(m.funcs.size(), kNone);
+    std::vector<Id> open;
+    for (Id f : by_start_) {
+      while (!open.empty() && m.funcs[open.back()].range.end <= m.funcs[f].range.begin) open.pop_back();
+      around_[f] = open.empty() ? kNone : open.back();
+      open.push_back(f);
+    }
   }
-  return best;
+  auto after = std::upper_bound(by_start_.begin(), by_start_.end(), pos,
+                                [&](uint32_t p, Id f) { return p < m.funcs[f].range.begin; });
+  if (after == by_start_.begin()) return kNone;
+  for (Id f = *std::prev(after); f != kNone; f = around_[f])
+    if (m.funcs[f].range.begin <= pos && pos < m.funcs[f].range.end) return f;
+  return kNone;
 }
 
 bool Facts::called_by_name(Id func) const {
@@ -2398,6 +2423,13 @@ bool Facts::builds_layers(Id cls) const {
 
 bool Facts::is_module_class(Id cls) const {
   if (cls == kNone) return false;
+  if (module_class_memo_.size() != m.classes.size()) module_class_memo_.assign(m.classes.size(), -1);
+  signed char& memo = module_class_memo_[cls];
+  if (memo < 0) memo = compute_is_module_class(cls);
+  return memo == 1;
+}
+
+bool Facts::compute_is_module_class(Id cls) const {
   // A class that defines forward() is a module whatever its (imported) bases are called.
   for (Id f : m.classes[cls].methods)
     if (m.funcs[f].name == "forward"sv) return true;
@@ -2616,9 +2648,7 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
   // An attribute of the object that another method of its class switches to eval mode (a
   // predictor's constructor: `self.net = Net(); self.net.eval()`, whatever imported class Net
   // is; not a class of this file that is not a module).
-  if (func != kNone && starts_with(d, "self.") && class_of(func) != kNone)
-    for (Id g : m.classes[class_of(func)].methods)
-      if (g != func && eval_called_before(g, d, UINT32_MAX)) return true;
+  if (func != kNone && starts_with(d, "self.") && another_method_evals(func, d)) return true;
   if (known_other) return false;
   if (d == "self"sv && func != kNone && is_module_class(class_of(func))) return true;
   return !no_name_evidence_ && name_looks_like_model(d);
@@ -3368,7 +3398,7 @@ bool Facts::loaded_value(Id func, Id v, int depth) const {
     for (Id w : bindings_at(func, vd, v))
       if (loaded_value(func, w, depth + 1)) return true;
     // Returned after load_state_dict(...) + eval() on the same name in that function.
-    return depth > 0 && func != kNone && load_state_dict_.count(std::to_string(func) + ":" + vd) != 0 &&
+    return depth > 0 && func != kNone && loads_state(func, vd) &&
            eval_called_before(func, vd, UINT32_MAX);
   }
   const std::string& q = callee_qual(v);
@@ -3386,6 +3416,11 @@ bool Facts::loaded_value(Id func, Id v, int depth) const {
     for (Id r : returned_values(target))
       if (loaded_value(target, r, depth + 1)) return true;
   return false;
+}
+
+bool Facts::loads_state(Id func, const std::string& d) const {
+  auto it = load_state_dict_.find(d);
+  return it != load_state_dict_.end() && it->second.count(func) != 0;
 }
 
 bool Facts::is_loaded_model(Id func, Id x) const { return loaded_model_rec(func, x, 0); }
@@ -3410,8 +3445,7 @@ bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
   for (Id v : values)
     if (loaded_value(func, v, 0)) return true;
   // load_state_dict(...) + eval() on the same name in this function or module.
-  bool lsd = load_state_dict_.count(std::to_string(func) + ":" + d) != 0 ||
-             load_state_dict_.count(std::to_string(kNone) + ":" + d) != 0;
+  bool lsd = loads_state(func, d) || loads_state(kNone, d);
   if (lsd && eval_called_before(func, d, UINT32_MAX)) return true;
   // An attribute of the object (`self.net`, a C++ member `net_`) that another method of its
   // class loads and switches to eval mode (a predictor class's constructor), read by a method
@@ -3419,13 +3453,20 @@ bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
   // (Not a method that hands back a loss, `compute_loss()`: its caller, in another file,
   // back-propagates it; eval() in the constructor then freezes batch-norm for fine-tuning.)
   if (func != kNone && class_of(func) != kNone && own_bindings(func, d).empty() && !is_param(func, d) &&
-      (starts_with(d, "self.") || m.lang == Lang::Cpp) && !returns_a_loss(func))
-    for (Id g : m.classes[class_of(func)].methods)
-      if (g != func && load_state_dict_.count(std::to_string(g) + ":" + d) != 0 && eval_called_before(g, d, UINT32_MAX))
-        return true;
+      (starts_with(d, "self.") || m.lang == Lang::Cpp) && !returns_a_loss(func)) {
+    auto [memo, fresh] = class_loaders_.try_emplace({class_of(func), d});
+    if (fresh)
+      if (auto it = load_state_dict_.find(d); it != load_state_dict_.end())
+        for (Id g : it->second)
+          if (g != kNone && class_of(g) == class_of(func) && eval_called_before(g, d, UINT32_MAX) &&
+              memo->second.size() < 2)
+            memo->second.push_back(g);
+    for (Id g : memo->second)
+      if (g != func) return true;
+  }
   // Both at module level, read by a function that does not bind the name itself (a request
   // handler running the global model a script loaded at import).
-  if (func != kNone && load_state_dict_.count(std::to_string(kNone) + ":" + d) != 0 &&
+  if (func != kNone && loads_state(kNone, d) &&
       own_bindings(func, d).empty() && !is_param(func, d) && eval_called_before(kNone, d, UINT32_MAX))
     return true;
   // A parameter never rebound here: what the file's callers hand in (`mask = inference(net,
@@ -3623,6 +3664,79 @@ bool Facts::unfrozen_in(Id func, const std::string& d) const {
   return false;
 }
 
+const std::vector<int>& Facts::backprop_calls() const {
+  if (!backprop_calls_) {
+    backprop_calls_.emplace();
+    for (size_t ci = 0; ci < calls.size(); ++ci)
+      if (is_backprop(calls[ci])) backprop_calls_->push_back(static_cast<int>(ci));
+  }
+  return *backprop_calls_;
+}
+
+const std::vector<Id>& Facts::assigning_functions(const std::string& d) const {
+  static const std::vector<Id> none;
+  if (!assigning_functions_) {
+    assigning_functions_.emplace();
+    for (Id fn = 0; fn <= m.funcs.size(); ++fn) {
+      const Id func = fn == m.funcs.size() ? kNone : fn;
+      for (Id sid : stmts_in(func)) {
+        const Stmt& st = m.s(sid);
+        if (st.kind != StmtKind::Assign && st.kind != StmtKind::AnnAssign) continue;
+        for (Id t : st.targets)
+          if (const std::string& td = dotted(t); !td.empty()) {
+            auto& v = (*assigning_functions_)[td];
+            if (v.empty() || v.back() != func) v.push_back(func);
+          }
+      }
+    }
+  }
+  auto it = assigning_functions_->find(d);
+  return it == assigning_functions_->end() ? none : it->second;
+}
+
+const std::vector<int>& Facts::loops_in(Id func) const {
+  if (loops_in_.empty()) {
+    loops_in_.assign(m.funcs.size() + 1, {});
+    for (size_t l = 0; l < loops.size(); ++l)
+      loops_in_[loops[l].func == kNone ? m.funcs.size() : loops[l].func].push_back(static_cast<int>(l));
+  }
+  return loops_in_[func == kNone ? m.funcs.size() : func];
+}
+
+const std::vector<int>& Facts::calls_to(Id func) const {
+  static const std::vector<int> none;
+  if (func == kNone) return none;
+  if (calls_to_.empty()) {
+    calls_to_.assign(m.funcs.size(), {});
+    for (size_t ci = 0; ci < calls.size(); ++ci)
+      if (calls[ci].target_func != kNone) calls_to_[calls[ci].target_func].push_back(static_cast<int>(ci));
+  }
+  return calls_to_[func];
+}
+
+const std::vector<Id>& Facts::nested_functions(Id func) const {
+  if (nested_functions_.empty()) {
+    nested_functions_.assign(m.funcs.size() + 1, {});
+    for (Id fn = 0; fn < m.funcs.size(); ++fn)
+      // (Every enclosing function, up a bounded chain: a definition nested 16 deep is not code.)
+      for (Id p = m.funcs[fn].parent, hops = 0; p != kNone && hops < 16; p = m.funcs[p].parent, ++hops)
+        nested_functions_[p].push_back(fn);
+  }
+  return nested_functions_[func == kNone ? m.funcs.size() : func];
+}
+
+bool Facts::class_freezes(Id cls, const std::string& d) const {
+  if (cls == kNone) return false;
+  auto [memo, fresh] = class_freezes_.try_emplace({cls, d}, false);
+  if (!fresh) return memo->second;
+  // (Only the methods with freeze events can: one that freezes nothing leaves `self.<attr>` as
+  // it found it.)
+  for (const auto& [fn, events] : freezes_)
+    if (fn != kNone && !events.empty() && class_of(fn) == cls && frozen_at(fn, d, m.funcs[fn].range.end))
+      return memo->second = true;
+  return false;
+}
+
 bool Facts::frozen_anywhere(const std::string& d) const {
   if (d.empty()) return false;
   for (const auto& [func, events] : freezes_)
@@ -3631,12 +3745,31 @@ bool Facts::frozen_anywhere(const std::string& d) const {
   return false;
 }
 
+bool Facts::another_method_evals(Id func, const std::string& d) const {
+  const Id cls = class_of(func);
+  if (cls == kNone) return false;
+  auto [memo, fresh] = class_evals_.try_emplace({cls, d});
+  if (fresh)
+    for (const auto& [g, events] : evals_)
+      if (g != kNone && class_of(g) == cls && memo->second.size() < 2 &&
+          std::any_of(events.begin(), events.end(), [&](const auto& ev) { return ev.first == d; }))
+        memo->second.push_back(g);
+  return std::any_of(memo->second.begin(), memo->second.end(), [&](Id g) { return g != func; });
+}
+
 bool Facts::eval_called_before(Id func, const std::string& d, uint32_t before) const {
   auto it = evals_.find(func);
-  if (it != evals_.end())
-    for (const auto& [name, pos] : it->second)
-      if (name == d && pos < before) return true;
-  return false;
+  if (it == evals_.end()) return false;
+  uint32_t last = 0;
+  bool found = false;
+  for (const auto& [name, pos] : it->second)
+    if (name == d && pos < before) found = true, last = std::max(last, pos);
+  if (!found || before == UINT32_MAX) return found;
+  // (At a position: not switched back to train mode between the eval() and it, in source order.)
+  if (auto t = trains_.find(func); t != trains_.end())
+    for (const auto& [name, pos] : t->second)
+      if (name == d && pos > last && pos < before) return false;
+  return true;
 }
 
 bool Facts::is_optimizer(Id func, Id x) const {
@@ -3739,7 +3872,40 @@ bool Facts::is_backward(const CallSite& c) const {
   if (a == "backward"sv || a == "manual_backward"sv || a == "update_params"sv) return true;
   if (a == "step"sv && differentiable_step(c)) return true;
   const std::string& q = callee_qual(c.call);
-  return q == "torch.autograd.backward"sv;
+  return q == "torch.autograd.backward"sv || handed_loss_and_optimizer(c);
+}
+
+bool Facts::handed_loss_and_optimizer(const CallSite& c) const {
+  // A call the run does not show, handed the loss and the optimizer: a loss scaler's training
+  // step (`loss_scaler(loss, optimizer, parameters=model.parameters())`, timm's NativeScaler,
+  // whose `__call__` runs `scale(loss).backward()` and the step), `backward_and_step(loss,
+  // opt)` of another module. (Names first: most calls are handed no loss.)
+  // The loss comes first, as the value to back-propagate (`loss`, `total_loss`, `self.loss_g`),
+  // not a loss function or a record of losses (`train(criterion, optimizer)`, `log(loss_value,
+  // optimizer)`).
+  const Expr& call = e(c.call);
+  if (c.target_func != kNone || call.kids.size() < 3) return false;
+  const Id loss = arg(c.call, 0, "loss");
+  if (loss == kNone || (e(loss).kind != ExprKind::Name && e(loss).kind != ExprKind::Attribute)) return false;
+  const std::string_view last = last_component(e(loss).text);
+  bool has_loss = false;  // (a byte test before any tokenising)
+  for (size_t k = 0; k + 4 <= last.size() && !has_loss; ++k)
+    has_loss = (last[k] | 0x20) == 'l' && (last[k + 1] | 0x20) == 'o' && (last[k + 2] | 0x20) == 's' && (last[k + 3] | 0x20) == 's';
+  if (!has_loss) return false;
+  bool named = false;
+  for (const auto& t : name_tokens(last)) {
+    if (in(t, {"fn", "fns", "func", "function", "functions", "criterion", "crit", "meter", "meters", "scaler", "scale",
+               "weight", "weights", "type", "cfg", "config", "name", "names", "history", "hist", "log", "logs", "list",
+               "dict", "avg", "average", "value", "values", "item", "items", "record", "records", "module"}))
+      return false;
+    named = named || t == "loss"sv || t == "losses"sv;
+  }
+  if (!named || starts_with(callee_qual(c.call), "torch")) return false;
+  for (size_t k = 1; k < call.kids.size(); ++k)
+    if (call.kids[k] != loss && (e(call.kids[k]).kind == ExprKind::Name || e(call.kids[k]).kind == ExprKind::Attribute) &&
+        is_optimizer(c.func, call.kids[k]))
+      return true;
+  return false;
 }
 
 bool Facts::differentiable_step(const CallSite& c) const {

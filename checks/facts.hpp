@@ -318,6 +318,17 @@ class Facts {
   const std::vector<int>& calls_in(Id func) const { return func_calls_[func == kNone ? m.funcs.size() : func]; }
   // The statements of a function (kNone: module level), in the order of stmt_sites.
   const std::vector<Id>& stmts_in(Id func) const { return func_stmts_[func == kNone ? m.funcs.size() : func]; }
+  // Indices built on first use, for questions asked once per statement that would otherwise
+  // walk the whole file each time: the calls that back-propagate (is_backprop), in source
+  // order; the functions (kNone: module level) whose assignments bind `dotted` (`self.losses =
+  // []`), in source order; the loops directly in `func`; the functions nested in `func`, at
+  // any depth.
+  const std::vector<int>& backprop_calls() const;
+  const std::vector<Id>& assigning_functions(const std::string& dotted) const;
+  const std::vector<int>& loops_in(Id func) const;
+  const std::vector<Id>& nested_functions(Id func) const;
+  // The calls that resolve to `func` (CallSite::target_func), in source order.
+  const std::vector<int>& calls_to(Id func) const;
   // The same-file class of the objects every same-file caller of `func` passes as its
   // parameter `param` (kNone when unknown, mixed, or no caller).
   Id argument_class(Id func, const std::string& param) const;
@@ -339,6 +350,9 @@ class Facts {
   // `diffopt.step(loss)` of a differentiable optimizer (higher, torchopt): a backward too.
   bool differentiable_step(const CallSite& c) const;
   bool is_backprop(const CallSite& c) const;          // backward or torch.autograd.grad
+  // A call the run does not show, handed a loss and an optimizer (`loss_scaler(loss, optimizer,
+  // ...)`): it back-propagates the loss (is_backward counts it).
+  bool handed_loss_and_optimizer(const CallSite& c) const;
   bool is_torch_call(Id call, std::initializer_list<std::string_view> qnames) const;
 
   // Same-file functions reachable from a call site / a function (transitively).
@@ -355,8 +369,13 @@ class Facts {
   bool class_derives(Id cls, std::initializer_list<std::string_view> base_suffixes) const;
   bool is_module_class(Id cls) const;  // derives from torch.nn.Module (or Lightning)
 
-  // Does the function (or the module when kNone) call .eval() on `dotted` before `before`?
+  // Does the function (or the module when kNone) call .eval() on `dotted` before `before`, and
+  // (`before` a position, not UINT32_MAX: anywhere) not switch it back with `.train()` between
+  // the two, in source order?
   bool eval_called_before(Id func, const std::string& dotted, uint32_t before) const;
+  // Does a method of `func`'s class other than `func` call .eval() on `dotted` (a predictor's
+  // constructor: `self.net = Net(); self.net.eval()`)? Asked once per (class, attribute).
+  bool another_method_evals(Id func, const std::string& dotted) const;
   // The module `dotted` has all its parameters switched off before `pos` in `func`, in
   // source order: `model.eval().requires_grad_(False)`, `m = copy.deepcopy(G).requires_grad_(False)`,
   // `for p in model.parameters(): p.requires_grad = False`; undone by `requires_grad_(True)`
@@ -365,6 +384,9 @@ class Facts {
   bool frozen_at(Id func, const std::string& dotted, uint32_t pos, int depth = 0) const;
   // Frozen that way somewhere in the file.
   bool frozen_anywhere(const std::string& dotted) const;
+  // A method of class `cls` leaves its attribute `dotted` frozen (`self.model.requires_grad_(False)`
+  // in the constructor). Asked once per (class, attribute).
+  bool class_freezes(Id cls, const std::string& dotted) const;
   // requires_grad switched back on for `dotted` in `func` or at the module level
   bool unfrozen_in(Id func, const std::string& dotted) const;
   std::string frozen_but_for_at(Id func, const std::string& dotted, uint32_t pos) const;
@@ -504,7 +526,18 @@ class Facts {
   void note_freezes(const Stmt& s, Id func);
   void note_helper_freezes();
   std::unordered_map<Id, std::vector<Freeze>> freezes_;  // func -> events in source order
+  mutable std::map<std::pair<Id, std::string>, bool> class_freezes_;
+  mutable std::vector<Id> by_start_, around_;  // function_at()
+  mutable std::vector<signed char> module_class_memo_;  // is_module_class(), per class: -1 not asked
+  bool compute_is_module_class(Id cls) const;
+  mutable std::map<std::pair<Id, std::string>, std::vector<Id>> class_evals_;  // at most two methods each
+  mutable std::optional<std::vector<int>> backprop_calls_;
+  mutable std::optional<std::unordered_map<std::string, std::vector<Id>>> assigning_functions_;
+  mutable std::vector<std::vector<int>> loops_in_;
+  mutable std::vector<std::vector<Id>> nested_functions_;
+  mutable std::vector<std::vector<int>> calls_to_;
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
+  std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> trains_;  // func -> (.train() receiver, byte)
   bool file_trains_ = false;
   mutable signed char cpu_only_program_ = -1;  // -1 not computed yet
   mutable int grad_context_depth_ = 0;         // grad_item_effect through a local's bindings
@@ -519,7 +552,13 @@ class Facts {
   Id guard_ = kNone;
   bool loop_memo(int which, int loop, const std::function<bool(const CallSite&)>& pred) const;
   mutable std::vector<signed char> loop_memo_[3];  // per loop: -1 unknown, 0 no, 1 yes
-  std::unordered_set<std::string> load_state_dict_;  // "<func>:<dotted receiver>"
+  // Receivers of `load_state_dict(...)` (C++: `torch::load(net, path)`), dotted -> the functions
+  // that load them (kNone at module level), in call order.
+  std::unordered_map<std::string, std::set<Id>> load_state_dict_;
+  bool loads_state(Id func, const std::string& d) const;
+  // Per (class, dotted attribute): the methods of the class that load it and switch it to eval
+  // mode (at most two kept: whether one other than the asking method does is the question).
+  mutable std::map<std::pair<Id, std::string>, std::vector<Id>> class_loaders_;
   std::unordered_map<std::string, Id> nested_funcs_;  // "<parent>:<name>" -> first function
   std::unordered_set<std::string> nested_names_;      // names of functions defined in functions
   std::unordered_map<std::string, Id> methods_;       // "<class>:<name>" -> last method of that name
