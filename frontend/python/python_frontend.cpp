@@ -996,11 +996,87 @@ class Lowerer {
     return sid;
   }
 
+  // Names a function binds itself (parameters, assignment, loop, `with ... as` and handler
+  // targets, at any depth of its blocks but not in the functions and classes it defines): in
+  // Python they are the function's locals everywhere in it, so an import of the same name
+  // (`import model` beside `def train(model, ...)`) is not what they hold there, nor in the
+  // functions nested in it. Only names that are also import aliases are kept.
+  std::vector<std::vector<std::string>> locals_shadowing_imports() const {
+    std::vector<std::vector<std::string>> out(m_.funcs.size());
+    auto add = [&](size_t f, const std::string& name) {
+      if (m_.aliases.count(name) && std::find(out[f].begin(), out[f].end(), name) == out[f].end())
+        out[f].push_back(name);
+    };
+    std::vector<Id> names;
+    auto target_names = [&](Id t) {
+      names.assign(1, t);
+      for (size_t k = 0; k < names.size() && k < 256; ++k) {
+        const Expr& x = m_.exprs[names[k]];
+        if (x.kind == ExprKind::Name) continue;
+        if (x.kind == ExprKind::Sequence || x.kind == ExprKind::Starred)
+          for (Id kid : x.kids) names.push_back(kid);
+      }
+    };
+    for (size_t f = 0; f < m_.funcs.size(); ++f) {
+      for (const std::string& p : m_.funcs[f].params) add(f, p);
+      std::vector<Id> work(m_.funcs[f].body.begin(), m_.funcs[f].body.end());
+      while (!work.empty()) {
+        const Stmt& st = m_.stmts[work.back()];
+        work.pop_back();
+        if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) continue;
+        if (st.kind == StmtKind::Assign || st.kind == StmtKind::AugAssign || st.kind == StmtKind::AnnAssign ||
+            st.kind == StmtKind::For || st.kind == StmtKind::With)
+          for (Id t : st.targets) {
+            if (t == kNone) continue;
+            target_names(t);
+            for (Id n : names)
+              if (m_.exprs[n].kind == ExprKind::Name) add(f, m_.exprs[n].text);
+          }
+        for (const Handler& h : st.handlers) {
+          if (!h.name.empty()) add(f, h.name);
+          work.insert(work.end(), h.body.begin(), h.body.end());
+        }
+        for (const auto* b : {&st.body, &st.orelse, &st.finalbody}) work.insert(work.end(), b->begin(), b->end());
+      }
+    }
+    return out;
+  }
+
   // Kids precede parents in the arena, so one forward pass resolves attribute chains.
   void resolve_qnames() {
     bool torch_bound = m_.aliases.count("torch") != 0;
+    // Functions with locals named like an import, by start; a name inside one of them (or in
+    // a function nested in it) that it binds is its local, not the import.
+    const std::vector<std::vector<std::string>> shadowing = locals_shadowing_imports();
+    std::vector<Id> scopes;
+    for (Id f = 0; f < m_.funcs.size(); ++f)
+      if (!shadowing[f].empty()) scopes.push_back(f);
+    std::sort(scopes.begin(), scopes.end(),
+              [&](Id a, Id b) { return m_.funcs[a].range.begin < m_.funcs[b].range.begin; });
+    // Each scope's innermost enclosing scope (they nest): a name's scopes are the last one
+    // starting before it and, up this chain, those that still hold it.
+    std::vector<Id> around(m_.funcs.size(), kNone), open;
+    for (Id f : scopes) {
+      while (!open.empty() && m_.funcs[open.back()].range.end <= m_.funcs[f].range.begin) open.pop_back();
+      around[f] = open.empty() ? kNone : open.back();
+      open.push_back(f);
+    }
+    auto local_at = [&](const Expr& e) {
+      auto it = std::upper_bound(scopes.begin(), scopes.end(), e.range.begin,
+                                 [&](uint32_t pos, Id f) { return pos < m_.funcs[f].range.begin; });
+      if (it == scopes.begin()) return false;
+      for (Id f = *std::prev(it); f != kNone; f = around[f]) {
+        const Function& fn = m_.funcs[f];
+        // (A decorator runs outside the function it decorates.)
+        if (e.range.begin >= fn.range.end || e.range.begin < fn.header.begin) continue;
+        const auto& names = shadowing[f];
+        if (std::find(names.begin(), names.end(), e.text) != names.end()) return true;
+      }
+      return false;
+    };
     for (auto& e : m_.exprs) {
       if (e.kind == ExprKind::Name) {
+        if (!scopes.empty() && local_at(e)) continue;
         auto it = m_.aliases.find(e.text);
         if (it != m_.aliases.end()) e.qname = it->second;
         else if (!torch_bound && e.text == "torch") e.qname = "torch";  // snippet without imports

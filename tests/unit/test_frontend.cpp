@@ -55,6 +55,35 @@ TEST(PythonFrontend, UnrelatedNamesStayUnresolved) {
   EXPECT_NE(find_call(m, "requests.get"), nullptr);
 }
 
+TEST(PythonFrontend, AFunctionsOwnNamesAreNotTheImportsTheyShadow) {
+  // Parameters and any name a function binds are its locals throughout it and in the
+  // functions nested in it; outside, and in a decorator, the import stays.
+  Module m = lower_src(
+      "import model\nimport torch.nn.functional as F\nfrom torch import no_grad\n"
+      "@model.register\n"
+      "def train(model, x):\n    def inner(y):\n        return model(y)\n    return model(x)\n"
+      "def act(x):\n    for F in fs:\n        F.relu(x)\n"
+      "def safe(x):\n    try:\n        pass\n    except E as no_grad:\n        no_grad()\n"
+      "def other(x):\n    return F.relu(model.Net()(x))\n");
+  int module_calls = 0;
+  for (const auto& e : m.exprs)
+    if (e.kind == ExprKind::Call && m.exprs[e.kids[0]].kind == ExprKind::Name && m.exprs[e.kids[0]].text == "model")
+      EXPECT_TRUE(m.exprs[e.kids[0]].qname.empty()) << "a parameter, not the module";
+  for (const auto& e : m.exprs)
+    if (e.kind == ExprKind::Attribute && e.text == "Net") module_calls += e.qname == "model.Net";
+  EXPECT_EQ(module_calls, 1);
+  bool decorator = false;
+  for (const auto& e : m.exprs) decorator = decorator || (e.kind == ExprKind::Attribute && e.qname == "model.register");
+  EXPECT_TRUE(decorator) << "a decorator runs outside the function";
+  // `F` is a loop variable in act() only; `no_grad` a handler's name in safe() only.
+  int relu = 0;
+  for (const auto& e : m.exprs)
+    if (e.kind == ExprKind::Call && m.exprs[e.kids[0]].text == "relu")
+      relu += m.exprs[e.kids[0]].qname == "torch.nn.functional.relu";
+  EXPECT_EQ(relu, 1);
+  EXPECT_EQ(find_call(m, "torch.no_grad"), nullptr);
+}
+
 TEST(PythonFrontend, LowersStructure) {
   Module m = lower_src(
       "class Net(nn.Module):\n"
@@ -242,6 +271,15 @@ std::string scaling_source(const std::string& shape, int n) {
     s += "class Net(torch.nn.Module):\n";
     for (int i = 0; i < n; ++i)
       s += "    def m" + std::to_string(i) + "(self, v):\n        self.total += v\n        return self.m0(v)\n";
+  } else if (shape == "helper-class") {
+    // A plain class of n methods, each running its model attribute and keeping the output on
+    // the object: what is asked of each method about its class (does another method load,
+    // freeze, switch to eval mode or rebind the attribute; who calls it; which loops are
+    // its own) must be asked of the class once, not by walking every method again.
+    s += "class Engine:\n    def __init__(self, model):\n        self.model = model\n        self.hist = []\n";
+    for (int i = 0; i < n; ++i)
+      s += "    def m" + std::to_string(i) + "(self, x):\n        y = self.model(x)\n        self.hist.append(y)\n"
+           "        return y\n";
   } else if (shape == "elif") {
     s += "if a == 0:\n    model(x)\n";
     for (int i = 1; i < n; ++i) s += "elif a == " + std::to_string(i) + ":\n    model(x)\n";
@@ -284,7 +322,7 @@ uint64_t analysis_work(const std::string& shape, int n) {
 
 TEST(Scaling, AnalysisWorkIsLinearInTheInput) {
   for (const char* shape : {"loop", "eval-loop", "mlp-eval-loop", "eval-loops", "statements", "loaded-statements",
-                            "functions", "methods", "elif", "with", "findings", "names", "names-branches"}) {
+                            "functions", "methods", "helper-class", "elif", "with", "findings", "names", "names-branches"}) {
     const uint64_t small = analysis_work(shape, 1000);
     const uint64_t large = analysis_work(shape, 2000);
     ASSERT_GT(small, 1000u) << shape;
