@@ -1921,6 +1921,9 @@ FileSummary Facts::summarize() const {
       }
       if (eval && !train) out.eval_leaving.push_back({g.name, static_cast<int>(pi), g.params[pi]});
     }
+    if (auto z = freezes_.find(fn); z != freezes_.end())
+      for (size_t pi = 0; pi < g.params.size(); ++pi)
+        if (freezes_param(z->second, g.params[pi])) out.freezing.push_back({g.name, static_cast<int>(pi), g.params[pi]});
   }
   {
     const std::unordered_set<std::string>& acc = accumulating_methods();
@@ -3496,6 +3499,15 @@ static std::string frozen_receiver(const Facts& f, Id x, bool* on) {
   return out;
 }
 
+// Do a function's freeze events switch off every parameter of its parameter `p` and never
+// switch them back on?
+bool Facts::freezes_param(const std::vector<Freeze>& events, const std::string& p) {
+  bool frozen = false, unfrozen = false;
+  for (const Freeze& z : events)
+    if (z.name == p) (z.frozen ? frozen : unfrozen) = true;
+  return frozen && !unfrozen;
+}
+
 void Facts::note_helper_freezes() {
   // `freeze_model(model)` where the file's `freeze_model(m)` switches off every parameter of
   // its parameter (`for p in m.parameters(): p.requires_grad = False`) and never back on:
@@ -3507,15 +3519,24 @@ void Facts::note_helper_freezes() {
     auto it = freezes_.find(g);
     if (it == freezes_.end()) continue;
     for (const std::string& p : m.funcs[g].params) {
-      bool frozen = false, unfrozen = false;
-      for (const Freeze& z : it->second)
-        if (z.name == p) (z.frozen ? frozen : unfrozen) = true;
-      if (!frozen || unfrozen) continue;
+      if (!freezes_param(it->second, p)) continue;
       const Id a = argument_for(c.call, g, p);
       if (a == kNone || dotted(a).empty()) continue;
       added.push_back({c.func, {dotted(a), e(c.call).range.begin, true}});
     }
   }
+  // The same for a function of another module of the project (ProjectView::freezing_imports):
+  // `set_parameter_requires_grad(model, feature_extract)` imported from the project's utils.
+  if (project && !project->freezing_imports.empty())
+    for (const CallSite& c : calls) {
+      if (c.target_func != kNone || c.stmt == kNone || m.s(c.stmt).kind != StmtKind::Expr) continue;
+      auto it = project->freezing_imports.find(e(e(c.call).kids[0]).qname);
+      if (it == project->freezing_imports.end()) continue;
+      for (const auto& [index, param] : it->second) {
+        const Id a = arg(c.call, static_cast<size_t>(index), param);
+        if (a != kNone && !dotted(a).empty()) added.push_back({c.func, {dotted(a), e(c.call).range.begin, true}});
+      }
+    }
   for (auto& [func, z] : added) freezes_[func].push_back(std::move(z));
 }
 

@@ -526,6 +526,7 @@ class Facts {
   void note_freezes(const Stmt& s, Id func);
   void note_helper_freezes();
   std::unordered_map<Id, std::vector<Freeze>> freezes_;  // func -> events in source order
+  static bool freezes_param(const std::vector<Freeze>& events, const std::string& p);
   mutable std::map<std::pair<Id, std::string>, bool> class_freezes_;
   mutable std::vector<Id> by_start_, around_;  // function_at()
   mutable std::vector<signed char> module_class_memo_;  // is_module_class(), per class: -1 not asked

@@ -150,8 +150,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
-      synthetic_def, linear_def, module_def, comm_def, accumulating_def, eval_def, size_def, trainer_def,
-      helper_def;
+      synthetic_def, linear_def, module_def, comm_def, accumulating_def, eval_def, freeze_def, size_def,
+      trainer_def, helper_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -170,6 +170,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (v.empty() || v.back() != i) v.push_back(i);
     }
     for (const auto& e : files[i].eval_leaving) eval_def[e.function].push_back(i);
+    for (const auto& e : files[i].freezing)
+      if (auto& v = freeze_def[e.function]; v.empty() || v.back() != i) v.push_back(i);
     for (const auto& [c, n] : files[i].model_sizes) size_def[c].push_back(i);
     for (const auto& g : files[i].trainers) trainer_def[g].push_back(i);
   }
@@ -237,18 +239,25 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (mc != module_def.end() && defined(mc->second)) views[i].module_classes.insert(q);
       // (Any definition of the name that communicates: a class of that name might be it.)
       if (comm_def.count(last(q))) views[i].communicating_classes.insert(q);
-      auto ev = eval_def.find(last(q));
-      if (ev != eval_def.end()) {
+      // Functions that leave their argument in eval mode, or frozen: (position, parameter) per
+      // imported name.
+      auto param_effects = [&](const std::unordered_map<std::string, std::vector<size_t>>& defs,
+                               std::vector<EvalLeaving> FileSummary::*effects,
+                               std::map<std::string, std::vector<std::pair<int, std::string>>>& into) {
+        auto ev = defs.find(last(q));
+        if (ev == defs.end()) return;
         std::vector<size_t> def = defining_files(q, i, ev->second, files, &modules);
         if (def.empty()) def = reexporting_files(q, i, ev->second, files, by_last);
         for (size_t j : def)
-          for (const auto& e : files[j].eval_leaving) {
+          for (const auto& e : files[j].*effects) {
             if (e.function != last(q)) continue;
-            auto& v = views[i].eval_leaving_imports[q];
+            auto& v = into[q];
             const std::pair<int, std::string> entry{e.index, e.param};
             if (std::find(v.begin(), v.end(), entry) == v.end()) v.push_back(entry);
           }
-      }
+      };
+      param_effects(eval_def, &FileSummary::eval_leaving, views[i].eval_leaving_imports);
+      param_effects(freeze_def, &FileSummary::freezing, views[i].freezing_imports);
       // LL301: a model class of visible size, a trainer. The module Python imports is found
       // among all the files of its name first (another `nets.py` elsewhere in the tree is
       // not it); ambiguous definitions decide nothing.

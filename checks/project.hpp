@@ -108,6 +108,10 @@ struct FileSummary {
   // Module-level functions that put a module they are handed in eval mode and never back in
   // train mode (`def evaluate(model, loader): model.eval(); ...`).
   std::vector<EvalLeaving> eval_leaving;
+  // Module-level functions that switch off every parameter of a module they are handed and
+  // never back on (`def set_parameter_requires_grad(model, feature_extracting): for p in
+  // model.parameters(): p.requires_grad = False`), with that parameter's position and name.
+  std::vector<EvalLeaving> freezing;
   // LL301: module classes whose construction with no arguments has a visible size (every layer
   // of literal size, or sized by the constructor's literal defaults), with their parameter
   // count; module-level functions that back-propagate (a trainer handed the model).
@@ -191,6 +195,9 @@ struct ProjectView {
   // Imported functions (qualified, as this file imports them) that leave their argument in
   // eval mode: the argument's position and parameter name.
   std::map<std::string, std::vector<std::pair<int, std::string>>> eval_leaving_imports;
+  // Imported functions (qualified, as this file imports them) that freeze their argument
+  // (FileSummary::freezing): its position and parameter name.
+  std::map<std::string, std::vector<std::pair<int, std::string>>> freezing_imports;
   // Imported module classes (qualified, as this file imports them) of visible size, and
   // imported functions that back-propagate (LL301's impact).
   std::map<std::string, long> imported_model_sizes;
@@ -215,7 +222,7 @@ struct ProjectView {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
-           synthetic_datasets.empty() && accumulating_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && eval_leaving_imports.empty() &&
+           synthetic_datasets.empty() && accumulating_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
            imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && communicating_classes.empty() &&
            number_losses.empty() && other_losses.empty();
   }

@@ -292,6 +292,9 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   Json evl = Json::array();
   for (const auto& e : summary.eval_leaving) evl.push_back(Json::array({e.function, e.index, e.param}));
   j["p"]["evl"] = std::move(evl);
+  Json frz = Json::array();
+  for (const auto& e : summary.freezing) frz.push_back(Json::array({e.function, e.index, e.param}));
+  j["p"]["frz"] = std::move(frz);
   // Invalid UTF-8 never reaches here (such files are not analysed), but be safe.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -492,6 +495,12 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       const int64_t index = c[1].get<int64_t>();
       if (index < 0 || index > 1024) throw Bad();
       s.eval_leaving.push_back({str(c[0]), static_cast<int>(index), str(c[2])});
+    }
+    for (const auto& c : arr(at(p, "frz"))) {
+      if (arr(c).size() != 3 || !c[1].is_number_integer()) throw Bad();
+      const int64_t index = c[1].get<int64_t>();
+      if (index < 0 || index > 1024) throw Bad();
+      s.freezing.push_back({str(c[0]), static_cast<int>(index), str(c[2])});
     }
   } catch (const std::exception&) {
     return false;

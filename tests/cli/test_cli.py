@@ -1562,6 +1562,38 @@ class EvaluationMethodAcrossModules(Tmp):
         self.assertEqual(self.ll101("--no-cache"), [])
 
 
+class FrozenByAFunctionOfAnotherModule(Tmp):
+    """A model frozen by a function of another module of the project (the fine-tuning tutorial's
+    `set_parameter_requires_grad(model, feature_extract)` in utils.py) records no graph: its
+    forward is neither an evaluation nor a kept history. The function's summary travels in the
+    cache; a function that also switches the parameters back on freezes nothing."""
+    UTILS = ("def set_parameter_requires_grad(model, feature_extracting):\n    if feature_extracting:\n"
+             "        for param in model.parameters():\n            param.requires_grad = False\n{extra}")
+    MAIN = ("import torch\nimport torchvision\n\nfrom utils import set_parameter_requires_grad\n\n"
+            "model = torchvision.models.resnet18(pretrained=True).cuda()\n{freeze}features = []\n"
+            "for images, _ in torch.utils.data.DataLoader(dataset, batch_size=64):\n"
+            "    features.append(model(images.cuda()).cpu())\n")
+
+    def rules(self, *extra):
+        rc, out, err = run(["--format", "json", *extra, self.dir])
+        return sorted({f["rule"] for f in json.loads(out)["findings"]})
+
+    def test_frozen_through_an_imported_function(self):
+        self.write("utils.py", self.UTILS.format(extra=""))
+        self.write("extract.py", self.MAIN.format(freeze="set_parameter_requires_grad(model, True)\n"))
+        for extra in (("--no-cache",), (), ()):  # uncached, cold, warm
+            self.assertEqual(self.rules(*extra), [])
+
+    def test_not_frozen_without_the_call_or_when_switched_back_on(self):
+        self.write("utils.py", self.UTILS.format(extra=""))
+        self.write("extract.py", self.MAIN.format(freeze=""))
+        self.assertEqual(self.rules("--no-cache"), ["LL102"])
+        self.write("utils.py", self.UTILS.format(extra="    for param in model.parameters():\n"
+                                                       "        param.requires_grad = True\n"))
+        self.write("extract.py", self.MAIN.format(freeze="set_parameter_requires_grad(model, True)\n"))
+        self.assertEqual(self.rules("--no-cache"), ["LL102"])
+
+
 class MethodKeepingHistoryCalledAcrossModules(Tmp):
     """LL102 once per batch across modules: a method that keeps a value with autograd history on
     its object (`self.losses.append(loss)`) is called in a loop of another module on an instance
