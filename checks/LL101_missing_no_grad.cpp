@@ -56,6 +56,15 @@ Fix wrap_loop_fix(CheckContext& ctx, int outer, Id fallback_stmt, const std::str
   return wrap_statement_fix(ctx, st, "with " + no_grad + "():", "Wrap the loop in `with " + no_grad + "():`");
 }
 
+// Offers `fd` the fix that wraps evaluation loop `outer` in no_grad (with the file's spelling
+// of it), when the file has one and the edit applies.
+void offer_wrap_loop_fix(CheckContext& ctx, Finding* fd, int outer, Id fallback_stmt) {
+  const std::string no_grad = spelling_of(ctx.facts.m, "torch.no_grad");
+  if (no_grad.empty()) return;
+  Fix fix = wrap_loop_fix(ctx, outer, fallback_stmt, no_grad);
+  if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
+}
+
 // A class that is certainly not a module: no base, `object`, or same-file such classes (a
 // trainer, a runner). A method of it that runs `self.model(x)` runs its attribute.
 bool plain_class(const Facts& f, Id cls, int depth = 0) {
@@ -1227,10 +1236,7 @@ void check_LL101(CheckContext& ctx) {
     Finding* fd = report_memory_claim(ctx, "LL101", f.e(h.call).range, msg);
     if (!fd) continue;
     fd->notes.push_back({f.e(fw->call).range, "the forward `" + helper + "()` runs"});
-    const std::string no_grad = spelling_of(f.m, "torch.no_grad");
-    if (no_grad.empty()) continue;
-    Fix fix = wrap_loop_fix(ctx, outer, h.stmt, no_grad);
-    if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
+    offer_wrap_loop_fix(ctx, fd, outer, h.stmt);
   }
 
   // Forwards one call away in another module: `engine.eval(x, y)` in an evaluation loop, on an
@@ -1261,10 +1267,7 @@ void check_LL101(CheckContext& ctx) {
       Finding* fd = report_memory_claim(ctx, "LL101", f.e(h.call).range,
                                         no_grad_message("`" + d + "` in `" + std::string(f.last_component(q)) + "()`", why));
       if (!fd) continue;
-      const std::string no_grad = spelling_of(f.m, "torch.no_grad");
-      if (no_grad.empty()) continue;
-      Fix fix = wrap_loop_fix(ctx, outer, h.stmt, no_grad);
-      if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
+      offer_wrap_loop_fix(ctx, fd, outer, h.stmt);
       continue;
     }
     const std::string& attr = f.callee_attr(h.call);
@@ -1272,26 +1275,19 @@ void check_LL101(CheckContext& ctx) {
     const std::string& owner = f.dotted(recv);
     if (attr.empty() || owner.empty() || owner == "self"sv) continue;
     // Every binding of the receiver an instance of the class (ambiguity decides nothing).
-    const FileSummary::HelperMethod* helper = nullptr;
-    std::string cls;
     const std::vector<Id> values = f.bindings_at(h.func, owner, recv);
-    for (Id v : values) {
-      const Expr& ve = f.e(v);
-      const std::string q = ve.kind == ExprKind::Call ? f.e(ve.kids[0]).qname : std::string();
-      auto it = q.empty() ? f.project->helper_method_imports.end() : f.project->helper_method_imports.find(q + "." + attr);
-      if (it == f.project->helper_method_imports.end() || (helper && helper->model != it->second.model)) {
-        helper = nullptr;
-        break;
-      }
-      helper = &it->second;
-      cls = f.e(ve.kids[0]).kind == ExprKind::Name ? f.e(ve.kids[0]).text : q;
-      // Built around a model whose parameters were switched off (`Engine(net)` after
-      // `net.requires_grad_(False)`): what it runs records no graph.
-      for (size_t k = 1; k < ve.kids.size() && helper; ++k)
-        if (const std::string& a = f.dotted(f.unplaced(ve.kids[k])); !a.empty() && f.frozen_at(h.func, a, ve.range.begin))
+    const std::string q = f.imported_class_built_by(values);
+    auto it = q.empty() ? f.project->helper_method_imports.end() : f.project->helper_method_imports.find(q + "." + attr);
+    if (it == f.project->helper_method_imports.end()) continue;
+    const FileSummary::HelperMethod* helper = &it->second;
+    const Expr& callee = f.e(f.e(values.front()).kids[0]);
+    const std::string cls = callee.kind == ExprKind::Name ? callee.text : q;
+    // Built around a model whose parameters were switched off (`Engine(net)` after
+    // `net.requires_grad_(False)`): what it runs records no graph.
+    for (Id v : values)
+      for (size_t k = 1; k < f.e(v).kids.size() && helper; ++k)
+        if (const std::string& a = f.dotted(f.unplaced(f.e(v).kids[k])); !a.empty() && f.frozen_at(h.func, a, f.e(v).range.begin))
           helper = nullptr;
-      if (!helper) break;
-    }
     if (!helper) continue;
     const std::string d = owner + "." + helper->model;
     std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
@@ -1310,10 +1306,7 @@ void check_LL101(CheckContext& ctx) {
     std::string msg = no_grad_message("`" + d + "` in `" + cls + "." + attr + "()`", why);
     Finding* fd = report_memory_claim(ctx, "LL101", f.e(h.call).range, msg);
     if (!fd) continue;
-    const std::string no_grad = spelling_of(f.m, "torch.no_grad");
-    if (no_grad.empty() || hands_model_to_unseen_code(f, f.loops[outer].calls, owner)) continue;
-    Fix fix = wrap_loop_fix(ctx, outer, h.stmt, no_grad);
-    if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
+    if (!hands_model_to_unseen_code(f, f.loops[outer].calls, owner)) offer_wrap_loop_fix(ctx, fd, outer, h.stmt);
   }
 }
 

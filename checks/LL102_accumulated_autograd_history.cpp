@@ -1933,17 +1933,8 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
     if (owner.empty() || owner == "self"sv || f.grad_off(c)) continue;
     const std::string& attr = f.callee_attr(c.call);
     // (Every binding of the function, not the ones reaching the call: a summary's question.)
-    std::string q;
-    for (Id v : f.bindings(c.func, owner)) {
-      const Expr& ve = f.e(v);
-      const std::string& vq = ve.kind == ExprKind::Call ? f.e(ve.kids[0]).qname : std::string();
-      if (vq.empty() || starts_with(vq, "torch") || (!q.empty() && vq != q)) {
-        q.clear();
-        break;
-      }
-      q = vq;
-    }
-    if (q.empty() || q.find('.') == std::string::npos) continue;
+    const std::string q = f.imported_class_built_by(f.bindings(c.func, owner));
+    if (q.empty()) continue;
     // The loop that runs once per batch around the call, else its own loop.
     const int batch = batch_loop_of(f, c);
     const int loop = batch >= 0 ? batch : c.loop;

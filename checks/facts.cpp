@@ -1203,6 +1203,17 @@ bool Facts::same_object(Id v, const std::string& d) const {
                              "torch.nn.parallel.DistributedDataParallelCPU"});
 }
 
+std::string Facts::imported_class_built_by(const std::vector<Id>& values) const {
+  std::string q;
+  for (Id v : values) {
+    const Expr& ve = e(v);
+    const std::string& vq = ve.kind == ExprKind::Call ? e(ve.kids[0]).qname : std::string();
+    if (vq.empty() || starts_with(vq, "torch") || (!q.empty() && vq != q)) return "";
+    q = vq;
+  }
+  return q.find('.') == std::string::npos ? "" : q;
+}
+
 Id Facts::instance_class(Id func, Id obj) const {
   const std::string& d = dotted(obj);
   if (d.empty() || d == "self"sv) return kNone;

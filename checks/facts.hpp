@@ -297,6 +297,10 @@ class Facts {
   // The same-file class whose instance the name `obj` holds in `func`: every binding of it
   // is a construction of that class (`cam = GradCAM(model)`). kNone when unknown or mixed.
   Id instance_class(Id func, Id obj) const;
+  // The class of another module that every value in `values` builds (`agent = Agent(4, 2)` with
+  // `from agent import Agent`), qualified as the file imports it: "" when a value is no such
+  // call, the class is torch's, or two values build different classes.
+  std::string imported_class_built_by(const std::vector<Id>& values) const;
   // The module a forward call runs: `m` of `m(x)` and of `m.forward(x)`.
   Id forward_receiver(Id call) const;
   // A library call that runs the model it is handed, as its forward (MONAI's

@@ -206,6 +206,20 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
           if (own_number) views[i].other_losses.insert(name);
         }
   }
+  // The files defining what file i imports as `q`: the module Python imports is found among all
+  // the files of its name first (another `nets.py` elsewhere in the tree is not it), else, with
+  // `defs` (the files defining the name), through a package's star re-exports. Callers decide
+  // what several definitions mean (most: nothing).
+  auto imported_from = [&](const std::string& q, size_t i,
+                           const std::unordered_map<std::string, std::vector<size_t>>* defs) {
+    std::vector<size_t> def;
+    const std::string qmod = q.size() > last(q).size() ? q.substr(0, q.size() - last(q).size() - 1) : "";
+    if (auto m = by_last.find(last(qmod)); !qmod.empty() && m != by_last.end())
+      def = defining_files(q, i, m->second, files, &modules);
+    if (def.empty() && defs)
+      if (auto z = defs->find(last(q)); z != defs->end()) def = reexporting_files(q, i, z->second, files, by_last);
+    return def;
+  };
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {
       auto it = class_def.find(last(q));
@@ -258,25 +272,13 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       };
       param_effects(eval_def, &FileSummary::eval_leaving, views[i].eval_leaving_imports);
       param_effects(freeze_def, &FileSummary::freezing, views[i].freezing_imports);
-      // LL301: a model class of visible size, a trainer. The module Python imports is found
-      // among all the files of its name first (another `nets.py` elsewhere in the tree is
-      // not it); ambiguous definitions decide nothing.
-      auto imported_from = [&](const std::unordered_map<std::string, std::vector<size_t>>& defs) {
-        std::vector<size_t> def;
-        const std::string qmod = q.size() > last(q).size() ? q.substr(0, q.size() - last(q).size() - 1) : "";
-        if (auto m = by_last.find(last(qmod)); !qmod.empty() && m != by_last.end()) {
-          def = defining_files(q, i, m->second, files, &modules);
-        }
-        if (def.empty())
-          if (auto z = defs.find(last(q)); z != defs.end()) def = reexporting_files(q, i, z->second, files, by_last);
-        return def;
-      };
+      // LL301: a model class of visible size, a trainer.
       if (size_def.count(last(q)))
-        if (const std::vector<size_t> def = imported_from(size_def); def.size() == 1)
+        if (const std::vector<size_t> def = imported_from(q, i, &size_def); def.size() == 1)
           for (const auto& [c, n] : files[def[0]].model_sizes)
             if (c == last(q)) views[i].imported_model_sizes[q] = n;
       if (trainer_def.count(last(q)))
-        if (const std::vector<size_t> def = imported_from(trainer_def); def.size() == 1)
+        if (const std::vector<size_t> def = imported_from(q, i, &trainer_def); def.size() == 1)
           for (const auto& g : files[def[0]].trainers)
             if (g == last(q)) views[i].imported_trainers.insert(q);
       auto a = accumulating_def.find(last(q));
@@ -286,7 +288,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
             if (cm.compare(0, cm.find('.'), last(q)) == 0) views[i].accumulating_imports.insert(q + cm.substr(cm.find('.')));
       // (One defining module: ambiguous definitions decide nothing.)
       if (helper_def.count(last(q)))
-        if (const std::vector<size_t> def = imported_from(helper_def); def.size() == 1)
+        if (const std::vector<size_t> def = imported_from(q, i, &helper_def); def.size() == 1)
           for (const auto& h : files[def[0]].helper_methods) {
             if (h.param >= 0 && h.method == last(q)) views[i].helper_method_imports[q] = h;
             if (h.param < 0 && h.method.compare(0, h.method.find('.'), last(q)) == 0)
@@ -297,10 +299,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     // names it, one of them) learns its method runs once per iteration there.
     for (const auto& call : files[i].loop_method_calls) {
       const std::string& q = call.cls;  // qualified class
-      const std::string qmod = q.size() > last(q).size() ? q.substr(0, q.size() - last(q).size() - 1) : "";
-      auto mods = by_last.find(last(qmod));
-      if (qmod.empty() || mods == by_last.end()) continue;
-      const std::vector<size_t> def = defining_files(q, i, mods->second, files, &modules);
+      const std::vector<size_t> def = imported_from(q, i, nullptr);
       if (def.size() != 1) continue;
       // (One shared copy per loop, however many of its methods keep something.)
       std::shared_ptr<const FileSummary::LoopMethodCall> shared;
