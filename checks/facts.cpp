@@ -3899,6 +3899,22 @@ bool Facts::is_grad_reset(const CallSite& c, Id* optimizer) const {
 }
 
 bool Facts::is_backward(const CallSite& c) const {
+  // (Asked of every call, many times over: once per call expression.)
+  return backprop_bits(c) & 1;
+}
+
+// is_backward() in bit 0, is_backprop() in bit 1, computed once per call expression.
+int Facts::backprop_bits(const CallSite& c) const {
+  if (backward_memo_.empty()) backward_memo_.assign(m.exprs.size(), -1);
+  signed char& memo = backward_memo_[c.call];
+  if (memo < 0) {
+    const bool backward = compute_is_backward(c);
+    memo = static_cast<signed char>((backward ? 1 : 0) | (backward || callee_qual(c.call) == "torch.autograd.grad"sv ? 2 : 0));
+  }
+  return memo;
+}
+
+bool Facts::compute_is_backward(const CallSite& c) const {
   const std::string& a = callee_attr(c.call);
   // mmengine's OptimWrapper.update_params(loss) runs backward() and step().
   if (a == "backward"sv || a == "manual_backward"sv || a == "update_params"sv) return true;
@@ -3915,15 +3931,18 @@ bool Facts::handed_loss_and_optimizer(const CallSite& c) const {
   // The loss comes first, as the value to back-propagate (`loss`, `total_loss`, `self.loss_g`),
   // not a loss function or a record of losses (`train(criterion, optimizer)`, `log(loss_value,
   // optimizer)`).
+  // (Asked of every call, often: a byte test of the first argument before anything else.)
   const Expr& call = e(c.call);
   if (c.target_func != kNone || call.kids.size() < 3) return false;
-  const Id loss = arg(c.call, 0, "loss");
+  const Id loss = call.kids.size() - 1 > call.kw.size() ? call.kids[1] : arg(c.call, 0, "loss");
   if (loss == kNone || (e(loss).kind != ExprKind::Name && e(loss).kind != ExprKind::Attribute)) return false;
-  const std::string_view last = last_component(e(loss).text);
-  bool has_loss = false;  // (a byte test before any tokenising)
-  for (size_t k = 0; k + 4 <= last.size() && !has_loss; ++k)
-    has_loss = (last[k] | 0x20) == 'l' && (last[k + 1] | 0x20) == 'o' && (last[k + 2] | 0x20) == 's' && (last[k + 3] | 0x20) == 's';
+  const std::string& text = e(loss).text;
+  bool has_loss = false;
+  for (size_t k = text.find_first_of("lL"); k != std::string::npos && k + 4 <= text.size() && !has_loss;
+       k = text.find_first_of("lL", k + 1))
+    has_loss = (text[k + 1] | 0x20) == 'o' && (text[k + 2] | 0x20) == 's' && (text[k + 3] | 0x20) == 's';
   if (!has_loss) return false;
+  const std::string_view last = last_component(text);
   bool named = false;
   for (const auto& t : name_tokens(last)) {
     if (in(t, {"fn", "fns", "func", "function", "functions", "criterion", "crit", "meter", "meters", "scaler", "scale",
@@ -3974,11 +3993,7 @@ bool Facts::differentiable_step(const CallSite& c) const {
   return false;
 }
 
-bool Facts::is_backprop(const CallSite& c) const {
-  if (is_backward(c)) return true;
-  const std::string& q = callee_qual(c.call);
-  return q == "torch.autograd.grad"sv;
-}
+bool Facts::is_backprop(const CallSite& c) const { return backprop_bits(c) & 2; }
 
 bool Facts::is_torch_call(Id call, std::initializer_list<std::string_view> qnames) const {
   const std::string& q = callee_qual(call);

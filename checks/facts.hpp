@@ -535,6 +535,9 @@ class Facts {
   mutable std::vector<Id> by_start_, around_;  // function_at()
   mutable std::vector<signed char> module_class_memo_;  // is_module_class(), per class: -1 not asked
   bool compute_is_module_class(Id cls) const;
+  mutable std::vector<signed char> backward_memo_;  // backprop_bits(), per call expression: -1 not asked
+  bool compute_is_backward(const CallSite& c) const;
+  int backprop_bits(const CallSite& c) const;
   mutable std::map<std::pair<Id, std::string>, std::vector<Id>> class_evals_;  // at most two methods each
   mutable std::optional<std::vector<int>> backprop_calls_;
   mutable std::optional<std::unordered_map<std::string, std::vector<Id>>> assigning_functions_;

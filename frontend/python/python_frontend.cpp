@@ -273,7 +273,8 @@ class Lowerer {
   Id cur_class_ = kNone;
   bool too_deep_reported_ = false;
 
-  Range range_of(TSNode n) const {
+  // (Called for every node: kept inline in the lowering's hot paths.)
+  [[gnu::always_inline]] Range range_of(TSNode n) const {
     Range r;
     TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
     r.line = s.row + 1; r.col = s.column + 1;
@@ -996,14 +997,25 @@ class Lowerer {
     return sid;
   }
 
-  // Names a function binds itself (parameters, assignment, loop, `with ... as` and handler
-  // targets, at any depth of its blocks but not in the functions and classes it defines): in
-  // Python they are the function's locals everywhere in it, so an import of the same name
-  // (`import model` beside `def train(model, ...)`) is not what they hold there, nor in the
-  // functions nested in it. Only names that are also import aliases are kept.
+  // Names a function binds itself (parameters; assignment, loop, `with ... as` and handler
+  // targets at any depth of its blocks, not in the functions and classes it defines): in Python they are the function's locals everywhere in it, so an
+  // import of the same name (`import model` beside `def train(model, ...)`) is not what they
+  // hold there, nor in the functions nested in it. Only names that are also imports are kept.
   std::vector<std::vector<std::string>> locals_shadowing_imports() const {
     std::vector<std::vector<std::string>> out(m_.funcs.size());
+    if (m_.aliases.empty()) return out;
+    // (Most bound names are no import: their lengths and first letters say so without hashing.)
+    uint64_t lengths = 0, firsts[4] = {0, 0, 0, 0};
+    for (const auto& [name, q] : m_.aliases) {
+      if (name.empty()) continue;
+      lengths |= uint64_t{1} << std::min<size_t>(name.size(), 63);
+      const unsigned char c = static_cast<unsigned char>(name[0]);
+      firsts[c >> 6] |= uint64_t{1} << (c & 63);
+    }
     auto add = [&](size_t f, const std::string& name) {
+      if (name.empty() || !(lengths & (uint64_t{1} << std::min<size_t>(name.size(), 63)))) return;
+      const unsigned char c = static_cast<unsigned char>(name[0]);
+      if (!(firsts[c >> 6] & (uint64_t{1} << (c & 63)))) return;
       if (m_.aliases.count(name) && std::find(out[f].begin(), out[f].end(), name) == out[f].end())
         out[f].push_back(name);
     };
@@ -1017,26 +1029,31 @@ class Lowerer {
           for (Id kid : x.kids) names.push_back(kid);
       }
     };
+    std::vector<const std::vector<Id>*> blocks;  // blocks still to walk (never copied)
     for (size_t f = 0; f < m_.funcs.size(); ++f) {
       for (const std::string& p : m_.funcs[f].params) add(f, p);
-      std::vector<Id> work(m_.funcs[f].body.begin(), m_.funcs[f].body.end());
-      while (!work.empty()) {
-        const Stmt& st = m_.stmts[work.back()];
-        work.pop_back();
-        if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) continue;
-        if (st.kind == StmtKind::Assign || st.kind == StmtKind::AugAssign || st.kind == StmtKind::AnnAssign ||
-            st.kind == StmtKind::For || st.kind == StmtKind::With)
-          for (Id t : st.targets) {
-            if (t == kNone) continue;
-            target_names(t);
-            for (Id n : names)
-              if (m_.exprs[n].kind == ExprKind::Name) add(f, m_.exprs[n].text);
+      blocks.assign(1, &m_.funcs[f].body);
+      while (!blocks.empty()) {
+        const std::vector<Id>* block = blocks.back();
+        blocks.pop_back();
+        for (Id sid : *block) {
+          const Stmt& st = m_.stmts[sid];
+          if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) continue;
+          if (st.kind == StmtKind::Assign || st.kind == StmtKind::AugAssign || st.kind == StmtKind::AnnAssign ||
+              st.kind == StmtKind::For || st.kind == StmtKind::With)
+            for (Id t : st.targets) {
+              if (t == kNone) continue;
+              target_names(t);
+              for (Id n : names)
+                if (m_.exprs[n].kind == ExprKind::Name) add(f, m_.exprs[n].text);
+            }
+          for (const Handler& h : st.handlers) {
+            if (!h.name.empty()) add(f, h.name);
+            blocks.push_back(&h.body);
           }
-        for (const Handler& h : st.handlers) {
-          if (!h.name.empty()) add(f, h.name);
-          work.insert(work.end(), h.body.begin(), h.body.end());
+          for (const auto* b : {&st.body, &st.orelse, &st.finalbody})
+            if (!b->empty()) blocks.push_back(b);
         }
-        for (const auto* b : {&st.body, &st.orelse, &st.finalbody}) work.insert(work.end(), b->begin(), b->end());
       }
     }
     return out;
