@@ -919,13 +919,14 @@ void Facts::walk_expr(Id root, Id stmt, Id func, int loop, bool off, int handler
 void Facts::collect_bindings() {
   size_t module_slot = m.funcs.size();
   // Which function each statement belongs to: walk bodies.
-  std::vector<std::pair<Id, Id>> work;  // (stmt, func)
-  std::function<void(const std::vector<Id>&, Id)> add = [&](const std::vector<Id>& body, Id func) {
-    for (Id s : body) work.emplace_back(s, func);
+  // (stmt, func, under an `if` of its function)
+  std::vector<std::tuple<Id, Id, bool>> work;
+  std::function<void(const std::vector<Id>&, Id, bool)> add = [&](const std::vector<Id>& body, Id func, bool under_if) {
+    for (Id s : body) work.emplace_back(s, func, under_if);
   };
-  add(m.body, kNone);
+  add(m.body, kNone, false);
   for (size_t i = 0; i < work.size(); ++i) {
-    auto [sid, func] = work[i];
+    auto [sid, func, under_if] = work[i];
     const Stmt& s = m.stmts[sid];
     auto slot = [&](Id f) -> auto& { return bind_[f == kNone ? module_slot : f]; };
     // Every name the statement binds or unbinds, of any kind (for bindings_at's fast path).
@@ -988,18 +989,23 @@ void Facts::collect_bindings() {
         while (r != kNone && e(r).kind == ExprKind::Call && in(callee_attr(r), {"to", "cuda", "half", "float", "cpu"}))
           r = callee_receiver(r);
         std::string d = r == kNone ? "" : dotted(r);
-        if (!d.empty()) (eval ? evals_ : trains_)[func].emplace_back(d, e(x).range.begin);
+        // (A train() under an `if` of the function, `if adapt_bn: model.train()`, may not run:
+        // it does not undo the eval().)
+        if (!d.empty() && (eval || !under_if)) (eval ? evals_ : trains_)[func].emplace_back(d, e(x).range.begin);
         return true;
       });
     }
     note_freezes(s, func);
-    if (s.kind == StmtKind::FunctionDef) add(m.funcs[s.func].body, s.func);
-    else if (s.kind == StmtKind::ClassDef) add(s.body, func);
-    else {
-      add(s.body, func);
-      add(s.orelse, func);
-      add(s.finalbody, func);
-      for (const auto& h : s.handlers) add(h.body, func);
+    if (s.kind == StmtKind::FunctionDef) {
+      add(m.funcs[s.func].body, s.func, false);
+    } else if (s.kind == StmtKind::ClassDef) {
+      add(s.body, func, under_if);
+    } else {
+      const bool inner = under_if || s.kind == StmtKind::If;
+      add(s.body, func, inner);
+      add(s.orelse, func, inner);
+      add(s.finalbody, func, inner);
+      for (const auto& h : s.handlers) add(h.body, func, inner);
     }
   }
 }
@@ -1934,7 +1940,10 @@ FileSummary Facts::summarize() const {
     }
     if (auto z = freezes_.find(fn); z != freezes_.end())
       for (size_t pi = 0; pi < g.params.size(); ++pi)
-        if (freezes_param(z->second, g.params[pi])) out.freezing.push_back({g.name, static_cast<int>(pi), g.params[pi]});
+        if (freezes_param(z->second, g.params[pi])) {
+          const int flag = freeze_flag(fn, g.params[pi]);
+          out.freezing.push_back({g.name, static_cast<int>(pi), g.params[pi], flag, flag >= 0 ? g.params[flag] : ""});
+        }
   }
   {
     const std::unordered_set<std::string>& acc = accumulating_methods();
@@ -3519,6 +3528,31 @@ bool Facts::freezes_param(const std::vector<Freeze>& events, const std::string& 
   return frozen && !unfrozen;
 }
 
+int Facts::freeze_flag(Id g, const std::string& p) const {
+  auto it = freezes_.find(g);
+  if (it == freezes_.end()) return -1;
+  const auto& params = m.funcs[g].params;
+  for (Id sid : stmts_in(g)) {
+    const Stmt& st = m.s(sid);
+    if (st.kind != StmtKind::If || st.value == kNone || e(st.value).kind != ExprKind::Name || st.body.empty()) continue;
+    auto flag = std::find(params.begin(), params.end(), e(st.value).text);
+    if (flag == params.end() || *flag == p) continue;
+    const uint32_t b = m.s(st.body.front()).range.begin, end = m.s(st.body.back()).range.end;
+    bool any = false, all = true;
+    for (const Freeze& z : it->second)
+      if (z.name == p) any = true, all = all && z.pos >= b && z.pos < end;
+    if (any && all) return static_cast<int>(flag - params.begin());
+  }
+  return -1;
+}
+
+// A literal that switches a flag off: `False`, `None`, `0`.
+static bool literal_off(const Facts& f, Id a) {
+  if (a == kNone || f.e(a).kind != ExprKind::Literal) return false;
+  const Expr& x = f.e(a);
+  return x.lit == LitKind::False || x.lit == LitKind::None || x.text == "0";
+}
+
 void Facts::note_helper_freezes() {
   // `freeze_model(model)` where the file's `freeze_model(m)` switches off every parameter of
   // its parameter (`for p in m.parameters(): p.requires_grad = False`) and never back on:
@@ -3531,6 +3565,9 @@ void Facts::note_helper_freezes() {
     if (it == freezes_.end()) continue;
     for (const std::string& p : m.funcs[g].params) {
       if (!freezes_param(it->second, p)) continue;
+      // (Only under `if <flag>:`, and the call passes the flag off: nothing is frozen.)
+      if (const int flag = freeze_flag(g, p); flag >= 0 && literal_off(*this, argument_for(c.call, g, m.funcs[g].params[flag])))
+        continue;
       const Id a = argument_for(c.call, g, p);
       if (a == kNone || dotted(a).empty()) continue;
       added.push_back({c.func, {dotted(a), e(c.call).range.begin, true}});
@@ -3543,8 +3580,9 @@ void Facts::note_helper_freezes() {
       if (c.target_func != kNone || c.stmt == kNone || m.s(c.stmt).kind != StmtKind::Expr) continue;
       auto it = project->freezing_imports.find(e(e(c.call).kids[0]).qname);
       if (it == project->freezing_imports.end()) continue;
-      for (const auto& [index, param] : it->second) {
-        const Id a = arg(c.call, static_cast<size_t>(index), param);
+      for (const EvalLeaving& z : it->second) {
+        if (z.flag >= 0 && literal_off(*this, arg(c.call, static_cast<size_t>(z.flag), z.flag_param))) continue;
+        const Id a = arg(c.call, static_cast<size_t>(z.index), z.param);
         if (a != kNone && !dotted(a).empty()) added.push_back({c.func, {dotted(a), e(c.call).range.begin, true}});
       }
     }
@@ -3952,6 +3990,15 @@ bool Facts::handed_loss_and_optimizer(const CallSite& c) const {
     named = named || t == "loss"sv || t == "losses"sv;
   }
   if (!named || starts_with(callee_qual(c.call), "torch")) return false;
+  // The callee says it steps: `loss_scaler`, `backward_and_step`, `self.optimize`, `amp_update`
+  // (not `print(loss, optimizer)`, `report(val_loss, opt)`, `save_checkpoint(loss, optimizer)`).
+  const Expr& callee = e(call.kids[0]);
+  if (callee.kind != ExprKind::Name && callee.kind != ExprKind::Attribute) return false;
+  bool steps = false;
+  for (const auto& t : name_tokens(last_component(callee.text)))
+    steps = steps || in(t, {"scaler", "scale", "backward", "backprop", "step", "optimize", "optimise", "minimize",
+                            "minimise", "update", "amp"});
+  if (!steps) return false;
   for (size_t k = 1; k < call.kids.size(); ++k)
     if (call.kids[k] != loss && (e(call.kids[k]).kind == ExprKind::Name || e(call.kids[k]).kind == ExprKind::Attribute) &&
         is_optimizer(c.func, call.kids[k]))

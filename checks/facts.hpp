@@ -531,6 +531,9 @@ class Facts {
   void note_helper_freezes();
   std::unordered_map<Id, std::vector<Freeze>> freezes_;  // func -> events in source order
   static bool freezes_param(const std::vector<Freeze>& events, const std::string& p);
+  // The parameter of function `g` under whose `if <flag>:` every freeze of its parameter `p`
+  // lies (`if feature_extracting: for param in model.parameters(): ...`): its position, or -1.
+  int freeze_flag(Id g, const std::string& p) const;
   mutable std::map<std::pair<Id, std::string>, bool> class_freezes_;
   mutable std::vector<Id> by_start_, around_;  // function_at()
   mutable std::vector<signed char> module_class_memo_;  // is_module_class(), per class: -1 not asked

@@ -256,22 +256,25 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       // Functions that leave their argument in eval mode, or frozen: (position, parameter) per
       // imported name.
       auto param_effects = [&](const std::unordered_map<std::string, std::vector<size_t>>& defs,
-                               std::vector<EvalLeaving> FileSummary::*effects,
-                               std::map<std::string, std::vector<std::pair<int, std::string>>>& into) {
+                               std::vector<EvalLeaving> FileSummary::*effects, auto&& take) {
         auto ev = defs.find(last(q));
         if (ev == defs.end()) return;
         std::vector<size_t> def = defining_files(q, i, ev->second, files, &modules);
         if (def.empty()) def = reexporting_files(q, i, ev->second, files, by_last);
         for (size_t j : def)
-          for (const auto& e : files[j].*effects) {
-            if (e.function != last(q)) continue;
-            auto& v = into[q];
-            const std::pair<int, std::string> entry{e.index, e.param};
-            if (std::find(v.begin(), v.end(), entry) == v.end()) v.push_back(entry);
-          }
+          for (const auto& e : files[j].*effects)
+            if (e.function == last(q)) take(e);
       };
-      param_effects(eval_def, &FileSummary::eval_leaving, views[i].eval_leaving_imports);
-      param_effects(freeze_def, &FileSummary::freezing, views[i].freezing_imports);
+      param_effects(eval_def, &FileSummary::eval_leaving, [&](const EvalLeaving& e) {
+        auto& v = views[i].eval_leaving_imports[q];
+        const std::pair<int, std::string> entry{e.index, e.param};
+        if (std::find(v.begin(), v.end(), entry) == v.end()) v.push_back(entry);
+      });
+      param_effects(freeze_def, &FileSummary::freezing, [&](const EvalLeaving& e) {
+        auto& v = views[i].freezing_imports[q];
+        if (std::none_of(v.begin(), v.end(), [&](const EvalLeaving& x) { return x.index == e.index && x.flag == e.flag; }))
+          v.push_back(e);
+      });
       // LL301: a model class of visible size, a trainer.
       if (size_def.count(last(q)))
         if (const std::vector<size_t> def = imported_from(q, i, &size_def); def.size() == 1)

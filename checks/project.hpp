@@ -19,6 +19,12 @@ struct EvalLeaving {
   std::string function;
   int index = 0;
   std::string param;
+  // For a function that freezes its parameter only under `if <flag>:` of another parameter
+  // (`set_parameter_requires_grad(model, feature_extracting)`): that parameter's position and
+  // name (-1 and "" when the freeze is unconditional). A caller passing a literal False, 0 or
+  // None for it freezes nothing.
+  int flag = -1;
+  std::string flag_param;
 };
 
 struct FileSummary {
@@ -197,7 +203,7 @@ struct ProjectView {
   std::map<std::string, std::vector<std::pair<int, std::string>>> eval_leaving_imports;
   // Imported functions (qualified, as this file imports them) that freeze their argument
   // (FileSummary::freezing): its position and parameter name.
-  std::map<std::string, std::vector<std::pair<int, std::string>>> freezing_imports;
+  std::map<std::string, std::vector<EvalLeaving>> freezing_imports;
   // Imported module classes (qualified, as this file imports them) of visible size, and
   // imported functions that back-propagate (LL301's impact).
   std::map<std::string, long> imported_model_sizes;

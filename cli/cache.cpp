@@ -293,7 +293,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   for (const auto& e : summary.eval_leaving) evl.push_back(Json::array({e.function, e.index, e.param}));
   j["p"]["evl"] = std::move(evl);
   Json frz = Json::array();
-  for (const auto& e : summary.freezing) frz.push_back(Json::array({e.function, e.index, e.param}));
+  for (const auto& e : summary.freezing) frz.push_back(Json::array({e.function, e.index, e.param, e.flag, e.flag_param}));
   j["p"]["frz"] = std::move(frz);
   // Invalid UTF-8 never reaches here (such files are not analysed), but be safe.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -497,10 +497,10 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       s.eval_leaving.push_back({str(c[0]), static_cast<int>(index), str(c[2])});
     }
     for (const auto& c : arr(at(p, "frz"))) {
-      if (arr(c).size() != 3 || !c[1].is_number_integer()) throw Bad();
-      const int64_t index = c[1].get<int64_t>();
-      if (index < 0 || index > 1024) throw Bad();
-      s.freezing.push_back({str(c[0]), static_cast<int>(index), str(c[2])});
+      if (arr(c).size() != 5 || !c[1].is_number_integer() || !c[3].is_number_integer()) throw Bad();
+      const int64_t index = c[1].get<int64_t>(), flag = c[3].get<int64_t>();
+      if (index < 0 || index > 1024 || flag < -1 || flag > 1024) throw Bad();
+      s.freezing.push_back({str(c[0]), static_cast<int>(index), str(c[2]), static_cast<int>(flag), str(c[4])});
     }
   } catch (const std::exception&) {
     return false;

@@ -1593,6 +1593,15 @@ class FrozenByAFunctionOfAnotherModule(Tmp):
         self.write("extract.py", self.MAIN.format(freeze="set_parameter_requires_grad(model, True)\n"))
         self.assertEqual(self.rules("--no-cache"), ["LL102"])
 
+    def test_not_frozen_when_the_call_switches_the_flag_off(self):
+        # The helper freezes only under `if feature_extracting:`; the call passes it off.
+        self.write("utils.py", self.UTILS.format(extra=""))
+        for call in ("set_parameter_requires_grad(model, False)\n",
+                     "set_parameter_requires_grad(model, feature_extracting=None)\n"):
+            self.write("extract.py", self.MAIN.format(freeze=call))
+            for extra in (("--no-cache",), (), ()):  # the flag's position travels in the cache
+                self.assertEqual(self.rules(*extra), ["LL102"], call)
+
 
 class MethodKeepingHistoryCalledAcrossModules(Tmp):
     """LL102 once per batch across modules: a method that keeps a value with autograd history on

@@ -88,7 +88,7 @@ FileSummary sample_summary() {
   s.loop_method_calls = {{"agent.Agent", false, {"act", "reset", "update"}, {"saved_log_probs"}}};
   s.keeping_methods = {"Agent.update"};
   s.eval_leaving = {{"evaluate", 0, "model"}};
-  s.freezing = {{"set_parameter_requires_grad", 0, "model"}};
+  s.freezing = {{"set_parameter_requires_grad", 0, "model", 1, "feature_extracting"}};
   s.program = true;
   s.method_calls = {{"generate", true}, {"append", false}};
   s.open_methods = {"infer"};
@@ -185,6 +185,8 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   ASSERT_EQ(s.freezing.size(), 1u);
   EXPECT_EQ(s.freezing[0].function, "set_parameter_requires_grad");
   EXPECT_EQ(s.freezing[0].index, 0);
+  EXPECT_EQ(s.freezing[0].flag, 1);
+  EXPECT_EQ(s.freezing[0].flag_param, "feature_extracting");
   EXPECT_TRUE(s.program);
   EXPECT_FALSE(s.gpu_evidence);
   EXPECT_EQ(s.method_calls, sample_summary().method_calls);
@@ -253,7 +255,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net"]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,""]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -272,8 +274,10 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"Agent\",\"eval_step\",true]", "[\"Agent\",\"eval_step\",1]"));
   EXPECT_TRUE(bad("[\"Gen\",\"base.Agent\"]", "[\"Gen\"]"));
   EXPECT_TRUE(bad("[\"Net\",100]", "[\"Net\",-1]"));
-  EXPECT_TRUE(bad("[\"freeze\",1,\"net\"]", "[\"freeze\",-1,\"net\"]"));
-  EXPECT_TRUE(bad("\"frz\":[[\"freeze\",1,\"net\"]],", ""));
+  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\"]", "[\"freeze\",-1,\"net\",-1,\"\"]"));
+  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\"]", "[\"freeze\",1,\"net\",-2,\"\"]"));
+  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\"]", "[\"freeze\",1,\"net\"]"));
+  EXPECT_TRUE(bad("\"frz\":[[\"freeze\",1,\"net\",-1,\"\"]],", ""));
   EXPECT_TRUE(bad("[\"Net\",100]", "[\"Net\",\"100\"]"));
   EXPECT_TRUE(bad("\"trn\":[\"fit\"]", "\"trn\":[1]"));
   EXPECT_TRUE(bad("\"lin\":[\"LogisticRegression\"]", "\"lin\":[2]"));
