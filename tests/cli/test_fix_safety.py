@@ -240,6 +240,7 @@ class FixSafety(unittest.TestCase):
                 with open(f, "w") as fh:
                     fh.write(src)
             before = {f: os.stat(f).st_mtime_ns for f in files}
+            leftover = set(self.temps())  # a previous SIGKILL's, if any (see below)
             k = rng.randint(1, 60)
             p = self.start("--fix", "--unsafe-fixes", self.tree)
             while p.poll() is None:
@@ -248,7 +249,14 @@ class FixSafety(unittest.TestCase):
             if p.poll() is None:
                 p.send_signal(sig)
             p.communicate()
-            self.assertEqual(self.temps(), [])
+            # SIGTERM and SIGINT remove the temporary file; nothing can after a SIGKILL, which
+            # leaves one only if it lands between linkat() and rename() (cli/fix.cpp): at most
+            # one, and the next run removes it (checked below and by the stale-temp test).
+            left = sorted(set(self.temps()) - leftover)
+            if sig == signal.SIGKILL:
+                self.assertLessEqual(len(left), 1, left)
+            else:
+                self.assertEqual(left, [])
             contents = [self.read(f) for f in files]
             bad = [f for f, c in zip(files, contents) if c not in (src, fixed)]
             self.assertEqual(bad, [], "a file is neither its old nor its new content")
