@@ -48,13 +48,22 @@ namespace {
 // Could one of the name's tokens (Facts::name_tokens) be a GPU word? Every such word holds
 // one of these letter sequences (case aside), so a name without any has no such token: the
 // test that spares tokenising most names.
+// Does `name` hold the lower-case letters `w` at position i, case aside?
+bool letters_at(std::string_view name, size_t i, std::string_view w) {
+  if (i + w.size() > name.size()) return false;
+  for (size_t k = 0; k < w.size(); ++k)
+    if ((name[i + k] | 0x20) != w[k]) return false;  // w is lower-case letters: ASCII case folding
+  return true;
+}
+
+bool holds_letters(std::string_view name, std::string_view w) {
+  for (size_t i = 0; i + w.size() <= name.size(); ++i)
+    if (letters_at(name, i, w)) return true;
+  return false;
+}
+
 bool may_name_a_gpu(std::string_view name) {
-  auto at = [&](size_t i, std::string_view w) {
-    if (i + w.size() > name.size()) return false;
-    for (size_t k = 0; k < w.size(); ++k)
-      if ((name[i + k] | 0x20) != w[k]) return false;  // w is lower-case letters: ASCII case folding
-    return true;
-  };
+  auto at = [&](size_t i, std::string_view w) { return letters_at(name, i, w); };
   for (size_t i = 0; i < name.size(); ++i) {
     switch (name[i] | 0x20) {  // ASCII lower case
       case 'c': if (at(i, "cuda")) return true; break;  // cudnn too
@@ -3911,6 +3920,8 @@ bool Facts::is_grad_reset(const CallSite& c, Id* optimizer) const {
     const Id callee = e(c.call).kids[0];
     const std::string_view name = e(callee).kind == ExprKind::Name || e(callee).kind == ExprKind::Attribute
                                       ? std::string_view(e(callee).text) : std::string_view();
+    // Every gradient word below starts with these letters: most names need no tokenising.
+    if (!holds_letters(name, "grad")) return false;
     bool reset = false, grad = false;
     for (const auto& t : name_tokens(name)) {
       reset = reset || in(t, {"zero"sv, "reset"sv, "clear"sv});
