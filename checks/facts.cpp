@@ -297,6 +297,13 @@ bool Facts::shows_no_test() const {
   for (const auto& [local, q] : m.aliases)
     for (std::string_view fw : {"pytest", "unittest", "nose", "hypothesis"})
       if (q == fw || starts_with(q, std::string(fw) + ".")) return false;
+  // A command-line program: a main guard, and arguments parsed. A training script named
+  // `*_test.py` whose evaluation function is `test(model, loader)` is one; a test module
+  // without a test framework does not parse a command line.
+  if (has_main_guard())
+    for (const auto& [local, q] : m.aliases)
+      for (std::string_view cli : {"argparse", "click", "fire", "typer", "absl", "hydra", "jsonargparse"})
+        if (q == cli || starts_with(q, std::string(cli) + ".")) return true;
   for (const Function& fn : m.funcs)
     if (starts_with(fn.name, "test")) return false;
   for (const Class& k : m.classes)
