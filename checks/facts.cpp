@@ -1952,7 +1952,7 @@ FileSummary Facts::summarize() const {
         if (a == "eval"sv && e(x).kids.size() == 1) eval = true;
         if (a == "train"sv) train = true;
       }
-      if (eval && !train) out.eval_leaving.push_back({g.name, static_cast<int>(pi), g.params[pi]});
+      if (eval && !train) out.eval_leaving.push_back({g.name, static_cast<int>(pi), g.params[pi], -1, ""});
     }
     if (auto z = freezes_.find(fn); z != freezes_.end())
       for (size_t pi = 0; pi < g.params.size(); ++pi)
@@ -3477,6 +3477,21 @@ bool Facts::returns_a_loss(Id func) const {
   return named_like_a_loss(m.funcs[func].name);
 }
 
+template <class Candidates, class Key, class Has>
+bool Facts::another_method(ClassMemo& memo, Id func, const std::string& d, const Candidates& candidates, Key key,
+                           Has has) const {
+  const Id cls = class_of(func);
+  if (cls == kNone) return false;
+  auto [it, fresh] = memo.try_emplace({cls, d});
+  std::vector<Id>& found = it->second;
+  if (fresh)
+    for (const auto& c : candidates) {
+      const Id g = key(c);
+      if (found.size() < 2 && g != kNone && class_of(g) == cls && has(c)) found.push_back(g);
+    }
+  return std::any_of(found.begin(), found.end(), [&](Id g) { return g != func; });
+}
+
 bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
   const std::string& d = dotted(x);
   if (d.empty()) return false;
@@ -3493,15 +3508,11 @@ bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
   // back-propagates it; eval() in the constructor then freezes batch-norm for fine-tuning.)
   if (func != kNone && class_of(func) != kNone && own_bindings(func, d).empty() && !is_param(func, d) &&
       (starts_with(d, "self.") || m.lang == Lang::Cpp) && !returns_a_loss(func)) {
-    auto [memo, fresh] = class_loaders_.try_emplace({class_of(func), d});
-    if (fresh)
-      if (auto it = load_state_dict_.find(d); it != load_state_dict_.end())
-        for (Id g : it->second)
-          if (g != kNone && class_of(g) == class_of(func) && eval_called_before(g, d, UINT32_MAX) &&
-              memo->second.size() < 2)
-            memo->second.push_back(g);
-    for (Id g : memo->second)
-      if (g != func) return true;
+    static const std::set<Id> kNoLoader;
+    auto it = load_state_dict_.find(d);
+    if (another_method(class_loaders_, func, d, it == load_state_dict_.end() ? kNoLoader : it->second,
+                       [](Id g) { return g; }, [&](Id g) { return eval_called_before(g, d, UINT32_MAX); }))
+      return true;
   }
   // Both at module level, read by a function that does not bind the name itself (a request
   // handler running the global model a script loaded at import).
@@ -3832,15 +3843,9 @@ bool Facts::frozen_anywhere(const std::string& d) const {
 }
 
 bool Facts::another_method_evals(Id func, const std::string& d) const {
-  const Id cls = class_of(func);
-  if (cls == kNone) return false;
-  auto [memo, fresh] = class_evals_.try_emplace({cls, d});
-  if (fresh)
-    for (const auto& [g, events] : evals_)
-      if (g != kNone && class_of(g) == cls && memo->second.size() < 2 &&
-          std::any_of(events.begin(), events.end(), [&](const auto& ev) { return ev.first == d; }))
-        memo->second.push_back(g);
-  return std::any_of(memo->second.begin(), memo->second.end(), [&](Id g) { return g != func; });
+  return another_method(
+      class_evals_, func, d, evals_, [](const auto& c) { return c.first; },
+      [&](const auto& c) { return std::any_of(c.second.begin(), c.second.end(), [&](const auto& ev) { return ev.first == d; }); });
 }
 
 bool Facts::eval_called_before(Id func, const std::string& d, uint32_t before) const {

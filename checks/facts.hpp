@@ -541,7 +541,13 @@ class Facts {
   mutable std::vector<signed char> backward_memo_;  // backprop_bits(), per call expression: -1 not asked
   bool compute_is_backward(const CallSite& c) const;
   int backprop_bits(const CallSite& c) const;
-  mutable std::map<std::pair<Id, std::string>, std::vector<Id>> class_evals_;  // at most two methods each
+  // Per (class, dotted name): at most two methods of the class with a property (the question
+  // is whether one other than the asking method has it), found once by another_method().
+  using ClassMemo = std::map<std::pair<Id, std::string>, std::vector<Id>>;
+  template <class Candidates, class Key, class Has>
+  bool another_method(ClassMemo& memo, Id func, const std::string& d, const Candidates& candidates, Key key,
+                      Has has) const;
+  mutable ClassMemo class_evals_;  // methods that switch the name to eval mode
   mutable std::optional<std::vector<int>> backprop_calls_;
   mutable std::optional<std::unordered_map<std::string, std::vector<Id>>> assigning_functions_;
   mutable std::vector<std::vector<int>> loops_in_;
@@ -567,9 +573,7 @@ class Facts {
   // that load them (kNone at module level), in call order.
   std::unordered_map<std::string, std::set<Id>> load_state_dict_;
   bool loads_state(Id func, const std::string& d) const;
-  // Per (class, dotted attribute): the methods of the class that load it and switch it to eval
-  // mode (at most two kept: whether one other than the asking method does is the question).
-  mutable std::map<std::pair<Id, std::string>, std::vector<Id>> class_loaders_;
+  mutable ClassMemo class_loaders_;  // methods that load the attribute and switch it to eval mode
   std::unordered_map<std::string, Id> nested_funcs_;  // "<parent>:<name>" -> first function
   std::unordered_set<std::string> nested_names_;      // names of functions defined in functions
   std::unordered_map<std::string, Id> methods_;       // "<class>:<name>" -> last method of that name
