@@ -1098,9 +1098,13 @@ Id Facts::argument_for(Id call_id, Id func, std::string_view param) const {
 }
 
 std::vector<std::pair<Id, Id>> Facts::argument_values(Id func, const std::string& param) const {
-  if (func == kNone || callers_[func].empty() || !is_param(func, param)) return {};
+  if (func == kNone || !is_param(func, param)) return {};
+  const Function& fn = m.funcs[func];
+  const bool init = fn.cls != kNone && fn.parent == kNone && fn.name == "__init__"sv;
+  const std::vector<int>& sites = init && callers_[func].empty() ? constructions_of(fn.cls) : callers_[func];
+  if (sites.empty()) return {};
   std::vector<std::pair<Id, Id>> out;
-  for (int ci : callers_[func]) {
+  for (int ci : sites) {
     const Id a = argument_for(calls[ci].call, func, param);
     if (a == kNone) return {};
     out.emplace_back(calls[ci].func, a);
@@ -2557,7 +2561,9 @@ bool Facts::not_a_torch_model(Id receiver) const {
 bool Facts::is_model_producer(Id func, Id v, int depth) const {
   if (v == kNone || depth > 6) return false;
   const Expr& x = e(v);
-  if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) return is_model_value_rec(func, v, depth + 1);
+  // (A name is read where it is written: `self.model = model` binds the parameter of `__init__`.)
+  if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute)
+    return is_model_value_rec(function_at(x.range.begin), v, depth + 1);
   if (x.kind != ExprKind::Call) return false;
   const std::string& q = callee_qual(v);
   const std::string& attr = callee_attr(v);
@@ -2598,6 +2604,36 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
       in(cname, {"build_model", "create_model", "get_model", "load_model", "make_model", "init_model"}))
     return true;
   return false;
+}
+
+bool Facts::known_not_a_model(Id func, Id v, int depth) const {
+  if (v == kNone || depth > 3) return false;
+  const Expr& ve = e(v);
+  if (ve.kind == ExprKind::Literal || ve.kind == ExprKind::Sequence || ve.kind == ExprKind::Comprehension ||
+      ve.kind == ExprKind::Lambda)
+    return true;
+  if (ve.kind == ExprKind::Call) {
+    const std::string& q = callee_qual(v);
+    if (!q.empty() && !starts_with(q, "torch") && !starts_with(q, "transformers") && !starts_with(q, "timm"))
+      return true;
+    if (starts_with(q, "torch.nn.") && ends_with(q, "Loss")) return true;
+    if (starts_with(q, "torch.optim") || starts_with(q, "torch.utils.data")) return true;
+    const Id u = unplaced(v);  // `Pipeline.from_pretrained(path).to("cuda")`
+    const std::string& a = callee_attr(u);
+    return (a == "from_pretrained"sv || a == "from_config"sv) && not_a_torch_model(callee_receiver(u));
+  }
+  if (depth == 0 || (ve.kind != ExprKind::Name && ve.kind != ExprKind::Attribute)) return false;
+  const std::string& d = dotted(v);
+  if (d.empty()) return false;
+  const Id where = function_at(ve.range.begin);  // (an attribute's binding may sit in another method)
+  const std::vector<Id> vals = bindings_at(where, d, v);
+  if (!vals.empty())
+    return std::all_of(vals.begin(), vals.end(), [&](Id b) { return known_not_a_model(where, b, depth + 1); });
+  if (ve.kind != ExprKind::Name) return false;
+  const auto args = argument_values(where, d);
+  return !args.empty() && std::all_of(args.begin(), args.end(), [&](const std::pair<Id, Id>& a) {
+    return known_not_a_model(a.first, a.second, depth + 1);
+  });
 }
 
 bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
@@ -2666,23 +2702,16 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
       if (tokenizer_named && callee_attr(unplaced(v)) == "from_pretrained"sv) continue;
       return true;
     }
-    const Expr& ve = e(v);
-    if (ve.kind == ExprKind::Literal || ve.kind == ExprKind::Sequence || ve.kind == ExprKind::Comprehension ||
-        ve.kind == ExprKind::Lambda)
-      known_other = true;
-    if (ve.kind == ExprKind::Call) {
-      const std::string& q = callee_qual(v);
-      if (!q.empty() && !starts_with(q, "torch") && !starts_with(q, "transformers") && !starts_with(q, "timm"))
-        known_other = true;
-      // A class of this file that is not a module (`self.metrics = MetricTracker()`, whose own
-      // train()/eval() switch a log prefix).
+    // A class of this file that is not a module (`self.metrics = MetricTracker()`, whose own
+    // train()/eval() switch a log prefix).
+    if (e(v).kind == ExprKind::Call)
       if (const Id k = constructed_class(v); k != kNone && !is_module_class(k)) visible_other = true;
-      if (starts_with(q, "torch.nn.") && ends_with(q, "Loss")) known_other = true;
-      if (starts_with(q, "torch.optim") || starts_with(q, "torch.utils.data")) known_other = true;
-      const std::string& a = callee_attr(v);
-      if ((a == "from_pretrained"sv || a == "from_config"sv) && not_a_torch_model(callee_receiver(v))) known_other = true;
-    }
+    if (known_not_a_model(func, v, 1)) known_other = true;
   }
+  // A parameter never rebound here, for which every caller of the file hands in something
+  // known to be no module (`evaluate(pipe, loader)` with a diffusers pipeline): the name of
+  // the parameter says nothing more.
+  if (vals.empty() && ex.kind == ExprKind::Name && known_not_a_model(func, x, 1)) return false;
   if (visible_other || tokenizer_named) return false;
   // An attribute of the object that another method of its class switches to eval mode (a
   // predictor's constructor: `self.net = Net(); self.net.eval()`, whatever imported class Net
@@ -3809,6 +3838,17 @@ const std::vector<int>& Facts::calls_to(Id func) const {
       if (calls[ci].target_func != kNone) calls_to_[calls[ci].target_func].push_back(static_cast<int>(ci));
   }
   return calls_to_[func];
+}
+
+const std::vector<int>& Facts::constructions_of(Id cls) const {
+  static const std::vector<int> none;
+  if (cls == kNone || cls >= m.classes.size()) return none;
+  if (constructions_.empty()) {
+    constructions_.assign(m.classes.size(), {});
+    for (size_t ci = 0; ci < calls.size(); ++ci)
+      if (const Id k = constructed_class(calls[ci].call); k != kNone) constructions_[k].push_back(static_cast<int>(ci));
+  }
+  return constructions_[cls];
 }
 
 const std::vector<Id>& Facts::nested_functions(Id func) const {

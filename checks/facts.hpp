@@ -333,12 +333,14 @@ class Facts {
   const std::vector<Id>& nested_functions(Id func) const;
   // The calls that resolve to `func` (CallSite::target_func), in source order.
   const std::vector<int>& calls_to(Id func) const;
+  // The calls that build an object of the file's class `cls` (`Evaluator(pipe)`), in source order.
+  const std::vector<int>& constructions_of(Id cls) const;
   // The same-file class of the objects every same-file caller of `func` passes as its
   // parameter `param` (kNone when unknown, mixed, or no caller).
   Id argument_class(Id func, const std::string& param) const;
   // What every same-file caller of `func` passes for `param`: (calling function, argument
   // expression) per call site; empty when there is no caller or one passes nothing visible
-  // for it (a default, `*args`).
+  // for it (a default, `*args`). The callers of a class's `__init__` are its constructions.
   std::vector<std::pair<Id, Id>> argument_values(Id func, const std::string& param) const;
   // The same-file call sites (indices into calls) that resolve to `func`.
   const std::vector<int>& callers(Id func) const { return callers_[func]; }
@@ -486,6 +488,12 @@ class Facts {
   bool returns_grad_off_context(Id fn, bool* disables) const;
   bool is_model_value_rec(Id func, Id expr, int depth) const;
   bool is_model_producer(Id func, Id value, int depth) const;
+  // Is `value`, bound in `func`, known to be no torch module: a literal, container or lambda; a
+  // call of another library (not torch, transformers or timm), a torch loss, optimizer or data
+  // utility; what `from_pretrained` loads that is no module (a tokenizer, a diffusers pipeline,
+  // whose call runs under no_grad itself), moved or not. Past depth 0 also a name whose every
+  // binding is one, or a parameter for which every same-file caller hands one in.
+  bool known_not_a_model(Id func, Id value, int depth) const;
   bool name_looks_like_model(std::string_view dotted) const;
   std::vector<Id> outer_bindings(Id func, const std::string& dotted) const;
 
@@ -553,6 +561,7 @@ class Facts {
   mutable std::vector<std::vector<int>> loops_in_;
   mutable std::vector<std::vector<Id>> nested_functions_;
   mutable std::vector<std::vector<int>> calls_to_;
+  mutable std::vector<std::vector<int>> constructions_;
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> trains_;  // func -> (.train() receiver, byte)
   bool file_trains_ = false;
