@@ -407,6 +407,30 @@ class History {
     return true;
   }
 
+  // Is an argument of the call a NumPy array, or a selection of one: made by a NumPy call
+  // (`np.zeros(...)`, also with `np` unimported, as in code pasted out of a notebook) or read
+  // out of a tensor (`.numpy()`), directly or through a name whose every binding reaching the
+  // call is one?
+  bool numpy_argument(Id call) const {
+    const Expr& e = f_.e(call);
+    auto made_by_numpy = [&](Id v) {
+      if (v == kNone || f_.e(v).kind != ExprKind::Call) return false;
+      const std::string& q = f_.callee_qual(v);
+      return starts_with(q, "numpy.") || (q.empty() && starts_with(f_.dotted(f_.e(v).kids[0]), "np.")) ||
+             f_.callee_attr(v) == "numpy"sv;
+    };
+    for (size_t i = 1; i < e.kids.size(); ++i) {
+      Id x = e.kids[i];
+      while (f_.e(x).kind == ExprKind::Subscript && !f_.e(x).kids.empty()) x = f_.e(x).kids[0];
+      if (made_by_numpy(x)) return true;
+      const std::string& d = f_.dotted(x);
+      if (d.empty() || f_.e(x).kind != ExprKind::Name) continue;
+      const std::vector<Id> vals = f_.bindings_at(func_, d, x);
+      if (!vals.empty() && std::all_of(vals.begin(), vals.end(), made_by_numpy)) return true;
+    }
+    return false;
+  }
+
   // Is the name bound in this function on some path to the statement?
   bool local_name(Id st, Id x) const {
     bool outside = false;
@@ -583,6 +607,9 @@ class History {
         if (vq.rfind("torch.nn.", 0) == 0 && vq.size() > 4 && vq.compare(vq.size() - 4, 4, "Loss") == 0)
           criterion = true;
       }
+    // A function handed a NumPy array (`log_loss(target[:, i], oof[:, i])` with `oof =
+    // np.zeros(...)`) is no torch criterion, which rejects arrays: a host-side score.
+    if (criterion && numpy_argument(call)) return false;
     if (criterion) return any_arg_carries(call, off, depth) || !inputs_known(call);
     // A torch.nn layer that is not a forward (parameter-free: `act = nn.Sigmoid()`): its result
     // carries what its input carries.
