@@ -124,6 +124,28 @@ bool binds_attribute(const Facts& f, Id cls, const std::string& d, int depth = 0
   return false;
 }
 
+// Does the function ask autograd for gradients of a tensor it works on (`image =
+// image.requires_grad_()`, `x.requires_grad = True`)? Then it runs its forward to take them,
+// through code this file may not show (a saliency method's `self.extractor.grads(image, out)`
+// calling `torch.autograd.grad` in another module), and grad mode must stay on.
+bool asks_for_gradients(const Facts& f, Id g) {
+  for (int ci : f.calls_in(g)) {
+    const CallSite& c = f.calls[ci];
+    if (f.callee_attr(c.call) != "requires_grad_"sv) continue;
+    const Id a = f.arg(c.call, 0, "requires_grad");
+    if (a == kNone || (f.e(a).kind == ExprKind::Literal && f.e(a).lit == LitKind::True)) return true;
+  }
+  for (Id sid : f.stmts_in(g)) {
+    const Stmt& s = f.m.s(sid);
+    if (s.kind != StmtKind::Assign || s.value == kNone || f.e(s.value).kind != ExprKind::Literal ||
+        f.e(s.value).lit != LitKind::True)
+      continue;
+    for (Id t : s.targets)
+      if (f.e(t).kind == ExprKind::Attribute && f.e(t).text == "requires_grad"sv) return true;
+  }
+  return false;
+}
+
 // The forward a same-file helper always runs, for an evaluation loop that calls it
 // (`dev_loss += batch_loss(x, y).item()`, where the training step calls `batch_loss` too):
 // one at the helper's top level, with grad not disabled there, in a helper that sets no grad
@@ -132,7 +154,7 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
   auto it = memo.find(g);
   if (it != memo.end()) return it->second;
   const CallSite* fw = nullptr;
-  bool ok = !f.decorated_off(g) &&
+  bool ok = !f.decorated_off(g) && !asks_for_gradients(f, g) &&
             !f.reaches(g, [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; });
   for (int ci : f.calls_in(g)) {
     if (!ok) break;

@@ -1534,6 +1534,27 @@ class EvaluationMethodAcrossModules(Tmp):
         self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL101"], [])
 
 
+    def test_silent_where_the_method_asks_for_gradients_of_its_input(self):
+        # A saliency method of another module: it switches the model to eval mode, asks for the
+        # input's gradients (`image.requires_grad_()`) and hands the score to an extractor that
+        # takes them in a third module. Its callers' loops (noise samples) need grad on.
+        self.write("model.py", self.MODEL)
+        method = ("        self.model.eval()\n        image = input.requires_grad_()\n"
+                  "        out = self.model(image)\n        return self.ext.gradients(image, out.sum())\n")
+        self.write("engine.py", self.ENGINE.format(name="eval", body=method).replace(
+            "        self.model = Net().to(device)\n",
+            "        self.model = Net().to(device)\n        self.ext = Extractor(self.model)\n").replace(
+            "from model import Net\n", "from model import Net\nfrom extractor import Extractor\n"))
+        self.write("train.py", self.TRAIN.format(loop="dataloader['val_loader']", name="eval"))
+        self.assertEqual(self.ll101("--no-cache"), [])
+        # `x.requires_grad = True` says the same; `requires_grad_(False)` does not.
+        self.write("engine.py", self.ENGINE.format(name="eval", body=method.replace(
+            "image = input.requires_grad_()", "input.requires_grad = True\n        image = input")))
+        self.assertEqual(self.ll101("--no-cache"), [])
+        self.write("engine.py", self.ENGINE.format(name="eval", body=method.replace(
+            "input.requires_grad_()", "input.requires_grad_(False)")))
+        self.assertEqual(len(self.ll101("--no-cache")), 1)
+
     def test_function_of_another_module_handed_the_model(self):
         # `val_outputs = inference(val_inputs, model)` after `model.eval()`, the helper in a
         # module of its own; the same helper in the training loop, or under no_grad, is silent.
