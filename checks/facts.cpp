@@ -2784,6 +2784,11 @@ bool Facts::compute_is_model_call(const CallSite& c) const {
     if (ce.kind == ExprKind::Name && ce.text == "self"sv) return func_is_method_of_module(c.func);
     if (!is_model_value(c.func, callee)) return false;
     if (!model_by_name(c.func, callee)) return true;
+    // Named like a model, but called as a diffusers pipeline is (`model(prompt,
+    // num_inference_steps=50, guidance_scale=7.5).images[0]`): a pipeline's call runs its
+    // models under no_grad itself, whatever handed it in from another module.
+    for (const std::string& k : call.kw)
+      if (in(k, {"num_inference_steps", "guidance_scale", "negative_prompt", "num_images_per_prompt"})) return false;
     // Named like a model, called with nothing, and bound by a loop over a list of classes or
     // builders (`for model in [resnet18, resnet34]: net = model().cuda()`): a construction.
     if (call.kids.size() == 1 && ce.kind == ExprKind::Name && loops_over_builders(c, ce.text)) return false;
