@@ -2697,6 +2697,7 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
     return false;
   if (eval_called_before(func, d, UINT32_MAX)) return true;
   bool known_other = false, visible_other = false;
+  std::vector<Id> named;  // bindings that are names (`self.model = model`)
   for (Id v : vals) {
     if (is_model_producer(func, v, depth + 1)) {
       if (tokenizer_named && callee_attr(unplaced(v)) == "from_pretrained"sv) continue;
@@ -2706,20 +2707,24 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
     // train()/eval() switch a log prefix).
     if (e(v).kind == ExprKind::Call)
       if (const Id k = constructed_class(v); k != kNone && !is_module_class(k)) visible_other = true;
-    if (known_not_a_model(func, v, 1)) known_other = true;
+    if (known_not_a_model(func, v, 0)) known_other = true;
+    else if (e(v).kind == ExprKind::Name || e(v).kind == ExprKind::Attribute) named.push_back(v);
   }
-  // A parameter never rebound here, for which every caller of the file hands in something
-  // known to be no module (`evaluate(pipe, loader)` with a diffusers pipeline): the name of
-  // the parameter says nothing more.
-  if (vals.empty() && ex.kind == ExprKind::Name && known_not_a_model(func, x, 1)) return false;
   if (visible_other || tokenizer_named) return false;
   // An attribute of the object that another method of its class switches to eval mode (a
   // predictor's constructor: `self.net = Net(); self.net.eval()`, whatever imported class Net
   // is; not a class of this file that is not a module).
   if (func != kNone && starts_with(d, "self.") && another_method_evals(func, d)) return true;
-  if (known_other) return false;
+  // (Names among the bindings last, they are followed: `self.model = model` in `__init__`,
+  // every construction of the class handing in a pipeline.)
+  if (known_other || std::any_of(named.begin(), named.end(), [&](Id v) { return known_not_a_model(func, v, 1); }))
+    return false;
   if (d == "self"sv && func != kNone && is_module_class(class_of(func))) return true;
-  return !no_name_evidence_ && name_looks_like_model(d);
+  if (no_name_evidence_ || !name_looks_like_model(d)) return false;
+  // A parameter never rebound here, for which every caller of the file hands in something
+  // known to be no module (`evaluate(pipe, loader)` with a diffusers pipeline): the name of
+  // the parameter says nothing more.
+  return !(vals.empty() && ex.kind == ExprKind::Name && known_not_a_model(func, x, 1));
 }
 
 bool Facts::loss_or_metric_class(std::string_view cls) {
