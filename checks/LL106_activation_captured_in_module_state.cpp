@@ -140,9 +140,21 @@ bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls, bool 
   auto same = [&](const std::string& x) {
     return x == d || (any_owner && x.size() > suffix.size() && x.compare(x.size() - suffix.size(), suffix.size(), suffix) == 0);
   };
+  // A reset in a method of the owner class that nothing calls, of a class this file builds
+  // and uses itself (`def clear(self): self.outputs = []` on a hook object, never called):
+  // it never runs. (A class the file does not build may be used, and reset, elsewhere.)
+  auto runs = [&](Id fn) {
+    if (fn == kNone || owner_cls == kNone || f.class_of(fn) != owner_cls || f.constructions_of(owner_cls).empty())
+      return true;
+    if (!f.callers(fn).empty()) return true;
+    const std::string& name = f.m.funcs[fn].name;  // (a call the file does not resolve: `h.clear()`)
+    return std::any_of(f.calls.begin(), f.calls.end(), [&](const CallSite& c) { return f.callee_attr(c.call) == name; });
+  };
   for (const CallSite& c : f.calls) {
     const std::string& a = f.callee_attr(c.call);
-    if ((a == "clear"sv || a == "pop"sv || a == "popleft"sv) && same(f.dotted(f.callee_receiver(c.call)))) return true;
+    if ((a == "clear"sv || a == "pop"sv || a == "popleft"sv) && same(f.dotted(f.callee_receiver(c.call))) &&
+        runs(c.func))
+      return true;
   }
   for (const StmtSite& s : f.stmt_sites) {
     const Stmt& st = f.m.s(s.stmt);
@@ -170,7 +182,7 @@ bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls, bool 
           if (same(f.dotted(x))) hit = true;
           return !hit && (f.e(x).kind == ExprKind::Sequence || f.e(x).kind == ExprKind::Starred);
         });
-    if (hit) return true;
+    if (hit && runs(s.func)) return true;
   }
   return false;
 }
