@@ -129,13 +129,16 @@ bool binds_attribute(const Facts& f, Id cls, const std::string& d, int depth = 0
 // through code this file may not show (a saliency method's `self.extractor.grads(image, out)`
 // calling `torch.autograd.grad` in another module), and grad mode must stay on.
 bool asks_for_gradients(const Facts& f, Id g) {
+  // (At the function's top level: `if adversarial: x.requires_grad_()` is one path of several.)
+  const std::vector<Id>& top = f.m.funcs[g].body;
+  auto at_top = [&](Id sid) { return std::find(top.begin(), top.end(), sid) != top.end(); };
   for (int ci : f.calls_in(g)) {
     const CallSite& c = f.calls[ci];
-    if (f.callee_attr(c.call) != "requires_grad_"sv) continue;
+    if (f.callee_attr(c.call) != "requires_grad_"sv || !at_top(f.stmt_of(c.call))) continue;
     const Id a = f.arg(c.call, 0, "requires_grad");
     if (a == kNone || (f.e(a).kind == ExprKind::Literal && f.e(a).lit == LitKind::True)) return true;
   }
-  for (Id sid : f.stmts_in(g)) {
+  for (Id sid : top) {
     const Stmt& s = f.m.s(sid);
     if (s.kind != StmtKind::Assign || s.value == kNone || f.e(s.value).kind != ExprKind::Literal ||
         f.e(s.value).lit != LitKind::True)

@@ -407,19 +407,23 @@ class History {
     return true;
   }
 
-  // Is an argument of the call a NumPy array, or a selection of one: made by a NumPy call
-  // (`np.zeros(...)`, also with `np` unimported, as in code pasted out of a notebook) or read
-  // out of a tensor (`.numpy()`), directly or through a name whose every binding reaching the
-  // call is one?
+  // Is the input or the target of the call (its first two positional arguments, where a
+  // criterion takes them; not a weight) a NumPy array, or a selection of one: made by a NumPy
+  // call (`np.zeros(...)`, also with `np` unimported, as in code pasted out of a notebook, when
+  // nothing binds the name `np`) or read out of a tensor (`.numpy()`), directly or through a
+  // name whose every binding reaching the call is one?
   bool numpy_argument(Id call) const {
     const Expr& e = f_.e(call);
+    const bool np_free = f_.bindings(func_, "np").empty() && f_.bindings(kNone, "np").empty();
     auto made_by_numpy = [&](Id v) {
       if (v == kNone || f_.e(v).kind != ExprKind::Call) return false;
       const std::string& q = f_.callee_qual(v);
-      return starts_with(q, "numpy.") || (q.empty() && starts_with(f_.dotted(f_.e(v).kids[0]), "np.")) ||
+      return starts_with(q, "numpy.") ||
+             (q.empty() && np_free && starts_with(f_.dotted(f_.e(v).kids[0]), "np.")) ||
              f_.callee_attr(v) == "numpy"sv;
     };
-    for (size_t i = 1; i < e.kids.size(); ++i) {
+    const size_t positional = e.kids.size() - 1 - std::min(e.kw.size(), e.kids.size() - 1);
+    for (size_t i = 1; i <= std::min<size_t>(positional, 2); ++i) {
       Id x = e.kids[i];
       while (f_.e(x).kind == ExprKind::Subscript && !f_.e(x).kids.empty()) x = f_.e(x).kids[0];
       if (made_by_numpy(x)) return true;

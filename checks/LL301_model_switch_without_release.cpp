@@ -771,8 +771,15 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
       const Expr& callee = f.e(f.e(c.call).kids[0]);
       const std::string_view name = callee.kind == ExprKind::Name || callee.kind == ExprKind::Attribute
                                         ? std::string_view(callee.text) : std::string_view();
-      for (const auto& t : Facts::name_tokens(name))
-        if (in(t, {"train"sv, "fit"sv, "finetune"sv})) return true;
+      // (The name starts with the verb: not `set_train_mode`, `compute_train_metrics`; and says
+      // nothing of data, modes or measures: not `train_set_accuracy`, `train_test_split`.)
+      const auto toks = Facts::name_tokens(name);
+      if (!toks.empty() && in(toks[0], {"train"sv, "fit"sv, "finetune"sv}) &&
+          std::none_of(toks.begin() + 1, toks.end(), [](const std::string& t) {
+            return in(t, {"set"sv, "mode"sv, "test"sv, "split"sv, "accuracy"sv, "acc"sv, "metric"sv, "metrics"sv,
+                          "loss"sv, "score"sv, "data"sv, "dataset"sv, "loader"sv, "size"sv, "eval"sv, "val"sv});
+          }))
+        return true;
     }
   }
   return optimizer_over_d && steps;

@@ -295,19 +295,21 @@ bool Facts::cpu_only_at(uint32_t pos) const {
 bool Facts::shows_no_test() const {
   if (m.lang != Lang::Python) return false;
   for (const auto& [local, q] : m.aliases)
-    for (std::string_view fw : {"pytest", "unittest", "nose", "hypothesis"})
+    for (std::string_view fw : {"pytest", "unittest", "nose", "hypothesis", "absl.testing"})
       if (q == fw || starts_with(q, std::string(fw) + ".")) return false;
+  for (const Function& fn : m.funcs)
+    if (starts_with(fn.name, "test_")) return false;
+  for (const Class& k : m.classes)
+    if (starts_with(k.name, "Test")) return false;
   // A command-line program: a main guard, and arguments parsed. A training script named
   // `*_test.py` whose evaluation function is `test(model, loader)` is one; a test module
-  // without a test framework does not parse a command line.
+  // without a test framework, whose tests are named `test_*`, does not parse a command line.
   if (has_main_guard())
     for (const auto& [local, q] : m.aliases)
       for (std::string_view cli : {"argparse", "click", "fire", "typer", "absl", "hydra", "jsonargparse"})
         if (q == cli || starts_with(q, std::string(cli) + ".")) return true;
   for (const Function& fn : m.funcs)
     if (starts_with(fn.name, "test")) return false;
-  for (const Class& k : m.classes)
-    if (starts_with(k.name, "Test")) return false;
   // A check script: an `assert` in the file's top-level code on what a top-level loop
   // computed (`max_error = max(max_error, err)` over a loader, then `assert max_error <
   // 1e-4`); not an argument check (`assert os.path.isfile(args.weights)`).
@@ -2609,18 +2611,27 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
 bool Facts::known_not_a_model(Id func, Id v, int depth) const {
   if (v == kNone || depth > 3) return false;
   const Expr& ve = e(v);
-  if (ve.kind == ExprKind::Literal || ve.kind == ExprKind::Sequence || ve.kind == ExprKind::Comprehension ||
-      ve.kind == ExprKind::Lambda)
+  // Past a name (depth 2 and more: a name's bindings, what callers hand in for a parameter)
+  // only a library object called like a module that is none counts: a pipeline or tokenizer
+  // `from_pretrained` loads, a Hugging Face `pipeline(...)`. Not a call of another library
+  // (a project's `build_model(cfg)`, `copy.deepcopy(net)`, a segmentation library's model),
+  // nor a lambda a smoke test hands in while other modules hand in models.
+  const bool followed = depth >= 2;
+  if (!followed && (ve.kind == ExprKind::Literal || ve.kind == ExprKind::Sequence ||
+                    ve.kind == ExprKind::Comprehension || ve.kind == ExprKind::Lambda))
     return true;
   if (ve.kind == ExprKind::Call) {
-    const std::string& q = callee_qual(v);
-    if (!q.empty() && !starts_with(q, "torch") && !starts_with(q, "transformers") && !starts_with(q, "timm"))
-      return true;
-    if (starts_with(q, "torch.nn.") && ends_with(q, "Loss")) return true;
-    if (starts_with(q, "torch.optim") || starts_with(q, "torch.utils.data")) return true;
     const Id u = unplaced(v);  // `Pipeline.from_pretrained(path).to("cuda")`
     const std::string& a = callee_attr(u);
-    return (a == "from_pretrained"sv || a == "from_config"sv) && not_a_torch_model(callee_receiver(u));
+    if ((a == "from_pretrained"sv || a == "from_config"sv) && not_a_torch_model(callee_receiver(u))) return true;
+    const std::string& q = callee_qual(u);
+    if (starts_with(q, "transformers.") && last_component(q) == "pipeline"sv) return true;
+    if (followed) return false;
+    const std::string& vq = callee_qual(v);
+    if (!vq.empty() && !starts_with(vq, "torch") && !starts_with(vq, "transformers") && !starts_with(vq, "timm"))
+      return true;
+    if (starts_with(vq, "torch.nn.") && ends_with(vq, "Loss")) return true;
+    return starts_with(vq, "torch.optim") || starts_with(vq, "torch.utils.data");
   }
   if (depth == 0 || (ve.kind != ExprKind::Name && ve.kind != ExprKind::Attribute)) return false;
   const std::string& d = dotted(v);
@@ -2630,10 +2641,15 @@ bool Facts::known_not_a_model(Id func, Id v, int depth) const {
   if (!vals.empty())
     return std::all_of(vals.begin(), vals.end(), [&](Id b) { return known_not_a_model(where, b, depth + 1); });
   if (ve.kind != ExprKind::Name) return false;
-  const auto args = argument_values(where, d);
-  return !args.empty() && std::all_of(args.begin(), args.end(), [&](const std::pair<Id, Id>& a) {
-    return known_not_a_model(a.first, a.second, depth + 1);
-  });
+  // A parameter: what every same-file caller hands in, asked once per function and name.
+  auto [memo, fresh] = param_not_a_model_.try_emplace({where, d}, false);
+  if (fresh) {
+    const auto args = argument_values(where, d);
+    memo->second = !args.empty() && std::all_of(args.begin(), args.end(), [&](const std::pair<Id, Id>& a) {
+      return known_not_a_model(a.first, a.second, 2);
+    });
+  }
+  return memo->second;
 }
 
 bool Facts::is_model_value_rec(Id func, Id x, int depth) const {

@@ -494,6 +494,7 @@ class Facts {
   // whose call runs under no_grad itself), moved or not. Past depth 0 also a name whose every
   // binding is one, or a parameter for which every same-file caller hands one in.
   bool known_not_a_model(Id func, Id value, int depth) const;
+  mutable std::map<std::pair<Id, std::string>, bool> param_not_a_model_;  // known_not_a_model(), per parameter
   bool name_looks_like_model(std::string_view dotted) const;
   std::vector<Id> outer_bindings(Id func, const std::string& dotted) const;
 

@@ -681,6 +681,23 @@ TEST(Impact, ATestLikeNameAloneDoesNotMakeAProgramTestCode) {
     ASSERT_NE(f, nullptr) << path;
     EXPECT_TRUE(f->low_confidence) << path;
   }
+  // A command-line program (a main guard parsing arguments) is no test module, even with a
+  // function named `test` (its evaluation): `train_ddp_test.py`. A test framework (absltest
+  // too) or a `test_*` function keeps it test code, command line or not.
+  const std::string cli = "import argparse\n" + script + "def test(net, loader):\n    pass\n" +
+                          "if __name__ == '__main__':\n    argparse.ArgumentParser().parse_args()\n";
+  {
+    const FileResult r = analyze_text("train_ddp_test.py", cli, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr);
+    EXPECT_FALSE(f->low_confidence) << f->message;
+  }
+  for (const std::string& text : {"from absl.testing import absltest\n" + cli, cli + "def test_runs():\n    main([])\n"}) {
+    const FileResult r = analyze_text("train_ddp_test.py", text, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence) << text;
+  }
   // `test_time_augmentation.py`: a module of definitions (no main guard, no top-level loop)
   // whose name reads like a test; nothing in it is one, so its findings keep their severity.
   const std::string tta =
