@@ -763,24 +763,6 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
     if (f.framework_fit(c)) return true;
     if (c.target_func != kNone && c.target_func != c.func && f.reaches(c.target_func, backprop)) return true;
     if (imported_trainer(c) || trains_through_import(c)) return true;
-    // An imported function the run does not show, named for training and handed the model with
-    // what to train it with (`train_model(model, optimizer, loaders)` of another library); not a
-    // checkpoint save handed the same (`save_checkpoint(model, optimizer, path)`). (A name the
-    // file neither defines nor imports says nothing of where it comes from.)
-    if (c.target_func == kNone && f.e(c.call).kids.size() > 2 && !f.callee_qual(c.call).empty()) {
-      const Expr& callee = f.e(f.e(c.call).kids[0]);
-      const std::string_view name = callee.kind == ExprKind::Name || callee.kind == ExprKind::Attribute
-                                        ? std::string_view(callee.text) : std::string_view();
-      // (The name starts with the verb: not `set_train_mode`, `compute_train_metrics`; and says
-      // nothing of data, modes or measures: not `train_set_accuracy`, `train_test_split`.)
-      const auto toks = Facts::name_tokens(name);
-      if (!toks.empty() && in(toks[0], {"train"sv, "fit"sv, "finetune"sv}) &&
-          std::none_of(toks.begin() + 1, toks.end(), [](const std::string& t) {
-            return in(t, {"set"sv, "mode"sv, "test"sv, "split"sv, "accuracy"sv, "acc"sv, "metric"sv, "metrics"sv,
-                          "loss"sv, "score"sv, "data"sv, "dataset"sv, "loader"sv, "size"sv, "eval"sv, "val"sv});
-          }))
-        return true;
-    }
   }
   return optimizer_over_d && steps;
 }
