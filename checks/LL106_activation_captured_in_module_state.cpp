@@ -140,11 +140,17 @@ bool cleared_somewhere(const Facts& f, const std::string& d, Id owner_cls, bool 
   auto same = [&](const std::string& x) {
     return x == d || (any_owner && x.size() > suffix.size() && x.compare(x.size() - suffix.size(), suffix.size(), suffix) == 0);
   };
-  // A reset in a method of the owner class that nothing calls, of a class this file builds
-  // and uses itself (`def clear(self): self.outputs = []` on a hook object, never called):
-  // it never runs. (A class the file does not build may be used, and reset, elsewhere.)
+  // A reset in a method of the owner class that nothing calls, of a plain class this file
+  // builds and uses itself (`def clear(self): self.outputs = []` on a hook object, never
+  // called): it never runs. (A class the file does not build may be used, and reset,
+  // elsewhere; Python calls the special methods, `__call__`, itself; a module's `forward`
+  // runs when the module is called, and frameworks call its other methods, a Lightning
+  // module's `on_validation_epoch_start`.)
   auto runs = [&](Id fn) {
-    if (fn == kNone || owner_cls == kNone || f.class_of(fn) != owner_cls || f.constructions_of(owner_cls).empty())
+    if (fn == kNone || owner_cls == kNone || f.class_of(fn) != owner_cls || f.constructions_of(owner_cls).empty() ||
+        f.is_module_class(owner_cls))
+      return true;
+    if (const std::string& n = f.m.funcs[fn].name; n.size() > 4 && n.rfind("__", 0) == 0 && n.compare(n.size() - 2, 2, "__") == 0)
       return true;
     if (!f.callers(fn).empty()) return true;
     const std::string& name = f.m.funcs[fn].name;  // (a call the file does not resolve: `h.clear()`)
