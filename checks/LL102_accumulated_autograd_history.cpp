@@ -1881,7 +1881,7 @@ std::map<std::string, bool> literal_flags(const Facts& f, Id func, Id call) {
     } else if (i < g.param_defaults.size() && !g.param_defaults[i].empty()) {
       // Left at a literal default (`def batch_predict(x, to_numpy=True)`).
       const std::string& d = g.param_defaults[i];
-      out[g.params[i]] = !(d == "False" || d == "None" || d == "0" || d == "''" || d == "\"\"");
+      out[g.params[i]] = !(d == "False" || d == "None" || d == "0" || d == "0.0" || d == "''" || d == "\"\"");
     }
   }
   return out;

@@ -283,6 +283,9 @@ bool activation_parameter(const Facts& f, Id call) {
   return false;
 }
 
+// While summarize_LL205 reads a class: the imported names its mode-freeness depends on.
+thread_local std::vector<std::string>* mode_free_conditions = nullptr;
+
 // A same-file nn.Module class with methods (its layers are visible), `depth` levels down.
 bool mode_free_submodule(const Facts& f, Id call, Id cls, int depth) {
   Id callee = f.e(call).kids[0];
@@ -370,7 +373,17 @@ bool mode_free_call(const Facts& f, const CallSite& c, Id cls, int depth) {
            q.find("instance_norm") == std::string::npos;
   // NumPy and math compute on plain arrays and numbers: no module, no mode.
   if (q.rfind("numpy.", 0) == 0 || q.rfind("math.", 0) == 0) return true;
-  if (!q.empty()) return false;  // another library's layer: unknown
+  if (!q.empty()) {
+    // A module class of another module of the project that the run says is mode-free
+    // (FileSummary::mode_free_classes); while this file's summary is made, any other name is
+    // a condition the join decides. Else another library's layer: unknown.
+    if (f.project && f.project->mode_free_classes.count(q)) return true;
+    if (mode_free_conditions) {
+      mode_free_conditions->push_back(q);
+      return true;
+    }
+    return false;
+  }
   Id callee = f.e(c.call).kids[0];
   if (f.e(callee).kind == ExprKind::Name) {
     const std::string& name = f.e(callee).text;
@@ -394,9 +407,21 @@ bool mode_free_call(const Facts& f, const CallSite& c, Id cls, int depth) {
 
 // Reads `self.training` (or any `.training`) inside `r`: behaves differently by mode.
 bool reads_training(const Facts& f, const Range& r) {
-  for (const auto& ex : f.m.exprs)
-    if (ex.kind == ExprKind::Attribute && ex.text == "training"sv && ex.range.begin >= r.begin && ex.range.end <= r.end)
-      return true;
+  // The file's `.training` reads, found once per file (this is asked per class and function).
+  thread_local const Facts* of = nullptr;
+  thread_local std::string of_path;
+  thread_local size_t of_size = 0;
+  thread_local std::vector<Range> reads;
+  if (of != &f || of_size != f.m.exprs.size() || of_path != f.path) {
+    of = &f;
+    of_size = f.m.exprs.size();
+    of_path = f.path;
+    reads.clear();
+    for (const auto& ex : f.m.exprs)
+      if (ex.kind == ExprKind::Attribute && ex.text == "training"sv) reads.push_back(ex.range);
+  }
+  for (const Range& x : reads)
+    if (x.begin >= r.begin && x.end <= r.end) return true;
   return false;
 }
 
@@ -412,8 +437,8 @@ bool mode_free_class(const Facts& f, Id cls, int depth) {
 
 // A same-file function whose calls all behave the same in both modes.
 bool mode_free_function(const Facts& f, Id fn, int depth) {
-  for (const CallSite& c : f.calls)
-    if (c.func == fn && !mode_free_call(f, c, kNone, depth)) return false;
+  for (int ci : f.calls_in(fn))
+    if (!mode_free_call(f, f.calls[ci], kNone, depth)) return false;
   return !reads_training(f, f.m.funcs[fn].range);
 }
 
@@ -461,6 +486,10 @@ bool mode_free_value(const Facts& f, Id func, Id v, int k, int depth) {
     // A class without methods here tells nothing about its layers.
     if (cls != kNone) return k < 0 && !f.m.classes[cls].methods.empty() && mode_free_class(f, cls);
   }
+  // A module class of another module of the project whose layers the run shows to be mode-free
+  // (`model = TransformerLM(...)` of the project's `lm.py`: embeddings, linear layers, RMSNorm).
+  if (f.e(callee).kind == ExprKind::Name && f.project && f.project->mode_free_classes.count(f.e(callee).qname))
+    return k < 0;
   // A same-file builder (`def get_model(): model = nn.Sequential(...); return model, ...`).
   Id target = f.same_file_target(v, func);
   if (target == kNone) return false;
@@ -635,6 +664,31 @@ bool rebuilt_between(const Facts& f, int li, const std::string& model, Id from, 
 }
 
 }  // namespace
+
+void summarize_LL205(const Facts& f, FileSummary& out) {
+  // The module classes of the file whose layers behave the same in train() and eval(), with
+  // the imported names that must be so too: "Class|q1|q2".
+  // Module-level functions too (`scaled_dot_product_attention(q, k, v)` of the project's
+  // attention module): what the classes that call them depend on.
+  auto add = [&](const std::string& name, auto&& decide) {
+    std::vector<std::string> conditions;
+    mode_free_conditions = &conditions;
+    const bool free = decide();
+    mode_free_conditions = nullptr;
+    if (!free) return;
+    std::sort(conditions.begin(), conditions.end());
+    conditions.erase(std::unique(conditions.begin(), conditions.end()), conditions.end());
+    std::string entry = name;
+    for (const std::string& q : conditions) entry += "|" + q;
+    out.mode_free_classes.push_back(std::move(entry));
+  };
+  for (Id k = 0; k < f.m.classes.size(); ++k)
+    if (f.is_module_class(k) && !f.m.classes[k].methods.empty())
+      add(f.m.classes[k].name, [&] { return mode_free_class(f, k, 0); });
+  for (Id fn = 0; fn < f.m.funcs.size(); ++fn)
+    if (f.m.funcs[fn].cls == kNone && f.m.funcs[fn].parent == kNone)
+      add(f.m.funcs[fn].name, [&] { return mode_free_function(f, fn, 0); });
+}
 
 void check_LL205(CheckContext& ctx) {
   const Facts& f = ctx.facts;

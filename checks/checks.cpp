@@ -501,6 +501,7 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     // (Also of a module that reaches torch only through a project module, `from utils import
     // *`: the join that finds that out reads its trainers and model sizes.)
     summarize_LL301(facts, *summary);
+    summarize_LL205(facts, *summary);
     summarize_LL101(facts, *summary);
     summarize_LL102(facts, *summary);
   }

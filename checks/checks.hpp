@@ -71,6 +71,9 @@ void summarize_LL203(const Facts& f, FileSummary& out);
 // LL301's: the sizes of the file's module classes built with no arguments, and its module-level
 // functions that back-propagate (a sweep that hands its models to one trains each).
 void summarize_LL301(const Facts& f, FileSummary& out);
+// LL205's: the module classes whose layers behave the same in train() and eval(), and the
+// imported classes that must too.
+void summarize_LL205(const Facts& f, FileSummary& out);
 // LL101's: methods of plain classes that run a model attribute's forward with grad on.
 void summarize_LL101(const Facts& f, FileSummary& out);
 // LL102's: methods that keep a value on their object, and the methods of imported classes this

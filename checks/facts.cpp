@@ -1936,6 +1936,9 @@ FileSummary Facts::summarize() const {
     if (one_linear_class(k)) out.linear_classes.push_back(m.classes[k].name);
   for (Id k = 0; k < m.classes.size(); ++k)
     if (is_module_class(k) && builds_layers(k)) out.module_classes.push_back(m.classes[k].name);
+  for (Id k = 0; k < m.classes.size(); ++k)
+    if (const Id fw = is_module_class(k) ? method_in(k, "forward") : kNone; fw != kNone && class_of(fw) == k)
+      for (int el : detached_elements(fw)) out.detached_forward_elements.push_back(m.classes[k].name + "." + std::to_string(el));
   {
     std::set<std::string> refs;
     for (const Function& fn : m.funcs)
@@ -3051,52 +3054,66 @@ bool Facts::named_like_a_loss(std::string_view name) {
   return word(start, name.size());
 }
 
-bool Facts::returns_number(Id fn) const {
-  // What each local name of `fn` is bound to, every binding counted: a plain assignment's
-  // value, an augmented assignment's operand (`total += loss.item()`); a name bound any other
-  // way (a loop target, a tuple unpacked from a call, `with ... as`) is no number.
-  std::unordered_map<std::string_view, std::vector<Id>> values;
-  std::unordered_set<std::string_view> unknown;
-  for (Id sid : stmts_in(fn)) {
-    const Stmt& st = m.s(sid);
-    if (!(st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign || st.kind == StmtKind::AugAssign ||
-          st.kind == StmtKind::For || st.kind == StmtKind::With || st.kind == StmtKind::Delete))
-      continue;
-    for (Id t : st.targets) {
-      if (t == kNone) continue;
-      const Expr& te = e(t);
-      const bool plain = (st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign ||
-                          st.kind == StmtKind::AugAssign) &&
-                         te.kind == ExprKind::Name && st.value != kNone;
-      if (plain) {
-        values[te.text].push_back(st.value);
+// Is a value of `fn` a Python number: a literal, `.item()`, `float(...)`, the math module's
+// result, arithmetic and displays of numbers, or a local name every binding of which is one.
+// One reader per function: its bindings are collected once and its answers memoised.
+class Facts::NumberReader {
+ public:
+  NumberReader(const Facts& f, Id fn) : f_(f), fn_(fn) {
+    // What each local name of `fn` is bound to, every binding counted: a plain assignment's
+    // value, an augmented assignment's operand (`total += loss.item()`); a name bound any other
+    // way (a loop target, a tuple unpacked from a call, `with ... as`) is no number.
+    for (Id sid : f_.stmts_in(fn)) {
+      const Stmt& st = f_.m.s(sid);
+      if (!(st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign || st.kind == StmtKind::AugAssign ||
+            st.kind == StmtKind::For || st.kind == StmtKind::With || st.kind == StmtKind::Delete))
         continue;
+      for (Id t : st.targets) {
+        if (t == kNone) continue;
+        const Expr& te = f_.e(t);
+        const bool plain = (st.kind == StmtKind::Assign || st.kind == StmtKind::AnnAssign ||
+                            st.kind == StmtKind::AugAssign) &&
+                           te.kind == ExprKind::Name && st.value != kNone;
+        if (plain) {
+          values[te.text].push_back(st.value);
+          continue;
+        }
+        for_each_expr(f_.m, t, [&](Id y) {
+          if (f_.e(y).kind == ExprKind::Name) unknown.insert(f_.e(y).text);
+          return f_.e(y).kind == ExprKind::Sequence || f_.e(y).kind == ExprKind::Starred;
+        });
       }
-      for_each_expr(m, t, [&](Id y) {
-        if (e(y).kind == ExprKind::Name) unknown.insert(e(y).text);
-        return e(y).kind == ExprKind::Sequence || e(y).kind == ExprKind::Starred;
-      });
     }
   }
+  bool operator()(Id x) { return number(x); }
+
+ private:
+  const Facts& f_;
+  const Id fn_;
+  std::unordered_map<std::string_view, std::vector<Id>> values;
+  std::unordered_set<std::string_view> unknown;
   // Memoised per expression (0 computing, 1 no, 2 yes): shared operands are read once, and a
   // name bound from itself (`total = total + x`) is read as the rest of its bindings.
   std::unordered_map<Id, char> memo;
-  std::function<bool(Id)> number = [&](Id x) -> bool {
+  bool number(Id x) {
     if (x == kNone) return false;
     auto [it, fresh] = memo.try_emplace(x, 0);
     if (!fresh) return it->second != 1;
     bool r = false;
-    const Expr& v = e(x);
+    const Expr& v = f_.e(x);
     switch (v.kind) {
       case ExprKind::Literal:
         r = true;
         break;
       case ExprKind::Call: {
-        const Expr& callee = e(v.kids[0]);
-        // (`math.exp(nll)`: the math module computes on Python numbers and returns one.)
-        r = (callee.kind == ExprKind::Name && qual(v.kids[0]).empty() &&
+        const Expr& callee = f_.e(v.kids[0]);
+        // (`math.exp(nll)`: the math module computes on Python numbers and returns one; so do
+        // Python's `random` and NumPy's draws, `np.random.beta(alpha, alpha)`, on the host.)
+        const std::string& q = f_.callee_qual(x);
+        r = (callee.kind == ExprKind::Name && f_.qual(v.kids[0]).empty() &&
              in(callee.text, {"float", "int", "round", "len"})) ||
-            in(callee_attr(x), {"item", "tolist"}) || starts_with(callee_qual(x), "math.");
+            in(f_.callee_attr(x), {"item", "tolist"}) || starts_with(q, "math.") || starts_with(q, "random.") ||
+            starts_with(q, "numpy.random.");
         break;
       }
       case ExprKind::BinOp:
@@ -3116,12 +3133,41 @@ bool Facts::returns_number(Id fn) const {
           for (Id y : b->second) r = r && number(y);
         break;
       }
+      case ExprKind::Attribute: {
+        // An attribute of the object (`self.alpha`) every binding of which in its class is a
+        // literal number or a constructor parameter left at one by default (`alpha=0.99`): a
+        // hyperparameter.
+        const std::string& d = f_.dotted(x);
+        if (!starts_with(d, "self.") || d.find('.', 5) != std::string::npos || f_.class_of(fn_) == kNone) break;
+        const std::vector<Id> vals = f_.bindings(fn_, d);
+        r = !vals.empty();
+        for (Id y : vals) r = r && hyperparameter(y);
+        break;
+      }
       default:
         break;
     }
     memo[x] = r ? 2 : 1;
     return r;
-  };
+  }
+  bool hyperparameter(Id y) const {
+    const Expr& ye = f_.e(y);
+    if (ye.kind == ExprKind::Literal) return ye.lit == LitKind::Int || ye.lit == LitKind::Float;
+    if (ye.kind != ExprKind::Name || !ye.qname.empty()) return false;
+    const Id g = f_.function_at(ye.range.begin);
+    if (g == kNone || !f_.own_bindings(g, ye.text).empty()) return false;
+    const Function& fn = f_.m.funcs[g];
+    for (size_t i = 0; i < fn.params.size() && i < fn.param_defaults.size(); ++i)
+      if (fn.params[i] == ye.text) {
+        const std::string& t = fn.param_defaults[i];
+        return !t.empty() && t.find_first_not_of("0123456789._eE+-") == std::string::npos && t[0] >= '0' && t[0] <= '9';
+      }
+    return false;
+  }
+};
+
+bool Facts::returns_number(Id fn) const {
+  NumberReader number(*this, fn);
   bool any = false;
   for (Id sid : stmts_in(fn)) {
     const Stmt& st = m.s(sid);
@@ -3164,32 +3210,70 @@ bool Facts::number_loss_call(Id call) const {
   return any;
 }
 
-bool Facts::forward_returns_detached(Id func, Id call, size_t k) const {
-  const Id fw = forward_of(func, forward_receiver(call));
-  if (fw == kNone) return false;
+std::vector<int> Facts::detached_elements(Id fw) const {
+  // Per element: unseen (-1), every return so far hands it back detached (1), one does not (0).
+  std::vector<int> state;
+  std::optional<NumberReader> number;
   bool any = false;
   for (Id sid : stmts_in(fw)) {
     const Stmt& st = m.s(sid);
     if (st.kind != StmtKind::Return) continue;
-    if (st.value == kNone) return false;
+    if (st.value == kNone || e(st.value).kind != ExprKind::Sequence) return {};
     const Expr& v = e(st.value);
-    if (v.kind != ExprKind::Sequence || k >= v.kids.size()) return false;
-    const Id el = v.kids[k];
-    const Expr& x = e(el);
-    bool detached = x.kind == ExprKind::Literal ||
-                    (x.kind == ExprKind::Call && (in(callee_qual(el), {"torch.tensor", "torch.scalar_tensor"}) ||
-                                                  in(callee_attr(el), {"item", "tolist"})));
-    if (!detached)
-      for_each_expr(m, el, [&](Id y) {
-        const Expr& ye = e(y);
-        detached = detached || (ye.kind == ExprKind::Attribute && (ye.text == "data"sv || ye.text == "detach"sv ||
-                                                                  ye.text == "detach_"sv));
-        return !detached;
-      });
-    if (!detached) return false;
+    if (any && v.kids.size() != state.size()) return {};
+    if (!any) state.assign(v.kids.size(), 1);
     any = true;
+    for (size_t k = 0; k < v.kids.size(); ++k) {
+      if (!state[k]) continue;
+      const Id el = v.kids[k];
+      const Expr& x = e(el);
+      bool detached = x.kind == ExprKind::Literal ||
+                      (x.kind == ExprKind::Call && (in(callee_qual(el), {"torch.tensor", "torch.scalar_tensor"}) ||
+                                                    in(callee_attr(el), {"item", "tolist"})));
+      if (!detached)
+        for_each_expr(m, el, [&](Id y) {
+          const Expr& ye = e(y);
+          detached = detached || (ye.kind == ExprKind::Attribute && (ye.text == "data"sv || ye.text == "detach"sv ||
+                                                                    ye.text == "detach_"sv));
+          return !detached;
+        });
+      // A Python number: the mixing weight of a mixup forward (`lam = np.random.beta(a, a)`;
+      // `lam = 1.0` on its other path), a count.
+      if (!detached && x.kind == ExprKind::Name) {
+        if (!number) number.emplace(*this, fw);
+        detached = (*number)(el);
+      }
+      state[k] = detached;
+    }
   }
-  return any;
+  std::vector<int> out;
+  for (size_t k = 0; k < state.size(); ++k)
+    if (state[k] == 1) out.push_back(static_cast<int>(k));
+  return out;
+}
+
+bool Facts::forward_returns_detached(Id func, Id call, size_t k) const {
+  const Id receiver = forward_receiver(call);
+  const Id fw = forward_of(func, receiver);
+  auto has = [&](const std::vector<int>& ks) { return std::find(ks.begin(), ks.end(), static_cast<int>(k)) != ks.end(); };
+  if (fw != kNone) return has(detached_elements(fw));
+  // A module class of another module of the project: what its summary says of the element, for
+  // the class every binding of the receiver builds (`model = MixNet().cuda()`).
+  if (!project || project->detached_forward_elements.empty() || receiver == kNone) return false;
+  auto built = [&](Id v) {
+    v = unplaced(v);
+    if (e(v).kind != ExprKind::Call) return false;
+    auto it = project->detached_forward_elements.find(e(e(v).kids[0]).qname);
+    return it != project->detached_forward_elements.end() && has(it->second);
+  };
+  if (e(receiver).kind == ExprKind::Call) return built(receiver);
+  const std::string& d = dotted(receiver);
+  if (d.empty()) return false;
+  // (Past its rebindings to itself: `model = model.to(device)`, `nn.DataParallel(model)`.)
+  std::vector<Id> values;
+  for (Id v : bindings(func, d))
+    if (!same_object(v, d)) values.push_back(v);
+  return !values.empty() && std::all_of(values.begin(), values.end(), built);
 }
 
 bool Facts::forward_decorated_off(Id cls) const {

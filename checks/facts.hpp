@@ -216,7 +216,11 @@ class Facts {
   // file) hand back element `k` without history: detached (`return self.proj(out), hid.detach()`,
   // `tuple(map(lambda h: h.detach(), hid))`), a new leaf (`torch.tensor(total_flops)`), a
   // number or `.item()`? A language model that truncates its own state; a FLOP count.
+  // (Also a forward of a module class another module of the project defines, which its
+  // summary says returns element `k` so: FileSummary::detached_forward_elements.)
   bool forward_returns_detached(Id func, Id call, size_t k) const;
+  // The elements every `return` of forward `fw` hands back without history, as above.
+  std::vector<int> detached_elements(Id fw) const;
   // Methods of the file that keep their first argument on their object (`AverageMeter.update`:
   // `self.sum += val * n`): their names and, as "#<function id>", the methods themselves.
   // Computed once per file, for LL102 and the cross-file summary.
@@ -466,6 +470,7 @@ class Facts {
   mutable std::optional<std::vector<int>> dataloader_sites_memo_;
 
  private:
+  class NumberReader;
   void walk_body(const std::vector<Id>& body, Id func, int loop, bool& off, int handler);
   void walk_stmt(Id sid, Id func, int loop, bool& off, int handler);
   void walk_expr(Id root, Id stmt, Id func, int loop, bool off, int handler, bool in_lambda);

@@ -1,6 +1,8 @@
 #include "checks/project.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -151,7 +153,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
       synthetic_def, linear_def, module_def, comm_def, accumulating_def, eval_def, freeze_def, size_def,
-      trainer_def, helper_def;
+      trainer_def, helper_def, detached_def, mode_free_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -174,6 +176,10 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (auto& v = freeze_def[e.function]; v.empty() || v.back() != i) v.push_back(i);
     for (const auto& [c, n] : files[i].model_sizes) size_def[c].push_back(i);
     for (const auto& g : files[i].trainers) trainer_def[g].push_back(i);
+    for (const auto& entry : files[i].mode_free_classes)
+      if (auto& v = mode_free_def[entry.substr(0, entry.find('|'))]; v.empty() || v.back() != i) v.push_back(i);
+    for (const auto& ck : files[i].detached_forward_elements)
+      if (auto& v = detached_def[ck.substr(0, ck.rfind('.'))]; v.empty() || v.back() != i) v.push_back(i);
   }
   // Functions named like a loss, by name: a name whose every definition in the run returns a
   // Python number (`calc_dataset_loss`, three copies of one helper, each summing `.item()`),
@@ -219,6 +225,30 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     if (def.empty() && defs)
       if (auto z = defs->find(last(q)); z != defs->end()) def = reexporting_files(q, i, z->second, files, by_last);
     return def;
+  };
+  // LL205: is the class file i imports as `q` mode-free? Its one defining module says so, and
+  // every imported class that says depends on is too (a cycle, or a chain past 8, is not).
+  std::map<std::pair<size_t, std::string>, char> mode_free_memo;  // 0 deciding, 1 no, 2 yes
+  std::function<bool(size_t, const std::string&, int)> mode_free = [&](size_t i, const std::string& q, int depth) {
+    if (depth > 8 || !mode_free_def.count(last(q))) return false;
+    auto [it, fresh] = mode_free_memo.try_emplace({i, q}, 0);
+    if (!fresh) return it->second == 2;
+    bool r = false;
+    if (const std::vector<size_t> def = imported_from(q, i, &mode_free_def); def.size() == 1)
+      for (const std::string& entry : files[def[0]].mode_free_classes) {
+        std::vector<std::string> parts;
+        for (size_t b = 0, e; b <= entry.size(); b = e + 1) {
+          e = entry.find('|', b);
+          if (e == std::string::npos) e = entry.size();
+          parts.push_back(entry.substr(b, e - b));
+        }
+        if (parts[0] != last(q)) continue;
+        r = true;
+        for (size_t k = 1; k < parts.size() && r; ++k) r = mode_free(def[0], parts[k], depth + 1);
+        break;
+      }
+    mode_free_memo[{i, q}] = r ? 2 : 1;
+    return r;
   };
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& q : files[i].dataset_uses) {
@@ -280,6 +310,13 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         if (const std::vector<size_t> def = imported_from(q, i, &size_def); def.size() == 1)
           for (const auto& [c, n] : files[def[0]].model_sizes)
             if (c == last(q)) views[i].imported_model_sizes[q] = n;
+      if (mode_free(i, q, 0)) views[i].mode_free_classes.insert(q);
+      // A module class's forward elements without history (one defining module).
+      if (detached_def.count(last(q)))
+        if (const std::vector<size_t> def = imported_from(q, i, &detached_def); def.size() == 1)
+          for (const auto& ck : files[def[0]].detached_forward_elements)
+            if (ck.compare(0, ck.rfind('.'), last(q)) == 0 && ck.rfind('.') == last(q).size())
+              views[i].detached_forward_elements[q].push_back(std::stoi(ck.substr(ck.rfind('.') + 1)));
       if (trainer_def.count(last(q)))
         if (const std::vector<size_t> def = imported_from(q, i, &trainer_def); def.size() == 1)
           for (const auto& g : files[def[0]].trainers)

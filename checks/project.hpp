@@ -58,6 +58,12 @@ struct FileSummary {
   // Module classes (nn.Module subclasses, or classes with a forward): an instance is a model
   // in the files that import the class.
   std::vector<std::string> module_classes;
+  // Elements of a module class's returned tuple that carry no history at every return of its
+  // forward (a mixup forward's `lam`, a detached state), as "Class.k".
+  std::vector<std::string> detached_forward_elements;
+  // Module classes whose layers behave the same in train() and eval() (LL205), each with the
+  // imported names that must be so too: "Class|q1|q2".
+  std::vector<std::string> mode_free_classes;
   // Module classes that synchronise ranks themselves: a collective in one of their methods (a
   // tensor-parallel layer, a `sync()` that all-reduces the gradients) or a gradient hook that
   // all-reduces (LL203).
@@ -217,6 +223,11 @@ struct ProjectView {
   std::set<std::string> linear_classes;
   // Imported classes (as this file names them) that another file of the run defines as a module.
   std::set<std::string> module_classes;
+  // Imported module classes (as this file names them) and the elements of their forward's
+  // tuple that carry no history (FileSummary::detached_forward_elements).
+  std::map<std::string, std::vector<int>> detached_forward_elements;
+  // Imported module classes (as this file names them) whose mode changes nothing (LL205).
+  std::set<std::string> mode_free_classes;
   // Imported classes (as this file names them) that synchronise ranks themselves.
   std::set<std::string> communicating_classes;
   // This file's functions named like evaluation whose result another file back-propagates.
@@ -230,7 +241,7 @@ struct ProjectView {
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
            imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && communicating_classes.empty() &&
-           number_losses.empty() && other_losses.empty();
+           detached_forward_elements.empty() && mode_free_classes.empty() && number_losses.empty() && other_losses.empty();
   }
 };
 

@@ -250,7 +250,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
             {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
-            {"syn", summary.synthetic_datasets}, {"lin", summary.linear_classes}, {"mcl", summary.module_classes}, {"ccl", summary.communicating_classes}, {"acc", summary.accumulating_methods},
+            {"syn", summary.synthetic_datasets}, {"lin", summary.linear_classes}, {"mcl", summary.module_classes}, {"dfe", summary.detached_forward_elements}, {"mfc", summary.mode_free_classes}, {"ccl", summary.communicating_classes}, {"acc", summary.accumulating_methods},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
             {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced},
             {"bpr", summary.backprop_results}, {"evn", summary.eval_named},
@@ -420,6 +420,12 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.synthetic_datasets = strings(at(p, "syn"));
     s.linear_classes = strings(at(p, "lin"));
     s.module_classes = strings(at(p, "mcl"));
+    s.detached_forward_elements = strings(at(p, "dfe"));
+    s.mode_free_classes = strings(at(p, "mfc"));
+    for (const std::string& ck : s.detached_forward_elements)  // "Class.k"
+      if (ck.rfind('.') == std::string::npos || ck.find_first_not_of("0123456789", ck.rfind('.') + 1) != std::string::npos ||
+          ck.size() == ck.rfind('.') + 1 || ck.size() - ck.rfind('.') > 6)
+        throw Bad();
     s.communicating_classes = strings(at(p, "ccl"));
     s.accumulating_methods = strings(at(p, "acc"));
     for (const std::string& cm : s.accumulating_methods)

@@ -116,7 +116,7 @@ struct Function {
   // empty when the frontend records none.
   std::vector<std::string> param_types;
   // Default per parameter when it is a simple literal (`True`, `False`, `None`, an integer
-  // as written), "" otherwise or when there is none; empty when the frontend records none.
+  // or a float as written), "" otherwise or when there is none; empty when the frontend records none.
   std::vector<std::string> param_defaults;
   std::vector<Id> decorators;
   std::vector<Id> body;

@@ -922,7 +922,7 @@ class Lowerer {
           if (pk == K::DefaultParameter || pk == K::TypedDefaultParameter) {
             TSNode v = fchild(p.node, g_.f_value);
             const K vk = ts_node_is_null(v) ? K::Unknown : kind_of(v);
-            if (vk == K::True || vk == K::False || vk == K::None || vk == K::Integer) def = text_of(v);
+            if (vk == K::True || vk == K::False || vk == K::None || vk == K::Integer || vk == K::Float) def = text_of(v);
             // A plain string (`split='val'`), quotes kept: no prefix, escape or interpolation.
             if (vk == K::String) {
               std::string t = text_of(v);

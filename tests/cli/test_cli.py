@@ -1480,6 +1480,94 @@ class ModelSweepAcrossModules(Tmp):
         self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 12, "warning", "")])
 
 
+class ForwardTupleAcrossModules(Tmp):
+    """LL102 across modules: a model class of another module whose forward hands back a Python
+    number beside its logits (a mixup weight drawn with NumPy, or a constructor's float
+    hyperparameter). The defining module's summary says which elements of the tuple carry no
+    history; it travels in the cache."""
+    MODEL = ("import numpy as np\nimport torch\nimport torch.nn as nn\n\n\nclass MixNet(nn.Module):\n"
+             "    def __init__(self, alpha=0.99):\n        super().__init__()\n        self.fc = nn.Linear(8, 4)\n"
+             "        self.alpha = alpha\n\n    def forward(self, x):\n        if self.alpha > 0:\n"
+             "            lam = np.random.beta(self.alpha, self.alpha)\n        else:\n            lam = self.alpha\n"
+             "        index = torch.randperm(x.size(0))\n        x = lam * x + (1 - lam) * x[index]\n"
+             "        return self.fc(x), index, {third}\n")
+    TRAIN = ("import torch\nimport torch.nn as nn\nfrom model import MixNet\n\n\ndef train(loader, epochs):\n"
+             "    model = MixNet(alpha=0.5).cuda()\n    model = nn.DataParallel(model)\n"
+             "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    for epoch in range(epochs):\n"
+             "        correct = 0\n        for x, y in loader:\n            logits, index, lam = model(x.cuda())\n"
+             "            loss = lam * nn.functional.cross_entropy(logits, y.cuda())\n            opt.zero_grad()\n"
+             "            loss.backward()\n            opt.step()\n            pred = logits.argmax(1)\n"
+             "            correct += lam * pred.eq(y.cuda()).sum()\n        print(correct)\n")
+
+    def ll102(self, *extra):
+        rc, out, err = run(["--format", "json", *extra, self.dir])
+        return [(os.path.basename(f["path"]), f["line"]) for f in json.loads(out)["findings"] if f["rule"] == "LL102"]
+
+    def test_a_number_the_forward_of_another_module_returns(self):
+        self.write("model.py", self.MODEL.format(third="lam"))
+        self.write("train.py", self.TRAIN)
+        for extra in (("--no-cache",), (), ()):   # uncached, cold, warm: the summary is cached
+            self.assertEqual(self.ll102(*extra), [])
+
+    def test_an_element_with_history_still_counts(self):
+        # The third element is the mixed input's mean: it carries the batch's graph.
+        self.write("model.py", self.MODEL.format(third="x.mean() * lam"))
+        self.write("train.py", self.TRAIN)
+        for extra in (("--no-cache",), (), ()):
+            self.assertEqual(self.ll102(*extra), [("train.py", 19)])
+        # Named alone, the training file cannot see the model's forward.
+        self.write("model.py", self.MODEL.format(third="lam"))
+        rc, out, err = run(["--format", "json", "--no-cache", os.path.join(self.dir, "train.py")])
+        self.assertEqual([f["line"] for f in json.loads(out)["findings"] if f["rule"] == "LL102"], [19])
+
+
+class ModeFreeModelAcrossModules(Tmp):
+    """LL205 across modules: a validation that leaves the model in eval mode matters only if
+    the model has a layer that behaves differently in eval(): a class of another module of the
+    project, built from linear layers and a normalisation of a third module, does not."""
+    NORM = ("import torch\nimport torch.nn as nn\n\n\nclass RMSNorm(nn.Module):\n"
+            "    def __init__(self, d):\n        super().__init__()\n        self.w = nn.Parameter(torch.ones(d))\n\n"
+            "    def forward(self, x):\n        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w\n")
+    LM = ("import torch.nn as nn\nfrom norms import RMSNorm\n\n\nclass TinyLM(nn.Module):\n"
+          "    def __init__(self, vocab, d):\n        super().__init__()\n        self.emb = nn.Embedding(vocab, d)\n"
+          "        self.norm = RMSNorm(d)\n        self.out = nn.Linear(d, vocab){extra}\n\n"
+          "    def forward(self, x):\n        return self.out({inner})\n")
+    TRAIN = ("import torch\nfrom lm import TinyLM\n\n\ndef evaluate(model, loader):\n    model.eval()\n"
+             "    with torch.no_grad():\n        return sum(model(x).mean().item() for x, y in loader)\n\n\n"
+             "def main(train_loader, val_loader, epochs):\n    model = TinyLM(100, 32).cuda()\n"
+             "    opt = torch.optim.AdamW(model.parameters())\n    model.train()\n    for epoch in range(epochs):\n"
+             "        for x, y in train_loader:\n            loss = torch.nn.functional.cross_entropy(model(x), y)\n"
+             "            opt.zero_grad()\n            loss.backward()\n            opt.step()\n"
+             "        print(evaluate(model, val_loader))\n")
+
+    def ll205(self, *extra):
+        rc, out, err = run(["--format", "json", *extra, self.dir])
+        return [(os.path.basename(f["path"]), f["line"]) for f in json.loads(out)["findings"] if f["rule"] == "LL205"]
+
+    def test_silent_on_a_mode_free_model_of_another_module(self):
+        self.write("norms.py", self.NORM)
+        self.write("lm.py", self.LM.format(extra="", inner="self.norm(self.emb(x))"))
+        self.write("train.py", self.TRAIN)
+        for extra in (("--no-cache",), (), ()):   # uncached, cold, warm
+            self.assertEqual(self.ll205(*extra), [])
+
+    def test_a_dropout_anywhere_down_the_chain_counts(self):
+        self.write("norms.py", self.NORM.replace("return x *", "return nn.functional.dropout(x, 0.1, self.training) *"))
+        self.write("lm.py", self.LM.format(extra="", inner="self.norm(self.emb(x))"))
+        self.write("train.py", self.TRAIN)
+        found = self.ll205("--no-cache")
+        self.assertEqual(len(found), 1, found)
+        # A layer of another library the run does not show: unknown, so the finding stays.
+        self.write("norms.py", self.NORM)
+        self.write("lm.py", self.LM.format(extra="\n        import timm\n        self.drop = timm.layers.DropPath(0.1)",
+                                           inner="self.drop(self.norm(self.emb(x)))"))
+        self.assertEqual(len(self.ll205("--no-cache")), 1)
+        # Named alone, the training file cannot see the model's layers.
+        self.write("lm.py", self.LM.format(extra="", inner="self.norm(self.emb(x))"))
+        rc, out, err = run(["--format", "json", "--no-cache", os.path.join(self.dir, "train.py")])
+        self.assertEqual(len([f for f in json.loads(out)["findings"] if f["rule"] == "LL205"]), 1)
+
+
 class EvaluationMethodAcrossModules(Tmp):
     """LL101 one call away across modules: an evaluation loop calls a method of an imported plain
     class (a trainer, an engine) whose method runs its model attribute with grad on and never
