@@ -289,7 +289,10 @@ void check_LL105(CheckContext& ctx) {
     int loop = batch_loop_of(f, c);
     const CallSite* caller = nullptr;
     if (loop < 0) {
-      if (c.func == kNone || c.loop >= 0) continue;  // a setup loop (over modules, parameters)
+      // (Also from a setup loop of the function, over modules or parameters: each call of the
+      // function registers a hook on every one of them, `for m in self.convs:
+      // m.register_forward_hook(h)` in a pruning helper's method called once per round.)
+      if (c.func == kNone) continue;
       // A constructor runs where its class is instantiated: `cam = GradCAM(model, layer)`.
       const Id ctor_of = is_constructor(f, c.func) ? f.class_of(c.func) : kNone;
       // (A caller that hands in a part of a network its loop builds afresh each iteration,
@@ -380,7 +383,18 @@ void check_LL105(CheckContext& ctx) {
     const char* pass = attr.find("forward") != std::string::npos ? "forward" : "backward";
     // A name bound to another module each iteration (`module = model.get_submodule(name)`): the
     // hooks stay behind on every module it held, not on one.
-    const std::string pile = loop >= 0 && !root.empty() && root == rd && assigned_in_loop(f, loop, root)
+    // (In a function called per round: a name its own setup loop walks, `for m in convs:`.)
+    auto walked = [&](int l) {
+      for (; l >= 0; l = f.loops[l].parent) {
+        const Id ls = f.loops[l].stmt;
+        if (ls == kNone || f.m.s(ls).kind != StmtKind::For) continue;
+        for (Id t : f.m.s(ls).targets)
+          if (t != kNone && f.dotted(t) == root) return true;
+      }
+      return false;
+    };
+    const std::string pile = !root.empty() && root == rd &&
+                                     (loop >= 0 ? assigned_in_loop(f, loop, root) : caller && walked(c.loop))
                                  ? "hooks stay behind on every module " + what + " holds in turn"
                                  : "hooks pile up on " + what;
     std::string message = "`" + attr + "` on " + what + " runs " + where + " and " + handle_state +
