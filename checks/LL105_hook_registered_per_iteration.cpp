@@ -304,9 +304,30 @@ void check_LL105(CheckContext& ctx) {
         const Id given = f.argument_for(x.call, c.func, handed);
         return given != kNone && receiver_fresh_in_loop(f, batch_loop_of(f, x), x.func, root_of(f, given));
       };
+      // (Likewise a method of a helper object the loop builds afresh around a network it also
+      // builds afresh, `model = VGG(cfg); pruner = Pruning(model); pruner.thinet(rate)`: the
+      // hooks die with that network. Around a network that lives on, they pile up.)
+      auto helper_over_fresh = [&](const CallSite& x) {
+        const Id cls = f.class_of(c.func);
+        const Id obj = f.callee_receiver(x.call);
+        if (cls == kNone || ctor_of != kNone || obj == kNone || f.e(obj).kind != ExprKind::Name) return false;
+        // (Fresh in the loop right around the call: an inner round loop over the same network,
+        // `for rate in rates: Pruning(model).thinet(rate)`, piles up hooks on it.)
+        const int lx = x.loop;
+        bool any = false;
+        for (Id v : f.bindings(x.func, f.e(obj).text)) {
+          if (f.e(v).kind != ExprKind::Call || f.constructed_class(v) != cls) return false;
+          for (size_t k = 1; k < f.e(v).kids.size(); ++k) {
+            const std::string r = root_of(f, f.e(v).kids[k]);
+            if (r.empty() || !receiver_fresh_in_loop(f, lx, x.func, r)) return false;
+            any = true;
+          }
+        }
+        return any;
+      };
       for (const CallSite& x : f.calls)
         if ((x.target_func == c.func || (ctor_of != kNone && f.constructed_class(x.call) == ctor_of)) &&
-            x.func != c.func && !x.in_lambda && batch_loop_of(f, x) >= 0 && !hands_fresh(x)) {
+            x.func != c.func && !x.in_lambda && batch_loop_of(f, x) >= 0 && !hands_fresh(x) && !helper_over_fresh(x)) {
           caller = &x;
           break;
         }
