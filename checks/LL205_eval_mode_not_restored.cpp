@@ -665,6 +665,37 @@ bool rebuilt_between(const Facts& f, int li, const std::string& model, Id from, 
 
 }  // namespace
 
+// A model in eval mode from the start: every value the loop's function holds for it (its
+// bindings, or what every caller hands in for a parameter) is put in eval mode where it is made
+// (`getattr(models, name)().eval()`, `load(path).eval().to(device)`), and nothing in the file
+// puts any module in train mode. An eval() on the way round changes nothing: the loop back-propagates
+// to something else (an adversarial input), not to train the model.
+bool in_eval_from_the_start(const Facts& f, Id func, const std::string& model) {
+  if (model.empty()) return false;
+  auto made_in_eval = [&](Id v) {
+    for (; v != kNone && f.e(v).kind == ExprKind::Call && f.callee_receiver(v) != kNone; v = f.callee_receiver(v))
+      if (f.callee_attr(v) == "eval"sv) return true;
+    return false;
+  };
+  std::vector<Id> values = f.bindings(func, model);
+  if (values.empty() && model.find('.') == std::string::npos)
+    for (const auto& [caller, arg] : f.argument_values(func, model)) {
+      if (f.e(arg).kind == ExprKind::Name) {
+        // (What reaches the call: `model = Net()`, then `model = model.eval()`.)
+        const std::vector<Id> reaching = f.bindings_at(caller, f.e(arg).text, arg);
+        if (reaching.empty()) return false;
+        values.insert(values.end(), reaching.begin(), reaching.end());
+      } else {
+        values.push_back(arg);
+      }
+    }
+  if (values.empty() || !std::all_of(values.begin(), values.end(), made_in_eval)) return false;
+  // (Any train() in the file: the model may reach it under another name.)
+  for (const CallSite& c : f.calls)
+    if (f.callee_attr(c.call) == "train"sv && f.callee_receiver(c.call) != kNone) return false;
+  return true;
+}
+
 void summarize_LL205(const Facts& f, FileSummary& out) {
   // The module classes of the file whose layers behave the same in train() and eval(), with
   // the imported names that must be so too: "Class|q1|q2".
@@ -742,6 +773,7 @@ void check_LL205(CheckContext& ctx) {
       std::string model = !ev[i].model.empty() ? ev[i].model : forward->model;
       if (model_is_mode_free(f, L.func, model, f.calls[ev[i].site].call)) continue;
       if (model_is_frozen(f, L.func, model)) continue;
+      if (in_eval_from_the_start(f, L.func, model)) continue;
       if (!reported.insert(ev[i].site).second) continue;
       const CallSite& site = f.calls[ev[i].site];
       const CallSite& origin = f.calls[ev[i].origin];
