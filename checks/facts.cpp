@@ -3082,6 +3082,29 @@ class Facts::NumberReader {
           if (f_.e(y).kind == ExprKind::Name) unknown.insert(f_.e(y).text);
           return f_.e(y).kind == ExprKind::Sequence || f_.e(y).kind == ExprKind::Starred;
         });
+        // `outs[i] = v`: what the container holds.
+        if (te.kind == ExprKind::Subscript && !te.kids.empty() && f_.e(te.kids[0]).kind == ExprKind::Name &&
+            st.value != kNone && st.kind == StmtKind::Assign)
+          values[f_.e(te.kids[0]).text].push_back(st.value);
+      }
+    }
+    // A list filled after it is made (`outs = []`, then `outs.append(encoder(x))`): what goes
+    // in counts as a binding of it (`extend`: the values' container). Other ways of filling a
+    // container leave it unknown.
+    for (int ci : f_.calls_in(fn)) {
+      const Id call = f_.calls[ci].call;
+      const Id recv = f_.callee_receiver(call);
+      if (recv == kNone || f_.e(recv).kind != ExprKind::Name) continue;
+      const std::string& a = f_.callee_attr(call);
+      const std::string_view name = f_.e(recv).text;
+      if (a == "append"sv || a == "extend"sv || a == "add"sv) {
+        if (const Id v = f_.arg(call, 0); v != kNone) values[name].push_back(v);
+        else unknown.insert(name);
+      } else if (a == "insert"sv) {
+        if (const Id v = f_.arg(call, 1); v != kNone) values[name].push_back(v);
+        else unknown.insert(name);
+      } else if (in(a, {"update", "setdefault", "__setitem__", "appendleft", "extendleft"})) {
+        unknown.insert(name);
       }
     }
   }
