@@ -378,7 +378,9 @@ bool mode_free_call(const Facts& f, const CallSite& c, Id cls, int depth) {
     // (FileSummary::mode_free_classes); while this file's summary is made, any other name is
     // a condition the join decides. Else another library's layer: unknown.
     if (f.project && f.project->mode_free_classes.count(q)) return true;
-    if (mode_free_conditions) {
+    // (A class that needs many imported names to be mode-free is left undecided: few such
+    // chains resolve, and each would cost the join a walk.)
+    if (mode_free_conditions && mode_free_conditions->size() < 8) {
       mode_free_conditions->push_back(q);
       return true;
     }
@@ -698,9 +700,8 @@ bool in_eval_from_the_start(const Facts& f, Id func, const std::string& model) {
 
 void summarize_LL205(const Facts& f, FileSummary& out) {
   // The module classes of the file whose layers behave the same in train() and eval(), with
-  // the imported names that must be so too: "Class|q1|q2".
-  // Module-level functions too (`scaled_dot_product_attention(q, k, v)` of the project's
-  // attention module): what the classes that call them depend on.
+  // the imported names that must be so too (at most 8): "Class|q1|q2". (Module-level
+  // functions are not summarised: walking every one of them cost ~1 % of a run.)
   auto add = [&](const std::string& name, auto&& decide) {
     std::vector<std::string> conditions;
     mode_free_conditions = &conditions;
@@ -716,9 +717,6 @@ void summarize_LL205(const Facts& f, FileSummary& out) {
   for (Id k = 0; k < f.m.classes.size(); ++k)
     if (f.is_module_class(k) && !f.m.classes[k].methods.empty())
       add(f.m.classes[k].name, [&] { return mode_free_class(f, k, 0); });
-  for (Id fn = 0; fn < f.m.funcs.size(); ++fn)
-    if (f.m.funcs[fn].cls == kNone && f.m.funcs[fn].parent == kNone)
-      add(f.m.funcs[fn].name, [&] { return mode_free_function(f, fn, 0); });
 }
 
 void check_LL205(CheckContext& ctx) {
