@@ -14,32 +14,9 @@
 
 namespace ll {
 
-void for_each_expr(const Module& m, Id root, const std::function<bool(Id)>& visit) {
-  if (root == kNone) return;
-  // One work stack per thread, shared by nested walks (a visit may walk another expression):
-  // each walk uses the part above where it started, and leaves it as it found it, also when a
-  // budget exception leaves it. (A stack per call cost an allocation per walk.)
+std::vector<Id>& expr_walk_stack() {
   thread_local std::vector<Id> stack;
-  const size_t base = stack.size();
-  struct Restore {
-    std::vector<Id>& s;
-    size_t base;
-    ~Restore() { s.resize(base); }
-  } restore{stack, base};
-  stack.push_back(root);
-  while (stack.size() > base) {
-    budget::tick();
-    Id id = stack.back();
-    stack.pop_back();
-    if (id == kNone || id >= m.exprs.size()) continue;
-    if (!visit(id)) continue;
-    const Expr& x = m.exprs[id];
-    for (auto it = x.kids.rbegin(); it != x.kids.rend(); ++it) stack.push_back(*it);
-    for (auto it = x.fors.rbegin(); it != x.fors.rend(); ++it) {
-      stack.push_back(it->target);
-      stack.push_back(it->iter);
-    }
-  }
+  return stack;
 }
 
 namespace {

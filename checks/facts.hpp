@@ -595,7 +595,39 @@ class Facts {
   std::unordered_map<std::string, std::vector<Id>> classes_by_name_;  // while walking: the innermost `if` condition inside the current loop
 };
 
-// Walks an expression tree (pre-order) without recursion.
-void for_each_expr(const Module& m, Id root, const std::function<bool(Id)>& visit);
+// The work stack of for_each_expr(), one per thread, shared by nested walks (a visit may walk
+// another expression): each walk uses the part above where it started, and leaves it as it
+// found it, also when a budget exception leaves it. (A stack per call cost an allocation per
+// walk.)
+std::vector<Id>& expr_walk_stack();
+
+// Walks an expression tree (pre-order) without recursion; `visit(id)` returns whether to go
+// into the expression's children. (A template: the visit is inlined into the walk, with no
+// std::function to build, which allocated for most captures, and no indirect call per node.)
+template <class Visit>
+void for_each_expr(const Module& m, Id root, Visit&& visit) {
+  if (root == kNone) return;
+  std::vector<Id>& stack = expr_walk_stack();
+  const size_t base = stack.size();
+  struct Restore {
+    std::vector<Id>& s;
+    size_t base;
+    ~Restore() { s.resize(base); }
+  } restore{stack, base};
+  stack.push_back(root);
+  while (stack.size() > base) {
+    budget::tick();
+    Id id = stack.back();
+    stack.pop_back();
+    if (id == kNone || id >= m.exprs.size()) continue;
+    if (!visit(id)) continue;
+    const Expr& x = m.exprs[id];
+    for (auto it = x.kids.rbegin(); it != x.kids.rend(); ++it) stack.push_back(*it);
+    for (auto it = x.fors.rbegin(); it != x.fors.rend(); ++it) {
+      stack.push_back(it->target);
+      stack.push_back(it->iter);
+    }
+  }
+}
 
 }  // namespace ll

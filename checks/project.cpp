@@ -257,13 +257,14 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       for (size_t j : defining_files(q, i, it->second, files, &modules)) views[j].classes_with_workers.insert(last(q));
     }
     for (const auto& [q, off] : files[i].imported_calls) {
-      auto it = func_def.find(last(q));
+      const std::string lq = last(q);  // (asked of every index below: one copy)
+      auto it = func_def.find(lq);
       if (it != func_def.end()) {
         std::vector<size_t> def = defining_files(q, i, it->second, files, &modules);
         if (def.empty()) def = reexporting_files(q, i, it->second, files, by_last);
-        for (size_t j : def) views[j].external_calls[last(q)].push_back(off);
+        for (size_t j : def) views[j].external_calls[lq].push_back(off);
       }
-      auto w = wrap_def.find(last(q));
+      auto w = wrap_def.find(lq);
       if (w != wrap_def.end() && !defining_files(q, i, w->second, files, &modules).empty()) views[i].distributed_wrappers.insert(q);
       // Classes too may come through a package's `__init__` that re-exports them
       // (`from pkg.datasets import RLDSDataset`, defined in pkg/datasets/datasets.py).
@@ -271,29 +272,29 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         return !defining_files(q, i, defs, files, &modules).empty() || !reexporting_files(q, i, defs, files, by_last).empty() ||
                reexported_by_name(q, defs, files, by_last);
       };
-      auto o = off_forward_def.find(last(q));
+      auto o = off_forward_def.find(lq);
       if (o != off_forward_def.end() && defined(o->second)) views[i].grad_off_forward_classes.insert(q);
-      auto r = sharding_def.find(last(q));
+      auto r = sharding_def.find(lq);
       if (r != sharding_def.end() && defined(r->second)) views[i].sharding_datasets.insert(q);
-      auto y = synthetic_def.find(last(q));
+      auto y = synthetic_def.find(lq);
       if (y != synthetic_def.end() && defined(y->second)) views[i].synthetic_datasets.insert(q);
-      auto l = linear_def.find(last(q));
+      auto l = linear_def.find(lq);
       if (l != linear_def.end() && defined(l->second)) views[i].linear_classes.insert(q);
-      auto mc = module_def.find(last(q));
+      auto mc = module_def.find(lq);
       if (mc != module_def.end() && defined(mc->second)) views[i].module_classes.insert(q);
       // (Any definition of the name that communicates: a class of that name might be it.)
-      if (comm_def.count(last(q))) views[i].communicating_classes.insert(q);
+      if (comm_def.count(lq)) views[i].communicating_classes.insert(q);
       // Functions that leave their argument in eval mode, or frozen: (position, parameter) per
       // imported name.
       auto param_effects = [&](const std::unordered_map<std::string, std::vector<size_t>>& defs,
                                std::vector<EvalLeaving> FileSummary::*effects, auto&& take) {
-        auto ev = defs.find(last(q));
+        auto ev = defs.find(lq);
         if (ev == defs.end()) return;
         std::vector<size_t> def = defining_files(q, i, ev->second, files, &modules);
         if (def.empty()) def = reexporting_files(q, i, ev->second, files, by_last);
         for (size_t j : def)
           for (const auto& e : files[j].*effects)
-            if (e.function == last(q)) take(e);
+            if (e.function == lq) take(e);
       };
       param_effects(eval_def, &FileSummary::eval_leaving, [&](const EvalLeaving& e) {
         auto& v = views[i].eval_leaving_imports[q];
@@ -306,32 +307,32 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
           v.push_back(e);
       });
       // LL301: a model class of visible size, a trainer.
-      if (size_def.count(last(q)))
+      if (size_def.count(lq))
         if (const std::vector<size_t> def = imported_from(q, i, &size_def); def.size() == 1)
           for (const auto& [c, n] : files[def[0]].model_sizes)
-            if (c == last(q)) views[i].imported_model_sizes[q] = n;
+            if (c == lq) views[i].imported_model_sizes[q] = n;
       if (mode_free(i, q, 0)) views[i].mode_free_classes.insert(q);
       // A module class's forward elements without history (one defining module).
-      if (detached_def.count(last(q)))
+      if (detached_def.count(lq))
         if (const std::vector<size_t> def = imported_from(q, i, &detached_def); def.size() == 1)
           for (const auto& ck : files[def[0]].detached_forward_elements)
-            if (ck.compare(0, ck.rfind('.'), last(q)) == 0 && ck.rfind('.') == last(q).size())
+            if (ck.compare(0, ck.rfind('.'), lq) == 0 && ck.rfind('.') == lq.size())
               views[i].detached_forward_elements[q].push_back(std::stoi(ck.substr(ck.rfind('.') + 1)));
-      if (trainer_def.count(last(q)))
+      if (trainer_def.count(lq))
         if (const std::vector<size_t> def = imported_from(q, i, &trainer_def); def.size() == 1)
           for (const auto& g : files[def[0]].trainers)
-            if (g == last(q)) views[i].imported_trainers.insert(q);
-      auto a = accumulating_def.find(last(q));
+            if (g == lq) views[i].imported_trainers.insert(q);
+      auto a = accumulating_def.find(lq);
       if (a != accumulating_def.end())
         for (size_t j : defining_files(q, i, a->second, files, &modules))
           for (const auto& cm : files[j].accumulating_methods)
-            if (cm.compare(0, cm.find('.'), last(q)) == 0) views[i].accumulating_imports.insert(q + cm.substr(cm.find('.')));
+            if (cm.compare(0, cm.find('.'), lq) == 0) views[i].accumulating_imports.insert(q + cm.substr(cm.find('.')));
       // (One defining module: ambiguous definitions decide nothing.)
-      if (helper_def.count(last(q)))
+      if (helper_def.count(lq))
         if (const std::vector<size_t> def = imported_from(q, i, &helper_def); def.size() == 1)
           for (const auto& h : files[def[0]].helper_methods) {
-            if (h.param >= 0 && h.method == last(q)) views[i].helper_method_imports[q] = h;
-            if (h.param < 0 && h.method.compare(0, h.method.find('.'), last(q)) == 0)
+            if (h.param >= 0 && h.method == lq) views[i].helper_method_imports[q] = h;
+            if (h.param < 0 && h.method.compare(0, h.method.find('.'), lq) == 0)
               views[i].helper_method_imports[q + h.method.substr(h.method.find('.'))] = h;
           }
     }
