@@ -275,21 +275,26 @@ bool wraps_model(const Facts& f, Id call) {
 // A wrap that can reach the model the loop trains: in the loop's function or class, at module
 // level, in a function on a same-file call chain with the loop's function, or in one that
 // returns the wrapped model to a function on such a chain. A wrap in an unrelated sibling
-// (a DDP entry point next to a single-process one) says nothing about this loop.
-const CallSite* wrap_for_loop(const Facts& f, int loop) {
+// (a DDP entry point next to a single-process one) says nothing about this loop. When the
+// loader reaches the loop through a call (`via`: a training helper shared by a single-process
+// and a DDP entry point), the model comes with it from the same caller: the wrap must be on a
+// chain with that caller too, not only with the helper.
+const CallSite* wrap_for_loop(const Facts& f, int loop, const CallSite* via) {
   const Id L = f.loops[loop].func;
+  const Id feeder = via && via->target_func != kNone ? via->func : kNone;
   auto chained = [&](Id a, Id b) {
     if (a == b || a == kNone || b == kNone) return true;
     if (f.class_of(a) != kNone && f.class_of(a) == f.class_of(b)) return true;
     return f.reaches(a, [&](const CallSite& c) { return c.target_func == b; }) ||
            f.reaches(b, [&](const CallSite& c) { return c.target_func == a; });
   };
+  auto reaches_loop = [&](Id g) { return chained(g, L) && (feeder == kNone || chained(g, feeder)); };
   for (const CallSite& w : f.calls) {
     if (!wraps_model(f, w.call)) continue;
-    if (chained(w.func, L)) return &w;
+    if (reaches_loop(w.func)) return &w;
     // `model = setup_ddp(net)` in a caller of the wrapping function.
     for (const CallSite& c : f.calls)
-      if (c.target_func == w.func && w.func != kNone && chained(c.func, L)) return &w;
+      if (c.target_func == w.func && w.func != kNone && reaches_loop(c.func)) return &w;
   }
   return nullptr;
 }
@@ -514,7 +519,7 @@ void check_loaders_of_same_file_builders(CheckContext& ctx) {
       const CallSite* via = nullptr;
       const int loop = loop_fed_by(f, u.func, name, &via);
       if (loop < 0) continue;
-      const CallSite* wrap = wrap_for_loop(f, loop);
+      const CallSite* wrap = wrap_for_loop(f, loop, via);
       if (!wrap || several_devices_per_process(f, *wrap)) continue;
       for (Id v : returned_element(f, u.target_func, element)) {
         auto ci = f.call_index.find(v);
@@ -572,7 +577,7 @@ void summarize_LL405(const Facts& f, FileSummary& out) {
       const CallSite* via = nullptr;
       if (name.empty() || prepared(f, name)) return false;
       int loop = loop_fed_by(f, c.func, name, &via);
-      return loop >= 0 && wrap_for_loop(f, loop) != nullptr;
+      return loop >= 0 && wrap_for_loop(f, loop, via) != nullptr;
     };
     for (const auto& [element, name] : bound_elements(f, st.targets[0]))
       if (feeds(name)) out.distributed_feeds.emplace_back(q, element);
@@ -596,7 +601,7 @@ void check_LL405(CheckContext& ctx) {
     const CallSite* via = nullptr;
     int loop = loop_fed_by(f, c.func, name, &via);
     if (loop < 0 || prepared(f, name)) continue;
-    const CallSite* wrap = wrap_for_loop(f, loop);
+    const CallSite* wrap = wrap_for_loop(f, loop, via);
     if (!wrap) continue;
     const bool one_per_node = several_devices_per_process(f, *wrap);
     std::string wrapper = is_distributed_wrap(f, wrap->call)
