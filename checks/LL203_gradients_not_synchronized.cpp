@@ -2,6 +2,7 @@
 // process group, the model is built here and never wrapped (DDP, FSDP, DeepSpeed,
 // accelerate, Horovod), and the training loop steps its optimizer with no all-reduce of the
 // gradients on the way: each rank applies its own gradients and the replicas diverge.
+#include <algorithm>
 #include <set>
 
 #include "checks/common.hpp"
@@ -135,7 +136,13 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
            (f.callee_attr(cur) == "to"sv || f.callee_attr(cur) == "cuda"sv || f.callee_attr(cur) == "double"sv ||
             f.callee_attr(cur) == "float"sv))
       cur = f.callee_receiver(cur);
+    // `model = model.to(device)`: the same model, which its other bindings describe.
+    if (cur != kNone && cur != v && f.dotted(cur) == md) continue;
     if (cur == kNone || f.e(cur).kind != ExprKind::Call) return "";
+    // `model = MyDDP(model, device_ids=[rank])`: a wrapper of the model, which may
+    // synchronise its gradients itself (a hand-written DDP with a reducer or hooks).
+    for (size_t k = 1; k < f.e(cur).kids.size(); ++k)
+      if (f.dotted(f.unplaced(f.e(cur).kids[k])) == md) return "";
     const std::string& q = f.callee_qual(cur);
     Id callee = f.e(cur).kids[0];
     bool here = false;
@@ -153,6 +160,26 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
     if (!here) return "";
   }
   return md;
+}
+
+// The same for an optimizer the loop's function takes as a parameter (`def train(loader, model,
+// criterion, optimizer, ...)`): the models built for it by every same-file caller that hands
+// one in, followed up to 3 calls; nothing if a caller hands in one not built in the file.
+std::vector<std::string> models_built_for(const Facts& f, Id func, Id opt, int depth = 0) {
+  if (std::string m = model_built_here(f, func, opt); !m.empty()) return {m};
+  const Expr& oe = f.e(opt);
+  if (depth >= 3 || oe.kind != ExprKind::Name || !f.is_param(func, oe.text) || !f.bindings(func, oe.text).empty())
+    return {};
+  std::vector<std::string> out;
+  for (const auto& [where, v] : f.argument_values(func, oe.text)) {
+    if (where == func) return {};
+    std::vector<std::string> m =
+        f.e(v).kind == ExprKind::Name ? models_built_for(f, where, v, depth + 1) : std::vector<std::string>{};
+    if (m.empty()) return {};
+    for (std::string& x : m)
+      if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(std::move(x));
+  }
+  return out;
 }
 
 // The model communicates by itself: a collective runs in a method of one of the file's
@@ -218,12 +245,15 @@ void check_LL203(CheckContext& ctx) {
     for (const CallSite& x : f.calls)
       if ((x.in_lambda || x.func != step.func) && is_collective(f, x) && mentions_grad(f, x.func, x.call, 0)) hooked = true;
     if (hooked) continue;
-    std::string model = model_built_here(f, step.func, opt);
-    if (model.empty()) continue;
+    const std::vector<std::string> models = models_built_for(f, step.func, opt);
+    if (models.empty()) continue;
     // Wrapped in DDP somewhere in the file (under this name or a holder of it), or the file
     // wraps something whose name it cannot follow.
-    if (wrapped.count(model) || wrapped.count(model.substr(0, model.find('.')))) continue;
-    if (trains_a_wrapper(f, loop, step.func, model)) continue;
+    if (std::any_of(models.begin(), models.end(), [&](const std::string& m) {
+          return wrapped.count(m) || wrapped.count(m.substr(0, m.find('.'))) || trains_a_wrapper(f, loop, step.func, m);
+        }))
+      continue;
+    const std::string& model = models.front();
     std::string step_text = ctx.text(step.call);
     if (step_text.size() > 40) step_text = ctx.text(f.e(step.call).kids[0]) + "()";
     std::string message =
