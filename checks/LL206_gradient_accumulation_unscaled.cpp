@@ -1,6 +1,7 @@
 // LL206 gradient-accumulation-unscaled: gradients are accumulated over N micro-batches
 // (backward() every iteration, step() and the reset every N) while the loss given to
 // backward() is not divided by N, so every update is the sum, not the mean, of N gradients.
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -14,8 +15,13 @@ bool mentions_accum(const Facts& f, Id root) {
   bool hit = false;
   for_each_expr(f.m, root, [&](Id x) {
     const Expr& e = f.e(x);
-    if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute)
-      for (const auto& t : Facts::name_tokens(e.text))
+    // A name, or a configuration entry read by its key (`config["n_accumulate"]`).
+    const Expr* named = e.kind == ExprKind::Name || e.kind == ExprKind::Attribute ? &e : nullptr;
+    if (e.kind == ExprKind::Subscript && e.kids.size() == 2 && f.e(e.kids[1]).kind == ExprKind::Literal &&
+        f.e(e.kids[1]).lit == LitKind::String)
+      named = &f.e(e.kids[1]);
+    if (named)
+      for (const auto& t : Facts::name_tokens(named->text))
         if (t == "accum"sv || t == "accumulate"sv || t == "accumulation"sv || t == "accumulated"sv || t == "grad_accum"sv ||
             t == "accu"sv || t == "iters_to_accumulate"sv)
           hit = true;
@@ -41,8 +47,22 @@ Id accumulation_count(const Facts& f, Id guard) {
   return kNone;
 }
 
-// Does `x` stand for the accumulation count `n`: the same name or constant, or a name about
-// accumulation (`args.gradient_accumulation_steps`, `1 / accum_iter`)?
+// The same expression, node for node (`config["steps"]` in the guard and in the division).
+bool same_expr(const Facts& f, Id a, Id b, int depth = 0) {
+  if (a == b) return true;
+  if (a == kNone || b == kNone || depth > 8) return false;
+  const Expr& x = f.e(a);
+  const Expr& y = f.e(b);
+  if (x.kind != y.kind || x.lit != y.lit || x.text != y.text || x.kids.size() != y.kids.size() || x.kw != y.kw ||
+      !x.fors.empty() || !y.fors.empty())
+    return false;
+  for (size_t k = 0; k < x.kids.size(); ++k)
+    if (!same_expr(f, x.kids[k], y.kids[k], depth + 1)) return false;
+  return true;
+}
+
+// Does `x` stand for the accumulation count `n`: the same name, constant or expression, or a
+// name about accumulation (`args.gradient_accumulation_steps`, `1 / accum_iter`)?
 bool is_count(const Facts& f, Id x, Id n) {
   if (x == kNone) return false;
   // A numeric cast of the count is the count: `loss / float(accum)`.
@@ -54,7 +74,8 @@ bool is_count(const Facts& f, Id x, Id n) {
   const Expr& b = f.e(n);
   if (a.kind == ExprKind::Literal && b.kind == ExprKind::Literal) return a.text == b.text;
   const std::string& d = f.dotted(x);
-  return !d.empty() && d == f.dotted(n);
+  if (!d.empty()) return d == f.dotted(n);
+  return a.kind == ExprKind::Subscript && same_expr(f, x, n);
 }
 
 // Is `x` a batch size (`bs`, `batch_size`, `args.total_batch_size`)?
@@ -126,6 +147,116 @@ bool summed_over_batch(const Facts& f, Id func, Id loss) {
     return e.kind == ExprKind::BinOp && e.text == "*" && e.kids.size() == 2 &&
            (is_batch_size(f, e.kids[0]) || is_batch_size(f, e.kids[1]));
   });
+}
+
+// A loss normalised to a nominal batch on its way (`loss *= batch_size / 64`, `loss * bs / nbs`):
+// the author sets the update's scale against that nominal batch (each update is N * bs / 64
+// times the mean gradient), not a sum the accumulation count would have to undo.
+bool normalised_to_nominal_batch(const Facts& f, Id func, Id loss) {
+  auto ratio = [&](Id y) {
+    const Expr& e = f.e(y);
+    return e.kind == ExprKind::BinOp && (e.text == "/"sv || e.text == "//"sv) && e.kids.size() == 2 &&
+           is_batch_size(f, e.kids[0]);
+  };
+  // `loss *= batch_size / 64` in the function, on the loss or on what it is made from
+  // (`with amp.scale_loss(loss, opt) as scaled: scaled.backward()`).
+  auto scaled_in_place = [&](const std::string& d) {
+    if (d.empty()) return false;
+    for (const StmtSite& ss : f.stmt_sites) {
+      const Stmt& st = f.m.s(ss.stmt);
+      if (ss.func == func && st.kind == StmtKind::AugAssign && st.text == "*=" && !st.targets.empty() &&
+          f.dotted(st.targets[0]) == d && ratio(st.value))
+        return true;
+    }
+    return false;
+  };
+  std::set<std::string> seen;
+  return derived(f, func, loss, 0, seen, [&](Id y) {
+    const Expr& e = f.e(y);
+    if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) return scaled_in_place(f.dotted(y));
+    if (e.kind != ExprKind::BinOp || e.kids.size() != 2) return false;
+    // `loss * (bs / 64)`, or `loss * bs / 64` read as `(loss * bs) / 64`.
+    if (e.text == "*"sv) return ratio(e.kids[0]) || ratio(e.kids[1]);
+    return (e.text == "/"sv || e.text == "//"sv) && f.e(e.kids[0]).kind == ExprKind::BinOp &&
+           f.e(e.kids[0]).text == "*"sv && f.e(e.kids[0]).kids.size() == 2 &&
+           (is_batch_size(f, f.e(e.kids[0]).kids[0]) || is_batch_size(f, f.e(e.kids[0]).kids[1]));
+  });
+}
+
+// A loss that is a sum over the batch's samples: `torch.sum(l)` / `l.sum()` of the whole
+// tensor, or a loss call with `reduction="sum"` (`size_average=False`), through the names that
+// reach it.
+bool summed_loss(const Facts& f, Id func, Id x, int depth, std::set<std::string>& seen) {
+  if (x == kNone || depth > 4) return false;
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::Call) {
+    if (f.callee_qual(x) == "torch.sum"sv && e.kids.size() == 2 && e.kw.empty()) return true;
+    if (f.callee_attr(x) == "sum"sv && e.kids.size() == 1) return true;
+    const Id r = f.arg(x, SIZE_MAX, "reduction");
+    if (r != kNone && f.e(r).kind == ExprKind::Literal && f.e(r).text == "sum"sv) return true;
+    const Id sa = f.arg(x, SIZE_MAX, "size_average");
+    if (sa != kNone && f.e(sa).kind == ExprKind::Literal && f.e(sa).lit == LitKind::False) return true;
+    // A call of a criterion built to sum (`criterion = nn.MSELoss(reduction="sum")`).
+    const Id callee = e.kids[0];
+    if (depth == 0 && (f.e(callee).kind == ExprKind::Name || f.e(callee).kind == ExprKind::Attribute)) {
+      const std::vector<Id> built = f.bindings_at(func, f.dotted(callee), callee);
+      return !built.empty() && std::all_of(built.begin(), built.end(), [&](Id b) {
+        return f.e(b).kind == ExprKind::Call && f.arg(b, 0) == kNone && summed_loss(f, func, b, depth + 1, seen);
+      });
+    }
+    return false;
+  }
+  // `loss = torch.sum(level) + loss` over the levels of a deep supervision, from `loss = 0.0`.
+  if (e.kind == ExprKind::BinOp && e.text == "+"sv && e.kids.size() == 2) {
+    auto term = [&](Id t) {
+      return (f.e(t).kind == ExprKind::Literal && (f.e(t).lit == LitKind::Int || f.e(t).lit == LitKind::Float)) ||
+             summed_loss(f, func, t, depth + 1, seen);
+    };
+    return term(e.kids[0]) && term(e.kids[1]) &&
+           !(f.e(e.kids[0]).kind == ExprKind::Literal && f.e(e.kids[1]).kind == ExprKind::Literal);
+  }
+  if (e.kind != ExprKind::Name) return false;
+  // (A name met again, the loop-carried sum: nothing new, it holds as far as the rest does.)
+  if (!seen.insert(std::to_string(func) + ":" + e.text).second) return true;
+  // (A number the sum starts from, `loss = 0.0`, is no loss of its own.)
+  bool any = false;
+  for (Id v : f.bindings_at(func, e.text, x)) {
+    if (f.e(v).kind == ExprKind::Literal && (f.e(v).lit == LitKind::Int || f.e(v).lit == LitKind::Float)) continue;
+    if (!summed_loss(f, func, v, depth + 1, seen)) return false;
+    any = true;
+  }
+  return any;
+}
+
+// Are the accumulated gradients divided in place before the step, anywhere in the file, by
+// the count or a product holding it (`p.grad /= world_size * accumulation_steps`,
+// `param.grad.data.div_(accum)`)? The same update as dividing the loss.
+bool gradients_divided(const Facts& f, Id n) {
+  // (Through the names the divisor is made of: `size = world_size * accumulation_steps`.)
+  std::function<bool(Id, Id, int)> by_count = [&](Id func, Id v, int depth) {
+    bool hit = false;
+    for_each_expr(f.m, v, [&](Id y) {
+      hit = hit || is_count(f, y, n);
+      if (!hit && depth < 2 && f.e(y).kind == ExprKind::Name)
+        for (Id b : f.bindings_at(func, f.e(y).text, y)) hit = hit || (b != v && by_count(func, b, depth + 1));
+      return !hit;
+    });
+    return hit;
+  };
+  auto grad = [&](Id t) {
+    const std::string& d = f.dotted(t);
+    return ends_with(d, ".grad") || ends_with(d, ".grad.data");
+  };
+  for (const StmtSite& ss : f.stmt_sites) {
+    const Stmt& st = f.m.s(ss.stmt);
+    if (st.kind == StmtKind::AugAssign && st.text == "/=" && !st.targets.empty() && grad(st.targets[0]) &&
+        by_count(ss.func, st.value, 0))
+      return true;
+  }
+  for (const CallSite& c : f.calls)
+    if (in(f.callee_attr(c.call), {"div_", "mul_"}) && grad(f.callee_receiver(c.call)) && by_count(c.func, c.call, 0))
+      return true;
+  return false;
 }
 
 // For a name read at `at` that a reaching tuple assignment binds from a same-file call
@@ -241,7 +372,9 @@ bool learning_rate_scaled(const Facts& f, Id n) {
 // What the optimizer's construction says about its update's dependence on the gradient's
 // scale. Adam-family and sign-based updates divide it out (measured: the same update with
 // and without the division); SGD-like ones scale with it.
-enum class OptimizerKind { ScaleInvariant, ScaleSensitive, Unknown };
+// Mixed: configuration chooses between the two (`if optim_type == "sgd": SGD(...) elif
+// optim_type == "adam": Adam(...)`).
+enum class OptimizerKind { ScaleInvariant, ScaleSensitive, Mixed, Unknown };
 
 // An optimizer class by its qualified name (`torch.optim.SGD`).
 OptimizerKind class_kind(const std::string& q) {
@@ -257,15 +390,19 @@ OptimizerKind class_kind(const std::string& q) {
   return OptimizerKind::ScaleSensitive;
 }
 
-// Several candidates: sensitive if any may be, invariant if all are.
+// Several candidates: invariant if all are; mixed if some are and some are SGD-like (the
+// configuration decides); else sensitive if any may be.
 OptimizerKind combine(const std::vector<OptimizerKind>& kinds) {
   if (kinds.empty()) return OptimizerKind::Unknown;
-  bool all_invariant = true;
+  bool sensitive = false, invariant = false, unknown = false;
   for (OptimizerKind k : kinds) {
-    if (k == OptimizerKind::ScaleSensitive) return k;
-    all_invariant = all_invariant && k == OptimizerKind::ScaleInvariant;
+    sensitive = sensitive || k == OptimizerKind::ScaleSensitive || k == OptimizerKind::Mixed;
+    invariant = invariant || k == OptimizerKind::ScaleInvariant || k == OptimizerKind::Mixed;
+    unknown = unknown || k == OptimizerKind::Unknown;
   }
-  return all_invariant ? OptimizerKind::ScaleInvariant : OptimizerKind::Unknown;
+  if (sensitive && invariant) return OptimizerKind::Mixed;
+  if (sensitive) return OptimizerKind::ScaleSensitive;
+  return invariant && !unknown ? OptimizerKind::ScaleInvariant : OptimizerKind::Unknown;
 }
 
 // The classes a constructor call may instantiate when its callee is not an import: a name
@@ -292,17 +429,31 @@ OptimizerKind callee_kind(const Facts& f, Id func, Id callee) {
 }
 
 OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
-  if (opt == kNone || depth > 3) return OptimizerKind::Unknown;
+  if (opt == kNone || depth > 6) return OptimizerKind::Unknown;  // (callers of callers, a factory)
   const Expr& oe = f.e(opt);
   if (oe.kind == ExprKind::Conditional && oe.kids.size() == 3) {
-    // `SGD(...) if kind == "sgd" else Adam(...)`: sensitive if either may be.
-    OptimizerKind a = optimizer_kind(f, func, oe.kids[0], depth + 1), b = optimizer_kind(f, func, oe.kids[2], depth + 1);
-    if (a == OptimizerKind::ScaleSensitive || b == OptimizerKind::ScaleSensitive) return OptimizerKind::ScaleSensitive;
-    return a == b ? a : OptimizerKind::Unknown;
+    // `SGD(...) if kind == "sgd" else Adam(...)`: the configuration decides.
+    return combine({optimizer_kind(f, func, oe.kids[0], depth + 1), optimizer_kind(f, func, oe.kids[2], depth + 1)});
   }
   if (oe.kind == ExprKind::Call) {
     const std::string& q = f.callee_qual(opt);
-    return q.empty() ? callee_kind(f, func, oe.kids[0]) : class_kind(q);
+    if (!q.empty()) return class_kind(q);
+    // A same-file factory (`optimizer = build_adamw(model, lr)`): what it returns.
+    if (const Id g = f.same_file_target(opt, func); g != kNone) {
+      std::vector<OptimizerKind> kinds;
+      for (Id r : f.returned_values(g)) kinds.push_back(optimizer_kind(f, g, r, depth + 1));
+      return combine(kinds);
+    }
+    const OptimizerKind k = callee_kind(f, func, oe.kids[0]);
+    if (k != OptimizerKind::Unknown) return k;
+    // A class a star import of an optimizer library brings (`from transformers import *`,
+    // then `AdamW(...)`), named nowhere else in the file. (Only an Adam-family name decides:
+    // the star import may bring factories as well as classes.)
+    const Expr& ce = f.e(oe.kids[0]);
+    if (ce.kind == ExprKind::Name && f.bindings(func, ce.text).empty())
+      for (const std::string& mod : f.m.star_imports)
+        if (class_kind(mod + "." + ce.text) == OptimizerKind::ScaleInvariant) return OptimizerKind::ScaleInvariant;
+    return OptimizerKind::Unknown;
   }
   const std::string& d = f.dotted(opt);
   if (d.empty()) return OptimizerKind::Unknown;
@@ -316,10 +467,21 @@ OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
   return combine(kinds);
 }
 
+// A count that is a plain name the file never binds, brought by an import (`from config import
+// ACCUM_STEPS`, `from config import *`): the module that sets it, else "". Its value, 1 in
+// some configurations, is not visible here.
+std::string count_from_another_module(const Facts& f, Id func, Id n) {
+  const Expr& e = f.e(n);
+  if (e.kind != ExprKind::Name || !f.bindings(func, e.text).empty() || f.is_param(func, e.text)) return "";
+  if (auto a = f.m.aliases.find(e.text); a != f.m.aliases.end()) return "`" + a->second + "`";
+  if (!f.m.star_imports.empty()) return "`from " + f.m.star_imports.front() + " import *`";
+  return "";
+}
+
 // One backward() of an accumulating loop: report it when the loss it is handed is not
 // scaled on its way there.
-void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSite& backward, bool known_sgd_like,
-                     bool nominal, std::set<int>& reported) {
+void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSite& backward, OptimizerKind kind,
+                     bool nominal, const std::string& count_from, std::set<int>& reported) {
   const Facts& f = ctx.facts;
   // The loss handed to backward().
   const Expr& bcall = f.e(backward.call);
@@ -342,6 +504,11 @@ void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSi
   // Accumulation to a nominal batch of a loss summed over samples: each update is one
   // nominal batch's summed gradient, the scale the learning rate was tuned for.
   if (nominal && summed_over_batch(f, backward.func, loss)) return;
+  if (normalised_to_nominal_batch(f, backward.func, loss)) return;
+  // A loss summed over the samples (`reduction="sum"`, `torch.sum(...)`): N micro-batches'
+  // summed gradients are the summed gradient of one batch of all their samples, the
+  // convention the loss itself sets.
+  if (std::set<std::string> s2; summed_loss(f, backward.func, loss, 0, s2)) return;
   if (!reported.insert(backward.call).second) return;
 
   const std::string n_text = ctx.text(n);
@@ -360,10 +527,18 @@ void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSi
   // Only an optimizer whose update scales with the gradient turns the sum into a larger
   // step; when the file does not show which optimizer this is, the evidence is weak.
   Finding* fd = nullptr;
-  if (!known_sgd_like)
+  if (kind == OptimizerKind::Unknown)
     fd = ctx.report_weak("LL206", bcall.range, message,
                          "the optimizer's type is not visible here; Adam-family optimizers divide out the "
                          "gradient's scale, so only an SGD-like update grows");
+  else if (kind == OptimizerKind::Mixed)
+    fd = ctx.report_weak("LL206", bcall.range, message,
+                         "the configuration chooses between an SGD-like and an Adam-family optimizer here; "
+                         "Adam-family optimizers divide out the gradient's scale, so only the SGD-like choice grows");
+  else if (!count_from.empty())
+    fd = ctx.report_weak("LL206", bcall.range, message,
+                         "`" + n_text + "` is set in another module (" + count_from +
+                         "), whose value is not visible here; with `" + n_text + "` = 1 nothing accumulates");
   else if (nominal)
     fd = ctx.report_weak("LL206", bcall.range, message,
                          "`" + n_text + "` counts micro-batches to a nominal batch size; when the loss is a sum "
@@ -396,7 +571,7 @@ void check_LL206(CheckContext& ctx) {
     const OptimizerKind kind = optimizer_kind(f, step.func, opt, 0);
     if (kind == OptimizerKind::ScaleInvariant) continue;
     if (const Expr* lit = f.literal_of(n, step.func); lit && lit->lit == LitKind::Int && lit->text == "1"sv) continue;
-    if (learning_rate_scaled(f, n)) continue;
+    if (learning_rate_scaled(f, n) || gradients_divided(f, n)) continue;
     // The frameworks that scale for the user.
     bool framework = false;
     for (const CallSite& x : f.calls) {
@@ -419,8 +594,9 @@ void check_LL206(CheckContext& ctx) {
     }
     if (reset_each_iteration) continue;
     const bool nominal = nominal_batch_count(f, step.func, n);
+    const std::string count_from = count_from_another_module(f, step.func, n);
     for (const CallSite* backward : backwards)
-      report_unscaled(ctx, step, n, *backward, kind == OptimizerKind::ScaleSensitive, nominal, reported);
+      report_unscaled(ctx, step, n, *backward, kind, nominal, count_from, reported);
   }
 }
 
