@@ -919,16 +919,27 @@ TEST(Impact, UnscaledAccumulationWithAnOptimizerOfUnknownTypeIsWeak) {
   const Finding* g = only(sgd, "LL206");
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->low_confidence);
-  // Chosen from a table of classes that holds an SGD-like one (`opts[args.optimizer](...)`): full.
+  // Chosen from a table of SGD-like classes (`opts[args.optimizer](...)`): full. A table that
+  // also holds an Adam-family one leaves the choice to the configuration: weak.
   const FileResult table = analyze_text(
       "train.py",
       loop + "def main(model, loader, name):\n"
-             "    opts = {'sgd': torch.optim.SGD, 'adagrad': torch.optim.Adagrad}\n"
+             "    opts = {'sgd': torch.optim.SGD, 'asgd': torch.optim.ASGD}\n"
              "    train(model, loader, opts[name](model.parameters(), lr=0.1))\n",
       Config{}, EngineOptions{});
   const Finding* t = only(table, "LL206");
   ASSERT_NE(t, nullptr);
   EXPECT_FALSE(t->low_confidence);
+  const FileResult mixed = analyze_text(
+      "train.py",
+      loop + "def main(model, loader, name):\n"
+             "    opts = {'sgd': torch.optim.SGD, 'adagrad': torch.optim.Adagrad}\n"
+             "    train(model, loader, opts[name](model.parameters(), lr=0.1))\n",
+      Config{}, EngineOptions{});
+  const Finding* x = only(mixed, "LL206");
+  ASSERT_NE(x, nullptr);
+  EXPECT_TRUE(x->low_confidence);
+  EXPECT_NE(x->message.find("chooses between an SGD-like and an Adam-family optimizer"), std::string::npos) << x->message;
   const FileResult adam = analyze_text(
       "train.py", loop + "def main(model, loader):\n    opt = torch.optim.Adam(model.parameters())\n    train(model, loader, opt)\n",
       Config{}, EngineOptions{});
