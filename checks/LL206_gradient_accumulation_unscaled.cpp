@@ -130,17 +130,24 @@ bool nominal_batch_count(const Facts& f, Id func, Id n) {
   });
 }
 
+// Is there an augmented assignment `name op= value` in the function whose value passes `test`
+// (`loss *= args.batch_size`, `loss /= N`)?
+template <class Test>
+bool updated_in_place(const Facts& f, Id func, const std::string& name, std::string_view op, Test test) {
+  if (name.empty()) return false;
+  for (const StmtSite& ss : f.stmt_sites) {
+    const Stmt& st = f.m.s(ss.stmt);
+    if (ss.func == func && st.kind == StmtKind::AugAssign && st.text == op && !st.targets.empty() &&
+        f.dotted(st.targets[0]) == name && test(st.value))
+      return true;
+  }
+  return false;
+}
+
 // A loss summed over the batch's samples: multiplied by the batch size on its way.
 bool summed_over_batch(const Facts& f, Id func, Id loss) {
   // `loss *= args.batch_size` in the function (YOLOv5's trainers).
-  const std::string& d = f.dotted(loss);
-  if (!d.empty())
-    for (const StmtSite& ss : f.stmt_sites) {
-      const Stmt& st = f.m.s(ss.stmt);
-      if (ss.func == func && st.kind == StmtKind::AugAssign && st.text == "*=" && !st.targets.empty() &&
-          f.dotted(st.targets[0]) == d && is_batch_size(f, st.value))
-        return true;
-    }
+  if (updated_in_place(f, func, f.dotted(loss), "*=", [&](Id v) { return is_batch_size(f, v); })) return true;
   std::set<std::string> seen;
   return derived(f, func, loss, 0, seen, [&](Id y) {
     const Expr& e = f.e(y);
@@ -160,16 +167,7 @@ bool normalised_to_nominal_batch(const Facts& f, Id func, Id loss) {
   };
   // `loss *= batch_size / 64` in the function, on the loss or on what it is made from
   // (`with amp.scale_loss(loss, opt) as scaled: scaled.backward()`).
-  auto scaled_in_place = [&](const std::string& d) {
-    if (d.empty()) return false;
-    for (const StmtSite& ss : f.stmt_sites) {
-      const Stmt& st = f.m.s(ss.stmt);
-      if (ss.func == func && st.kind == StmtKind::AugAssign && st.text == "*=" && !st.targets.empty() &&
-          f.dotted(st.targets[0]) == d && ratio(st.value))
-        return true;
-    }
-    return false;
-  };
+  auto scaled_in_place = [&](const std::string& d) { return updated_in_place(f, func, d, "*=", ratio); };
   std::set<std::string> seen;
   return derived(f, func, loss, 0, seen, [&](Id y) {
     const Expr& e = f.e(y);
@@ -325,14 +323,9 @@ bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string
         for (Id v : unpacked_returns(f, func, d, y))
           if (scaled(f, f.function_at(f.e(v).range.begin), v, n, depth + 1, seen)) { found = true; return false; }
         // `loss /= N`, `loss *= 1 / N`
-        for (const StmtSite& s : f.stmt_sites) {
-          const Stmt& st = f.m.s(s.stmt);
-          if (s.func == func && st.kind == StmtKind::AugAssign && !st.targets.empty() &&
-              f.dotted(st.targets[0]) == d &&
-              ((st.text == "/=" && is_count(f, st.value, n)) ||
-               (st.text == "*=" && scaled(f, func, st.value, n, depth + 1, seen))))
-            { found = true; return false; }
-        }
+        if (updated_in_place(f, func, d, "/=", [&](Id v) { return is_count(f, v, n); }) ||
+            updated_in_place(f, func, d, "*=", [&](Id v) { return scaled(f, func, v, n, depth + 1, seen); }))
+          { found = true; return false; }
       }
       return e.kind == ExprKind::Attribute;
     }
