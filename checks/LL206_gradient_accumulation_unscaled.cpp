@@ -3,6 +3,7 @@
 // backward() is not divided by N, so every update is the sum, not the mean, of N gradients.
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "checks/common.hpp"
@@ -421,6 +422,42 @@ OptimizerKind callee_kind(const Facts& f, Id func, Id callee) {
   return combine(kinds);
 }
 
+OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth);
+
+// Lightning's `self.optimizers()` in a method: the kinds of the optimizers its class's
+// `configure_optimizers` returns (`opt`, `[opt]`, `([opt], [scheduler])`,
+// `{"optimizer": opt, ...}`); empty for any other call.
+std::vector<OptimizerKind> configured_optimizers(const Facts& f, Id func, Id call, int depth) {
+  std::vector<OptimizerKind> kinds;
+  if (func == kNone || f.callee_attr(call) != "optimizers"sv || f.dotted(f.callee_receiver(call)) != "self"sv)
+    return kinds;
+  const Id k = f.m.funcs[func].cls;
+  if (k == kNone) return kinds;
+  std::function<void(Id, Id, int)> collect = [&](Id g, Id v, int d) {
+    const Expr& e = f.e(v);
+    if (d > 4) {
+      kinds.push_back(OptimizerKind::Unknown);
+    } else if (e.kind == ExprKind::Sequence && e.text == "dict"sv) {
+      for (size_t i = 0; i + 1 < e.kids.size(); i += 2)
+        if (f.e(e.kids[i]).kind == ExprKind::Literal && f.e(e.kids[i]).text == "optimizer"sv) collect(g, e.kids[i + 1], d + 1);
+    } else if (e.kind == ExprKind::Sequence) {
+      // `([opt_g, opt_d], [sched_g, sched_d])`: the optimizers come first, the schedulers after.
+      const bool lists = !e.kids.empty() && f.e(e.kids[0]).kind == ExprKind::Sequence;
+      for (size_t i = 0; i < (lists ? 1 : e.kids.size()); ++i) collect(g, e.kids[i], d + 1);
+    } else if (const std::vector<Id> bs = e.kind == ExprKind::Name ? f.bindings(g, e.text) : std::vector<Id>{};
+               !bs.empty() && std::all_of(bs.begin(), bs.end(), [&](Id b) { return f.e(b).kind == ExprKind::Sequence; })) {
+      for (Id b : bs) collect(g, b, d + 1);
+    } else {
+      kinds.push_back(optimizer_kind(f, g, v, depth + 1));
+    }
+  };
+  for (Id g : f.m.classes[k].methods)
+    if (f.m.funcs[g].name == "configure_optimizers"sv)
+      for (Id r : f.returned_values(g)) collect(g, r, 0);
+  if (kinds.empty()) kinds.push_back(OptimizerKind::Unknown);
+  return kinds;
+}
+
 OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
   if (opt == kNone || depth > 6) return OptimizerKind::Unknown;  // (callers of callers, a factory)
   const Expr& oe = f.e(opt);
@@ -429,6 +466,7 @@ OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
     return combine({optimizer_kind(f, func, oe.kids[0], depth + 1), optimizer_kind(f, func, oe.kids[2], depth + 1)});
   }
   if (oe.kind == ExprKind::Call) {
+    if (const std::vector<OptimizerKind> k = configured_optimizers(f, func, opt, depth); !k.empty()) return combine(k);
     const std::string& q = f.callee_qual(opt);
     if (!q.empty()) return class_kind(q);
     // A same-file factory (`optimizer = build_adamw(model, lr)`): what it returns.
@@ -489,8 +527,11 @@ void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSi
     }
   } else if (f.callee_qual(backward.call) == "torch.autograd.backward"sv) {
     loss = f.arg(backward.call, 0, "tensors");
+  } else if (battr == "manual_backward"sv) {
+    // Lightning's manual optimization back-propagates what it is handed, unscaled.
+    loss = f.arg(backward.call, 0, "loss");
   }
-  // engine.backward(loss), accelerator.backward(loss), manual_backward: they scale themselves.
+  // engine.backward(loss) (DeepSpeed), accelerator.backward(loss): they scale themselves.
   if (loss == kNone) return;
   std::set<std::string> seen;
   if (scaled(f, backward.func, loss, n, 0, seen)) return;
@@ -548,16 +589,46 @@ void report_unscaled(CheckContext& ctx, const CallSite& step, Id n, const CallSi
   fd->fixes.push_back(std::move(fix));
 }
 
+// The condition of the innermost `if` around statement `target` in `body` (`cond` when none
+// inside it), or nothing when `target` is not in `body`.
+std::optional<Id> enclosing_condition(const Module& m, const std::vector<Id>& body, Id target, Id cond) {
+  for (Id sid : body) {
+    if (sid == target) return cond;
+    const Stmt& st = m.s(sid);
+    if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) continue;
+    const Id inner = st.kind == StmtKind::If ? st.value : cond;
+    for (const std::vector<Id>* b : {&st.body, &st.orelse, &st.finalbody})
+      if (auto r = enclosing_condition(m, *b, target, inner)) return r;
+    for (const Handler& h : st.handlers)
+      if (auto r = enclosing_condition(m, h.body, target, cond)) return r;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void check_LL206(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<int> reported;
   for (const CallSite& step : f.calls) {
-    if (step.in_lambda || step.loop < 0 || step.guard == kNone) continue;
+    if (step.in_lambda) continue;
+    // The iteration the step runs in: its loop, or the body of a Lightning-style
+    // `training_step` method, which the runner calls once per batch (manual optimization
+    // accumulates with `if (batch_idx + 1) % N == 0: opt.step()`).
+    const bool per_batch_method = step.loop < 0 && step.func != kNone && f.m.funcs[step.func].cls != kNone &&
+                                  f.m.funcs[step.func].parent == kNone &&
+                                  f.m.funcs[step.func].name == "training_step"sv;
+    if (step.loop < 0 && !per_batch_method) continue;
+    // The condition of the innermost `if` around a call of the iteration.
+    auto guard_of = [&](const CallSite& x) {
+      return per_batch_method ? enclosing_condition(f.m, f.m.funcs[step.func].body, x.stmt, kNone).value_or(kNone)
+                              : x.guard;
+    };
+    const Id guard = guard_of(step);
+    if (guard == kNone) continue;
     Id opt = f.optimizer_of_step(step);
     if (opt == kNone) continue;
-    Id n = accumulation_count(f, step.guard);
+    Id n = accumulation_count(f, guard);
     if (n == kNone) continue;
     // Adam-family updates are invariant to the gradient's scale (measured: the same update
     // with and without the division).
@@ -576,14 +647,14 @@ void check_LL206(CheckContext& ctx) {
     // Gradients reset every iteration: nothing accumulates (a different problem).
     bool reset_each_iteration = false;
     std::vector<const CallSite*> backwards;  // every backward() of the loop: each branch answers for itself
-    for (int ci : f.loops[loop].calls) {
+    for (int ci : per_batch_method ? f.calls_in(step.func) : f.loops[loop].calls) {
       const CallSite& x = f.calls[ci];
       if (x.func != step.func || x.in_lambda) continue;
       Id o = kNone;
-      if (x.loop == loop && x.guard == kNone && f.is_grad_reset(x, &o)) reset_each_iteration = true;
+      if (x.loop == loop && guard_of(x) == kNone && f.is_grad_reset(x, &o)) reset_each_iteration = true;
       // A backward on the other side of a branch from the guarded step (the configuration
       // without accumulation, which steps every iteration) never feeds it.
-      if (f.is_backward(x) && x.guard != step.guard && !f.exclusive_paths(x, step)) backwards.push_back(&x);
+      if (f.is_backward(x) && guard_of(x) != guard && !f.exclusive_paths(x, step)) backwards.push_back(&x);
     }
     if (reset_each_iteration) continue;
     const bool nominal = nominal_batch_count(f, step.func, n);
