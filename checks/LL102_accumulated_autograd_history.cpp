@@ -1958,14 +1958,29 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
   };
   for (const CallSite& c : f.calls) {
     if (c.loop < 0 || c.in_lambda || c.target_func != kNone) continue;
+    std::string owner, attr, q;
     const Id recv = f.callee_receiver(c.call);
-    if (recv == kNone) continue;
-    const std::string& owner = f.dotted(recv);
-    if (owner.empty() || owner == "self"sv || f.grad_off(c)) continue;
-    const std::string& attr = f.callee_attr(c.call);
-    // (Every binding of the function, not the ones reaching the call: a summary's question.)
-    const std::string q = f.imported_class_built_by(f.bindings(c.func, owner));
-    if (q.empty()) continue;
+    const std::string built = f.imported_class_built_by({c.call});
+    if (!built.empty() && std::isupper(static_cast<unsigned char>(built[built.rfind('.') + 1])) && c.stmt != kNone) {
+      // The loop builds an instance of an imported class (`cam = GradCAM(model, layer)`): its
+      // constructor runs once per iteration (LL105's hooking constructors). Not a `with` item,
+      // whose exit may undo what the constructor did.
+      const Stmt& st = f.m.s(c.stmt);
+      if (st.kind == StmtKind::With) continue;
+      owner = st.kind == StmtKind::Assign && st.value == c.call && st.targets.size() == 1 ? f.dotted(st.targets[0])
+                                                                                         : std::string();
+      if (owner.empty()) owner = "@" + std::to_string(c.call);
+      attr = "__init__";
+      q = built;
+    } else {
+      if (recv == kNone) continue;
+      owner = f.dotted(recv);
+      if (owner.empty() || owner == "self"sv || f.grad_off(c)) continue;
+      attr = f.callee_attr(c.call);
+      // (Every binding of the function, not the ones reaching the call: a summary's question.)
+      q = f.imported_class_built_by(f.bindings(c.func, owner));
+      if (q.empty()) continue;
+    }
     // The loop that runs once per batch around the call, else its own loop.
     const int batch = batch_loop_of(f, c);
     const int loop = batch >= 0 ? batch : c.loop;

@@ -4,6 +4,7 @@
 // runs all of them, and each closure keeps what it captured.
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 
 #include "checks/common.hpp"
@@ -268,6 +269,50 @@ std::string containers_only(const Facts& f, const CallSite& c) {
   return names;
 }
 
+// A registration in a method of one of the file's classes that keeps no way to undo it: the
+// handle is discarded, or kept and never removed in the method nor handed back, and the class
+// offers no method that removes it. Such a method (or constructor), called once per iteration by a loop
+// of another file, piles the hooks up there (FileSummary::hooking_methods).
+bool hooks_for_good(const Facts& f, const CallSite& c) {
+  const Id cls = c.func == kNone ? kNone : f.class_of(c.func);
+  if (cls == kNone || c.in_lambda || c.stmt == kNone) return false;
+  const Stmt& st = f.m.s(c.stmt);
+  if (st.kind == StmtKind::With || st.kind == StmtKind::Return) return false;
+  if (!(st.kind == StmtKind::Expr && st.value == c.call) && removes_in(f, c.func)) return false;
+  for (Id mf : f.m.classes[cls].methods)
+    if (mf != c.func && removes_in(f, mf)) return false;
+  return true;
+}
+
+}  // namespace
+
+void summarize_LL105(const Facts& f, FileSummary& out) {
+  for (const CallSite& c : f.calls) {
+    const std::string& attr = f.callee_attr(c.call);
+    if (!is_module_hook(attr) && attr != "register_hook"sv) continue;
+    const Id recv = f.callee_receiver(c.call);
+    if (recv == kNone || !f.qual(recv).empty() || batch_loop_of(f, c) >= 0 || !hooks_for_good(f, c)) continue;
+    const std::string key = f.m.classes[f.class_of(c.func)].name + "." + f.m.funcs[c.func].name;
+    if (std::find(out.hooking_methods.begin(), out.hooking_methods.end(), key) == out.hooking_methods.end())
+      out.hooking_methods.push_back(key);
+  }
+}
+
+namespace {
+
+// A loop of another file of the run (ProjectView::loop_called_hooks) that calls the method
+// holding the registration, or builds its class, once per iteration: the caller's path and
+// whether that loop runs once per batch, or nothing.
+std::optional<std::pair<std::string, bool>> caller_elsewhere(const Facts& f, const CallSite& c) {
+  if (!f.project || f.project->loop_called_hooks.empty() || !hooks_for_good(f, c)) return std::nullopt;
+  auto it = f.project->loop_called_hooks.find(f.m.classes[f.class_of(c.func)].name + "." + f.m.funcs[c.func].name);
+  if (it == f.project->loop_called_hooks.end()) return std::nullopt;
+  std::optional<std::pair<std::string, bool>> out;
+  for (const auto& [call, path] : it->second)
+    if (!out || (call->batch_loop && !out->second)) out = std::make_pair(path, call->batch_loop);
+  return out;
+}
+
 }  // namespace
 
 void check_LL105(CheckContext& ctx) {
@@ -288,6 +333,8 @@ void check_LL105(CheckContext& ctx) {
     // function (one level up).
     int loop = batch_loop_of(f, c);
     const CallSite* caller = nullptr;
+    // A loop of another file that calls the method (or builds the class) once per iteration.
+    std::optional<std::pair<std::string, bool>> elsewhere;
     if (loop < 0) {
       // (Also from a setup loop of the function, over modules or parameters: each call of the
       // function registers a hook on every one of them, `for m in self.convs:
@@ -331,7 +378,8 @@ void check_LL105(CheckContext& ctx) {
           caller = &x;
           break;
         }
-      if (!caller) continue;
+      if (!caller) elsewhere = caller_elsewhere(f, c);
+      if (!caller && !elsewhere) continue;
       // An object built per batch hooks its own new submodules (`self.conv = nn.Conv2d(...)`):
       // they die with it. What it was handed (`model`, `self.model = model`) lives on.
       if (ctor_of != kNone && built_by_constructor(f, c.func, root_name(rd))) continue;
@@ -369,7 +417,7 @@ void check_LL105(CheckContext& ctx) {
       bool param = is_parameter_loop_target(f, c.func, rd) || last == "weight"sv || last == "bias"sv ||
                    rd.rfind("self.", 0) == 0;
       if (!param) {
-        if (caller) continue;  // a parameter of the per-batch function: an activation, most likely
+        if (caller || elsewhere) continue;  // a parameter of the per-batch function: an activation, most likely
         if (rd.empty() || assigned_in_loop(f, loop, root)) continue;
         // A name bound before the loop in the same function: a leaf tensor that lives on.
         bool torch_tensor = false;
@@ -391,7 +439,13 @@ void check_LL105(CheckContext& ctx) {
         per_pass = f.loops[l].func == c.func && iterates_batches(f, static_cast<int>(l));
       per_pass = per_pass || how_often(f, batch_loop_of(f, *caller)) != "once per batch";
     }
-    if (caller && is_constructor(f, c.func))
+    if (elsewhere) {
+      const std::string per = elsewhere->second ? "once per batch" : "once per iteration of a loop";
+      where = is_constructor(f, c.func)
+                  ? "in the constructor of `" + f.m.classes[f.class_of(c.func)].name + "`, built " + per + " in `" +
+                        elsewhere->first + "`,"
+                  : "in `" + f.m.funcs[c.func].name + "`, called " + per + " in `" + elsewhere->first + "`,";
+    } else if (caller && is_constructor(f, c.func))
       where = "in the constructor of `" + f.m.classes[f.class_of(c.func)].name + "`, built once per batch,";
     else if (per_pass)
       where = "in `" + f.m.funcs[c.func].name +
@@ -429,7 +483,12 @@ void check_LL105(CheckContext& ctx) {
     // keep only the containers they write outputs into: every one of them stores the same
     // output there, so what grows is a call per hook per forward, once per pass.
     const std::string containers = where != "once per batch" ? containers_only(f, c) : std::string();
-    Finding* fd = containers.empty()
+    Finding* fd = elsewhere && !elsewhere->second
+                      ? ctx.report_weak("LL105", f.e(c.call).range, message,
+                                        "the loop of `" + elsewhere->first +
+                                            "` that reaches it does not iterate batches: the hooks pile up once per "
+                                            "round of that loop, as many times as it has rounds")
+                  : containers.empty()
                       ? ctx.report("LL105", f.e(c.call).range, message)
                       : ctx.report_weak("LL105", f.e(c.call).range, message,
                                         "it piles up once per pass, not per batch, and each hook keeps only " + containers +

@@ -346,11 +346,14 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       std::shared_ptr<const FileSummary::LoopMethodCall> shared;
       for (const std::string& method : call.methods) {
         const std::string key = last(q) + "." + method;
-        if (std::find(files[def[0]].keeping_methods.begin(), files[def[0]].keeping_methods.end(), key) ==
-            files[def[0]].keeping_methods.end())
-          continue;
+        const auto& keeping = files[def[0]].keeping_methods;
+        const auto& hooking = files[def[0]].hooking_methods;
+        const bool keeps = std::find(keeping.begin(), keeping.end(), key) != keeping.end();
+        const bool hooks = std::find(hooking.begin(), hooking.end(), key) != hooking.end();
+        if (!keeps && !hooks) continue;
         if (!shared) shared = std::make_shared<const FileSummary::LoopMethodCall>(call);
-        views[def[0]].loop_called_methods[key].emplace_back(shared, files[i].path);
+        if (keeps) views[def[0]].loop_called_methods[key].emplace_back(shared, files[i].path);
+        if (hooks) views[def[0]].loop_called_hooks[key].emplace_back(shared, files[i].path);
       }
     }
     for (const auto& q : files[i].type_refs) {

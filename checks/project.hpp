@@ -110,6 +110,10 @@ struct FileSummary {
     std::vector<std::string> attrs;
   };
   std::vector<LoopMethodCall> loop_method_calls;
+  // LL105: methods of this file's classes (constructors included, "Class.__init__") that
+  // register a hook whose handle they neither remove nor hand back, as "Class.method": a loop of
+  // another file calling one (or building the class) once per iteration piles the hooks up.
+  std::vector<std::string> hooking_methods;
   // Methods (not constructors) that keep a value on their object (`self.losses.append(loss)`,
   // `self.total += loss`), as "Class.method": only they hear of another file's loop calls.
   std::vector<std::string> keeping_methods;
@@ -204,6 +208,10 @@ struct ProjectView {
   // (FileSummary::loop_method_calls): "Class.method" -> each such call, with the caller's path.
   std::map<std::string, std::vector<std::pair<std::shared_ptr<const FileSummary::LoopMethodCall>, std::string>>>
       loop_called_methods;
+  // The same for this file's hooking methods (FileSummary::hooking_methods), "Class.__init__"
+  // for a loop that builds the class (LL105).
+  std::map<std::string, std::vector<std::pair<std::shared_ptr<const FileSummary::LoopMethodCall>, std::string>>>
+      loop_called_hooks;
   // Imported functions (qualified, as this file imports them) that leave their argument in
   // eval mode: the argument's position and parameter name.
   std::map<std::string, std::vector<std::pair<int, std::string>>> eval_leaving_imports;
@@ -239,7 +247,7 @@ struct ProjectView {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
-           synthetic_datasets.empty() && accumulating_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
+           synthetic_datasets.empty() && accumulating_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && loop_called_hooks.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
            imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && communicating_classes.empty() &&
            detached_forward_elements.empty() && mode_free_classes.empty() && number_losses.empty() && other_losses.empty();
   }

@@ -268,6 +268,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   for (const auto& c : summary.loop_method_calls) lmc.push_back(Json::array({c.cls, c.batch_loop, c.methods, c.attrs}));
   j["p"]["lmc"] = std::move(lmc);
   j["p"]["kpm"] = summary.keeping_methods;
+  j["p"]["hkm"] = summary.hooking_methods;
   Json slc = Json::array();
   for (const auto& [k, method, off] : summary.self_calls) slc.push_back(Json::array({k, method, off}));
   j["p"]["slc"] = std::move(slc);
@@ -466,6 +467,7 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       if (h.model.empty() || (h.param < 0) != (h.method.find('.') != std::string::npos)) throw Bad();
     }
     s.keeping_methods = strings(at(p, "kpm"));
+    s.hooking_methods = strings(at(p, "hkm"));
     for (const auto& c : arr(at(p, "lmc"))) {
       if (arr(c).size() != 4) throw Bad();
       FileSummary::LoopMethodCall call{str(c[0]), boolean(c[1]), strings(c[2]), strings(c[3])};

@@ -1521,6 +1521,60 @@ class ForwardTupleAcrossModules(Tmp):
         self.assertEqual([f["line"] for f in json.loads(out)["findings"] if f["rule"] == "LL102"], [19])
 
 
+class HooksAcrossModules(Tmp):
+    """LL105 across modules: a class of one module registers a hook in its constructor (or in a
+    method) and never removes it; a loop of another module builds it (or calls the method) once
+    per iteration, so the hooks pile up on the model it was handed."""
+    CAM = ("import torch\n\n\nclass GradCAM:\n    def __init__(self, model, layer):\n        self.model = model\n"
+           "        self.acts = None\n        {register}\n\n"
+           "    def save(self, module, inp, out):\n        self.acts = out\n\n"
+           "    def attach(self, layer):\n        layer.register_forward_hook(self.save)\n\n"
+           "    def __call__(self, x):\n        return self.model(x)\n{extra}")
+    RUN = ("import torch\nfrom cam import GradCAM\n\n\ndef explain_all(model, loader):\n    maps = []\n"
+           "    {before}\n    for x, y in {loop}:\n        {body}\n        maps.append(cam(x).detach())\n    return maps\n")
+
+    def ll105(self, *extra):
+        rc, out, err = run(["--format", "json", *extra, self.dir])
+        return [(os.path.basename(f["path"]), f["line"], bool(f.get("low_confidence")), f["message"])
+                for f in json.loads(out)["findings"] if f["rule"] == "LL105"]
+
+    def project(self, register="layer.register_forward_hook(self.save)", extra="", before="pass",
+                loop="loader", body="cam = GradCAM(model, model.layer4)"):
+        self.write("cam.py", self.CAM.format(register=register, extra=extra))
+        self.write("run.py", self.RUN.format(before=before, loop=loop, body=body))
+
+    def test_a_class_built_once_per_batch_in_another_module(self):
+        self.project()
+        for extra in (("--no-cache",), (), ()):   # uncached, cold, warm
+            found = self.ll105(*extra)
+            self.assertEqual([(p, l, w) for p, l, w, _ in found], [("cam.py", 8, False)], found)
+            self.assertIn("constructor of `GradCAM`, built once per batch in `", found[0][3])
+
+    def test_a_method_called_once_per_batch_in_another_module(self):
+        self.project(register="pass", before="cam = GradCAM(model, model.layer4)", body="cam.attach(model.layer4)")
+        found = self.ll105("--no-cache")
+        self.assertEqual([(p, l, w) for p, l, w, _ in found], [("cam.py", 14, False)], found)
+        self.assertIn("in `attach`, called once per batch in `", found[0][3])
+
+    def test_silent_when_the_class_removes_its_handle(self):
+        self.project(register="self.handle = layer.register_forward_hook(self.save)",
+                     extra="\n    def close(self):\n        self.handle.remove()\n")
+        self.assertEqual(self.ll105("--no-cache"), [])
+
+    def test_silent_when_built_once_before_the_loop(self):
+        self.project(before="cam = GradCAM(model, model.layer4)", body="pass")
+        self.assertEqual(self.ll105("--no-cache"), [])
+
+    def test_silent_when_built_as_a_with_item(self):
+        self.project(body="with GradCAM(model, model.layer4) as cam:\n            pass")
+        self.assertEqual(self.ll105("--no-cache"), [])
+
+    def test_a_loop_over_rounds_is_weak(self):
+        self.project(loop="zip(rounds, rounds)")
+        found = self.ll105("--no-cache")
+        self.assertEqual([(p, l, w) for p, l, w, _ in found], [("cam.py", 8, True)], found)
+
+
 class ModeFreeModelAcrossModules(Tmp):
     """LL205 across modules: a validation that leaves the model in eval mode matters only if
     the model has a layer that behaves differently in eval(): a class of another module of the
