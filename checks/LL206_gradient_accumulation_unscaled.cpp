@@ -145,6 +145,40 @@ bool updated_in_place(const Facts& f, Id func, const std::string& name, std::str
   return false;
 }
 
+// For a name read at `at` that a reaching tuple assignment binds from a call (`loss, items =
+// compute_loss(...)`): each such call, with the name's position in the tuple.
+std::vector<std::pair<Id, size_t>> unpacked_calls(const Facts& f, Id func, const std::string& d, Id at) {
+  std::vector<std::pair<Id, size_t>> out;
+  Id st = f.stmt_of(at);
+  if (st == kNone || d.find('.') != std::string::npos) return out;
+  auto si = f.stmt_index.find(st);
+  if (si == f.stmt_index.end() || f.stmt_sites[si->second].func != func) return out;
+  bool outside = false;
+  for (const Def& df : f.flow().reaching(st, d, &outside)) {
+    if (df.kind != DefKind::Unpacked || df.value == kNone || f.e(df.value).kind != ExprKind::Call) continue;
+    const Stmt& s = f.m.s(df.stmt);
+    if (s.targets.size() != 1 || f.e(s.targets[0]).kind != ExprKind::Sequence) continue;
+    const auto& names = f.e(s.targets[0]).kids;
+    for (size_t k = 0; k < names.size(); ++k)
+      if (f.dotted(names[k]) == d) out.emplace_back(df.value, k);
+  }
+  return out;
+}
+
+// A call of a loss function or class of another module that sums over the batch
+// (ProjectView::batch_summed_losses): `compute_loss(p, t)`, or `compute_loss(p, t)` after
+// `compute_loss = ComputeLoss(model)`.
+bool imported_batch_sum(const Facts& f, Id func, Id call) {
+  if (!f.project || f.project->batch_summed_losses.empty()) return false;
+  if (f.project->batch_summed_losses.count(f.callee_qual(call))) return true;
+  const Id callee = f.e(call).kids[0];
+  if (f.e(callee).kind != ExprKind::Name) return false;
+  const std::vector<Id> built = f.bindings_at(func, f.e(callee).text, callee);
+  return !built.empty() && std::all_of(built.begin(), built.end(), [&](Id b) {
+    return f.e(b).kind == ExprKind::Call && f.project->batch_summed_losses.count(f.callee_qual(b));
+  });
+}
+
 // A loss summed over the batch's samples: multiplied by the batch size on its way.
 bool summed_over_batch(const Facts& f, Id func, Id loss) {
   // `loss *= args.batch_size` in the function (YOLOv5's trainers).
@@ -152,8 +186,25 @@ bool summed_over_batch(const Facts& f, Id func, Id loss) {
   std::set<std::string> seen;
   return derived(f, func, loss, 0, seen, [&](Id y) {
     const Expr& e = f.e(y);
+    // A loss function of another module that sums over the batch (`compute_loss(p, t)`, or an
+    // instance of such a loss class, `compute_loss = ComputeLoss(model)`), also as the first
+    // element of the tuple it returns (`loss, items = compute_loss(pred, targets)`).
+    if (e.kind == ExprKind::Call && imported_batch_sum(f, func, y)) return true;
+    if (e.kind == ExprKind::Name && f.project && !f.project->batch_summed_losses.empty())
+      for (const auto& [call, k] : unpacked_calls(f, func, e.text, y))
+        if (k == 0 && imported_batch_sum(f, func, call)) return true;
     return e.kind == ExprKind::BinOp && e.text == "*" && e.kids.size() == 2 &&
            (is_batch_size(f, e.kids[0]) || is_batch_size(f, e.kids[1]));
+  });
+}
+
+// Does every return of `g` hand back (as itself, or as the first element of a tuple) a value
+// multiplied by the batch size on its way?
+bool returns_batch_sum(const Facts& f, Id g) {
+  const std::vector<Id> returned = f.returned_values(g);
+  return !returned.empty() && std::all_of(returned.begin(), returned.end(), [&](Id r) {
+    if (f.e(r).kind == ExprKind::Sequence && !f.e(r).kids.empty()) r = f.e(r).kids[0];
+    return summed_over_batch(f, g, r);
   });
 }
 
@@ -262,22 +313,12 @@ bool gradients_divided(const Facts& f, Id n) {
 // (`loss, correct = step(...)`): the expressions that call returns in that position.
 std::vector<Id> unpacked_returns(const Facts& f, Id func, const std::string& d, Id at) {
   std::vector<Id> out;
-  Id st = f.stmt_of(at);
-  if (st == kNone || d.find('.') != std::string::npos) return out;
-  auto si = f.stmt_index.find(st);
-  if (si == f.stmt_index.end() || f.stmt_sites[si->second].func != func) return out;
-  bool outside = false;
-  for (const Def& df : f.flow().reaching(st, d, &outside)) {
-    if (df.kind != DefKind::Unpacked || df.value == kNone || f.e(df.value).kind != ExprKind::Call) continue;
-    const Stmt& s = f.m.s(df.stmt);
-    if (s.targets.size() != 1 || f.e(s.targets[0]).kind != ExprKind::Sequence) continue;
-    const auto& names = f.e(s.targets[0]).kids;
-    size_t k = 0;
-    while (k < names.size() && f.dotted(names[k]) != d) ++k;
-    Id g = f.same_file_target(df.value, func);
-    if (k == names.size() || g == kNone) continue;
+  for (const auto& [call, k] : unpacked_calls(f, func, d, at)) {
+    const size_t n = f.e(f.m.s(f.stmt_of(call)).targets[0]).kids.size();
+    Id g = f.same_file_target(call, func);
+    if (g == kNone) continue;
     for (Id r : f.returned_values(g))
-      if (f.e(r).kind == ExprKind::Sequence && f.e(r).kids.size() == names.size()) out.push_back(f.e(r).kids[k]);
+      if (f.e(r).kind == ExprKind::Sequence && f.e(r).kids.size() == n) out.push_back(f.e(r).kids[k]);
   }
   return out;
 }
@@ -372,11 +413,17 @@ enum class OptimizerKind { ScaleInvariant, ScaleSensitive, Mixed, Unknown };
 
 // An optimizer class by its qualified name (`torch.optim.SGD`).
 OptimizerKind class_kind(const std::string& q) {
-  if (q.rfind("torch.optim.", 0) != 0 && q.rfind("transformers.", 0) != 0 && q.rfind("bitsandbytes.", 0) != 0 &&
-      q.rfind("apex.", 0) != 0 && q.rfind("timm.optim.", 0) != 0)
-    return OptimizerKind::Unknown;  // a factory, a class of the file, a name from a config
   std::string_view last = q;
   if (size_t dot = last.rfind('.'); dot != std::string_view::npos) last = last.substr(dot + 1);
+  if (q.rfind("torch.optim.", 0) != 0 && q.rfind("transformers.", 0) != 0 && q.rfind("bitsandbytes.", 0) != 0 &&
+      q.rfind("apex.", 0) != 0 && q.rfind("timm.optim.", 0) != 0) {
+    // A factory, a class of the file, a name from a config: unknown. But a class of the
+    // project's own named as an Adam-family optimizer is one (a copy of `AdamW` in `optim/`).
+    for (std::string_view adam : {"Adam", "AdamW", "Adamax", "AdamP", "RAdam", "NAdam", "FusedAdam", "Lamb", "LAMB",
+                                  "FusedLAMB", "Adafactor", "Lion"})
+      if (last == adam) return OptimizerKind::ScaleInvariant;
+    return OptimizerKind::Unknown;
+  }
   if (last.find("Adam") != std::string_view::npos || last == "RMSprop"sv || last == "Adagrad"sv || last == "Adadelta"sv ||
       last == "Adafactor"sv || last == "Rprop"sv || last == "Lion"sv || last.find("Lamb") == 0 ||
       last.find("LAMB") != std::string_view::npos)
@@ -424,6 +471,20 @@ OptimizerKind callee_kind(const Facts& f, Id func, Id callee) {
 
 OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth);
 
+// A call handed the optimizer `d` itself that hands it back prepared or wrapped (`model,
+// optimizer = amp.initialize(model, optimizer)`, `accelerator.prepare(...)`,
+// `hvd.DistributedOptimizer(optimizer)`): the same optimizer's kind. (Not a constructor of a
+// known optimizer class, nor a same-file function, whose body says what it returns.)
+bool hands_back(const Facts& f, Id v, const std::string& d) {
+  const Expr& e = f.e(v);
+  if (e.kind != ExprKind::Call || d.empty() || f.call_index.count(v) == 0) return false;
+  if (f.calls[f.call_index.at(v)].target_func != kNone || class_kind(f.callee_qual(v)) != OptimizerKind::Unknown)
+    return false;
+  for (size_t k = 1; k < e.kids.size(); ++k)
+    if (f.dotted(e.kids[k]) == d) return true;
+  return false;
+}
+
 // Lightning's `self.optimizers()` in a method: the kinds of the optimizers its class's
 // `configure_optimizers` returns (`opt`, `[opt]`, `([opt], [scheduler])`,
 // `{"optimizer": opt, ...}`); empty for any other call.
@@ -468,6 +529,12 @@ OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
   if (oe.kind == ExprKind::Call) {
     if (const std::vector<OptimizerKind> k = configured_optimizers(f, func, opt, depth); !k.empty()) return combine(k);
     const std::string& q = f.callee_qual(opt);
+    // A factory of another module of the run (FileSummary::optimizer_factories).
+    if (f.project && !q.empty())
+      if (auto it = f.project->optimizer_factory_kinds.find(q); it != f.project->optimizer_factory_kinds.end())
+        return static_cast<OptimizerKind>(it->second == 1 ? OptimizerKind::ScaleSensitive
+                                          : it->second == 2 ? OptimizerKind::ScaleInvariant
+                                                            : OptimizerKind::Mixed);
     if (!q.empty()) return class_kind(q);
     // A same-file factory (`optimizer = build_adamw(model, lr)`): what it returns.
     if (const Id g = f.same_file_target(opt, func); g != kNone) {
@@ -494,7 +561,8 @@ OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
   if (values.empty() && oe.kind == ExprKind::Name) values = f.argument_values(func, d);
   std::vector<OptimizerKind> kinds;
   for (const auto& [where, v] : values)
-    if (!(f.dotted(v) == d && where == func)) kinds.push_back(optimizer_kind(f, where, v, depth + 1));
+    if (!(f.dotted(v) == d && where == func) && !(where == func && hands_back(f, v, d)))
+      kinds.push_back(optimizer_kind(f, where, v, depth + 1));
   return combine(kinds);
 }
 
@@ -606,6 +674,26 @@ std::optional<Id> enclosing_condition(const Module& m, const std::vector<Id>& bo
 }
 
 }  // namespace
+
+void summarize_LL206(const Facts& f, FileSummary& out) {
+  for (Id g = 0; g < f.m.funcs.size(); ++g) {
+    const Function& fn = f.m.funcs[g];
+    if (fn.parent != kNone) continue;
+    if (fn.cls == kNone) {
+      std::vector<OptimizerKind> kinds;
+      for (Id r : f.returned_values(g)) kinds.push_back(optimizer_kind(f, g, r, 1));
+      const OptimizerKind k = combine(kinds);
+      if (k != OptimizerKind::Unknown &&
+          std::none_of(kinds.begin(), kinds.end(), [](OptimizerKind x) { return x == OptimizerKind::Unknown; }))
+        out.optimizer_factories.emplace_back(fn.name, k == OptimizerKind::ScaleSensitive   ? 1
+                                                      : k == OptimizerKind::ScaleInvariant ? 2
+                                                                                           : 3);
+      if (returns_batch_sum(f, g)) out.batch_summed_losses.push_back(fn.name);
+    } else if ((fn.name == "__call__"sv || fn.name == "forward"sv) && returns_batch_sum(f, g)) {
+      out.batch_summed_losses.push_back(f.m.classes[fn.cls].name);
+    }
+  }
+}
 
 void check_LL206(CheckContext& ctx) {
   const Facts& f = ctx.facts;

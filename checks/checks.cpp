@@ -505,6 +505,7 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     summarize_LL101(facts, *summary);
     summarize_LL102(facts, *summary);
     summarize_LL105(facts, *summary);
+    summarize_LL206(facts, *summary);
   }
   // Relevance: Python that reaches no torch (MXNet, TensorFlow, plain Python) has none of
   // the mechanisms the rules describe. C++ units are filtered before Clang runs.

@@ -76,6 +76,8 @@ void summarize_LL301(const Facts& f, FileSummary& out);
 void summarize_LL205(const Facts& f, FileSummary& out);
 // LL101's: methods of plain classes that run a model attribute's forward with grad on.
 void summarize_LL101(const Facts& f, FileSummary& out);
+// LL206's: optimizer factories of a known kind, and losses summed over the batch.
+void summarize_LL206(const Facts& f, FileSummary& out);
 // LL105's: methods (constructors included) that register a hook they neither remove nor hand back.
 void summarize_LL105(const Facts& f, FileSummary& out);
 // LL102's: methods that keep a value on their object, and the methods of imported classes this

@@ -4013,6 +4013,17 @@ bool Facts::eval_called_before(Id func, const std::string& d, uint32_t before) c
   return true;
 }
 
+bool Facts::optimizer_factory_name(std::string_view name) {
+  bool opt = false;
+  for (const auto& t : name_tokens(name)) {
+    if (t == "sched"sv || t == "scheduler"sv || t == "lr"sv || t == "warmup"sv || t == "state"sv || t == "params"sv ||
+        t == "param"sv || t == "groups"sv || t == "group"sv || t == "config"sv || t == "cfg"sv || t == "args"sv)
+      return false;
+    if (t == "optim"sv || t == "optimizer"sv || t == "optimiser"sv) opt = true;
+  }
+  return opt;
+}
+
 bool Facts::is_optimizer(Id func, Id x) const {
   if (x == kNone) return false;
   if (e(x).kind == ExprKind::Subscript) x = e(x).kids[0];
@@ -4028,7 +4039,9 @@ bool Facts::is_optimizer(Id func, Id x) const {
     // A class of this file is an optimizer only if it is one (`WeightEMA`, whose step()
     // blends weights into an EMA copy and never reads .grad, is not, whatever it is named).
     if (Id k = constructed_class(v); k != kNone) return class_derives(k, {"Optimizer"});
-    if (!q.empty()) return false;
+    // An imported factory named for what it builds (`build_optimizer(cfg, model)`,
+    // `create_optimizer_v2(...)`), not a scheduler's; any other imported call is not one.
+    if (!q.empty()) return optimizer_factory_name(last_component(q));
   }
   // A parameter: what the same-file callers pass (`train(..., ema_optimizer, ...)` with
   // `ema_optimizer = WeightEMA(...)` in main()).

@@ -354,6 +354,8 @@ class Facts {
   bool is_optimizer(Id func, Id expr) const;
   // For `opt.step()` / `scaler.step(opt)`: the optimizer expression; kNone otherwise.
   Id optimizer_of_step(const CallSite& c) const;
+  // Is a function so named a factory of optimizers (`build_optimizer`, `create_optimizer_v2`)?
+  static bool optimizer_factory_name(std::string_view name);
   // For `x.zero_grad()`: the optimizer reset, or kNone with *all = true for model resets.
   bool is_grad_reset(const CallSite& c, Id* optimizer) const;
   bool is_backward(const CallSite& c) const;          // loss.backward(), autograd.backward

@@ -153,7 +153,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
       synthetic_def, linear_def, module_def, comm_def, accumulating_def, eval_def, freeze_def, size_def,
-      trainer_def, helper_def, detached_def, mode_free_def;
+      trainer_def, helper_def, detached_def, mode_free_def, factory_def, summed_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -166,6 +166,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& c : files[i].linear_classes) linear_def[c].push_back(i);
     for (const auto& c : files[i].module_classes) module_def[c].push_back(i);
     for (const auto& c : files[i].communicating_classes) comm_def[c].push_back(i);
+    for (const auto& [g, k] : files[i].optimizer_factories) factory_def[g].push_back(i);
+    for (const auto& g : files[i].batch_summed_losses) summed_def[g].push_back(i);
     for (const auto& cm : files[i].accumulating_methods) accumulating_def[cm.substr(0, cm.find('.'))].push_back(i);
     for (const auto& h : files[i].helper_methods) {
       auto& v = helper_def[h.param >= 0 ? h.method : h.method.substr(0, h.method.find('.'))];
@@ -284,6 +286,18 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (mc != module_def.end() && defined(mc->second)) views[i].module_classes.insert(q);
       // (Any definition of the name that communicates: a class of that name might be it.)
       if (comm_def.count(lq)) views[i].communicating_classes.insert(q);
+      // LL206: an optimizer factory, or a loss summed over the batch, of the one module defining it.
+      // (A package's `__init__` that re-exports it by name, `from .misc import build_optimizer`,
+      // counts when one module of the run defines the name.)
+      if (auto g = factory_def.find(lq); g != factory_def.end()) {
+        std::vector<size_t> def = defining_files(q, i, g->second, files, &modules);
+        if (def.empty()) def = reexporting_files(q, i, g->second, files, by_last);
+        if (def.empty() && g->second.size() == 1 && reexported_by_name(q, g->second, files, by_last)) def = g->second;
+        if (def.size() == 1)
+          for (const auto& [name, kind] : files[def[0]].optimizer_factories)
+            if (name == lq) views[i].optimizer_factory_kinds[q] = kind;
+      }
+      if (auto g = summed_def.find(lq); g != summed_def.end() && defined(g->second)) views[i].batch_summed_losses.insert(q);
       // Functions that leave their argument in eval mode, or frozen: (position, parameter) per
       // imported name.
       auto param_effects = [&](const std::unordered_map<std::string, std::vector<size_t>>& defs,

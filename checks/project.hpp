@@ -110,6 +110,13 @@ struct FileSummary {
     std::vector<std::string> attrs;
   };
   std::vector<LoopMethodCall> loop_method_calls;
+  // LL206: module-level functions whose every return builds an optimizer of a known kind
+  // (`build_optimizer` choosing among Adam, Adamax and AdamW), with that kind (1 scale-sensitive,
+  // 2 scale-invariant, 3 the configuration's choice of both); and loss functions (module-level
+  // functions, or classes by their `__call__` / `forward`) whose loss is multiplied by the batch
+  // size on its way out (`return loss * bs, items`): a sum over the batch's samples.
+  std::vector<std::pair<std::string, int>> optimizer_factories;
+  std::vector<std::string> batch_summed_losses;
   // LL105: methods of this file's classes (constructors included, "Class.__init__") that
   // register a hook whose handle they neither remove nor hand back, as "Class.method": a loop of
   // another file calling one (or building the class) once per iteration piles the hooks up.
@@ -238,6 +245,11 @@ struct ProjectView {
   std::set<std::string> mode_free_classes;
   // Imported classes (as this file names them) that synchronise ranks themselves.
   std::set<std::string> communicating_classes;
+  // Imported optimizer factories (as this file names them) and their kind; imported loss
+  // functions and classes that sum over the batch (FileSummary::optimizer_factories,
+  // ::batch_summed_losses).
+  std::map<std::string, int> optimizer_factory_kinds;
+  std::set<std::string> batch_summed_losses;
   // This file's functions named like evaluation whose result another file back-propagates.
   std::set<std::string> trained_by_callers;
   // Calls named like a loss this file makes whose every definition in the run returns a Python
@@ -249,7 +261,7 @@ struct ProjectView {
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && loop_called_hooks.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
            imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && communicating_classes.empty() &&
-           detached_forward_elements.empty() && mode_free_classes.empty() && number_losses.empty() && other_losses.empty();
+           optimizer_factory_kinds.empty() && batch_summed_losses.empty() && detached_forward_elements.empty() && mode_free_classes.empty() && number_losses.empty() && other_losses.empty();
   }
 };
 

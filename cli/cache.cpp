@@ -269,6 +269,10 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   j["p"]["lmc"] = std::move(lmc);
   j["p"]["kpm"] = summary.keeping_methods;
   j["p"]["hkm"] = summary.hooking_methods;
+  Json opf = Json::array();
+  for (const auto& [g, k] : summary.optimizer_factories) opf.push_back(Json::array({g, k}));
+  j["p"]["opf"] = std::move(opf);
+  j["p"]["bsl"] = summary.batch_summed_losses;
   Json slc = Json::array();
   for (const auto& [k, method, off] : summary.self_calls) slc.push_back(Json::array({k, method, off}));
   j["p"]["slc"] = std::move(slc);
@@ -468,6 +472,12 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     }
     s.keeping_methods = strings(at(p, "kpm"));
     s.hooking_methods = strings(at(p, "hkm"));
+    s.batch_summed_losses = strings(at(p, "bsl"));
+    for (const auto& c : arr(at(p, "opf"))) {
+      if (arr(c).size() != 2 || !c[1].is_number_integer() || c[1].get<int64_t>() < 1 || c[1].get<int64_t>() > 3)
+        throw Bad();
+      s.optimizer_factories.emplace_back(str(c[0]), static_cast<int>(c[1].get<int64_t>()));
+    }
     for (const auto& c : arr(at(p, "lmc"))) {
       if (arr(c).size() != 4) throw Bad();
       FileSummary::LoopMethodCall call{str(c[0]), boolean(c[1]), strings(c[2]), strings(c[3])};

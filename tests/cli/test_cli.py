@@ -1521,6 +1521,52 @@ class ForwardTupleAcrossModules(Tmp):
         self.assertEqual([f["line"] for f in json.loads(out)["findings"] if f["rule"] == "LL102"], [19])
 
 
+class AccumulationFactsAcrossModules(Tmp):
+    """LL206 across modules: an optimizer factory of another module says which optimizer the
+    loop steps, and a loss function of another module that multiplies by the batch size says
+    the loss is a sum over the samples."""
+    FACTORY = ("import torch\nfrom torch.optim import Adam, Adamax\n\n\ndef build_optimizer(model, opts):\n"
+               "    if opts.optim == 'adam':\n        cls = Adam\n    elif opts.optim == 'other':\n        cls = {other}\n"
+               "    else:\n        raise ValueError(opts.optim)\n    return cls(model.parameters(), lr=opts.lr)\n")
+    TRAIN = ("import torch\nfrom optim import build_optimizer\n\n\ndef main(model, loader, opts):\n"
+             "    optimizer = build_optimizer(model, opts)\n    for step, batch in enumerate(loader):\n"
+             "        loss = model(batch)\n        loss.backward()\n"
+             "        if (step + 1) % opts.gradient_accumulation_steps == 0:\n"
+             "            optimizer.step()\n            optimizer.zero_grad()\n")
+    LOSS = ("import torch\n\n\ndef compute_loss(p, targets):\n    bs = p.shape[0]  # batch size\n"
+            "    loss = (p - targets).abs().mean()\n    return {ret}, loss.detach()\n")
+    YOLO = ("import torch\nfrom utils.loss import compute_loss\n\n\n"
+            "def train(model, loader, total_batch_size, lr):\n    nbs = 64\n"
+            "    accumulate = max(round(nbs / total_batch_size), 1)\n"
+            "    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)\n"
+            "    for i, (imgs, targets) in enumerate(loader):\n        loss, items = compute_loss(model(imgs), targets)\n"
+            "        loss.backward()\n        if i % accumulate == 0:\n            optimizer.step()\n"
+            "            optimizer.zero_grad()\n")
+
+    def ll206(self, *extra):
+        rc, out, err = run(["--format", "json", *extra, self.dir])
+        return [(os.path.basename(f["path"]), f["line"], bool(f.get("low_confidence")))
+                for f in json.loads(out)["findings"] if f["rule"] == "LL206"]
+
+    def test_an_adam_family_factory_of_another_module(self):
+        self.write("optim/__init__.py", "from .misc import build_optimizer\n")
+        self.write("optim/misc.py", self.FACTORY.format(other="Adamax"))
+        self.write("train.py", self.TRAIN)
+        for extra in (("--no-cache",), (), ()):   # uncached, cold, warm
+            self.assertEqual(self.ll206(*extra), [])
+        # A factory that may build SGD: the configuration chooses, so the finding is weak.
+        self.write("optim/misc.py", self.FACTORY.format(other="torch.optim.SGD"))
+        self.assertEqual(self.ll206("--no-cache"), [("train.py", 9, True)])
+
+    def test_a_loss_of_another_module_summed_over_the_batch(self):
+        self.write("utils/loss.py", self.LOSS.format(ret="loss * bs"))
+        self.write("train.py", self.YOLO)
+        for extra in (("--no-cache",), (), ()):
+            self.assertEqual(self.ll206(*extra), [])
+        self.write("utils/loss.py", self.LOSS.format(ret="loss"))
+        self.assertEqual(self.ll206("--no-cache"), [("train.py", 11, True)])
+
+
 class HooksAcrossModules(Tmp):
     """LL105 across modules: a class of one module registers a hook in its constructor (or in a
     method) and never removes it; a loop of another module builds it (or calls the method) once
