@@ -197,7 +197,15 @@ bool model_communicates(const Facts& f) {
 // The training loop runs a wrapper of the model that another function built from it
 // (`ddp_model = wrap_model(model, rank)`, a helper of another module that may return a DDP
 // wrap): its gradients may be synchronised there.
+// Or the loop calls a method of an object an imported class that synchronises ranks built
+// from the model (`dgc = DGC(model=model, ...)`; `dgc.gradient_update(it)` between backward()
+// and step(): a gradient-compression exchange of another module).
 bool trains_a_wrapper(const Facts& f, int loop, Id func, const std::string& model) {
+  auto built_from_model = [&](Id v) {
+    for (size_t k = 1; k < f.e(v).kids.size(); ++k)
+      if (f.dotted(f.unplaced(f.e(v).kids[k])) == model) return true;
+    return false;
+  };
   for (int ci : f.loops[loop].calls) {
     const CallSite& x = f.calls[ci];
     const Id callee = f.e(x.call).kids[0];
@@ -205,9 +213,14 @@ bool trains_a_wrapper(const Facts& f, int loop, Id func, const std::string& mode
     if (d.empty() || d == model) continue;
     for (Id v : f.bindings(func, d)) {
       if (f.e(v).kind != ExprKind::Call || starts_with(f.callee_qual(v), "torch.")) continue;
-      for (size_t k = 1; k < f.e(v).kids.size(); ++k)
-        if (f.dotted(f.unplaced(f.e(v).kids[k])) == model) return true;
+      if (built_from_model(v)) return true;
     }
+    const Id recv = f.callee_receiver(x.call);
+    if (!f.project || f.project->communicating_classes.empty() || recv == kNone || f.e(recv).kind != ExprKind::Name)
+      continue;
+    for (Id v : f.bindings(func, f.e(recv).text))
+      if (f.e(v).kind == ExprKind::Call && f.project->communicating_classes.count(f.callee_qual(v)) && built_from_model(v))
+        return true;
   }
   return false;
 }

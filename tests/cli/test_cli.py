@@ -1013,6 +1013,28 @@ def main(rank, net, train_set, val_set):
                    "    def sync(self):\n        for p in self.parameters():\n            dist.all_reduce(p.grad)\n")
         rc, out, err = run(["--format", "json", "--no-cache", self.dir])
         self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL203"], [], out)
+        # A gradient exchange of another module, built from the model, that the loop runs between
+        # backward() and step() (`dgc = Compressor(model=model)`; `dgc.exchange(it)`).
+        self.write("models.py", "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+                   "        super().__init__()\n        self.fc = nn.Linear(10, 2)\n\n"
+                   "    def forward(self, x):\n        return self.fc(x)\n")
+        self.write("compress.py", "import torch.distributed as dist\nimport torch.nn as nn\n\n\n"
+                   "class Compressor(nn.Module):\n    def __init__(self, model):\n        super().__init__()\n"
+                   "        self.model = model\n\n    def exchange(self, it):\n"
+                   "        for p in self.model.parameters():\n            dist.all_reduce(p.grad)\n")
+        dgc = (train.replace("WRAP", "    dgc = Compressor(model=model)\n")
+               .replace("from models import Net\n", "from models import Net\nfrom compress import Compressor\n")
+               .replace("        loss.backward()\n", "        loss.backward()\n        dgc.exchange(0)\n"))
+        self.write("train.py", dgc)
+        rc, out, err = run(["--format", "json", "--no-cache", self.dir])
+        self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL203"], [], out)
+        # The same helper of a module that does not communicate synchronises nothing.
+        self.write("compress.py", "import torch.nn as nn\n\n\n"
+                   "class Compressor(nn.Module):\n    def __init__(self, model):\n        super().__init__()\n"
+                   "        self.model = model\n\n    def exchange(self, it):\n"
+                   "        for p in self.model.parameters():\n            p.grad.mul_(0.5)\n")
+        rc, out, err = run(["--format", "json", "--no-cache", self.dir])
+        self.assertEqual(len([f for f in json.loads(out)["findings"] if f["rule"] == "LL203"]), 1, out)
 
     def test_extensionless_python_script_is_python(self):
         script = self.write("bin/evaluate", "#!/usr/bin/env python3\n" + LEAKY)
