@@ -2881,11 +2881,29 @@ bool Facts::in_test_code(Id func, bool by_name) const {
   if (is_test_file) return true;
   for (Id fn = func; fn != kNone; fn = m.funcs[fn].parent) {
     const Function& d = m.funcs[fn];
-    // pytest's `test_*`, unittest's and gtest-style `testFoo` / `TestFoo`.
-    if (by_name && (d.name.rfind("test", 0) == 0 || d.name.rfind("Test", 0) == 0)) return true;
+    // pytest's `test_*`, unittest's and gtest-style `testFoo` / `TestFoo`, outside a test file:
+    // a self-check that sets up what it runs (`def test(): net = ResNet18(); net(x)`), handed
+    // nothing, or only literal defaults. A function so named that is handed what it runs
+    // (`def test(model, device, test_loader)`) is the program's evaluation phase.
+    if (by_name && (d.name.rfind("test", 0) == 0 || d.name.rfind("Test", 0) == 0) && sets_up_its_inputs(fn))
+      return true;
     if (d.cls != kNone && test_class(d.cls)) return true;
   }
   return false;
+}
+
+bool Facts::sets_up_its_inputs(Id func) const {
+  // A pytest function handed fixtures (`def test_export(tmp_path)`) asserts what it checks.
+  for (Id sid : func_stmts_[func])
+    if (m.s(sid).kind == StmtKind::Other && m.s(sid).text == "assert"sv) return true;
+  const Function& d = m.funcs[func];
+  // A model's own `test_invertibility(self, x)` is a self-check of the class whatever it is handed.
+  if (d.cls != kNone && d.name != "test"sv) return true;
+  for (size_t k = 0; k < d.params.size(); ++k) {
+    if (k == 0 && d.cls != kNone && (d.params[k] == "self" || d.params[k] == "cls")) continue;
+    if (k >= d.param_defaults.size() || d.param_defaults[k].empty()) return false;
+  }
+  return true;
 }
 
 bool Facts::test_class(Id cls) const {
