@@ -1145,8 +1145,8 @@ void check_LL101(CheckContext& ctx) {
                                         "memory of a CPU run")
                   : !frozen_part.empty()
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
-                                        "the model's parameters were frozen before `" + frozen_part +
-                                            "` was attached: only that part records a graph, a small share of "
+                                        "the model's parameters were frozen but for `" + frozen_part +
+                                            "`: only that part records a graph, a small share of "
                                             "the forward's activations")
                   : interactive_loop(f, c)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,

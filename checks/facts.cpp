@@ -3814,14 +3814,61 @@ void Facts::note_freezes(const Stmt& s, Id func) {
     }
     if (e(target).kind != ExprKind::Name) return;
     const std::string& p = e(target).text;
+    const std::string& d = dotted(callee_receiver(s.value));
+    if (d.empty()) return;
+    auto switches = [&](const Stmt& st) {  // `p.requires_grad = False`: 1 off, 0 on, -1 neither
+      if (st.kind != StmtKind::Assign || st.targets.size() != 1 || st.value == kNone) return -1;
+      if (dotted(st.targets[0]) != p + ".requires_grad" || e(st.value).kind != ExprKind::Literal) return -1;
+      return e(st.value).lit == LitKind::False ? 1 : 0;
+    };
     for (Id b : s.body) {
       const Stmt& st = m.s(b);
-      if (st.kind != StmtKind::Assign || st.targets.size() != 1 || st.value == kNone) continue;
-      if (dotted(st.targets[0]) != p + ".requires_grad" || e(st.value).kind != ExprKind::Literal) continue;
-      const std::string& d = dotted(callee_receiver(s.value));
-      if (!d.empty()) events.push_back({d, s.range.begin, e(st.value).lit == LitKind::False});
+      if (const int sw = switches(st); sw >= 0) events.push_back({d, s.range.begin, sw == 1});
+      // `if name not in ["fc.weight", "fc.bias"]: p.requires_grad = False` (also `if not
+      // name.startswith("fc")`): every parameter off but the named head's, which still
+      // records a graph.
+      if (st.kind == StmtKind::If && st.orelse.empty() && st.body.size() == 1 && switches(m.s(st.body[0])) == 1 &&
+          callee_attr(s.value) == "named_parameters"sv) {
+        const std::string head = kept_by_name_test(st.value, e(e(s.targets[0]).kids[0]).text);
+        if (!head.empty()) {
+          events.push_back({d, s.range.begin, true});
+          events.push_back({d + "." + head, s.range.begin + 1, false});
+        }
+      }
     }
   }
+}
+
+std::string Facts::kept_by_name_test(Id cond, const std::string& name) const {
+  // The module a parameter name belongs to: `fc` of "fc.weight", `head` of "head".
+  auto module_of = [](std::string n) {
+    for (std::string_view leaf : {".weight", ".bias"})
+      if (n.size() > leaf.size() && n.compare(n.size() - leaf.size(), leaf.size(), leaf) == 0) n.resize(n.size() - leaf.size());
+    while (!n.empty() && n.back() == '.') n.pop_back();
+    return n;
+  };
+  auto literal = [&](Id x) -> std::string {
+    return x != kNone && e(x).kind == ExprKind::Literal && e(x).lit == LitKind::String ? e(x).text : std::string();
+  };
+  const Expr& c = e(cond);
+  std::string head;
+  // `name not in ["fc.weight", "fc.bias"]`: every literal names the same module.
+  if (c.kind == ExprKind::Compare && c.text == "not in"sv && c.kids.size() == 2 && dotted(c.kids[0]) == name &&
+      e(c.kids[1]).kind == ExprKind::Sequence) {
+    for (Id x : e(c.kids[1]).kids) {
+      const std::string n = module_of(literal(x));
+      if (n.empty() || (!head.empty() && n != head)) return "";
+      head = n;
+    }
+    return head;
+  }
+  // `not name.startswith("fc")`, `"fc" not in name`
+  if (c.kind == ExprKind::UnaryOp && c.text == "not"sv && !c.kids.empty() && e(c.kids[0]).kind == ExprKind::Call &&
+      callee_attr(c.kids[0]) == "startswith"sv && dotted(callee_receiver(c.kids[0])) == name)
+    return module_of(literal(arg(c.kids[0], 0)));
+  if (c.kind == ExprKind::Compare && c.text == "not in"sv && c.kids.size() == 2 && dotted(c.kids[1]) == name)
+    return module_of(literal(c.kids[0]));
+  return "";
 }
 
 bool Facts::frozen_at(Id func, const std::string& d, uint32_t pos, int depth) const {
@@ -3859,15 +3906,20 @@ bool Facts::frozen_at(Id func, const std::string& d, uint32_t pos, int depth) co
 // model.parameters(): p.requires_grad = False`, then `model.fc = nn.Sequential(...)`): the
 // first new part's name, "" otherwise. Only those parts record a graph in a forward.
 std::string Facts::frozen_but_for_at(Id func, const std::string& d, uint32_t pos) const {
+  if (d.empty()) return "";
   auto it = freezes_.find(func);
-  if (d.empty() || it == freezes_.end()) return "";
   std::string part;
-  bool frozen = false;
-  for (const Freeze& z : it->second) {
-    if (z.pos >= pos) continue;
-    if (z.name == d) frozen = z.frozen, part.clear();
-    else if (frozen && !z.frozen && starts_with(z.name, d + ".") && part.empty()) part = z.name;
-  }
+  bool frozen = false, seen = false;
+  if (it != freezes_.end())
+    for (const Freeze& z : it->second) {
+      if (z.pos >= pos) continue;
+      if (z.name == d) frozen = z.frozen, part.clear(), seen = true;
+      else if (frozen && !z.frozen && starts_with(z.name, d + ".") && part.empty()) part = z.name;
+    }
+  // A module-level model a function reads without binding it: as the module's statements leave it.
+  if (!seen && func != kNone && m.funcs[func].parent == kNone && !is_param(func, d.substr(0, d.find('.'))) &&
+      !bound_names_[func].count(d.substr(0, d.find('.'))))
+    return frozen_but_for_at(kNone, d, UINT32_MAX);
   return frozen ? part : "";
 }
 

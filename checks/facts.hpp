@@ -407,6 +407,9 @@ class Facts {
   // requires_grad switched back on for `dotted` in `func` or at the module level
   bool unfrozen_in(Id func, const std::string& dotted) const;
   std::string frozen_but_for_at(Id func, const std::string& dotted, uint32_t pos) const;
+  // For a freeze loop's test on a parameter's name `name` that keeps one module trainable
+  // (`name not in ["fc.weight", "fc.bias"]`, `not name.startswith("fc")`): that module ("fc").
+  std::string kept_by_name_test(Id cond, const std::string& name) const;
   int returns_frozen(Id call, std::string* part) const;
 
   bool file_trains() const { return file_trains_; }  // any backward(), autograd.grad() or optimizer step
