@@ -215,6 +215,25 @@ void for_each_word(std::string_view t, F&& fn) {
   }
 }
 
+// Python's scopes for a name read: is `x` (a Name) a read of a local of the function around it
+// (a parameter `save_blackbox` of `train(..., save_blackbox=False)`, an assignment, a loop
+// target), not of a module-level name? A nested def is read through its local name: not a local.
+class LocalReads {
+ public:
+  explicit LocalReads(const Facts& f) : f_(f) {
+    for (const Function& fn : f.m.funcs)
+      if (fn.parent != kNone) nested_.insert({fn.parent, fn.name});
+  }
+  bool local(const Expr& x) const {
+    const Id fn = f_.function_at(x.range.begin);
+    return fn != kNone && f_.binds_locally(fn, x.text) && !nested_.count({fn, x.text});
+  }
+
+ private:
+  const Facts& f_;
+  std::set<std::pair<Id, std::string_view>> nested_;
+};
+
 // A module that is not a program may be a helper of the run's programs (weaken_uncalled): then
 // its module-level functions are live only if reached from outside them. Records which of them
 // each reads its own module-level functions' names: `{caller, callee}`, caller empty when the read
@@ -251,8 +270,10 @@ void summarize_own_reads(const Facts& f, FileSummary& s, bool dispatches_by_name
   // `getattr(sys.modules[__name__], name)`, `fire.Fire()`): every one is reachable.
   if (dispatches_by_name)
     for (Id fn : tops) reads.insert({std::string_view(), f.m.funcs[fn].name});
+  const LocalReads locals(f);
   for (const Expr& x : f.m.exprs) {
     if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) {
+      if (x.kind == ExprKind::Name && names.count(x.text) && locals.local(x)) continue;
       read_at(x.text, x.range.begin);
     } else if (identifier_like_string(x)) {
       // (identifier-like strings only, as summarize_references reads them: `"run_" + mode`
@@ -272,10 +293,40 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   auto add_words = [&](std::string_view t) {
     for_each_word(t, [&](std::string_view w) { seen.insert(w); });
   };
+  // Names resolved as Python scopes them: a read of a function's own local (a parameter
+  // `save_blackbox` of `train(..., save_blackbox=False)`) is not a read of the module-level
+  // function of that name; a nested def of the function is read through its local name. A
+  // name imported from a module (`from train_test import train`), which the file does not define
+  // itself, reaches that module's definition (`imported_refs`).
+  const LocalReads locals(f);
+  std::unordered_set<std::string_view> own_defs;
+  for (const Function& fn : f.m.funcs)
+    if (fn.parent == kNone && fn.cls == kNone) own_defs.insert(fn.name);
+  for (const Class& k : f.m.classes) own_defs.insert(k.name);
+  std::unordered_set<std::string_view> from_import;  // local names of `from m import name`
+  for (const auto& [local, q] : f.m.aliases)
+    if (!own_defs.count(local) && q.size() > local.size() && q.compare(q.size() - local.size(), local.size(), local) == 0 &&
+        q[q.size() - local.size() - 1] == '.')
+      from_import.insert(local);
+  std::unordered_set<std::string_view> imported_read;
   for (const Expr& x : f.m.exprs) {
-    if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) seen.insert(x.text);
-    else if (identifier_like_string(x))
-      add_words(x.text);  // `getattr(self, "evaluate")`, `"pkg.module:main"`; not prose
+    if (x.kind == ExprKind::Name) {
+      if (from_import.count(x.text)) {
+        imported_read.insert(x.text);
+        continue;
+      }
+      if (locals.local(x)) continue;
+      seen.insert(x.text);
+    } else if (x.kind == ExprKind::Attribute) {
+      seen.insert(x.text);
+    } else if (identifier_like_string(x)) {
+      // `getattr(self, "evaluate")`, `"pkg.module:main"`; not prose. A word naming one of the
+      // file's own functions or classes (`__all__ = ["adversarial_test"]`) names that one.
+      for_each_word(x.text, [&](std::string_view w) {
+        if (own_defs.count(w) && !s.module.empty()) s.imported_refs.push_back(s.module + "." + std::string(w));
+        else seen.insert(w);
+      });
+    }
   }
   // Dispatch by a computed name reaches functions no text names: `fire.Fire()` puts the file's
   // functions on the command line, `getattr(self, mode)()` reaches any method of the class (or
@@ -338,12 +389,20 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   // the same spelling keeps the import, which only errs on the side of a caller.)
   const bool reexports = ends_with(f.path, "__init__.py");
   for (const auto& [local, q] : f.m.aliases) {
-    if (!reexports && !seen.count(local) && q.size() > local.size() &&
-        q.compare(q.size() - local.size(), local.size(), local) == 0 && q[q.size() - local.size() - 1] == '.')
-      continue;  // `from m import name`, never read: neither it nor its module is called here
+    if (from_import.count(local)) {
+      if (!reexports && !imported_read.count(local))
+        continue;  // `from m import name`, never read: neither it nor its module is called here
+      // Read, or re-exported by a package's `__init__.py`: its module's words, and the name as
+      // the import qualifies it.
+      add_words(std::string_view(q).substr(0, q.size() - local.size() - 1));
+      s.imported_refs.push_back(q);
+      continue;
+    }
     seen.insert(local);
     add_words(q);
   }
+  std::sort(s.imported_refs.begin(), s.imported_refs.end());
+  s.imported_refs.erase(std::unique(s.imported_refs.begin(), s.imported_refs.end()), s.imported_refs.end());
   std::vector<std::string> names(seen.begin(), seen.end());
   std::sort(names.begin(), names.end());
   s.referenced = std::move(names);
@@ -446,11 +505,41 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
                      const std::vector<bool>& unpackaged) {
   // Each name read, with how many files read it (1 or 2: more does not matter) and one of them.
   std::unordered_map<std::string_view, std::pair<int, size_t>> read;
+  auto note_read = [&](std::string_view n, size_t i) {
+    auto [it, fresh] = read.try_emplace(n, 1, i);
+    if (!fresh && it->second.second != i) it->second.first = 2;
+  };
   for (size_t i = 0; i < summaries.size(); ++i)
-    for (const std::string& n : summaries[i].referenced) {
-      auto [it, fresh] = read.try_emplace(n, 1, i);
-      if (!fresh && it->second.second != i) it->second.first = 2;
+    for (const std::string& n : summaries[i].referenced) note_read(n, i);
+  // Names read as imported from a module (`from train_test import train`): a read of that
+  // module's function when a file of the run is that module and defines it (another module's
+  // copy of `train` is not reached); otherwise (a package's re-export, a module outside the
+  // run), a read of the name wherever it is defined.
+  std::vector<std::unordered_set<std::string_view>> credited(summaries.size());
+  {
+    std::unordered_map<std::string_view, std::vector<size_t>> by_last;  // last module component -> files
+    for (size_t k = 0; k < summaries.size(); ++k) {
+      const std::string& mod = summaries[k].module;
+      by_last[std::string_view(mod).substr(mod.find_last_of('.') + 1)].push_back(k);
     }
+    for (size_t i = 0; i < summaries.size(); ++i)
+      for (const std::string& q : summaries[i].imported_refs) {
+        const size_t dot = q.rfind('.');
+        if (dot == std::string::npos) continue;
+        const std::string_view name = std::string_view(q).substr(dot + 1);
+        std::string mod = q.substr(0, dot);
+        while (!mod.empty() && mod[0] == '.') mod.erase(0, 1);
+        size_t owner = summaries.size();
+        if (auto it = by_last.find(std::string_view(mod).substr(mod.find_last_of('.') + 1)); it != by_last.end() && !mod.empty())
+          for (size_t k : it->second) {
+            const auto& fs = summaries[k].functions;
+            if (module_is(summaries[k].module, mod) && std::find(fs.begin(), fs.end(), name) != fs.end())
+              owner = owner == summaries.size() ? k : summaries.size() + 1;  // (two candidates: undecided)
+          }
+        if (owner < summaries.size()) credited[owner].insert(name);
+        else note_read(name, i);
+      }
+  }
   const std::vector<bool> helper = program_helper_modules(summaries, unpackaged);
   for (size_t i = 0; i < results.size() && i < summaries.size(); ++i) {
     // A helper module's functions are live when another file reads their names, when the module
@@ -465,7 +554,8 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
         if (caller.empty()) reach(callee);
       for (const auto& h : summaries[i].holding) {
         auto it = read.find(h.name);
-        if (it != read.end() && (it->second.first > 1 || it->second.second != i)) reach(h.name);
+        if ((it != read.end() && (it->second.first > 1 || it->second.second != i)) || credited[i].count(h.name))
+          reach(h.name);
       }
       for (const auto& [caller, callee] : summaries[i].own_reads) {
         auto it = read.find(caller);
@@ -482,7 +572,7 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
     }
     weaken_uncalled_in(results[i], summaries[i], [&](const FileSummary::Holding& h) {
       if (h.interface) return helper[i] && !live.count(h.name);
-      return read.count(h.name) == 0;
+      return read.count(h.name) == 0 && !credited[i].count(h.name);
     });
   }
 }

@@ -170,6 +170,11 @@ class Facts {
   bool switched_off(Id func) const;
   // Is `name` a parameter of `func` (false at module level)?
   bool is_param(Id func, std::string_view name) const;
+  // Does the function bind the name itself (a parameter, an assignment, a loop target, an
+  // import, a nested def): a read of it there is of that local, not of a module-level name?
+  bool binds_locally(Id func, const std::string& name) const {
+    return func != kNone && (is_param(func, name) || bound_names_[func].count(name) != 0);
+  }
   // Literal value visible for an expression: the expression itself when a literal, or the
   // single literal assigned to a plain name in the same function.
   const Expr* literal_of(Id expr, Id func) const;

@@ -169,6 +169,10 @@ struct FileSummary {
   // whole directories (EngineOptions::whole_tree) weakens the findings of a function whose
   // name no file of the run reads.
   std::vector<std::string> referenced;
+  // Names the file reads only as imported from a module (`from train_test import train`), as
+  // the import qualifies them ("train_test.train"): they reach that module's definition, not
+  // another module's function of the same name. (Not in `referenced`.)
+  std::vector<std::string> imported_refs;
   // Evaluation by name (LL101 reads a function named `sample`, `predict`, ... as one): the
   // names of calls this file cannot resolve whose result it back-propagates, and this file's
   // functions so named.

@@ -252,7 +252,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
             {"syn", summary.synthetic_datasets}, {"lin", summary.linear_classes}, {"mcl", summary.module_classes}, {"dfe", summary.detached_forward_elements}, {"mfc", summary.mode_free_classes}, {"ccl", summary.communicating_classes}, {"acc", summary.accumulating_methods},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
-            {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced},
+            {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced}, {"irf", summary.imported_refs},
             {"bpr", summary.backprop_results}, {"evn", summary.eval_named},
             {"dsm", summary.dispatched_modules}, {"trn", summary.trainers}};
   Json hf = Json::array();
@@ -440,6 +440,7 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.open_methods = strings(at(p, "om"));
     s.name_off_methods = strings(at(p, "nom"));
     s.referenced = strings(at(p, "ref"));
+    s.imported_refs = strings(at(p, "irf"));
     s.backprop_results = strings(at(p, "bpr"));
     s.eval_named = strings(at(p, "evn"));
     s.dispatched_modules = strings(at(p, "dsm"));

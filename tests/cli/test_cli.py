@@ -1131,6 +1131,31 @@ class UncalledCode(Tmp):
             weak = [f["line"] for f in json.loads(out)["findings"] if "nothing in the scanned tree calls" in f["message"]]
             self.assertEqual(weak, [12])
 
+    def test_names_are_read_as_python_scopes_them(self):
+        # A program with two copies of an evaluation function: its entry imports one of them by
+        # name, so the other copy is code nothing calls; a parameter named like a function of
+        # the program is a local, not a read of that function.
+        evaluate = ("import torch\n\n\ndef evaluate(model, loader, report=False):\n    model.eval()\n"
+                    "    outs = [model(x.cuda()).argmax(1) for x in loader]\n    if report:\n        print(len(outs))\n"
+                    "    return outs\n\n\ndef report(model, loader):\n    model.eval()\n"
+                    "    return [model(x.cuda()).sum() for x in loader]\n")
+        self.write("old_tools.py", evaluate)
+        self.write("tools.py", evaluate)
+        # (Both modules are helpers of the program, which imports them.)
+        self.write("main.py", "import torch\nimport old_tools\nfrom tools import evaluate\n\nif __name__ == '__main__':\n"
+                   "    print(evaluate(torch.nn.Linear(2, 2).cuda(), [torch.zeros(1, 2)]), old_tools.__name__)\n")
+        found = self.ll101(self.dir)
+        self.assertEqual([(p, l, uncalled) for p, l, sev, uncalled in found],
+                         [("old_tools.py", 6, True), ("old_tools.py", 14, True),
+                          ("tools.py", 6, False), ("tools.py", 14, True)], found)
+        # Read through the module (`old_tools.evaluate(...)`): called.
+        self.write("main.py", "import torch\nimport old_tools\nfrom tools import evaluate\n\nif __name__ == '__main__':\n"
+                   "    print(evaluate(torch.nn.Linear(2, 2).cuda(), [torch.zeros(1, 2)]))\n"
+                   "    print(old_tools.evaluate(torch.nn.Linear(2, 2).cuda(), [torch.zeros(1, 2)]))\n")
+        self.assertEqual([(p, l, uncalled) for p, l, sev, uncalled in self.ll101(self.dir)],
+                         [("old_tools.py", 6, False), ("old_tools.py", 14, True),
+                          ("tools.py", 6, False), ("tools.py", 14, True)])
+
     def caller_case(self, name, text):
         # trainer.py's test() (line 12) is called only from `name`; validate() from main.py.
         self.write("trainer.py", self.TRAINER)

@@ -93,6 +93,7 @@ FileSummary sample_summary() {
   s.method_calls = {{"generate", true}, {"append", false}};
   s.open_methods = {"infer"};
   s.referenced = {"evaluate", "getattr", "model"};
+  s.imported_refs = {"train_test.train"};
   s.backprop_results = {"sample"};
   s.eval_named = {"predict", "sample"};
   s.holding = {{"sample", 120, 480, true}};
@@ -192,6 +193,7 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.method_calls, sample_summary().method_calls);
   EXPECT_EQ(s.open_methods, sample_summary().open_methods);
   EXPECT_EQ(s.referenced, sample_summary().referenced);
+  EXPECT_EQ(s.imported_refs, sample_summary().imported_refs);
   EXPECT_EQ(s.backprop_results, sample_summary().backprop_results);
   EXPECT_EQ(s.eval_named, sample_summary().eval_named);
   ASSERT_EQ(s.holding.size(), 1u);
@@ -255,7 +257,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,""]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,""]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -296,6 +298,7 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("\"acc\":[\"AverageMeter.update\"]", "\"acc\":[\"update\"]"));
   EXPECT_TRUE(bad("\"kpm\":[\"Agent.update\"]", "\"kpm\":[3]"));
   EXPECT_TRUE(bad("\"hkm\":[\"GradCAM.__init__\"]", "\"hkm\":[3]"));
+  EXPECT_TRUE(bad("\"irf\":[\"m.f\"]", "\"irf\":[true]"));
   EXPECT_TRUE(bad("[\"build_optimizer\",2]", "[\"build_optimizer\",7]"));
   EXPECT_TRUE(bad("[\"build_optimizer\",2]", "[\"build_optimizer\"]"));
   EXPECT_TRUE(bad("\"bsl\":[\"compute_loss\"]", "\"bsl\":[1]"));
