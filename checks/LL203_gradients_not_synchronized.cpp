@@ -14,6 +14,11 @@ namespace {
 // Anything in the file that synchronises or shards training for the user. The names that
 // DDP/FSDP wrap (`teacher = DDP(teacher)`) go to `wrapped`: a wrap of one model does not
 // synchronise another's gradients. A wrap of anything but a name counts for the whole file.
+bool point_to_point(const std::string& q) {
+  return in(q, {"torch.distributed.send", "torch.distributed.recv", "torch.distributed.isend", "torch.distributed.irecv",
+                "torch.distributed.batch_isend_irecv", "torch.distributed.P2POp"});
+}
+
 bool framework_sync(const Facts& f, std::set<std::string>& wrapped) {
   for (const auto& [local, q] : f.m.aliases) {
     (void)local;
@@ -29,6 +34,9 @@ bool framework_sync(const Facts& f, std::set<std::string>& wrapped) {
     const std::string& q = f.callee_qual(c.call);
     const std::string& a = f.callee_attr(c.call);
     std::string name = a.empty() ? f.dotted(f.e(c.call).kids[0]) : a;
+    // Point-to-point messages, here or in a function of another module of the run: pipeline
+    // stages (each rank holds other layers: nothing to average) or a parameter server.
+    if (point_to_point(q) || (f.project && f.project->point_to_point_imports.count(q))) return true;
     if (starts_with(q, "torch.distributed.rpc") || q.find("fully_shard") != std::string::npos || name == "prepare"sv ||
         name == "initialize"sv || name == "setup_module"sv || name == "DistributedOptimizer"sv)
       return true;
@@ -228,6 +236,11 @@ bool trains_a_wrapper(const Facts& f, int loop, Id func, const std::string& mode
 }  // namespace
 
 void summarize_LL203(const Facts& f, FileSummary& out) {
+  for (const CallSite& c : f.calls)
+    if (c.func != kNone && f.m.funcs[c.func].cls == kNone && f.m.funcs[c.func].parent == kNone &&
+        point_to_point(f.callee_qual(c.call)) &&
+        std::find(out.point_to_point.begin(), out.point_to_point.end(), f.m.funcs[c.func].name) == out.point_to_point.end())
+      out.point_to_point.push_back(f.m.funcs[c.func].name);
   // As in the file itself (model_communicates): where one module class communicates, the
   // classes built from it may be the model (`ParallelMLP` of `RowParallelLinear`), so every
   // module class of the file counts.

@@ -471,6 +471,18 @@ OptimizerKind callee_kind(const Facts& f, Id func, Id callee) {
 
 OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth);
 
+// A function whose body does nothing: `pass`, `None`, `...`, a docstring, a bare `return`.
+bool does_nothing(const Facts& f, Id fn) {
+  if (fn == kNone) return false;
+  for (Id sid : f.m.funcs[fn].body) {
+    const Stmt& st = f.m.s(sid);
+    if (st.kind == StmtKind::Pass || (st.kind == StmtKind::Return && st.value == kNone)) continue;
+    if (st.kind == StmtKind::Expr && st.value != kNone && f.e(st.value).kind == ExprKind::Literal) continue;
+    return false;
+  }
+  return true;
+}
+
 // A call handed the optimizer `d` itself that hands it back prepared or wrapped (`model,
 // optimizer = amp.initialize(model, optimizer)`, `accelerator.prepare(...)`,
 // `hvd.DistributedOptimizer(optimizer)`): the same optimizer's kind. (Not a constructor of a
@@ -529,6 +541,10 @@ OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
   if (oe.kind == ExprKind::Call) {
     if (const std::vector<OptimizerKind> k = configured_optimizers(f, func, opt, depth); !k.empty()) return combine(k);
     const std::string& q = f.callee_qual(opt);
+    // A class of the file whose `step()` does nothing (`DummyOptimizer` for an evaluation
+    // pass): it applies no update, so the gradients' scale changes nothing.
+    if (const Id k = f.constructed_class(opt); k != kNone && does_nothing(f, f.method_in(k, "step")))
+      return OptimizerKind::ScaleInvariant;
     // A factory of another module of the run (FileSummary::optimizer_factories).
     if (f.project && !q.empty())
       if (auto it = f.project->optimizer_factory_kinds.find(q); it != f.project->optimizer_factory_kinds.end())

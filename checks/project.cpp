@@ -153,7 +153,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
       synthetic_def, linear_def, module_def, comm_def, accumulating_def, eval_def, freeze_def, size_def,
-      trainer_def, helper_def, detached_def, mode_free_def, factory_def, summed_def;
+      trainer_def, helper_def, detached_def, mode_free_def, factory_def, summed_def, p2p_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
@@ -168,6 +168,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& c : files[i].communicating_classes) comm_def[c].push_back(i);
     for (const auto& [g, k] : files[i].optimizer_factories) factory_def[g].push_back(i);
     for (const auto& g : files[i].batch_summed_losses) summed_def[g].push_back(i);
+    for (const auto& g : files[i].point_to_point) p2p_def[g].push_back(i);
     for (const auto& cm : files[i].accumulating_methods) accumulating_def[cm.substr(0, cm.find('.'))].push_back(i);
     for (const auto& h : files[i].helper_methods) {
       auto& v = helper_def[h.param >= 0 ? h.method : h.method.substr(0, h.method.find('.'))];
@@ -298,6 +299,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
             if (name == lq) views[i].optimizer_factory_kinds[q] = kind;
       }
       if (auto g = summed_def.find(lq); g != summed_def.end() && defined(g->second)) views[i].batch_summed_losses.insert(q);
+      if (auto g = p2p_def.find(lq); g != p2p_def.end() && defined(g->second)) views[i].point_to_point_imports.insert(q);
       // Functions that leave their argument in eval mode, or frozen: (position, parameter) per
       // imported name.
       auto param_effects = [&](const std::unordered_map<std::string, std::vector<size_t>>& defs,

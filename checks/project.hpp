@@ -68,6 +68,9 @@ struct FileSummary {
   // tensor-parallel layer, a `sync()` that all-reduces the gradients) or a gradient hook that
   // all-reduces (LL203).
   std::vector<std::string> communicating_classes;
+  // Module-level functions that send or receive tensors point to point (`dist.isend`,
+  // `dist.batch_isend_irecv`): a pipeline's stages, or a parameter server's messages (LL203).
+  std::vector<std::string> point_to_point;
   // Imported names used as parameter annotations (`model: Transformer`), qualified: what a
   // typed parameter holds, for grad_off_forwards of the defining file.
   std::vector<std::string> type_refs;
@@ -253,6 +256,8 @@ struct ProjectView {
   // functions and classes that sum over the batch (FileSummary::optimizer_factories,
   // ::batch_summed_losses).
   std::map<std::string, int> optimizer_factory_kinds;
+  // Imported functions (as this file names them) that communicate point to point.
+  std::set<std::string> point_to_point_imports;
   std::set<std::string> batch_summed_losses;
   // This file's functions named like evaluation whose result another file back-propagates.
   std::set<std::string> trained_by_callers;
@@ -265,7 +270,7 @@ struct ProjectView {
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && loop_called_hooks.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
            imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && communicating_classes.empty() &&
-           optimizer_factory_kinds.empty() && batch_summed_losses.empty() && detached_forward_elements.empty() && mode_free_classes.empty() && number_losses.empty() && other_losses.empty();
+           optimizer_factory_kinds.empty() && batch_summed_losses.empty() && point_to_point_imports.empty() && detached_forward_elements.empty() && mode_free_classes.empty() && number_losses.empty() && other_losses.empty();
   }
 };
 

@@ -273,6 +273,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   for (const auto& [g, k] : summary.optimizer_factories) opf.push_back(Json::array({g, k}));
   j["p"]["opf"] = std::move(opf);
   j["p"]["bsl"] = summary.batch_summed_losses;
+  j["p"]["p2p"] = summary.point_to_point;
   Json slc = Json::array();
   for (const auto& [k, method, off] : summary.self_calls) slc.push_back(Json::array({k, method, off}));
   j["p"]["slc"] = std::move(slc);
@@ -474,6 +475,7 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.keeping_methods = strings(at(p, "kpm"));
     s.hooking_methods = strings(at(p, "hkm"));
     s.batch_summed_losses = strings(at(p, "bsl"));
+    s.point_to_point = strings(at(p, "p2p"));
     for (const auto& c : arr(at(p, "opf"))) {
       if (arr(c).size() != 2 || !c[1].is_number_integer() || c[1].get<int64_t>() < 1 || c[1].get<int64_t>() > 3)
         throw Bad();

@@ -257,7 +257,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,""]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,""]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"],"p2p":["pipeline_communicate"]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -302,6 +302,7 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"build_optimizer\",2]", "[\"build_optimizer\",7]"));
   EXPECT_TRUE(bad("[\"build_optimizer\",2]", "[\"build_optimizer\"]"));
   EXPECT_TRUE(bad("\"bsl\":[\"compute_loss\"]", "\"bsl\":[1]"));
+  EXPECT_TRUE(bad("\"p2p\":[\"pipeline_communicate\"]", "\"p2p\":{}"));
   // A forward's element without history: "Class.k", k a small index.
   EXPECT_TRUE(bad("\"dfe\":[\"MixNet.2\"]", "\"dfe\":[\"MixNet\"]"));
   EXPECT_TRUE(bad("\"dfe\":[\"MixNet.2\"]", "\"dfe\":[\"MixNet.x\"]"));
