@@ -90,10 +90,28 @@ bool sharding_class(const Facts& f, Id k) {
 
 // A same-file Dataset class that makes its items on the fly: `__getitem__` never reads its
 // index (synthetic data, a fresh draw per item).
+// Or whose items are rows of tensors its constructor makes (`self.features = torch.randn(size,
+// 10)`; `return self.features[index], self.labels[index]`): every attribute `__getitem__` reads
+// is bound only to a made tensor.
 bool synthetic_class(const Facts& f, Id k) {
+  const Id init = f.method_in(k, "__init__");
   for (Id mi : f.m.classes[k].methods) {
     const Function& fn = f.m.funcs[mi];
-    if (fn.name == "__getitem__"sv && fn.params.size() >= 2) return !reads_param(f, fn, fn.params[1]);
+    if (fn.name != "__getitem__"sv || fn.params.size() < 2) continue;
+    if (!reads_param(f, fn, fn.params[1])) return true;
+    if (init == kNone) return false;
+    bool any = false;
+    const Range& r = fn.range;
+    for (Id x = 0; x < f.m.exprs.size(); ++x) {
+      const Expr& a = f.e(x);
+      if (a.kind != ExprKind::Attribute || a.range.begin < r.begin || a.range.end > r.end || a.kids.empty() ||
+          f.e(a.kids[0]).kind != ExprKind::Name || f.e(a.kids[0]).text != "self"sv)
+        continue;
+      const std::vector<Id> vs = f.bindings(init, f.dotted(x));
+      if (vs.empty() || !std::all_of(vs.begin(), vs.end(), [&](Id v) { return made_tensor(f, init, v); })) return false;
+      any = true;
+    }
+    return any;
   }
   return false;
 }
