@@ -1942,6 +1942,7 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
   // One entry per (loop, object): the loop once per batch or not, the methods it calls on the
   // object and the attributes of the object it reads or clears itself.
   std::map<std::pair<int, std::string>, size_t> entry_of;
+  std::unordered_map<int, int> batch_of_loop;
   std::vector<bool> oversized;
   // The attribute reads of an object, by position (`agent.saved_log_probs` at byte 1234), built on
   // first need: asked of a loop's range by binary search.
@@ -1960,8 +1961,11 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
     if (c.loop < 0 || c.in_lambda || c.target_func != kNone) continue;
     std::string owner, attr, q;
     const Id recv = f.callee_receiver(c.call);
-    const std::string built = f.imported_class_built_by({c.call});
-    if (!built.empty() && std::isupper(static_cast<unsigned char>(built[built.rfind('.') + 1])) && c.stmt != kNone) {
+    // (`Name(...)` of an imported class: its qualified name has a dot, a capital after the last.)
+    const std::string& built = f.e(f.e(c.call).kids[0]).qname;
+    const size_t dot = built.rfind('.');
+    if (dot != std::string::npos && dot + 1 < built.size() && std::isupper(static_cast<unsigned char>(built[dot + 1])) &&
+        !starts_with(built, "torch") && c.stmt != kNone) {
       // The loop builds an instance of an imported class (`cam = GradCAM(model, layer)`): its
       // constructor runs once per iteration (LL105's hooking constructors). Not a `with` item,
       // whose exit may undo what the constructor did.
@@ -1981,8 +1985,11 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
       q = f.imported_class_built_by(f.bindings(c.func, owner));
       if (q.empty()) continue;
     }
-    // The loop that runs once per batch around the call, else its own loop.
-    const int batch = batch_loop_of(f, c);
+    // The loop that runs once per batch around the call, else its own loop. (Asked once per
+    // loop: every call of a loop body has the same answer.)
+    auto [memo, fresh_loop] = batch_of_loop.try_emplace(c.loop, 0);
+    if (fresh_loop) memo->second = batch_loop_of(f, c);
+    const int batch = memo->second;
     const int loop = batch >= 0 ? batch : c.loop;
     auto [at, fresh] = entry_of.try_emplace({loop, owner}, out.loop_method_calls.size());
     if (fresh) {
@@ -1990,10 +1997,12 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
       entry.cls = q;
       entry.batch_loop = batch >= 0;
       const Range& r = f.loops[loop].range;
-      const auto& reads = attribute_reads(owner);
-      for (auto it = std::lower_bound(reads.begin(), reads.end(), std::make_pair(r.begin, std::string()));
-           it != reads.end() && it->first < r.end; ++it)
-        entry.attrs.push_back(it->second);
+      if (owner[0] != '@') {  // (an instance no name holds has no attribute read)
+        const auto& reads = attribute_reads(owner);
+        for (auto it = std::lower_bound(reads.begin(), reads.end(), std::make_pair(r.begin, std::string()));
+             it != reads.end() && it->first < r.end; ++it)
+          entry.attrs.push_back(it->second);
+      }
       std::sort(entry.attrs.begin(), entry.attrs.end());
       entry.attrs.erase(std::unique(entry.attrs.begin(), entry.attrs.end()), entry.attrs.end());
       out.loop_method_calls.push_back(std::move(entry));

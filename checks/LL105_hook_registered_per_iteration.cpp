@@ -289,6 +289,7 @@ bool hooks_for_good(const Facts& f, const CallSite& c) {
 void summarize_LL105(const Facts& f, FileSummary& out) {
   for (const CallSite& c : f.calls) {
     const std::string& attr = f.callee_attr(c.call);
+    if (attr.size() < 13 || attr.compare(0, 9, "register_") != 0) continue;  // (most calls)
     if (!is_module_hook(attr) && attr != "register_hook"sv) continue;
     const Id recv = f.callee_receiver(c.call);
     if (recv == kNone || !f.qual(recv).empty() || batch_loop_of(f, c) >= 0 || !hooks_for_good(f, c)) continue;

@@ -692,20 +692,44 @@ std::optional<Id> enclosing_condition(const Module& m, const std::vector<Id>& bo
 }  // namespace
 
 void summarize_LL206(const Facts& f, FileSummary& out) {
+  // (Only a function with a statement whose value is a product by a batch size, `loss = l * bs`,
+  // `return loss * bs, items`, `loss *= bs`, can return a batch sum: found in one pass over the
+  // file's statements, not by following every function's returns.)
+  std::set<Id> multiplies_by_batch;
+  for (const StmtSite& ss : f.stmt_sites) {
+    const Stmt& st = f.m.s(ss.stmt);
+    if (ss.func == kNone || st.value == kNone ||
+        (st.kind != StmtKind::Assign && st.kind != StmtKind::AugAssign && st.kind != StmtKind::Return))
+      continue;
+    if (st.kind == StmtKind::AugAssign) {
+      if (st.text == "*=" && is_batch_size(f, st.value)) multiplies_by_batch.insert(ss.func);
+      continue;
+    }
+    Id v = st.value;
+    if (f.e(v).kind == ExprKind::Sequence && !f.e(v).kids.empty()) v = f.e(v).kids[0];
+    const Expr& e = f.e(v);
+    if (e.kind == ExprKind::BinOp && e.text == "*"sv && e.kids.size() == 2 &&
+        (is_batch_size(f, e.kids[0]) || is_batch_size(f, e.kids[1])))
+      multiplies_by_batch.insert(ss.func);
+  }
   for (Id g = 0; g < f.m.funcs.size(); ++g) {
     const Function& fn = f.m.funcs[g];
     if (fn.parent != kNone) continue;
     if (fn.cls == kNone) {
+      // (An imported factory builds an optimizer only when it is named for one:
+      // Facts::is_optimizer.)
       std::vector<OptimizerKind> kinds;
-      for (Id r : f.returned_values(g)) kinds.push_back(optimizer_kind(f, g, r, 1));
+      if (Facts::optimizer_factory_name(fn.name))
+        for (Id r : f.returned_values(g)) kinds.push_back(optimizer_kind(f, g, r, 1));
       const OptimizerKind k = combine(kinds);
       if (k != OptimizerKind::Unknown &&
           std::none_of(kinds.begin(), kinds.end(), [](OptimizerKind x) { return x == OptimizerKind::Unknown; }))
         out.optimizer_factories.emplace_back(fn.name, k == OptimizerKind::ScaleSensitive   ? 1
                                                       : k == OptimizerKind::ScaleInvariant ? 2
                                                                                            : 3);
-      if (returns_batch_sum(f, g)) out.batch_summed_losses.push_back(fn.name);
-    } else if ((fn.name == "__call__"sv || fn.name == "forward"sv) && returns_batch_sum(f, g)) {
+      if (multiplies_by_batch.count(g) && returns_batch_sum(f, g)) out.batch_summed_losses.push_back(fn.name);
+    } else if ((fn.name == "__call__"sv || fn.name == "forward"sv) && multiplies_by_batch.count(g) &&
+               returns_batch_sum(f, g)) {
       out.batch_summed_losses.push_back(f.m.classes[fn.cls].name);
     }
   }
@@ -715,7 +739,7 @@ void check_LL206(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<int> reported;
   for (const CallSite& step : f.calls) {
-    if (step.in_lambda) continue;
+    if (step.in_lambda || f.callee_attr(step.call) != "step"sv) continue;  // (most calls: no step)
     // The iteration the step runs in: its loop, or the body of a Lightning-style
     // `training_step` method, which the runner calls once per batch (manual optimization
     // accumulates with `if (batch_idx + 1) % N == 0: opt.step()`).

@@ -1,6 +1,8 @@
 #include "checks/checks.hpp"
 
 #include <algorithm>
+#include <bitset>
+#include <optional>
 #include <cctype>
 #include <set>
 #include <unordered_map>
@@ -220,18 +222,21 @@ void for_each_word(std::string_view t, F&& fn) {
 // target), not of a module-level name? A nested def is read through its local name: not a local.
 class LocalReads {
  public:
-  explicit LocalReads(const Facts& f) : f_(f) {
-    for (const Function& fn : f.m.funcs)
-      if (fn.parent != kNone) nested_.insert({fn.parent, fn.name});
-  }
+  explicit LocalReads(const Facts& f) : f_(f) {}
   bool local(const Expr& x) const {
     const Id fn = f_.function_at(x.range.begin);
-    return fn != kNone && f_.binds_locally(fn, x.text) && !nested_.count({fn, x.text});
+    if (fn == kNone || !f_.binds_locally(fn, x.text)) return false;
+    if (!nested_) {  // (built on first need: most files never ask)
+      nested_.emplace();
+      for (const Function& g : f_.m.funcs)
+        if (g.parent != kNone) nested_->insert({g.parent, g.name});
+    }
+    return !nested_->count({fn, x.text});
   }
 
  private:
   const Facts& f_;
-  std::set<std::pair<Id, std::string_view>> nested_;
+  mutable std::optional<std::set<std::pair<Id, std::string_view>>> nested_;
 };
 
 // A module that is not a program may be a helper of the run's programs (weaken_uncalled): then
@@ -273,7 +278,7 @@ void summarize_own_reads(const Facts& f, FileSummary& s, bool dispatches_by_name
   const LocalReads locals(f);
   for (const Expr& x : f.m.exprs) {
     if (x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) {
-      if (x.kind == ExprKind::Name && names.count(x.text) && locals.local(x)) continue;
+      if (!names.count(x.text) || (x.kind == ExprKind::Name && locals.local(x))) continue;
       read_at(x.text, x.range.begin);
     } else if (identifier_like_string(x)) {
       // (identifier-like strings only, as summarize_references reads them: `"run_" + mode`
@@ -304,18 +309,28 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
     if (fn.parent == kNone && fn.cls == kNone) own_defs.insert(fn.name);
   for (const Class& k : f.m.classes) own_defs.insert(k.name);
   std::unordered_set<std::string_view> from_import;  // local names of `from m import name`
+  std::unordered_set<std::string_view> from_torch;   // ... from torch, which defines none of the run's
   for (const auto& [local, q] : f.m.aliases)
     if (!own_defs.count(local) && q.size() > local.size() && q.compare(q.size() - local.size(), local.size(), local) == 0 &&
         q[q.size() - local.size() - 1] == '.')
-      from_import.insert(local);
-  std::unordered_set<std::string_view> imported_read;
+      (is_torch_family(q) ? from_torch : from_import).insert(local);
+  std::unordered_set<std::string_view> imported_read, own_named;
+  // (Most names are neither: a test of their length first spares the lookups.)
+  std::bitset<64> own_len, import_len;
+  for (std::string_view n : own_defs) own_len.set(std::min<size_t>(n.size(), 63));
+  for (std::string_view n : from_import) import_len.set(std::min<size_t>(n.size(), 63));
   for (const Expr& x : f.m.exprs) {
     if (x.kind == ExprKind::Name) {
-      if (from_import.count(x.text)) {
+      // (An imported name carries its qualified name: most names need no lookup here.)
+      const size_t len = std::min<size_t>(x.text.size(), 63);
+      if (!x.qname.empty() && import_len[len] && from_import.count(x.text)) {
         imported_read.insert(x.text);
         continue;
       }
-      if (locals.local(x)) continue;
+      // (Only a name the file also defines at module level can be shadowed by a local that
+      // matters here; another file's function read through a local of the same spelling is
+      // still taken for a read, erring on the side of a caller.)
+      if (own_len[len] && own_defs.count(x.text) && !seen.count(x.text) && locals.local(x)) continue;
       seen.insert(x.text);
     } else if (x.kind == ExprKind::Attribute) {
       seen.insert(x.text);
@@ -323,7 +338,7 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
       // `getattr(self, "evaluate")`, `"pkg.module:main"`; not prose. A word naming one of the
       // file's own functions or classes (`__all__ = ["adversarial_test"]`) names that one.
       for_each_word(x.text, [&](std::string_view w) {
-        if (own_defs.count(w) && !s.module.empty()) s.imported_refs.push_back(s.module + "." + std::string(w));
+        if (own_len[std::min<size_t>(w.size(), 63)] && own_defs.count(w) && !s.module.empty()) own_named.insert(w);
         else seen.insert(w);
       });
     }
@@ -389,6 +404,8 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   // the same spelling keeps the import, which only errs on the side of a caller.)
   const bool reexports = ends_with(f.path, "__init__.py");
   for (const auto& [local, q] : f.m.aliases) {
+    // (`from torch.utils.data import DataLoader`: as read in the file, the plain name.)
+    if (from_torch.count(local)) continue;
     if (from_import.count(local)) {
       if (!reexports && !imported_read.count(local))
         continue;  // `from m import name`, never read: neither it nor its module is called here
@@ -401,6 +418,7 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
     seen.insert(local);
     add_words(q);
   }
+  for (std::string_view w : own_named) s.imported_refs.push_back(s.module + "." + std::string(w));
   std::sort(s.imported_refs.begin(), s.imported_refs.end());
   s.imported_refs.erase(std::unique(s.imported_refs.begin(), s.imported_refs.end()), s.imported_refs.end());
   std::vector<std::string> names(seen.begin(), seen.end());

@@ -971,10 +971,10 @@ void Facts::collect_bindings() {
       // model.cuda().eval(), model.eval().to(dev): any .eval() in the chain
       // And the calls that switch it back, `.train()`, `.train(True)`, `.train(flag)` (`.train(False)`
       // is an eval()): a forward after them is no longer shown to be an evaluation by the eval().
-      for_each_expr(m, c, [&](Id x) {
-        if (e(x).kind != ExprKind::Call) return true;
+      // (Along the statement's chain of calls: `model.cuda().eval()`, `net.eval().to(dev)`.)
+      for (Id x = c; x != kNone && e(x).kind == ExprKind::Call; x = callee_receiver(x)) {
         const std::string& a = callee_attr(x);
-        if (a != "eval"sv && a != "train"sv) return true;
+        if (a != "eval"sv && a != "train"sv) continue;
         bool eval = a == "eval"sv;
         if (!eval) {
           const Id mode = arg(x, 0, "mode");
@@ -987,8 +987,7 @@ void Facts::collect_bindings() {
         // (A train() under an `if` of the function, `if adapt_bn: model.train()`, may not run:
         // it does not undo the eval().)
         if (!d.empty() && (eval || !under_if)) (eval ? evals_ : trains_)[func].emplace_back(d, e(x).range.begin);
-        return true;
-      });
+      }
     }
     note_freezes(s, func);
     if (s.kind == StmtKind::FunctionDef) {
@@ -3688,19 +3687,19 @@ bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
 // The module a chain such as `G.eval().requires_grad_(False).to(dev)` switches off ("" when
 // the chain has no `requires_grad_(False)`), and whether it switches it back on instead.
 static std::string frozen_receiver(const Facts& f, Id x, bool* on) {
-  std::string out;
-  for_each_expr(f.m, x, [&](Id y) {
-    if (!out.empty() || f.e(y).kind != ExprKind::Call || f.callee_attr(y) != "requires_grad_"sv) return out.empty();
+  // (Along the statement's chain of calls, `net.to(dev).eval().requires_grad_(False)`: a walk
+  // of every expression of every statement cost more than all the freezes it found.)
+  for (Id y = x; y != kNone && f.e(y).kind == ExprKind::Call; y = f.callee_receiver(y)) {
+    if (f.callee_attr(y) != "requires_grad_"sv) continue;
     Id a = f.arg(y, 0, "requires_grad");
     *on = a == kNone || f.e(a).kind != ExprKind::Literal || f.e(a).lit != LitKind::False;
     Id r = f.callee_receiver(y);
     while (r != kNone && f.e(r).kind == ExprKind::Call &&
            in(f.callee_attr(r), {"to", "cuda", "eval", "half", "float", "cpu", "double", "bfloat16"}))
       r = f.callee_receiver(r);
-    if (r != kNone) out = f.dotted(r);
-    return false;
-  });
-  return out;
+    return r != kNone ? f.dotted(r) : std::string();
+  }
+  return "";
 }
 
 // Do a function's freeze events switch off every parameter of its parameter `p` and never
@@ -4084,6 +4083,8 @@ bool Facts::eval_called_before(Id func, const std::string& d, uint32_t before) c
 }
 
 bool Facts::optimizer_factory_name(std::string_view name) {
+  // (Every such word holds "ptim": most names need no tokenising.)
+  if (name.find("ptim") == std::string_view::npos) return false;
   bool opt = false;
   for (const auto& t : name_tokens(name)) {
     if (t == "sched"sv || t == "scheduler"sv || t == "lr"sv || t == "warmup"sv || t == "state"sv || t == "params"sv ||
