@@ -202,7 +202,12 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     if (!number.empty())
       for (size_t i = 0; i < files.size(); ++i)
         for (const auto& [name, is_number] : number) {
-          if (!std::binary_search(files[i].referenced.begin(), files[i].referenced.end(), name)) continue;
+          // (A name imported by name, `from stats import calc_dataset_loss`, is read as its import
+          // qualifies it: FileSummary::imported_refs.)
+          if (!std::binary_search(files[i].referenced.begin(), files[i].referenced.end(), name) &&
+              std::none_of(files[i].imported_refs.begin(), files[i].imported_refs.end(),
+                           [&](const std::string& q) { return last(q) == name; }))
+            continue;
           if (is_number) {
             views[i].number_losses.insert(name);
             continue;

@@ -727,6 +727,22 @@ def main(rank, net, train_set, val_set):
         self.write("trainer.py", "import math\n" + getter.format("math.exp(self.loss.item())"))
         self.assertEqual(self.lines_of("LL102"), set())
 
+    def test_a_loss_helper_imported_by_its_name_into_a_package_module(self):
+        # `from .evaluation import evaluate_loss` inside a function of a package module: the
+        # import names the helper, which returns a Python number, so the rows kept per epoch
+        # keep numbers.
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/evaluation.py", "import math\n\n\ndef evaluate_loss(model, loader, loss_fn):\n"
+                   "    total = 0.0\n    for x, y in loader:\n        total += loss_fn(model(x), y).item()\n"
+                   "    return math.exp(total / len(loader))\n")
+        self.write("pkg/run.py", "import torch\n\n\ndef main(model, loader, val_loader, loss_fn, opt, epochs):\n"
+                   "    from .evaluation import evaluate_loss\n    rows = []\n    for epoch in range(epochs):\n"
+                   "        for x, y in loader:\n            opt.zero_grad()\n            loss_fn(model(x.cuda()), y.cuda()).backward()\n"
+                   "            opt.step()\n        val_loss = evaluate_loss(model, val_loader, loss_fn)\n"
+                   "        row = {\"epoch\": epoch}\n        row.update({\"loss\": val_loss})\n        rows.append(val_loss)\n"
+                   "    return rows\n")
+        self.assertEqual(self.lines_of("LL102"), set())
+
     def test_loss_helpers_that_sum_tensors_or_belong_to_another_class(self):
         # `loss = 0; loss += w * F.mse_loss(...)` returns a tensor, not the literal it started
         # from; and a validator's `compute_loss` that returns a float says nothing of the model
