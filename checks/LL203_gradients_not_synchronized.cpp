@@ -14,12 +14,6 @@ namespace {
 // Anything in the file that synchronises or shards training for the user. The names that
 // DDP/FSDP wrap (`teacher = DDP(teacher)`) go to `wrapped`: a wrap of one model does not
 // synchronise another's gradients. A wrap of anything but a name counts for the whole file.
-bool point_to_point(const std::string& q) {
-  // (One prefix test spares the comparisons for almost every call.)
-  if (q.size() < 22 || q.compare(0, 18, "torch.distributed.") != 0) return false;
-  return in(q, {"torch.distributed.send", "torch.distributed.recv", "torch.distributed.isend", "torch.distributed.irecv",
-                "torch.distributed.batch_isend_irecv", "torch.distributed.P2POp"});
-}
 
 bool framework_sync(const Facts& f, std::set<std::string>& wrapped) {
   for (const auto& [local, q] : f.m.aliases) {
@@ -36,9 +30,10 @@ bool framework_sync(const Facts& f, std::set<std::string>& wrapped) {
     const std::string& q = f.callee_qual(c.call);
     const std::string& a = f.callee_attr(c.call);
     std::string name = a.empty() ? f.dotted(f.e(c.call).kids[0]) : a;
-    // Point-to-point messages, here or in a function of another module of the run: pipeline
-    // stages (each rank holds other layers: nothing to average) or a parameter server.
-    if (point_to_point(q) || (f.project && f.project->point_to_point_imports.count(q))) return true;
+    // Point-to-point messages through a function of another module of the run: pipeline stages
+    // (each rank holds other layers: nothing to average) or a parameter server. (Messages in the
+    // file count as collectives do: only those of gradients or parameters synchronise.)
+    if (f.project && f.project->point_to_point_imports.count(q)) return true;
     if (starts_with(q, "torch.distributed.rpc") || q.find("fully_shard") != std::string::npos || name == "prepare"sv ||
         name == "initialize"sv || name == "setup_module"sv || name == "DistributedOptimizer"sv)
       return true;
@@ -59,6 +54,13 @@ bool framework_sync(const Facts& f, std::set<std::string>& wrapped) {
   return false;
 }
 
+bool point_to_point(const std::string& q) {
+  // (One prefix test spares the comparisons for almost every call.)
+  if (q.size() < 22 || q.compare(0, 18, "torch.distributed.") != 0) return false;
+  return in(q, {"torch.distributed.send", "torch.distributed.recv", "torch.distributed.isend", "torch.distributed.irecv",
+                "torch.distributed.batch_isend_irecv", "torch.distributed.P2POp"});
+}
+
 bool is_collective(const Facts& f, const CallSite& c) {
   const std::string& q = f.callee_qual(c.call);
   if (!(q.empty() || starts_with(q, "torch.distributed."))) return false;
@@ -66,7 +68,9 @@ bool is_collective(const Facts& f, const CallSite& c) {
   if (last.empty()) return false;
   return last == "all_reduce"sv || last == "all_reduce_coalesced"sv || last == "reduce"sv || last == "reduce_scatter"sv ||
          last == "all_gather"sv || last == "all_gather_into_tensor"sv || last == "reduce_scatter_tensor"sv ||
-         last == "broadcast"sv || last == "allreduce"sv;
+         last == "broadcast"sv || last == "allreduce"sv ||
+         // Point to point, as a parameter server or a pipeline stage exchanges tensors.
+         (!q.empty() && point_to_point(q));
 }
 
 bool mentions_grad(const Facts& f, Id func, Id root, int depth) {
