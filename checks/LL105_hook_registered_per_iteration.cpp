@@ -287,7 +287,12 @@ bool hooks_for_good(const Facts& f, const CallSite& c) {
 }  // namespace
 
 void summarize_LL105(const Facts& f, FileSummary& out) {
-  for (const CallSite& c : f.calls) {
+  // (Only the calls of methods: a registration outside a class's methods hooks nothing of it.)
+  std::vector<int> in_methods;
+  for (const Class& k : f.m.classes)
+    for (Id mi : k.methods) in_methods.insert(in_methods.end(), f.calls_in(mi).begin(), f.calls_in(mi).end());
+  for (int ci : in_methods) {
+    const CallSite& c = f.calls[ci];
     const std::string& attr = f.callee_attr(c.call);
     if (attr.size() < 13 || attr.compare(0, 9, "register_") != 0) continue;  // (most calls)
     if (!is_module_hook(attr) && attr != "register_hook"sv) continue;

@@ -242,11 +242,12 @@ bool trains_a_wrapper(const Facts& f, int loop, Id func, const std::string& mode
 }  // namespace
 
 void summarize_LL203(const Facts& f, FileSummary& out) {
-  for (const CallSite& c : f.calls)
-    if (c.func != kNone && f.m.funcs[c.func].cls == kNone && f.m.funcs[c.func].parent == kNone &&
-        point_to_point(f.callee_qual(c.call)) &&
-        std::find(out.point_to_point.begin(), out.point_to_point.end(), f.m.funcs[c.func].name) == out.point_to_point.end())
-      out.point_to_point.push_back(f.m.funcs[c.func].name);
+  for (Id g = 0; g < f.m.funcs.size(); ++g) {
+    if (f.m.funcs[g].cls != kNone || f.m.funcs[g].parent != kNone) continue;  // (module-level functions only)
+    const auto& calls = f.calls_in(g);
+    if (std::any_of(calls.begin(), calls.end(), [&](int ci) { return point_to_point(f.callee_qual(f.calls[ci].call)); }))
+      out.point_to_point.push_back(f.m.funcs[g].name);
+  }
   // As in the file itself (model_communicates): where one module class communicates, the
   // classes built from it may be the model (`ParallelMLP` of `RowParallelLinear`), so every
   // module class of the file counts.

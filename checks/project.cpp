@@ -200,13 +200,17 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     // the run shows what it returns (its own number-returning definitions, or a `get_*()`
     // accessor it would otherwise take for an object's own, are not all there is).
     if (!number.empty())
-      for (size_t i = 0; i < files.size(); ++i)
+      for (size_t i = 0; i < files.size(); ++i) {
+        // (A name imported by name, `from stats import calc_dataset_loss`, is read as its import
+        // qualifies it: FileSummary::imported_refs, by their last components.)
+        const auto& refs = files[i].imported_refs;
         for (const auto& [name, is_number] : number) {
-          // (A name imported by name, `from stats import calc_dataset_loss`, is read as its import
-          // qualifies it: FileSummary::imported_refs.)
+          auto names_it = [&](const std::string& q) {  // `pkg.stats.calc_dataset_loss`
+            return q.size() > name.size() && q[q.size() - name.size() - 1] == '.' &&
+                   q.compare(q.size() - name.size(), name.size(), name) == 0;
+          };
           if (!std::binary_search(files[i].referenced.begin(), files[i].referenced.end(), name) &&
-              std::none_of(files[i].imported_refs.begin(), files[i].imported_refs.end(),
-                           [&](const std::string& q) { return last(q) == name; }))
+              std::none_of(refs.begin(), refs.end(), names_it))
             continue;
           if (is_number) {
             views[i].number_losses.insert(name);
@@ -219,6 +223,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
           for (const auto& [own, n] : files[i].loss_functions) own_number = own_number || (own == name && n);
           if (own_number) views[i].other_losses.insert(name);
         }
+      }
   }
   // The files defining what file i imports as `q`: the module Python imports is found among all
   // the files of its name first (another `nets.py` elsewhere in the tree is not it), else, with
