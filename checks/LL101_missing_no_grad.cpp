@@ -1018,12 +1018,13 @@ void check_LL101(CheckContext& ctx) {
       if (c.loop < 0 && f.in_test_code(c.func, /*by_name=*/true)) continue;
       // A warm-up outside loops whose output nothing keeps (`_ = model(img)  # run once`, a bare
       // `model(x)`): its graph goes with the statement, a passing peak, not a program's waste.
+      // (Not a bare expression in a notebook, whose value the kernel keeps in `Out` and `_`.)
       auto is_result = [&](Id v) {  // the call, or a branch of a conditional around it
         return v == c.call || (v != kNone && f.e(v).kind == ExprKind::Conditional && f.e(v).kids.size() == 3 &&
                                (f.e(v).kids[0] == c.call || f.e(v).kids[2] == c.call));
       };
       if (c.loop < 0 && c.stmt != kNone && is_result(f.m.s(c.stmt).value) &&
-          (f.m.s(c.stmt).kind == StmtKind::Expr ||
+          ((f.m.s(c.stmt).kind == StmtKind::Expr && !f.is_notebook()) ||
            (f.m.s(c.stmt).kind == StmtKind::Assign && f.m.s(c.stmt).targets.size() == 1 &&
             f.dotted(f.m.s(c.stmt).targets[0]) == "_"sv)))
         continue;

@@ -2315,6 +2315,22 @@ class Notebooks(unittest.TestCase):
             start = region["startColumn"] - 1
             self.assertEqual(line[start:region["endColumn"] - 1], region["snippet"]["text"], res["ruleId"])
 
+    def test_a_bare_forward_at_the_end_of_a_cell_keeps_its_output(self):
+        # A script's bare `model(x)` keeps nothing (a warm-up); a notebook keeps the value of a
+        # cell's last expression in `Out` and `_`, graph and all.
+        code = ["import torch\n", "model = torch.jit.load('model.pt').cuda()\n", "x = torch.randn(8, 3, device='cuda')\n",
+                "model(x)\n"]
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "demo.ipynb"), "w") as fh:
+            json.dump({"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                                  "source": code}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, fh)
+        with open(os.path.join(d, "demo.py"), "w") as fh:
+            fh.write("".join(code))
+        rc, out, _ = run(["--no-cache", "--format", "json", d])
+        found = sorted(os.path.basename(f["path"]) for f in json.loads(out)["findings"] if f["rule"] == "LL101")
+        self.assertEqual(found, ["demo.ipynb"], out)
+
     def test_magics_are_not_syntax_errors(self):
         rc, out, _ = run(["--format", "json", self.nb])
         self.assertEqual(json.loads(out)["errors"], [])
