@@ -2884,7 +2884,8 @@ bool Facts::in_test_code(Id func, bool by_name) const {
     // a self-check that sets up what it runs (`def test(): net = ResNet18(); net(x)`), handed
     // nothing, or only literal defaults. A function so named that is handed what it runs
     // (`def test(model, device, test_loader)`) is the program's evaluation phase.
-    if (by_name && (d.name.rfind("test", 0) == 0 || d.name.rfind("Test", 0) == 0) && sets_up_its_inputs(fn))
+    if (by_name && (d.name.rfind("test", 0) == 0 || d.name.rfind("Test", 0) == 0) &&
+        !(d.name == "test"sv && m.lang == Lang::Python && !sets_up_its_inputs(fn)))
       return true;
     if (d.cls != kNone && test_class(d.cls)) return true;
   }
@@ -2896,8 +2897,6 @@ bool Facts::sets_up_its_inputs(Id func) const {
   for (Id sid : func_stmts_[func])
     if (m.s(sid).kind == StmtKind::Other && m.s(sid).text == "assert"sv) return true;
   const Function& d = m.funcs[func];
-  // A model's own `test_invertibility(self, x)` is a self-check of the class whatever it is handed.
-  if (d.cls != kNone && d.name != "test"sv) return true;
   for (size_t k = 0; k < d.params.size(); ++k) {
     if (k == 0 && d.cls != kNone && (d.params[k] == "self" || d.params[k] == "cls")) continue;
     if (k >= d.param_defaults.size() || d.param_defaults[k].empty()) return false;

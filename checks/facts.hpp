@@ -236,13 +236,13 @@ class Facts {
   void mark_framework_steps();
   // Test code: a test file (test_*.py, *_test.py, tests/...) or a method of a `Test*` class;
   // with `by_name`, also a function named like a test (`test_*`, `testFoo`, `TestFoo`, or
-  // nested in one) that sets up its own inputs (sets_up_its_inputs): a self-check. One handed
-  // what it runs (`def test(model, device, test_loader)`) is the program's evaluation phase.
+  // nested in one): a self-check. A Python function named exactly `test` that is handed what it
+  // runs (`def test(model, device, test_loader)`, not sets_up_its_inputs) is the program's
+  // evaluation phase instead.
   // It runs once, on small inputs, to check behaviour (docs/impact.md).
   bool in_test_code(Id func, bool by_name = false) const;
   // Is the function handed nothing to run (no parameter but `self`, or only literal defaults),
-  // or does it assert what it checks, as a pytest function handed fixtures does? (A method
-  // named `test_*` of a class checks that class: yes, whatever it is handed.)
+  // or does it assert what it checks, as a pytest function handed fixtures does?
   bool sets_up_its_inputs(Id func) const;
   // The program reads the value as a NumPy array with its history intact (`out.cpu().numpy()`,
   // `torch.cat(outs).numpy()`; no `.detach()`, `.data` or cast to an integer type on the
