@@ -270,6 +270,40 @@ BackpropsByFunction backprops_by_function(const Facts& f) {
   return out;
 }
 
+// The forward of an object of another module's class (`cam.forward(x)`) in a loop that also
+// calls a method of that class that back-propagates (`cam.heatmap(label)`, which runs
+// `self.logits.backward(...)` on what the forward kept on the object): the graph is used
+// (FileSummary::backprop_methods).
+bool backpropagated_by_its_object(const Facts& f, const CallSite& c) {
+  if (!f.project || f.project->backprop_method_imports.empty() || c.loop < 0) return false;
+  const Id recv = f.forward_receiver(c.call);
+  const std::string& owner = f.dotted(recv);
+  if (owner.empty()) return false;
+  const std::vector<Id> values = f.bindings_at(c.func, owner, recv);
+  std::string q = f.imported_class_built_by(values);
+  // A class a star import brings: named as defined, where the file defines no such class.
+  if (q.empty() && !values.empty()) {
+    std::string name;
+    for (Id v : values) {
+      const Expr& callee = f.e(f.e(v).kind == ExprKind::Call ? f.e(v).kids[0] : kNone);
+      if (callee.kind != ExprKind::Name || !callee.qname.empty() || (!name.empty() && callee.text != name)) {
+        name.clear();
+        break;
+      }
+      name = callee.text;
+    }
+    if (!name.empty() && f.class_at(name, UINT32_MAX) == kNone) q = name;
+  }
+  if (q.empty()) return false;
+  for (int ci : f.loops[c.loop].calls) {
+    const CallSite& x = f.calls[ci];
+    if (f.dotted(f.callee_receiver(x.call)) == owner &&
+        f.project->backprop_method_imports.count(q + "." + f.callee_attr(x.call)))
+      return true;
+  }
+  return false;
+}
+
 bool outputs_backpropagated_later(const Facts& f, const CallSite& c, const BackpropsByFunction& backprops) {
   if (c.loop < 0 || c.stmt == kNone) return false;
   const auto candidates = backprops.find(c.func);
@@ -1047,7 +1081,7 @@ void check_LL101(CheckContext& ctx) {
     int outer = outermost_eval_loop(f, c.loop);
     if (outer >= 0 && !decided_loops.insert(outer).second) continue;
     if (!backprops) backprops = backprops_by_function(f);
-    if (outputs_backpropagated_later(f, c, *backprops)) continue;
+    if (outputs_backpropagated_later(f, c, *backprops) || backpropagated_by_its_object(f, c)) continue;
     if (outer >= 0 && !reported_loops.insert(outer).second) continue;
     // One finding per function the fix decorates: its other forwards (a warm-up loop before the
     // prediction loop) are notes on it.

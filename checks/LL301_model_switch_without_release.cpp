@@ -838,7 +838,10 @@ void summarize_LL301(const Facts& f, FileSummary& out) {
       }
   }
   for (Id g = 0; g < f.m.funcs.size(); ++g)
-    if (trains[g] && f.m.funcs[g].cls == kNone && f.m.funcs[g].parent == kNone) out.trainers.push_back(f.m.funcs[g].name);
+    if (trains[g] && f.m.funcs[g].parent == kNone) {
+      if (f.m.funcs[g].cls == kNone) out.trainers.push_back(f.m.funcs[g].name);
+      else out.backprop_methods.push_back(f.m.classes[f.m.funcs[g].cls].name + "." + f.m.funcs[g].name);
+    }
 }
 
 // What the name holds when the rebinding runs: no binding that reaches it is a model (the

@@ -487,18 +487,71 @@ std::vector<Id> returned_element(const Facts& f, Id func, int element) {
   return out;
 }
 
+// What a call passes, as DistributedFeed::passed records it.
+std::vector<std::string> passed_arguments(const Facts& f, Id call) {
+  std::vector<std::string> out;
+  const Expr& e = f.e(call);
+  if (e.kind != ExprKind::Call || e.kids.empty()) return out;
+  const size_t nargs = e.kids.size() - 1;
+  const size_t first_kw = nargs - std::min(nargs, e.kw.size());
+  for (size_t i = 0; i < nargs; ++i) {
+    const Expr& a = f.e(e.kids[i + 1]);
+    if (a.kind == ExprKind::Starred) out.push_back("*");
+    else if (a.kind == ExprKind::Literal && a.lit == LitKind::None) continue;
+    else out.push_back(i >= first_kw ? e.kw[i - first_kw] : "#" + std::to_string(i));
+  }
+  return out;
+}
+
+// Whether the branch holding loader `c` of a module-level function can run when the function
+// is called with `passed`: a loader built under `if args is None:` is not what a caller
+// passing `args` gets, nor one under `if sampler is not None:` what a caller leaving the
+// None default gets. Conditions on anything else are not decided, and run.
+bool reachable_when_called_with(const Facts& f, const CallSite& c, const std::vector<std::string>& passed) {
+  if (c.func == kNone || f.m.funcs[c.func].cls != kNone || std::count(passed.begin(), passed.end(), "*") != 0)
+    return true;
+  const Function& fn = f.m.funcs[c.func];
+  Env env;
+  std::set<std::string> given;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const std::string& p = fn.params[i];
+    if (std::count(passed.begin(), passed.end(), "#" + std::to_string(i)) != 0 ||
+        std::count(passed.begin(), passed.end(), p) != 0) {
+      given.insert(p);
+    } else if (i < fn.param_defaults.size()) {
+      if (auto d = known_default(fn.param_defaults[i])) env[p] = *d;
+    }
+  }
+  std::vector<std::pair<Id, bool>> conds;
+  if (!conditions_to(f, fn.body, c.stmt, f.e(c.call).range.begin, conds)) return true;
+  for (const auto& [cond, branch] : conds) {
+    const Expr& x = f.e(cond);
+    std::optional<bool> holds;
+    // `p is None` / `p is not None` of a parameter the caller passes something other than None.
+    if (x.kind == ExprKind::Compare && x.kids.size() == 2 && (x.text == "is"sv || x.text == "is not"sv) &&
+        f.e(x.kids[1]).kind == ExprKind::Literal && f.e(x.kids[1]).lit == LitKind::None &&
+        f.e(x.kids[0]).kind == ExprKind::Name && given.count(f.e(x.kids[0]).text) != 0) {
+      holds = x.text == "is not"sv;
+    } else if (auto v = decide(f, c.func, cond, env)) {
+      holds = truthy(*v);
+    }
+    if (holds && *holds != branch) return false;
+  }
+  return true;
+}
+
 // A loader this file's function returns to a distributed training loop in another module.
 void check_returned_loaders(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   for (const auto& [name, uses] : f.project->feeds_distributed) {
     Id g = f.module_func_at(name, UINT32_MAX);
     if (g == kNone) continue;
-    for (const auto& [element, importer] : uses)
-      for (Id v : returned_element(f, g, element)) {
+    for (const auto& [feed, importer] : uses)
+      for (Id v : returned_element(f, g, feed.element)) {
         auto ci = f.call_index.find(v);
         if (ci == f.call_index.end()) continue;
         const CallSite& c = f.calls[ci->second];
-        if (c.func != g || !plain_loader(f, c)) continue;
+        if (c.func != g || !plain_loader(f, c) || !reachable_when_called_with(f, c, feed.passed)) continue;
         std::string message = "the DataLoader `" + name + "` returns feeds the training loop of a distributed "
                               "(DDP/FSDP) model in `" + importer +
                               "` but has no DistributedSampler and its dataset does not shard by rank" +
@@ -543,7 +596,9 @@ void check_loaders_of_same_file_builders(CheckContext& ctx) {
         auto ci = f.call_index.find(v);
         if (ci == f.call_index.end()) continue;
         const CallSite& c = f.calls[ci->second];
-        if (c.func != u.target_func || !plain_loader(f, c) || !reported.insert(c.call).second) continue;
+        if (c.func != u.target_func || !plain_loader(f, c) ||
+            !reachable_when_called_with(f, c, passed_arguments(f, u.call)) || !reported.insert(c.call).second)
+          continue;
         const std::string& builder = f.m.funcs[u.target_func].name;
         std::string message = "the DataLoader `" + builder + "()` returns feeds the training loop of a distributed "
                               "(DDP/FSDP) model as `" + name +
@@ -598,7 +653,7 @@ void summarize_LL405(const Facts& f, FileSummary& out) {
       return loop >= 0 && wrap_for_loop(f, loop, via) != nullptr;
     };
     for (const auto& [element, name] : bound_elements(f, st.targets[0]))
-      if (feeds(name)) out.distributed_feeds.emplace_back(q, element);
+      if (feeds(name)) out.distributed_feeds.push_back({q, element, passed_arguments(f, c.call)});
   }
 }
 

@@ -152,7 +152,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
-      synthetic_def, linear_def, module_def, comm_def, accumulating_def, eval_def, freeze_def, size_def,
+      synthetic_def, linear_def, module_def, comm_def, accumulating_def, backprop_def, eval_def, freeze_def, size_def,
       trainer_def, helper_def, detached_def, mode_free_def, factory_def, summed_def, p2p_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
@@ -170,6 +170,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& g : files[i].batch_summed_losses) summed_def[g].push_back(i);
     for (const auto& g : files[i].point_to_point) p2p_def[g].push_back(i);
     for (const auto& cm : files[i].accumulating_methods) accumulating_def[cm.substr(0, cm.find('.'))].push_back(i);
+    for (const auto& cm : files[i].backprop_methods)
+      if (auto& v = backprop_def[cm.substr(0, cm.find('.'))]; v.empty() || v.back() != i) v.push_back(i);
     for (const auto& h : files[i].helper_methods) {
       auto& v = helper_def[h.param >= 0 ? h.method : h.method.substr(0, h.method.find('.'))];
       if (v.empty() || v.back() != i) v.push_back(i);
@@ -353,6 +355,11 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         for (size_t j : defining_files(q, i, a->second, files, &modules))
           for (const auto& cm : files[j].accumulating_methods)
             if (cm.compare(0, cm.find('.'), lq) == 0) views[i].accumulating_imports.insert(q + cm.substr(cm.find('.')));
+      if (backprop_def.count(lq))
+        if (const std::vector<size_t> def = imported_from(q, i, &backprop_def); def.size() == 1)
+          for (const auto& cm : files[def[0]].backprop_methods)
+            if (cm.compare(0, cm.find('.'), lq) == 0 && cm.find('.') == lq.size())
+              views[i].backprop_method_imports.insert(q + cm.substr(cm.find('.')));
       // (One defining module: ambiguous definitions decide nothing.)
       if (helper_def.count(lq))
         if (const std::vector<size_t> def = imported_from(q, i, &helper_def); def.size() == 1)
@@ -362,6 +369,14 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
               views[i].helper_method_imports[q + h.method.substr(h.method.find('.'))] = h;
           }
     }
+    // Classes a star import brings (`from src.methods.gradCAM import *`): their methods that
+    // back-propagate, by the class's own name, "Class.method", as the file names it.
+    for (const std::string& mod : files[i].star_modules)
+      for (const auto& [cls, defs] : backprop_def)
+        for (size_t j : defs)
+          if (j != i && (files[j].module == mod || module_is(files[j].module, mod)))
+            for (const auto& cm : files[j].backprop_methods)
+              if (cm.compare(0, cm.find('.'), cls) == 0) views[i].backprop_method_imports.insert(cm);
     // Methods of an imported class called in a loop: the defining module (found as the import
     // names it, one of them) learns its method runs once per iteration there.
     for (const auto& call : files[i].loop_method_calls) {
@@ -390,11 +405,11 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (r != sharding_def.end() && !defining_files(q, i, r->second, files, &modules).empty())
         views[i].sharding_datasets.insert(q);
     }
-    for (const auto& [q, element] : files[i].distributed_feeds) {
-      auto it = func_def.find(last(q));
+    for (const DistributedFeed& d : files[i].distributed_feeds) {
+      auto it = func_def.find(last(d.callee));
       if (it == func_def.end()) continue;
-      for (size_t j : defining_files(q, i, it->second, files, &modules))
-        views[j].feeds_distributed[last(q)].emplace_back(element, files[i].path.empty() ? files[i].module : files[i].path);
+      for (size_t j : defining_files(d.callee, i, it->second, files, &modules))
+        views[j].feeds_distributed[last(d.callee)].emplace_back(d, files[i].path.empty() ? files[i].module : files[i].path);
     }
   }
   // Methods called by name in other files: an open method (still with grad) turns off when

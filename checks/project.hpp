@@ -27,6 +27,20 @@ struct EvalLeaving {
   std::string flag_param;
 };
 
+// A call of an imported loader builder whose result feeds a distributed training loop of the
+// calling file (LL405): the callee as that file names it, the element of the returned tuple it
+// binds (-1: the whole value), and what the call passes: `#k` for the k-th positional argument,
+// a keyword's name, `*` for a splat (anything may be passed). An argument written `None` is
+// not listed, as it passes what an absent one with a None default would.
+struct DistributedFeed {
+  std::string callee;
+  int element = -1;
+  std::vector<std::string> passed;
+  bool operator==(const DistributedFeed& o) const {
+    return callee == o.callee && element == o.element && passed == o.passed;
+  }
+};
+
 struct FileSummary {
   std::string module;  // dotted module path derived from the file path ("pkg.data")
   std::string path;    // the file as the run names it (messages about this file name it so)
@@ -74,7 +88,7 @@ struct FileSummary {
   // Imported names used as parameter annotations (`model: Transformer`), qualified: what a
   // typed parameter holds, for grad_off_forwards of the defining file.
   std::vector<std::string> type_refs;
-  std::vector<std::pair<std::string, int>> distributed_feeds;
+  std::vector<DistributedFeed> distributed_feeds;
   // Dataset classes that shard by rank themselves (an IterableDataset / datapipe, a class that
   // reads the rank or world size): a loader of one needs no DistributedSampler.
   std::vector<std::string> sharding_datasets;
@@ -143,6 +157,10 @@ struct FileSummary {
   // count; module-level functions that back-propagate (a trainer handed the model).
   std::vector<std::pair<std::string, long>> model_sizes;
   std::vector<std::string> trainers;
+  // Methods that back-propagate the same way, as "Class.method" (a Grad-CAM object's
+  // `backward(label)` runs `self.logits.backward(...)` on what its `forward(x)` kept): LL101
+  // leaves an object's forward alone in a loop that calls one of them on it.
+  std::vector<std::string> backprop_methods;
   // Methods called by name across files (`decoder.generate(...)` on a value whose class the
   // file does not show): each such attribute name, and whether every such call in this file
   // runs with grad disabled. And this file's methods that no call resolves to whose entry
@@ -207,14 +225,18 @@ struct ProjectView {
   // Callees (as this file names them) that return a distributed wrap of a model.
   std::set<std::string> distributed_wrappers;
   // Local functions whose result feeds a distributed training loop in another file:
-  // function -> (element of its returned tuple or -1, the importing file's path).
-  std::map<std::string, std::vector<std::pair<int, std::string>>> feeds_distributed;
+  // function -> each such call, with the importing file's path.
+  std::map<std::string, std::vector<std::pair<DistributedFeed, std::string>>> feeds_distributed;
   // Imported Dataset classes (as this file names them) that shard by rank themselves.
   std::set<std::string> sharding_datasets;
   std::set<std::string> synthetic_datasets;  // qualified, as this file imports them
   // Imported classes' methods that keep their argument: "qualified.Class.method", as this file
   // imports the class (`src.utils.AverageMeter.update`).
   std::set<std::string> accumulating_imports;
+  // Imported classes' methods that back-propagate (FileSummary::backprop_methods), qualified
+  // as this file imports the class ("cam.GradCAM.heatmap"), or by the class's own name when a
+  // star import brings it ("GradCAM.heatmap").
+  std::set<std::string> backprop_method_imports;
   // Imported plain classes' methods that run a model attribute's forward (FileSummary::
   // helper_methods): "qualified.Class.method", as this file imports the class.
   std::map<std::string, FileSummary::HelperMethod> helper_method_imports;
@@ -268,7 +290,7 @@ struct ProjectView {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
-           synthetic_datasets.empty() && accumulating_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && loop_called_hooks.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
+           synthetic_datasets.empty() && accumulating_imports.empty() && backprop_method_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && loop_called_hooks.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
            imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && communicating_classes.empty() &&
            optimizer_factory_kinds.empty() && batch_summed_losses.empty() && point_to_point_imports.empty() && detached_forward_elements.empty() && mode_free_classes.empty() && number_losses.empty() && other_losses.empty();
   }

@@ -250,7 +250,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
             {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
-            {"syn", summary.synthetic_datasets}, {"lin", summary.linear_classes}, {"mcl", summary.module_classes}, {"dfe", summary.detached_forward_elements}, {"mfc", summary.mode_free_classes}, {"ccl", summary.communicating_classes}, {"acc", summary.accumulating_methods},
+            {"syn", summary.synthetic_datasets}, {"lin", summary.linear_classes}, {"mcl", summary.module_classes}, {"dfe", summary.detached_forward_elements}, {"mfc", summary.mode_free_classes}, {"ccl", summary.communicating_classes}, {"acc", summary.accumulating_methods}, {"bpm", summary.backprop_methods},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
             {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced}, {"irf", summary.imported_refs},
             {"bpr", summary.backprop_results}, {"evn", summary.eval_named},
@@ -293,7 +293,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   for (const auto& [name, off] : summary.method_calls_from_namesakes) mcn.push_back(Json::array({name, off}));
   j["p"]["mcn"] = std::move(mcn);
   Json feeds = Json::array();
-  for (const auto& [q, element] : summary.distributed_feeds) feeds.push_back(Json::array({q, element}));
+  for (const DistributedFeed& d : summary.distributed_feeds) feeds.push_back(Json::array({d.callee, d.element, d.passed}));
   j["p"]["df"] = std::move(feeds);
   Json evl = Json::array();
   for (const auto& e : summary.eval_leaving) evl.push_back(Json::array({e.function, e.index, e.param}));
@@ -434,6 +434,7 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
         throw Bad();
     s.communicating_classes = strings(at(p, "ccl"));
     s.accumulating_methods = strings(at(p, "acc"));
+    s.backprop_methods = strings(at(p, "bpm"));
     for (const std::string& cm : s.accumulating_methods)
       if (cm.find('.') == std::string::npos) throw Bad();  // "Class.method"
     s.program = boolean(at(p, "pg"));
@@ -506,10 +507,11 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       s.method_calls_from_namesakes.emplace_back(str(c[0]), boolean(c[1]));
     }
     for (const auto& c : arr(at(p, "df"))) {
-      if (arr(c).size() != 2 || !c[1].is_number_integer()) throw Bad();
+      if (arr(c).size() != 3 || !c[1].is_number_integer()) throw Bad();
       const int64_t element = c[1].get<int64_t>();
       if (element < -1 || element > 1024) throw Bad();
-      s.distributed_feeds.emplace_back(str(c[0]), static_cast<int>(element));
+      s.distributed_feeds.push_back({str(c[0]), static_cast<int>(element), {}});
+      for (const auto& a : arr(c[2])) s.distributed_feeds.back().passed.push_back(str(a));
     }
     for (const auto& c : arr(at(p, "evl"))) {
       if (arr(c).size() != 3 || !c[1].is_number_integer()) throw Bad();

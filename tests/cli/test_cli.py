@@ -550,6 +550,57 @@ def main(model):
         self.write("run.py", "from pkg.evaluation import evaluate\n\n\ndef go(m, l):\n    return evaluate(m, l)\n")
         self.assertIn(("evaluation.py", "LL101"), self.findings(self.dir))
 
+    GRADCAM = """import torch
+import torch.nn.functional as F
+
+
+class GradCAM:
+    def __init__(self, model, layer):
+        self.model = model
+        self.acts = {}
+        layer.register_forward_hook(lambda m, i, o: self.acts.__setitem__("a", o))
+
+    def forward(self, image):
+        self.logits = self.model(image)
+        self.probs = F.softmax(self.logits, dim=1)
+
+    def backward(self, label):
+        self.model.zero_grad()
+        self.logits.backward(gradient=F.one_hot(label, self.logits.size(1)).float())
+
+    def heatmap(self, label):
+        self.backward(label)
+        return self.acts["a"]
+"""
+    EXPLAIN = """import torch
+{imp}
+
+
+def explain(model, val_loader):
+    model.eval()
+    cam = GradCAM(model, model.layer4)
+    maps = []
+    for images in val_loader:
+        images = images.cuda()
+        cam.forward(images)
+        _, label = cam.probs.topk(1, dim=1)
+        {use}
+    return maps
+"""
+
+    def test_forward_of_an_object_whose_class_back_propagates_it_elsewhere(self):
+        # The Grad-CAM object's forward keeps its logits, and its heatmap() back-propagates
+        # them: the loop needs the graph. Imported by name or by a star import.
+        self.write("cam.py", self.GRADCAM)
+        use = "maps.append(cam.heatmap(label[:, 0]).detach().cpu())"
+        self.write("run.py", self.EXPLAIN.format(imp="from cam import GradCAM", use=use))
+        self.assertEqual(self.lines_of("LL101"), set())
+        self.write("run.py", self.EXPLAIN.format(imp="from cam import *", use=use))
+        self.assertEqual(self.lines_of("LL101"), set())
+        # A loop that only reads the probabilities keeps a graph nothing back-propagates.
+        self.write("run.py", self.EXPLAIN.format(imp="from cam import *", use="maps.append(label.cpu())"))
+        self.assertEqual(self.lines_of("LL101"), {("run.py", 11)})
+
     # LL405 across modules: the DataLoader is built in one file, the model wrapped in DDP and
     # trained in another (and the other way round).
     LOADERS = """import torch
@@ -873,6 +924,30 @@ def main(rank, net, train_set, val_set):
                    "    for x, y in train_loader:\n        loss = F.cross_entropy(model(x), y)\n"
                    "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n")
         self.assertEqual(self.lines_of("LL405"), set())
+
+    def test_loader_builder_branch_on_an_argument_the_ddp_caller_passes(self):
+        # The builder's `if args is None:` branch serves the callers that pass no args; the
+        # DDP trainer passes them, so only the other branch's loader feeds its loop.
+        self.write("data.py", "from torch.utils.data import DataLoader\n\n\n"
+                   "def make_loader(ds, args=None):\n    if args is None:\n"
+                   "        loader = DataLoader(ds, batch_size=256, shuffle=True)\n    else:\n"
+                   "        loader = DataLoader(ds, batch_size=args.batch_size, shuffle=True)\n    return loader\n")
+        train = ("import torch\nimport torch.nn.functional as F\n"
+                 "from torch.nn.parallel import DistributedDataParallel as DDP\nfrom data import make_loader\n\n\n"
+                 "def main(rank, net, ds, args):\n    model = DDP(net.to(rank), device_ids=[rank])\n"
+                 "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                 "    train_loader = make_loader(ds, {passed})\n    for x, y in train_loader:\n"
+                 "        loss = F.cross_entropy(model(x), y)\n        optimizer.zero_grad()\n"
+                 "        loss.backward()\n        optimizer.step()\n")
+        self.write("train.py", train.format(passed="args"))
+        self.assertEqual(self.lines_of("LL405"), {("data.py", 8)})
+        self.write("train.py", train.format(passed="args=args"))
+        self.assertEqual(self.lines_of("LL405"), {("data.py", 8)})
+        # Passing None, or nothing, takes the first branch; a splat may pass anything.
+        self.write("train.py", train.format(passed="None"))
+        self.assertEqual(self.lines_of("LL405"), {("data.py", 6)})
+        self.write("train.py", train.format(passed="*rest").replace("ds, args)", "ds, args, *rest)"))
+        self.assertEqual(self.lines_of("LL405"), {("data.py", 6), ("data.py", 8)})
 
     def test_loader_factory_choosing_a_sampler_by_configuration_is_silent(self):
         # data.py builds a batch-sampled loader when distributed and a plain one otherwise;

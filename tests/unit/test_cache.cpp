@@ -82,8 +82,9 @@ FileSummary sample_summary() {
   s.linear_classes = {"LogisticRegression"};
   s.module_classes = {"LogisticRegression", "Net"};
   s.communicating_classes = {"ParallelMLP"};
-  s.distributed_feeds = {{"data.build_loaders", 0}, {"data.loader", -1}};
+  s.distributed_feeds = {{"data.build_loaders", 0, {"#0", "cfg"}}, {"data.loader", -1, {}}};
   s.accumulating_methods = {"AverageMeter.update"};
+  s.backprop_methods = {"GradCAM.heatmap"};
   s.helper_methods = {{"trainer.eval", "model", true, -1}, {"inference", "net", false, 1}};
   s.loop_method_calls = {{"agent.Agent", false, {"act", "reset", "update"}, {"saved_log_probs"}}};
   s.keeping_methods = {"Agent.update"};
@@ -166,6 +167,7 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.communicating_classes, sample_summary().communicating_classes);
   EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
   EXPECT_EQ(s.accumulating_methods, sample_summary().accumulating_methods);
+  EXPECT_EQ(s.backprop_methods, sample_summary().backprop_methods);
   ASSERT_EQ(s.helper_methods.size(), 2u);
   EXPECT_EQ(s.helper_methods[0].param, -1);
   EXPECT_EQ(s.helper_methods[1].method, "inference");
@@ -257,7 +259,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"sm":["p.q"],"df":[["c.d",-1]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,""]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"],"p2p":["pipeline_communicate"]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"bpm":["GradCAM.heatmap"],"sm":["p.q"],"df":[["c.d",-1,["#0","args"]]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,""]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"],"p2p":["pipeline_communicate"]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -302,7 +304,12 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"build_optimizer\",2]", "[\"build_optimizer\",7]"));
   EXPECT_TRUE(bad("[\"build_optimizer\",2]", "[\"build_optimizer\"]"));
   EXPECT_TRUE(bad("\"bsl\":[\"compute_loss\"]", "\"bsl\":[1]"));
+  EXPECT_TRUE(bad("\"bpm\":[\"GradCAM.heatmap\"]", "\"bpm\":[1]"));
+  EXPECT_TRUE(bad("\"bpm\":[\"GradCAM.heatmap\"],", ""));
   EXPECT_TRUE(bad("\"p2p\":[\"pipeline_communicate\"]", "\"p2p\":{}"));
+  // A feed's passed arguments: a list of strings, and present.
+  EXPECT_TRUE(bad("[\"c.d\",-1,[\"#0\",\"args\"]]", "[\"c.d\",-1,[0]]"));
+  EXPECT_TRUE(bad("[\"c.d\",-1,[\"#0\",\"args\"]]", "[\"c.d\",-1]"));
   // A forward's element without history: "Class.k", k a small index.
   EXPECT_TRUE(bad("\"dfe\":[\"MixNet.2\"]", "\"dfe\":[\"MixNet\"]"));
   EXPECT_TRUE(bad("\"dfe\":[\"MixNet.2\"]", "\"dfe\":[\"MixNet.x\"]"));
@@ -327,9 +334,9 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("\"tor\":true,", ""));
   EXPECT_TRUE(bad("\"im\":[\"torch\"]", "\"im\":[1]"));
   EXPECT_TRUE(bad("\"d\":[]", "\"d\":{}"));
-  EXPECT_TRUE(bad("[\"c.d\",-1]", "[\"c.d\",-2]"));
-  EXPECT_TRUE(bad("[\"c.d\",-1]", "[\"c.d\",1e9]"));
-  EXPECT_TRUE(bad("[\"c.d\",-1]", "[\"c.d\",\"0\"]"));
+  EXPECT_TRUE(bad("[\"c.d\",-1,", "[\"c.d\",-2,"));
+  EXPECT_TRUE(bad("[\"c.d\",-1,", "[\"c.d\",1e9,"));
+  EXPECT_TRUE(bad("[\"c.d\",-1,", "[\"c.d\",\"0\","));
   EXPECT_TRUE(bad("\"sm\":[\"p.q\"]", "\"sm\":[1]"));
   EXPECT_TRUE(bad("\"wf\":[],", ""));
   EXPECT_TRUE(bad(",\"ge\":false", ""));          // the project-level impact facts are required
