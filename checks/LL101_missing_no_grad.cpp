@@ -1010,6 +1010,27 @@ void check_LL101(CheckContext& ctx) {
   std::map<const std::vector<int>*, long> graph_widths;  // scope's calls -> loop_graph_width
   std::map<Id, const CallSite*> helpers_for_width;       // helper_forward's memo
   std::map<const std::vector<int>*, bool> attribution_scopes;  // scope's calls -> hands the model to an attribution
+  // The fix that decorates a whole evaluation function `func` (top level, never
+  // back-propagating, named for evaluation or serving, not handing `model` to code the file
+  // does not show): offered on `fd`, which then stands for the function's other forwards.
+  auto decorate_whole_function = [&](Finding* fd, Id func, const std::string& model, bool serving) {
+    if (func == kNone || f.m.funcs[func].parent != kNone ||
+        f.reaches(func, [&](const CallSite& x) { return f.is_backprop(x); }) ||
+        !(f.is_eval_function_name(f.m.funcs[func].name) || serving) ||
+        hands_model_to_unseen_code(f, f.calls_in(func), model))
+      return false;
+    const std::string no_grad = spelling_of(f.m, "torch.no_grad");
+    if (no_grad.empty()) return false;
+    const Function& fn = f.m.funcs[func];
+    uint32_t at = ctx.line_start(fn.range.begin);
+    Fix fix;
+    fix.title = "Decorate `" + fn.name + "` with `@" + no_grad + "()`";
+    fix.safe = false;
+    fix.edits.push_back({at, at, ctx.indent_at(fn.range.begin) + "@" + no_grad + "()" + ctx.newline()});
+    fd->fixes.push_back(std::move(fix));
+    decorated_funcs.emplace(func, ctx.handle(fd));
+    return true;
+  };
   auto hands_to_attribution = [&](const std::vector<int>& scope) {
     auto [it, fresh] = attribution_scopes.try_emplace(&scope, false);
     if (fresh) it->second = calls_attribution(f, scope);
@@ -1236,19 +1257,7 @@ void check_LL101(CheckContext& ctx) {
       if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
       continue;
     }
-    bool whole_function = c.func != kNone && f.m.funcs[c.func].parent == kNone &&
-                          !f.reaches(c.func, [&](const CallSite& x) { return f.is_backprop(x); }) &&
-                          (f.is_eval_function_name(f.m.funcs[c.func].name) || serving) &&
-                          !hands_model_to_unseen_code(f, f.calls_in(c.func), f.dotted(callee));
-    if (whole_function) {
-      const Function& fn = f.m.funcs[c.func];
-      uint32_t at = ctx.line_start(fn.range.begin);
-      Fix fix;
-      fix.title = "Decorate `" + fn.name + "` with `@" + no_grad + "()`";
-      fix.safe = false;
-      fix.edits.push_back({at, at, ctx.indent_at(fn.range.begin) + "@" + no_grad + "()" + ctx.newline()});
-      fd->fixes.push_back(std::move(fix));
-      decorated_funcs.emplace(c.func, ctx.handle(fd));
+    if (decorate_whole_function(fd, c.func, f.dotted(callee), serving)) {
     } else if (outer >= 0 && !hands_model_to_unseen_code(f, f.loops[outer].calls, f.dotted(callee))) {
       Fix fix = wrap_loop_fix(ctx, outer, c.stmt, no_grad);
       if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
@@ -1303,11 +1312,19 @@ void check_LL101(CheckContext& ctx) {
     const int outer = outermost_eval_loop(f, h.loop);
     if (!reported_loops.insert(outer).second) continue;
     const std::string& helper = f.m.funcs[h.target_func].name;
+    // One finding per function the fix decorates (a priming loop before a sampling loop).
+    if (auto it = decorated_funcs.find(h.func); it != decorated_funcs.end()) {
+      ctx.at(it->second).notes.push_back(
+          {f.e(h.call).range, "another forward of `" + d + "` in `" + helper + "()` with autograd enabled, in the same function"});
+      continue;
+    }
     std::string msg = no_grad_message("`" + d + "` in `" + helper + "()`", why);
     Finding* fd = report_memory_claim(ctx, "LL101", f.e(h.call).range, msg);
     if (!fd) continue;
     fd->notes.push_back({f.e(fw->call).range, "the forward `" + helper + "()` runs"});
-    offer_wrap_loop_fix(ctx, fd, outer, h.stmt);
+    if (h.func == kNone || calls_code_that_may_need_grad(f, f.calls_in(h.func), file_needs_grad) ||
+        !decorate_whole_function(fd, h.func, d, false))
+      offer_wrap_loop_fix(ctx, fd, outer, h.stmt);
   }
 
   // Forwards one call away in another module: `engine.eval(x, y)` in an evaluation loop, on an
