@@ -85,8 +85,17 @@ bool is_parameter_loop_target(const Facts& f, Id func, const std::string& name) 
 // or a module of one), so that its hooks die with it at the end of the iteration?
 std::string root_name(const std::string& dotted);
 
+// A call that looks up a part of the module it is called on: `model.get_submodule("layer4")`,
+// `model._modules.get("layer4")`, `model.__getattr__("fc")`.
+bool part_lookup(const Facts& f, Id call) {
+  if (f.e(call).kind != ExprKind::Call || f.callee_receiver(call) == kNone) return false;
+  const std::string& a = f.callee_attr(call);
+  return a == "get_submodule"sv || a == "__getattr__"sv ||
+         (a == "get"sv && f.last_component(f.dotted(f.callee_receiver(call))) == "_modules"sv);
+}
+
 // The object an expression is a part of: `net` of `net[0]`, `model` of `model.layer4[-1].conv3`,
-// `self.net` of `self.net.fc`.
+// `self.net` of `self.net.fc`, `model` of `model._modules.get("layer4")`.
 std::string root_of(const Facts& f, Id x) {
   std::string root;
   while (root.empty() && x != kNone) {
@@ -98,6 +107,8 @@ std::string root_of(const Facts& f, Id x) {
     } else if (ex.kind == ExprKind::Call && ex.kids.size() >= 3 && f.e(ex.kids[0]).kind == ExprKind::Name &&
                f.e(ex.kids[0]).text == "getattr"sv && f.qual(ex.kids[0]).empty()) {
       x = ex.kids[1];  // `getattr(model, name)`: a part of `model`
+    } else if (part_lookup(f, x)) {
+      x = f.callee_receiver(x);
     } else {
       x = kNone;
     }
@@ -157,7 +168,7 @@ bool receiver_fresh_in_loop(const Facts& f, int loop, Id func, const std::string
     const bool by_getattr = k == ExprKind::Call && ve.kids.size() >= 3 && f.e(ve.kids[0]).kind == ExprKind::Name &&
                             f.e(ve.kids[0]).text == "getattr"sv && f.qual(ve.kids[0]).empty();
     const bool part = k == ExprKind::Attribute || k == ExprKind::Subscript || by_getattr ||
-                      (k == ExprKind::Call && f.callee_attr(s.value) == "get_submodule"sv);
+                      part_lookup(f, s.value);
     if (part) {
       const std::string whole =
           root_of(f, k == ExprKind::Call && !by_getattr ? f.callee_receiver(s.value) : s.value);
