@@ -311,6 +311,42 @@ bool continues(const std::string& line) {  // ends with a backslash continuation
   return e > 0 && line[e - 1] == '\\';
 }
 
+// Where a Python line leaves the logical line: inside how many open brackets, inside which
+// triple-quoted string (its quote character, 0 for none), and whether it ends with a backslash.
+// IPython reads a magic only at the start of a logical line: `print('%d' \n %(n))` continues
+// the call on its second line, whatever its first character.
+struct LogicalLine {
+  int depth = 0;
+  char triple = 0;
+  bool backslash = false;
+  bool open() const { return depth > 0 || triple != 0 || backslash; }
+  void scan(const std::string& line) {
+    backslash = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (triple) {
+        if (c == '\\') ++i;
+        else if (c == triple && line.compare(i, 3, std::string(3, triple)) == 0) triple = 0, i += 2;
+        continue;
+      }
+      if (c == '#') break;
+      if (c == '"' || c == '\'') {
+        if (line.compare(i, 3, std::string(3, c)) == 0) {
+          triple = c;
+          i += 2;
+          continue;
+        }
+        for (++i; i < line.size() && line[i] != c; ++i)
+          if (line[i] == '\\') ++i;
+        continue;
+      }
+      if (c == '(' || c == '[' || c == '{') ++depth;
+      else if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+    }
+    backslash = !triple && continues(line);
+  }
+};
+
 }  // namespace
 
 // Cell magics whose body is Python that IPython runs (timed, captured, profiled, debugged):
@@ -360,6 +396,7 @@ std::vector<std::string> lower_cell(const std::vector<std::string>& lines) {
     return k < in_string.starts.size() && (in_string.starts[k] || in_string.ends[k]);
   };
   bool in_magic = false;  // a continuation line of a magic or shell escape
+  LogicalLine logical;    // where the Python lines so far leave the logical line
   for (size_t k = 0; k < lines.size(); ++k) {
     std::string l = lines[k];
     if (l.empty() || l.back() != '\n') l += '\n';
@@ -368,9 +405,11 @@ std::vector<std::string> lower_cell(const std::vector<std::string>& lines) {
     } else if (in_magic) {
       in_magic = continues(l);
       l = "\n";
-    } else if (!text_row(k) && is_magic(l)) {
+    } else if (!text_row(k) && !logical.open() && is_magic(l)) {
       in_magic = continues(l);
       l = l.substr(0, l.find_first_not_of(" \t")) + "pass\n";
+    } else {
+      logical.scan(l);
     }
     out.push_back(std::move(l));
   }

@@ -2410,6 +2410,22 @@ class Notebooks(unittest.TestCase):
         rc, out, _ = run(["--format", "json", self.nb])
         self.assertEqual(json.loads(out)["errors"], [])
 
+    def test_a_line_continuing_brackets_is_python_not_a_magic(self):
+        # IPython reads a magic only at the start of a logical line: `%(epoch, cost)` on the
+        # line after an open `print(` is the string formatting of the call, as is a line after
+        # a backslash. A `%` line after the brackets close is a magic again.
+        code = ["import torch\n", "for epoch in range(3):\n", "    cost = torch.ones(1)\n",
+                "    print ('Epoch: %03d | Cost: %.4f'\n", "           %(epoch, cost))\n",
+                "    text = 'Epoch %d' \\\n", "        %(epoch)\n", "%matplotlib inline\n"]
+        nb = {"cells": [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+                         "source": code}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        with open(os.path.join(d, "log.ipynb"), "w") as fh:
+            json.dump(nb, fh)
+        rc, out, _ = run(["--no-cache", "--format", "json", d])
+        self.assertEqual(json.loads(out)["errors"], [], out)
+
     def test_spawn_in_a_notebook_is_about_its_target_not_a_main_guard(self):
         # Spawned children re-import a script's main module, never a notebook's cells: a
         # script needs the main guard. In a notebook what breaks is a target defined in a
