@@ -744,6 +744,9 @@ void check_LL205(CheckContext& ctx) {
       if (ev[i].model.rfind(kFresh, 0) == 0) continue;
       // Eval mode set on the loop's last iteration only: judged by the enclosing loop.
       if (f.calls[ev[i].site].loop == li && last_iteration_test(f, f.calls[ev[i].site].guard, f.calls[ev[i].site].func)) continue;
+      // Or set on the way out of the loop (`if stop: model.eval(); break`, or `return`): the
+      // loop never comes round from it; an enclosing loop that does is judged on its own.
+      if (ends_the_loop_after(f, f.m.s(L.stmt).body, f.calls[ev[i].site].stmt)) continue;
       // Going round the loop from the eval(): the next training forward of the same model,
       // unless train() or another eval() (judged on its own) comes first. A forward later in
       // the same pass (before the loop starts over) means eval mode is deliberate there

@@ -656,29 +656,6 @@ bool on_one_iteration(const Facts& f, int loop, Id sid) {
   return false;
 }
 
-// Is statement `sid` followed, in the block that holds it (inside `body`, not in a nested
-// loop), by a `break` or `return` that always runs after it: it ends the loop, so the loop
-// rebinds once (`model = torch.load(best); break` when early stopping fires).
-bool ends_the_loop_after(const Facts& f, const std::vector<Id>& body, Id sid, int depth = 0) {
-  if (depth > kMaxDepth) return false;
-  for (size_t i = 0; i < body.size(); ++i) {
-    if (body[i] == sid) {
-      for (size_t j = i + 1; j < body.size(); ++j)
-        if (f.m.s(body[j]).kind == StmtKind::Break || f.m.s(body[j]).kind == StmtKind::Return) return true;
-      return false;
-    }
-    const Stmt& s = f.m.s(body[i]);
-    if (s.kind == StmtKind::For || s.kind == StmtKind::While || s.kind == StmtKind::FunctionDef ||
-        s.kind == StmtKind::ClassDef)
-      continue;
-    for (const auto* b : {&s.body, &s.orelse, &s.finalbody})
-      if (ends_the_loop_after(f, *b, sid, depth + 1)) return true;
-    for (const auto& h : s.handlers)
-      if (ends_the_loop_after(f, h.body, sid, depth + 1)) return true;
-  }
-  return false;
-}
-
 // Does the loop train (back-propagate, or hand `d` and an optimizer to a function that does
 // it elsewhere: `training_epoch(model, loader, optimizer, criterion)`)?
 bool loop_back_propagates(const Facts& f, int loop, const std::string& d) {

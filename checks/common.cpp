@@ -922,6 +922,27 @@ void find_accumulating_methods(const Facts& f, std::unordered_set<std::string>& 
 // Does the condition select the loop's last iteration (`i == len(batches) - 1`, `step >= n - 1`),
 // directly or through a flag bound to its negation (`is_accumulating = i < len(batches) - 1`;
 // `if not is_accumulating:`)?
+bool ends_the_loop_after(const Facts& f, const std::vector<Id>& body, Id sid, int depth) {
+  if (depth > kMaxDepth) return false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] == sid) {
+      for (size_t j = i + 1; j < body.size(); ++j)
+        if (const StmtKind k = f.m.s(body[j]).kind; k == StmtKind::Break || k == StmtKind::Return || k == StmtKind::Raise)
+          return true;
+      return false;
+    }
+    const Stmt& s = f.m.s(body[i]);
+    if (s.kind == StmtKind::For || s.kind == StmtKind::While || s.kind == StmtKind::FunctionDef ||
+        s.kind == StmtKind::ClassDef)
+      continue;
+    for (const auto* b : {&s.body, &s.orelse, &s.finalbody})
+      if (ends_the_loop_after(f, *b, sid, depth + 1)) return true;
+    for (const auto& h : s.handlers)
+      if (ends_the_loop_after(f, h.body, sid, depth + 1)) return true;
+  }
+  return false;
+}
+
 bool last_iteration_test(const Facts& f, Id cond, Id func) {
   if (cond == kNone) return false;
   const Expr& c = f.e(cond);

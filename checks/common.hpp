@@ -55,6 +55,11 @@ void find_accumulating_methods(const Facts& f, std::unordered_set<std::string>& 
 
 // Does the condition select the loop's last iteration (`i == len(batches) - 1`, or `not flag`
 // with `flag = i < len(batches) - 1` bound once in `func`)?
+// Is statement `sid` followed, in the block that holds it (inside `body`, not in a nested
+// loop), by a `break`, `return` or `raise` that always runs after it? Then it ends the loop,
+// which never comes round from it (`model = torch.load(best); break` when early stopping
+// fires rebinds once; `model.eval(); break` leaves no eval mode for the next pass).
+bool ends_the_loop_after(const Facts& f, const std::vector<Id>& body, Id sid, int depth = 0);
 bool last_iteration_test(const Facts& f, Id cond, Id func);
 
 // Test code: Facts::in_test_code (docs/impact.md).
