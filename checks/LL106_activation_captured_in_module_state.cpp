@@ -361,10 +361,26 @@ void check_LL106(CheckContext& ctx) {
     }
     return *forward_in_loop;
   };
-  auto report = [&](bool hook, const Range& where, std::string message) {
-    if (hook && !runs_in_a_loop())
+  // A hook registered at the top level of a script or notebook, outside any loop, sees only
+  // the forwards that run after it: one in a loop at the top level after it, or in a function
+  // of the file called there. (The training cells before a hook added for a last look at the
+  // activations never run it.)
+  auto runs_in_a_loop_after = [&](const CallSite* reg) {
+    if (!reg || reg->func != kNone || reg->loop >= 0) return runs_in_a_loop();
+    const uint32_t pos = f.e(reg->call).range.begin;
+    auto loop_forward = [&](const CallSite& x) { return x.loop >= 0 && f.is_model_call(x); };
+    for (const CallSite& c : f.calls) {
+      if (c.func != kNone || f.e(c.call).range.begin <= pos) continue;
+      if (c.loop >= 0 && (f.is_model_call(c) || f.loop_reaches_backward(c.loop))) return true;
+      if (c.target_func != kNone && f.reaches(c.target_func, loop_forward)) return true;
+    }
+    return false;
+  };
+  auto report = [&](const CallSite* hook, const Range& where, std::string message) {
+    if (hook && !runs_in_a_loop_after(hook))
       return ctx.report_weak("LL106", where, std::move(message),
-                             "no forward runs in a loop in this program, so the hook stores one pass's tensors, once");
+                             "no forward runs in a loop in this program after the hook is registered, so it "
+                             "stores one pass's tensors, once");
     return report_memory_claim(ctx, "LL106", where, std::move(message));
   };
   for (const Site& s : sites) {
@@ -394,7 +410,7 @@ void check_LL106(CheckContext& ctx) {
                             "`: it grows every batch and each graph's saved activations stay alive until "
                             "backward() frees them (forever in passes without backward()); store `" + v +
                             ".detach()`, or clear it every iteration";
-      Finding* fd = report(s.role == "hook"sv, f.e(st.call).range, message);
+      Finding* fd = report(s.role == "hook"sv ? s.reg : nullptr, f.e(st.call).range, message);
       if (!fd) continue;
       ExprKind k = f.e(st.value).kind;
       if (k == ExprKind::Name || k == ExprKind::Attribute || k == ExprKind::Subscript || k == ExprKind::Call) {
@@ -434,7 +450,7 @@ void check_LL106(CheckContext& ctx) {
                           "`: it grows every batch and each graph's saved activations stay alive until "
                           "backward() frees them (forever in passes without backward()); store `" + vt +
                           ".detach()`, or clear it every iteration";
-    Finding* fd = report(true, f.e(body).range, message);
+    Finding* fd = report(reg, f.e(body).range, message);
     if (!fd) continue;
     ExprKind k = f.e(v).kind;
     if (k == ExprKind::Name || k == ExprKind::Attribute || k == ExprKind::Subscript || k == ExprKind::Call) {
