@@ -16,6 +16,15 @@
 namespace ll {
 namespace {
 
+// A function named for what it builds (`_create_loss(name, cfg)`, `build_criterion(cfg)`,
+// `make_loss_fn(...)`): it returns a loss function, not a loss value.
+bool builds_a_criterion(std::string_view name) {
+  const std::string_view last = name.substr(name.rfind('.') == std::string_view::npos ? 0 : name.rfind('.') + 1);
+  const auto toks = Facts::name_tokens(last);
+  return !toks.empty() && in(toks.front(), {"create", "build", "make", "construct", "instantiate", "init", "setup",
+                                            "define", "new"});
+}
+
 class History;
 // Does a `return` of `func` carry history? With `element` >= 0: element `element` of the
 // returned tuple (`return loss.item(), logits` unpacked by the caller).
@@ -599,7 +608,7 @@ class History {
     // inputs. When every input is a local value known to carry none (a forward's output
     // made under no_grad a few lines earlier), neither does the loss; inputs of unknown
     // origin (parameters, attributes) keep the usual assumption.
-    bool criterion = !cname.empty() && Facts::named_like_a_loss(cname);
+    bool criterion = !cname.empty() && Facts::named_like_a_loss(cname) && !builds_a_criterion(cname);
     // A call named like a loss whose every definition returns a Python number
     // (`model.get_current_loss()` of a trainer whose method returns `self.loss.item()`, an
     // imported `calc_dataset_loss(loader, net, loss_fn)` that sums `loss.item()`).
