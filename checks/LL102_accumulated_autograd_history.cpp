@@ -563,8 +563,12 @@ class History {
         in(callee.text, {"float", "int", "bool", "len", "str", "repr", "print", "isinstance", "round", "format",
                          "type", "id", "hash", "range", "enumerate"}))
       return false;
-    if (!q.empty() && (q.rfind("math.", 0) == 0 || q.rfind("numpy.", 0) == 0 || q.rfind("np.", 0) == 0))
-      return false;
+    // Host-side numeric libraries never hand back a tensor with history (`sklearn.metrics.
+    // log_loss(y, p)` is a float whatever its name says).
+    if (!q.empty())
+      for (std::string_view lib : {"math.", "numpy.", "np.", "scipy.", "sklearn.", "pandas.", "lightgbm.", "xgboost.",
+                                   "statistics."})
+        if (q.rfind(lib, 0) == 0) return false;
     // A model forward.
     auto ci = f_.call_index.find(call);
     if (ci != f_.call_index.end()) {
