@@ -270,12 +270,12 @@ BackpropsByFunction backprops_by_function(const Facts& f) {
   return out;
 }
 
-// The forward of an object of another module's class (`cam.forward(x)`) in a loop that also
-// calls a method of that class that back-propagates (`cam.heatmap(label)`, which runs
-// `self.logits.backward(...)` on what the forward kept on the object): the graph is used
-// (FileSummary::backprop_methods).
+// The forward of an object of another module's class (`cam.forward(x)`) in a loop (else a
+// function) that also calls a method of that class that back-propagates (`cam.heatmap(label)`,
+// which runs `self.logits.backward(...)` on what the forward kept on the object): the graph is
+// used (FileSummary::backprop_methods).
 bool backpropagated_by_its_object(const Facts& f, const CallSite& c) {
-  if (!f.project || f.project->backprop_method_imports.empty() || c.loop < 0) return false;
+  if (!f.project || f.project->backprop_method_imports.empty() || (c.loop < 0 && c.func == kNone)) return false;
   const Id recv = f.forward_receiver(c.call);
   const std::string& owner = f.dotted(recv);
   if (owner.empty()) return false;
@@ -295,7 +295,7 @@ bool backpropagated_by_its_object(const Facts& f, const CallSite& c) {
     if (!name.empty() && f.class_at(name, UINT32_MAX) == kNone) q = name;
   }
   if (q.empty()) return false;
-  for (int ci : f.loops[c.loop].calls) {
+  for (int ci : c.loop >= 0 ? f.loops[c.loop].calls : f.calls_in(c.func)) {
     const CallSite& x = f.calls[ci];
     if (f.dotted(f.callee_receiver(x.call)) == owner &&
         f.project->backprop_method_imports.count(q + "." + f.callee_attr(x.call)))
@@ -1273,7 +1273,7 @@ void check_LL101(CheckContext& ctx) {
     const CallSite* fw = helper_forward(f, h.target_func, helpers);
     // A helper whose own forward is reported (a loaded model's serving helper) is fixed there.
     if (!fw || reported_forwards.count(fw->call) || f.loop_trains(h.loop) || feeds_enclosing_training(f, h) ||
-        hands_to_attribution(f.calls_in(h.target_func)))
+        hands_to_attribution(f.calls_in(h.target_func)) || backpropagated_by_its_object(f, *fw))
       continue;
     Id callee = f.forward_receiver(fw->call);
     std::string d = f.dotted(callee);

@@ -600,6 +600,12 @@ def explain(model, val_loader):
         # A loop that only reads the probabilities keeps a graph nothing back-propagates.
         self.write("run.py", self.EXPLAIN.format(imp="from cam import *", use="maps.append(label.cpu())"))
         self.assertEqual(self.lines_of("LL101"), {("run.py", 11)})
+        # The same object built and used by a helper the evaluation loop calls.
+        self.write("run.py", "import torch\nfrom cam import GradCAM\n\n\ndef guided(model, image):\n"
+                   "    cam = GradCAM(model, model.layer4)\n    cam.forward(image)\n    return cam.heatmap(0)\n\n\n"
+                   "def explain(model, val_loader):\n    model.eval()\n"
+                   "    return [guided(model, images.cuda()).cpu() for images in val_loader]\n")
+        self.assertEqual(self.lines_of("LL101"), set())
 
     # LL405 across modules: the DataLoader is built in one file, the model wrapped in DDP and
     # trained in another (and the other way round).
