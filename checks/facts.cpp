@@ -1075,7 +1075,7 @@ Id Facts::argument_for(Id call_id, Id func, std::string_view param) const {
   return a == kNone || e(a).kind == ExprKind::Starred ? kNone : a;
 }
 
-std::vector<std::pair<Id, Id>> Facts::argument_values(Id func, const std::string& param) const {
+std::vector<std::pair<Id, Id>> Facts::argument_values(Id func, const std::string& param, bool absent_none) const {
   if (func == kNone || !is_param(func, param)) return {};
   const Function& fn = m.funcs[func];
   const bool init = fn.cls != kNone && fn.parent == kNone && fn.name == "__init__"sv;
@@ -1084,6 +1084,10 @@ std::vector<std::pair<Id, Id>> Facts::argument_values(Id func, const std::string
   std::vector<std::pair<Id, Id>> out;
   for (int ci : sites) {
     const Id a = argument_for(calls[ci].call, func, param);
+    if (a == kNone && absent_none) {
+      const auto p = std::find(fn.params.begin(), fn.params.end(), param) - fn.params.begin();
+      if (static_cast<size_t>(p) < fn.param_defaults.size() && fn.param_defaults[p] == "None"sv) continue;
+    }
     if (a == kNone) return {};
     out.emplace_back(calls[ci].func, a);
   }

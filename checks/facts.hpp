@@ -355,7 +355,9 @@ class Facts {
   // What every same-file caller of `func` passes for `param`: (calling function, argument
   // expression) per call site; empty when there is no caller or one passes nothing visible
   // for it (a default, `*args`). The callers of a class's `__init__` are its constructions.
-  std::vector<std::pair<Id, Id>> argument_values(Id func, const std::string& param) const;
+  // (`absent_none`: a call that leaves out a parameter whose default is None hands in nothing,
+  // and is skipped rather than making the answer unknown.)
+  std::vector<std::pair<Id, Id>> argument_values(Id func, const std::string& param, bool absent_none = false) const;
   // The same-file call sites (indices into calls) that resolve to `func`.
   const std::vector<int>& callers(Id func) const { return callers_[func]; }
   // The argument `call` passes for parameter `param` of `func`: by position (after `self` for
