@@ -4376,7 +4376,7 @@ bool Facts::is_eval_function_name(std::string_view name) const {
   for (const auto& t : toks) {
     if (in(t, {"validate", "validation", "valid", "val", "evaluate", "evaluation", "eval", "infer",
                "inference", "predict", "prediction", "predictions", "sample", "sampling", "generate",
-               "generation"}))
+               "generation", "accuracy"}))
       return true;
     if (t == "test"sv && !(pytest_name && is_test_file) && name != "test_step"sv) {
       // `test`, `test_epoch`, `run_test` outside pytest files
