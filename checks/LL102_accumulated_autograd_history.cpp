@@ -565,10 +565,13 @@ class History {
       return false;
     // Host-side numeric libraries never hand back a tensor with history (`sklearn.metrics.
     // log_loss(y, p)` is a float whatever its name says).
-    if (!q.empty())
-      for (std::string_view lib : {"math.", "numpy.", "np.", "scipy.", "sklearn.", "pandas.", "lightgbm.", "xgboost.",
-                                   "statistics."})
-        if (q.rfind(lib, 0) == 0) return false;
+    // (Asked of every qualified call: the first letter rules out most, torch's among them.)
+    if (!q.empty() && (q[0] == 'm' || q[0] == 'n' || q[0] == 's' || q[0] == 'p' || q[0] == 'l' || q[0] == 'x')) {
+      const std::string_view lib = std::string_view(q).substr(0, q.find('.'));
+      if (lib.size() < q.size() && in(lib, {"math", "numpy", "np", "scipy", "sklearn", "pandas", "lightgbm", "xgboost",
+                                           "statistics"}))
+        return false;
+    }
     // A model forward.
     auto ci = f_.call_index.find(call);
     if (ci != f_.call_index.end()) {

@@ -152,7 +152,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::vector<ProjectView> views(files.size());
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
-      synthetic_def, linear_def, module_def, comm_def, accumulating_def, backprop_def, eval_def, freeze_def, size_def,
+      synthetic_def, linear_def, module_def, comm_def, method_def, eval_def, freeze_def, size_def,
       trainer_def, helper_def, detached_def, mode_free_def, factory_def, summed_def, p2p_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
@@ -169,9 +169,11 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& [g, k] : files[i].optimizer_factories) factory_def[g].push_back(i);
     for (const auto& g : files[i].batch_summed_losses) summed_def[g].push_back(i);
     for (const auto& g : files[i].point_to_point) p2p_def[g].push_back(i);
-    for (const auto& cm : files[i].accumulating_methods) accumulating_def[cm.substr(0, cm.find('.'))].push_back(i);
-    for (const auto& cm : files[i].backprop_methods)
-      if (auto& v = backprop_def[cm.substr(0, cm.find('.'))]; v.empty() || v.back() != i) v.push_back(i);
+    // Classes with methods that accumulate (LL102) or back-propagate (LL101): one index, one
+    // lookup per import.
+    for (const auto* methods : {&files[i].accumulating_methods, &files[i].backprop_methods})
+      for (const auto& cm : *methods)
+        if (auto& v = method_def[cm.substr(0, cm.find('.'))]; v.empty() || v.back() != i) v.push_back(i);
     for (const auto& h : files[i].helper_methods) {
       auto& v = helper_def[h.param >= 0 ? h.method : h.method.substr(0, h.method.find('.'))];
       if (v.empty() || v.back() != i) v.push_back(i);
@@ -350,16 +352,15 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         if (const std::vector<size_t> def = imported_from(q, i, &trainer_def); def.size() == 1)
           for (const auto& g : files[def[0]].trainers)
             if (g == lq) views[i].imported_trainers.insert(q);
-      auto a = accumulating_def.find(lq);
-      if (a != accumulating_def.end())
+      if (auto a = method_def.find(lq); a != method_def.end()) {
         for (size_t j : defining_files(q, i, a->second, files, &modules))
           for (const auto& cm : files[j].accumulating_methods)
             if (cm.compare(0, cm.find('.'), lq) == 0) views[i].accumulating_imports.insert(q + cm.substr(cm.find('.')));
-      if (backprop_def.count(lq))
-        if (const std::vector<size_t> def = imported_from(q, i, &backprop_def); def.size() == 1)
+        if (const std::vector<size_t> def = imported_from(q, i, &method_def); def.size() == 1)
           for (const auto& cm : files[def[0]].backprop_methods)
             if (cm.compare(0, cm.find('.'), lq) == 0 && cm.find('.') == lq.size())
               views[i].backprop_method_imports.insert(q + cm.substr(cm.find('.')));
+      }
       // (One defining module: ambiguous definitions decide nothing.)
       if (helper_def.count(lq))
         if (const std::vector<size_t> def = imported_from(q, i, &helper_def); def.size() == 1)
@@ -371,12 +372,12 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     }
     // Classes a star import brings (`from src.methods.gradCAM import *`): their methods that
     // back-propagate, by the class's own name, "Class.method", as the file names it.
-    for (const std::string& mod : files[i].star_modules)
-      for (const auto& [cls, defs] : backprop_def)
-        for (size_t j : defs)
-          if (j != i && (files[j].module == mod || module_is(files[j].module, mod)))
-            for (const auto& cm : files[j].backprop_methods)
-              if (cm.compare(0, cm.find('.'), cls) == 0) views[i].backprop_method_imports.insert(cm);
+    if (!method_def.empty())
+      for (const std::string& mod : files[i].star_modules)
+        if (auto m = by_last.find(last(mod)); m != by_last.end())
+          for (size_t j : m->second)
+            if (j != i && !files[j].backprop_methods.empty() && (files[j].module == mod || module_is(files[j].module, mod)))
+              views[i].backprop_method_imports.insert(files[j].backprop_methods.begin(), files[j].backprop_methods.end());
     // Methods of an imported class called in a loop: the defining module (found as the import
     // names it, one of them) learns its method runs once per iteration there.
     for (const auto& call : files[i].loop_method_calls) {
