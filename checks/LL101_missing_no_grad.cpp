@@ -1152,6 +1152,26 @@ void check_LL101(CheckContext& ctx) {
     for (int l = c.loop; l >= 0 && made_trips > 0; l = f.loops[l].parent)
       made_trips *= constant_trips(f, l, kFewChecks);
     const bool smoke = made && made_trips > 0 && made_trips <= kFewChecks && own_model(f, c);
+    // The same with whatever model, a handful of times, when nothing keeps the output and the
+    // runs that follow in the function go under no_grad (`for _ in range(5): _ = model(dummy)`,
+    // then the timed loop in `with torch.no_grad():`): a warm-up, one pass's graph at a time,
+    // outside what is measured.
+    auto warms_up = [&] {
+      const Stmt& st = f.m.s(c.stmt);
+      if (c.stmt == kNone || c.func == kNone || st.value != c.call ||
+          !(st.kind == StmtKind::Expr ||
+            (st.kind == StmtKind::Assign && st.targets.size() == 1 && f.dotted(st.targets[0]) == "_"sv)))
+        return false;
+      const std::string& model = f.dotted(callee);
+      for (int ci : f.calls_in(c.func)) {
+        const CallSite& x = f.calls[ci];
+        if (f.e(x.call).range.begin > f.e(c.call).range.end && f.grad_off(x) && f.is_model_call(x) &&
+            f.dotted(f.forward_receiver(x.call)) == model)
+          return true;
+      }
+      return false;
+    };
+    const bool warm_up = !smoke && made && made_trips > 0 && made_trips <= kFewDemoForwards && warms_up();
     // Once, outside any loop, on tensors the program makes, in code that runs at most once
     // (not a sampler called per request): whatever model it is (one the file imports or
     // loads), a probe of its output shapes (`out = model(torch.zeros(2, 3,
@@ -1191,6 +1211,9 @@ void check_LL101(CheckContext& ctx) {
                   : smoke ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                             "the forward runs a model this file defines on tensors the program makes, "
                                             "a fixed number of times: a self-check of the model, not a pass over data")
+                  : warm_up ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                              "nothing keeps the output of this forward on tensors the program makes, "
+                                              "run a fixed number of times: a warm-up, one pass's graph at a time")
                   : probe ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                             "the forward runs once, outside any loop, on tensors the program makes: "
                                             "a probe of the model's output shapes, not a pass over data")
