@@ -270,6 +270,14 @@ BackpropsByFunction backprops_by_function(const Facts& f) {
   return out;
 }
 
+// Does statement `stmt` let go of its value: a bare expression (when `bare` counts) or an
+// assignment to `_` alone? Nothing keeps a forward's output there (`_ = model(dummy)`).
+bool kept_nowhere(const Facts& f, Id stmt, bool bare) {
+  const Stmt& st = f.m.s(stmt);
+  return (st.kind == StmtKind::Expr && bare) ||
+         (st.kind == StmtKind::Assign && st.targets.size() == 1 && f.dotted(st.targets[0]) == "_"sv);
+}
+
 // The forward of an object of another module's class (`cam.forward(x)`) in a loop (else a
 // function) that also calls a method of that class that back-propagates (`cam.heatmap(label)`,
 // which runs `self.logits.backward(...)` on what the forward kept on the object): the graph is
@@ -1079,9 +1087,7 @@ void check_LL101(CheckContext& ctx) {
                                (f.e(v).kids[0] == c.call || f.e(v).kids[2] == c.call));
       };
       if (c.loop < 0 && c.stmt != kNone && is_result(f.m.s(c.stmt).value) &&
-          ((f.m.s(c.stmt).kind == StmtKind::Expr && !f.is_notebook()) ||
-           (f.m.s(c.stmt).kind == StmtKind::Assign && f.m.s(c.stmt).targets.size() == 1 &&
-            f.dotted(f.m.s(c.stmt).targets[0]) == "_"sv)))
+          kept_nowhere(f, c.stmt, !f.is_notebook()))
         continue;
       if (c.loop >= 0 && f.loop_reaches_backprop(c.loop)) continue;
       why = "in a program that never back-propagates, on a loaded model";
@@ -1157,10 +1163,7 @@ void check_LL101(CheckContext& ctx) {
     // then the timed loop in `with torch.no_grad():`): a warm-up, one pass's graph at a time,
     // outside what is measured.
     auto warms_up = [&] {
-      const Stmt& st = f.m.s(c.stmt);
-      if (c.stmt == kNone || c.func == kNone || st.value != c.call ||
-          !(st.kind == StmtKind::Expr ||
-            (st.kind == StmtKind::Assign && st.targets.size() == 1 && f.dotted(st.targets[0]) == "_"sv)))
+      if (c.stmt == kNone || c.func == kNone || f.m.s(c.stmt).value != c.call || !kept_nowhere(f, c.stmt, true))
         return false;
       const std::string& model = f.dotted(callee);
       for (int ci : f.calls_in(c.func)) {
@@ -1280,8 +1283,8 @@ void check_LL101(CheckContext& ctx) {
       if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
       continue;
     }
-    if (decorate_whole_function(fd, c.func, f.dotted(callee), serving)) {
-    } else if (outer >= 0 && !hands_model_to_unseen_code(f, f.loops[outer].calls, f.dotted(callee))) {
+    if (!decorate_whole_function(fd, c.func, f.dotted(callee), serving) && outer >= 0 &&
+        !hands_model_to_unseen_code(f, f.loops[outer].calls, f.dotted(callee))) {
       Fix fix = wrap_loop_fix(ctx, outer, c.stmt, no_grad);
       if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
     }

@@ -19,8 +19,7 @@ namespace {
 // A function named for what it builds (`_create_loss(name, cfg)`, `build_criterion(cfg)`,
 // `make_loss_fn(...)`): it returns a loss function, not a loss value.
 bool builds_a_criterion(std::string_view name) {
-  const std::string_view last = name.substr(name.rfind('.') == std::string_view::npos ? 0 : name.rfind('.') + 1);
-  const auto toks = Facts::name_tokens(last);
+  const auto toks = Facts::name_tokens(name.substr(name.rfind('.') + 1));  // (npos + 1 is 0)
   return !toks.empty() && in(toks.front(), {"create", "build", "make", "construct", "instantiate", "init", "setup",
                                             "define", "new"});
 }

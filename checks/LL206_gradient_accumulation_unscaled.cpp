@@ -574,13 +574,11 @@ OptimizerKind optimizer_kind(const Facts& f, Id func, Id opt, int depth) {
   std::vector<std::pair<Id, Id>> values;
   for (Id v : f.bindings(func, d)) values.emplace_back(func, v);
   // A parameter: what the file's callers hand in (`train(model, loader, optimizer)`).
-  // (A call that hands in none, `optim=None` by default in an evaluation call of a shared
-  // train/valid function, never steps it.)
+  // (A call that hands in no optimizer, `optim=None` by default or written out in an
+  // evaluation call of a shared train/valid function, never steps it.)
   if (values.empty() && oe.kind == ExprKind::Name) values = f.argument_values(func, d, true);
   std::vector<OptimizerKind> kinds;
   for (const auto& [where, v] : values) {
-    // A caller that hands in no optimizer (`optim=None`, the default of an evaluation call of
-    // a shared train/valid function) never steps it.
     if (f.e(v).kind == ExprKind::Literal && f.e(v).lit == LitKind::None) continue;
     if (!(f.dotted(v) == d && where == func) && !(where == func && hands_back(f, v, d)))
       kinds.push_back(optimizer_kind(f, where, v, depth + 1));
