@@ -356,7 +356,15 @@ bool beside_a_sampled_loader(const Facts& f, const CallSite& loader) {
 // dataset that does not shard by rank, not built for one rank only, no `**kwargs` that may
 // carry a sampler.
 bool plain_loader(const Facts& f, const CallSite& c) {
-  if (c.in_lambda || !is_dataloader_call(f, c.call) || f.has_kwargs_splat(c.call)) return false;
+  if (c.in_lambda || !is_dataloader_call(f, c.call)) return false;
+  // (`**kwargs` of worker options only, `{"num_workers": 1, "pin_memory": True} if cuda else {}`,
+  // passes no sampler.)
+  if (f.has_kwargs_splat(c.call)) {
+    std::vector<std::string> keys;
+    if (!f.splat_keys(c.call, &keys)) return false;
+    for (const std::string& k : keys)
+      if (k == "sampler" || k == "batch_sampler" || k == "dataset") return false;
+  }
   if (has_sampler(f, c.call)) return false;
   if (rank_aware_dataset(f, c.func, f.arg(c.call, 0, "dataset"))) return false;
   return !under_rank_guard(f, c) && !built_where_not_wrapped(f, c) && !beside_a_sampled_loader(f, c);
@@ -462,11 +470,45 @@ Finding* report_loader(CheckContext& ctx, const CallSite& c, std::string message
   return ctx.report("LL405", where, std::move(message));
 }
 
-std::string consequence(const CheckContext& ctx, Id ds) {
+// The mechanism and the fix for the plain loader `c`. A DistributedSampler the function
+// already builds over the same dataset and never hands to a loader (`train_sampler =
+// DistributedSampler(train_dataset)`, only `set_epoch` called on it) is the one to pass. A
+// sampler and `shuffle=True` together make DataLoader raise: the sampler shuffles.
+std::string consequence(const CheckContext& ctx, const CallSite& c) {
+  const Facts& f = ctx.facts;
+  const Id ds = f.arg(c.call, 0, "dataset");
+  const std::string data = ds != kNone && ctx.text(ds).size() <= 40 ? ctx.text(ds) : std::string("dataset");
+  std::string sampler = "sampler=DistributedSampler(" + data + ")";
+  std::string unused;
+  bool epoch_set = false;  // (that sampler's set_epoch() is called already)
+  for (int ci : f.calls_in(c.func)) {
+    const CallSite& s = f.calls[ci];
+    if (s.stmt == kNone || f.last_component(f.callee_qual(s.call)) != "DistributedSampler"sv) continue;
+    const Stmt& st = f.m.s(s.stmt);
+    const Id a = f.arg(s.call, 0, "dataset");
+    if (st.kind != StmtKind::Assign || st.value != s.call || st.targets.size() != 1 ||
+        f.e(st.targets[0]).kind != ExprKind::Name || a == kNone || ds == kNone || ctx.text(a) != ctx.text(ds))
+      continue;
+    const std::string& name = f.e(st.targets[0]).text;
+    bool handed = false;
+    for (const CallSite& l : f.calls)
+      if (is_dataloader_call(f, l.call))
+        for (Id x : {f.arg(l.call, 3, "sampler"), f.arg(l.call, 4, "batch_sampler")})
+          handed = handed || (x != kNone && f.dotted(x) == name);
+    if (handed) continue;
+    for (const CallSite& x : f.calls)
+      epoch_set = epoch_set || (f.callee_attr(x.call) == "set_epoch"sv && f.dotted(f.callee_receiver(x.call)) == name);
+    sampler = "sampler=" + name;
+    unused = " (the DistributedSampler built on line " + std::to_string(f.e(s.call).range.line) +
+             " is never handed to a loader)";
+    break;
+  }
+  const Id shuffle = f.arg(c.call, 2, "shuffle");
+  const bool drop_shuffle = shuffle != kNone && f.e(shuffle).kind == ExprKind::Literal && f.e(shuffle).lit == LitKind::True;
   return ": every rank iterates the whole dataset, so each epoch is world-size passes over the data and costs "
-         "world-size times the work; pass `sampler=DistributedSampler(" +
-         (ds != kNone && ctx.text(ds).size() <= 40 ? ctx.text(ds) : std::string("dataset")) +
-         ")` (and call `sampler.set_epoch(epoch)` every epoch)";
+         "world-size times the work; pass `" + sampler + "`" + unused +
+         (drop_shuffle ? " in place of `shuffle=True`, as the sampler shuffles" : "") +
+         (epoch_set ? "" : std::string(drop_shuffle ? "," : "") + " and call `sampler.set_epoch(epoch)` every epoch");
 }
 
 // The values a function returns as element `element` of its tuple (-1: the whole value),
@@ -555,7 +597,7 @@ void check_returned_loaders(CheckContext& ctx) {
         std::string message = "the DataLoader `" + name + "` returns feeds the training loop of a distributed "
                               "(DDP/FSDP) model in `" + importer +
                               "` but has no DistributedSampler and its dataset does not shard by rank" +
-                              consequence(ctx, f.arg(c.call, 0, "dataset"));
+                              consequence(ctx, c);
         report_loader(ctx, c, std::move(message));
       }
   }
@@ -603,7 +645,7 @@ void check_loaders_of_same_file_builders(CheckContext& ctx) {
         std::string message = "the DataLoader `" + builder + "()` returns feeds the training loop of a distributed "
                               "(DDP/FSDP) model as `" + name +
                               "` but has no DistributedSampler and its dataset does not shard by rank" +
-                              consequence(ctx, f.arg(c.call, 0, "dataset"));
+                              consequence(ctx, c);
         Finding* fd = report_loader(ctx, c, std::move(message));
         if (!fd) continue;
         fd->notes.push_back({f.e(u.call).range, "built here for the training loop"});
@@ -682,7 +724,7 @@ void check_LL405(CheckContext& ctx) {
                               : "distributed (DDP/FSDP, wrapped by `" + f.dotted(f.e(wrap->call).kids[0]) + "`)";
     std::string message = "`" + name + "` feeds the training loop of a " + wrapper +
                           " model but has no DistributedSampler and its dataset does not shard by rank" +
-                          consequence(ctx, f.arg(c.call, 0, "dataset"));
+                          consequence(ctx, c);
     Finding* fd = one_per_node
                       ? ctx.report_weak("LL405", f.e(c.call).range, std::move(message),
                                         "the wrap drives several devices from one process (`device_ids` holds "

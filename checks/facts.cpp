@@ -2214,6 +2214,50 @@ bool Facts::has_kwargs_splat(Id call) const {
   return false;
 }
 
+bool Facts::splat_keys(Id call, std::vector<std::string>* keys) const {
+  const Expr& c = e(call);
+  // A dict display whose every key is a string literal, or a choice between such displays.
+  std::function<bool(Id)> display = [&](Id v) {
+    const Expr& x = e(v);
+    if (x.kind == ExprKind::Conditional) return x.kids.size() == 3 && display(x.kids[0]) && display(x.kids[2]);
+    if (x.kind != ExprKind::Sequence || x.text != "dict"sv || x.kids.size() % 2) return false;
+    for (size_t k = 0; k < x.kids.size(); k += 2) {
+      const Expr& key = e(x.kids[k]);
+      if (key.kind != ExprKind::Literal || key.lit != LitKind::String) return false;
+      keys->push_back(key.text);
+    }
+    return true;
+  };
+  // (`**kwargs` lowers to a Starred expression around the name.)
+  auto splatted = [&](const Expr& call, size_t k) {
+    const Id x = call.kids[call.kids.size() - std::min(call.kw.size(), call.kids.size() - 1) + k];
+    return e(x).kind == ExprKind::Starred && !e(x).kids.empty() ? e(x).kids[0] : x;
+  };
+  for (size_t k = 0; k < c.kw.size(); ++k) {
+    if (c.kw[k] != "**") continue;
+    const Id x = splatted(c, k);
+    if (e(x).kind != ExprKind::Name) return false;
+    const std::string& name = e(x).text;
+    const Id func = function_at(c.range.begin);
+    const std::vector<Id> values = bindings_at(func, name, x);
+    if (values.empty() || (func != kNone && is_param(func, name))) return false;
+    for (Id v : values)
+      if (!display(v)) return false;
+    // Read only by splats (and bound) in its function: nothing adds a key in between.
+    size_t reads = 0, splats = 0;
+    for (const Expr& y : m.exprs)
+      if (y.kind == ExprKind::Name && y.text == name && function_at(y.range.begin) == func) ++reads;
+    for (const CallSite& s : calls)
+      if (s.func == func)
+        for (size_t j = 0; j < e(s.call).kw.size(); ++j)
+          if (e(s.call).kw[j] == "**" && e(splatted(e(s.call), j)).kind == ExprKind::Name &&
+              e(splatted(e(s.call), j)).text == name)
+            ++splats;
+    if (reads != splats + bindings(func, name).size()) return false;
+  }
+  return true;
+}
+
 bool Facts::switched_off(Id func) const {
   if (func == kNone || m.lang != Lang::Python) return false;
   const std::string& name = m.funcs[func].name;

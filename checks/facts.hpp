@@ -157,6 +157,11 @@ class Facts {
   Id callee_receiver(Id call) const;                 // `x` of `x.m(...)`, else kNone
   Id arg(Id call, size_t pos, std::string_view kw = {}) const;  // kNone if absent
   bool has_kwargs_splat(Id call) const;
+  // The keywords every `**name` of the call passes, when each such name is bound only to dict
+  // displays with string keys (`kwargs = {"num_workers": 1, "pin_memory": True} if cuda else
+  // {}`) and read nowhere else in its function (no `kwargs["sampler"] = s`, no update()):
+  // true and the keys in `*keys`; false when any splat could pass anything.
+  bool splat_keys(Id call, std::vector<std::string>* keys) const;
   // Values assigned to `dotted` in `func` (then class attributes, then module level).
   std::vector<Id> bindings(Id func, const std::string& dotted) const;
   // The same, restricted to the bindings that can reach expression `at` (flow-sensitive,
