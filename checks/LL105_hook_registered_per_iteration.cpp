@@ -207,6 +207,21 @@ bool built_by_constructor(const Facts& f, Id ctor, const std::string& root) {
   return true;
 }
 
+// A call whose only per-batch loop is a sweep over a short list written out in the code (`for
+// name in ["conv1", "conv2", "conv3"]: cam = GradCAM(model, name)`, each round a whole pass of
+// its own inner loop): it runs a handful of times, once per item, not once per batch.
+static bool in_a_sweep_only(const Facts& f, const CallSite& x) {
+  constexpr size_t kSweepItems = 16;
+  bool sweep = false;
+  for (int l = x.loop; l >= 0; l = f.loops[l].parent) {
+    const Id it = f.loops[l].iter;
+    const bool literal = it != kNone && f.e(it).kind == ExprKind::Sequence && f.e(it).kids.size() <= kSweepItems;
+    if (!literal && per_batch_loop(f, l)) return false;
+    sweep = sweep || literal;
+  }
+  return sweep;
+}
+
 // How often loop `loop` runs its body, for the message: once per batch when the loop itself
 // iterates batches or an evaluation set, or its own body (not a loop nested in it) runs a
 // forward, a backward or an optimizer step; otherwise each iteration runs a whole pass through
@@ -391,7 +406,8 @@ void check_LL105(CheckContext& ctx) {
       };
       for (const CallSite& x : f.calls)
         if ((x.target_func == c.func || (ctor_of != kNone && f.constructed_class(x.call) == ctor_of)) &&
-            x.func != c.func && !x.in_lambda && batch_loop_of(f, x) >= 0 && !hands_fresh(x) && !helper_over_fresh(x)) {
+            x.func != c.func && !x.in_lambda && batch_loop_of(f, x) >= 0 && !hands_fresh(x) && !helper_over_fresh(x) &&
+            !in_a_sweep_only(f, x)) {
           caller = &x;
           break;
         }
