@@ -450,7 +450,9 @@ class History {
   }
 
   // A literal, a choice between literals (`None if exact else 1.0`), or a name bound in this
-  // function on every path to the statement.
+  // function on every path to the statement, or on every path that binds it at all: a name
+  // nothing outside the function could bind (`y_val` of the last pass of an evaluation loop,
+  // read after it) has no other value to hold.
   bool input_known(Id st, Id x) const {
     const Expr& a = f_.e(x);
     if (a.kind == ExprKind::Literal) return true;
@@ -458,7 +460,15 @@ class History {
       return a.kids.size() == 3 && input_known(st, a.kids[0]) && input_known(st, a.kids[2]);
     if (a.kind != ExprKind::Name) return false;
     bool outside = false;
-    return !f_.flow().reaching(st, a.text, &outside).empty() && !outside;
+    if (f_.flow().reaching(st, a.text, &outside).empty()) return false;
+    return !outside || bound_only_here(a.text);
+  }
+
+  // Could only this function (or, at the top level, the module's own statements) bind `name`?
+  bool bound_only_here(const std::string& name) const {
+    if (!f_.m.star_imports.empty()) return false;
+    if (func_ == kNone) return true;
+    return f_.m.funcs[func_].parent == kNone && !f_.is_param(func_, name) && f_.bindings(kNone, name).empty();
   }
 
   // The same-file function a call runs (not this one), else kNone.
@@ -1054,13 +1064,33 @@ class History {
     } else {
       return false;
     }
+    // (The kept name itself: a backward of the same binding, not of another value the name
+    // held earlier in the iteration, a training loss before the test loss kept after it.)
+    const std::set<std::string> own = names;
+    const Id kept_at = f_.stmt_of(value);
     follow_flow(f_, f_.loops[loop].stmts, names, 3, false);
     for (int ci : f_.loops[loop].calls) {
       const CallSite& c = f_.calls[ci];
       if (!f_.is_backward(c) || f_.arg(c.call, static_cast<size_t>(-1), "retain_graph") != kNone) continue;
       Id r = f_.callee_attr(c.call) == "backward"sv ? f_.callee_receiver(c.call) : f_.arg(c.call, 0, "tensors");
-      if (r != kNone && names.count(f_.dotted(r))) return true;
+      if (r == kNone || !names.count(f_.dotted(r))) continue;
+      if (own.count(f_.dotted(r)) && kept_at != kNone && c.stmt != kNone && !same_binding(f_.dotted(r), kept_at, c.stmt))
+        continue;
+      return true;
     }
+    return false;
+  }
+
+  // Does a binding of `d` that reaches statement `a` also reach statement `b`? (True when the
+  // flow graph cannot say.)
+  bool same_binding(const std::string& d, Id a, Id b) const {
+    bool outside_a = false, outside_b = false;
+    const auto at_a = f_.flow().reaching(a, d, &outside_a);
+    const auto at_b = f_.flow().reaching(b, d, &outside_b);
+    if (at_a.empty() || at_b.empty()) return true;
+    for (const Def& x : at_a)
+      for (const Def& y : at_b)
+        if (x.stmt == y.stmt) return true;
     return false;
   }
 

@@ -2606,6 +2606,22 @@ class LowConfidence(Tmp):
         self.assertEqual([(f["rule"], f["low_confidence"]) for f in doc["findings"]], [("LL101", True)])
         self.assertEqual(doc["summary"]["low_confidence_hidden"], 0)
 
+    def test_a_backward_of_another_binding_of_the_name_frees_nothing_kept(self):
+        # The epoch loop back-propagates the training `loss`, then rebinds `loss` to the last
+        # test batch's loss (made with grad on) and keeps that one: its graph was never freed,
+        # so the finding keeps its full severity. Keeping the training loss is the weak case.
+        epoch = ("import torch\n\nmodel = torch.nn.Linear(8, 2).cuda()\ncriterion = torch.nn.CrossEntropyLoss()\n"
+                 "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nkept = []\nfor epoch in range(100):\n"
+                 "    for x, y in train_loader:\n        loss = criterion(model(x.cuda()), y.cuda())\n"
+                 "        optimizer.zero_grad()\n        loss.backward()\n        optimizer.step()\n"
+                 "{tail}    kept.append(loss)\n")
+        test = "    for x, y in test_loader:\n        out = model(x.cuda())\n    loss = criterion(out, y.cuda())\n"
+        for tail, weak in ((test, False), ("", True)):
+            path = self.write("epochs.py", epoch.format(tail=tail))
+            rc, out, err = self.default_run("--format", "json", "--show-low-confidence", "--select", "LL102", path)
+            self.assertEqual([(f["rule"], f["low_confidence"]) for f in json.loads(out)["findings"]], [("LL102", weak)],
+                             out)
+
     def test_fix_leaves_hidden_findings_alone(self):
         path = self.write("cpu.py", self.CPU_SCRIPT)
         rc, out, err = self.default_run("--fix", "--unsafe-fixes", path)
