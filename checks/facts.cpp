@@ -1949,6 +1949,12 @@ FileSummary Facts::summarize() const {
           const int flag = freeze_flag(fn, g.params[pi]);
           out.freezing.push_back({g.name, static_cast<int>(pi), g.params[pi], flag, flag >= 0 ? g.params[flag] : ""});
         }
+    if (value_freezes_.count(fn))
+      for (size_t pi = 0; pi < g.params.size(); ++pi)
+        if (const int flag = value_flag(fn, g.params[pi]); flag >= 0) {
+          const bool default_off = static_cast<size_t>(flag) < g.param_defaults.size() && g.param_defaults[flag] == "False";
+          out.freezing.push_back({g.name, static_cast<int>(pi), g.params[pi], flag, g.params[flag], default_off ? 2 : 1});
+        }
   }
   {
     const std::unordered_set<std::string>& acc = accumulating_methods();
@@ -2104,18 +2110,27 @@ FileSummary Facts::summarize() const {
       out.star_modules.push_back(base.empty() ? rest : rest.empty() ? base : base + "." + rest);
     }
   }
+  // The module-level function whose entry mode alone decides a call's (ImportedCall::via).
+  auto decided_by = [&](const CallSite& c) -> std::string {
+    const Id g = c.func;
+    if (c.local_off || g == kNone || entry_off_[g] || decorated_off_[g] || framework_off_[g] ||
+        m.funcs[g].cls != kNone || m.funcs[g].parent != kNone || !callers(g).empty())
+      return "";
+    return m.funcs[g].name;
+  };
   for (const CallSite& c : calls) {
     const Expr& callee = e(e(c.call).kids[0]);
     // A name no binding of this file explains may come from a star import.
     if (!out.star_modules.empty() && callee.kind == ExprKind::Name && callee.qname.empty() &&
         c.target_func == kNone && class_at(callee.text, callee.range.begin) == kNone &&
         bindings(c.func, callee.text).empty() && !nested_names_.count(callee.text))
-      for (const std::string& s : out.star_modules) out.imported_calls.emplace_back(s + "." + callee.text, grad_off(c));
+      for (const std::string& s : out.star_modules)
+        out.imported_calls.push_back({s + "." + callee.text, grad_off(c), grad_off(c) ? "" : decided_by(c)});
     const std::string& q = callee.qname;
     if (q.empty() || q.rfind("torch", 0) == 0) continue;
     // A DataLoader whose dataset is an imported class: record it when workers may run.
     if (q == "torch.utils.data.DataLoader"sv) continue;
-    out.imported_calls.emplace_back(q, grad_off(c));
+    out.imported_calls.push_back({q, grad_off(c), grad_off(c) ? "" : decided_by(c)});
   }
   for (const CallSite& c : calls) {
     const std::string& q = callee_qual(c.call);
@@ -3733,13 +3748,14 @@ bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
 
 // The module a chain such as `G.eval().requires_grad_(False).to(dev)` switches off ("" when
 // the chain has no `requires_grad_(False)`), and whether it switches it back on instead.
-static std::string frozen_receiver(const Facts& f, Id x, bool* on) {
+static std::string frozen_receiver(const Facts& f, Id x, bool* on, std::string* by = nullptr) {
   // (Along the statement's chain of calls, `net.to(dev).eval().requires_grad_(False)`: a walk
   // of every expression of every statement cost more than all the freezes it found.)
   for (Id y = x; y != kNone && f.e(y).kind == ExprKind::Call; y = f.callee_receiver(y)) {
     if (f.callee_attr(y) != "requires_grad_"sv) continue;
     Id a = f.arg(y, 0, "requires_grad");
     *on = a == kNone || f.e(a).kind != ExprKind::Literal || f.e(a).lit != LitKind::False;
+    if (by && a != kNone && f.e(a).kind == ExprKind::Name) *by = f.e(a).text;
     Id r = f.callee_receiver(y);
     while (r != kNone && f.e(r).kind == ExprKind::Call &&
            in(f.callee_attr(r), {"to", "cuda", "eval", "half", "float", "cpu", "double", "bfloat16"}))
@@ -3783,25 +3799,80 @@ static bool literal_off(const Facts& f, Id a) {
   return x.lit == LitKind::False || x.lit == LitKind::None || x.text == "0";
 }
 
+int Facts::value_flag(Id g, const std::string& p) const {
+  auto it = value_freezes_.find(g);
+  if (it == value_freezes_.end()) return -1;
+  // (A literal switch of the same parameter as well: the literal form decides.)
+  if (auto z = freezes_.find(g); z != freezes_.end())
+    for (const Freeze& x : z->second)
+      if (x.name == p) return -1;
+  std::string by;
+  for (const Freeze& z : it->second)
+    if (!p.empty() && z.name == p) {
+      if (!by.empty() && z.by != by) return -1;
+      by = z.by;
+    }
+  const auto& params = m.funcs[g].params;
+  auto flag = std::find(params.begin(), params.end(), by);
+  return by.empty() || flag == params.end() ? -1 : static_cast<int>(flag - params.begin());
+}
+
+// A literal False (what `requires_grad = <flag>` needs to freeze).
+static bool literal_false(const Facts& f, Id a) {
+  return a != kNone && f.e(a).kind == ExprKind::Literal && f.e(a).lit == LitKind::False;
+}
+
+bool Facts::call_freezes(Id call, Id g, const std::string& p) const {
+  // `set_requires_grad(net, False)`, or a call leaving out a flag whose default is False.
+  if (const int flag = value_flag(g, p); flag >= 0) {
+    const Id a = argument_for(call, g, m.funcs[g].params[flag]);
+    return a == kNone ? static_cast<size_t>(flag) < m.funcs[g].param_defaults.size() &&
+                            m.funcs[g].param_defaults[flag] == "False"
+                      : literal_false(*this, a);
+  }
+  auto it = freezes_.find(g);
+  if (it == freezes_.end() || !freezes_param(it->second, p)) return false;
+  // (Only under `if <flag>:`, and the call passes the flag off: nothing is frozen.)
+  const int flag = freeze_flag(g, p);
+  return flag < 0 || !literal_off(*this, argument_for(call, g, m.funcs[g].params[flag]));
+}
+
+// The modules an argument names: itself, or each element of a literal list or tuple
+// (`set_requires_grad([net_d, net_g], False)`).
+static std::vector<std::string> frozen_arguments(const Facts& f, Id a) {
+  std::vector<std::string> out;
+  if (a == kNone) return out;
+  for (Id x : f.e(a).kind == ExprKind::Sequence ? f.e(a).kids : std::vector<Id>{a})
+    if (!f.dotted(x).empty()) out.push_back(f.dotted(x));
+  return out;
+}
+
 void Facts::note_helper_freezes() {
   // `freeze_model(model)` where the file's `freeze_model(m)` switches off every parameter of
   // its parameter (`for p in m.parameters(): p.requires_grad = False`) and never back on:
   // the argument is frozen from the call on.
+  // A switch set by a parameter's value acts on a module the function is handed, directly or
+  // as each element of a list (`for net in nets:`); other switches of that kind are dropped.
+  for (auto& [func, events] : value_freezes_)
+    for (Freeze& z : events) {
+      if (is_param(func, z.name)) continue;
+      std::string handed;
+      for (const Loop& l : loops)
+        if (l.func == func && l.stmt != kNone && l.iter != kNone && e(l.iter).kind == ExprKind::Name &&
+            is_param(func, e(l.iter).text) && l.range.begin <= z.pos && z.pos < l.range.end &&
+            !m.s(l.stmt).targets.empty() && dotted(m.s(l.stmt).targets[0]) == z.name)
+          handed = e(l.iter).text;
+      z.name = handed == z.by ? "" : handed;
+    }
   std::vector<std::pair<Id, Freeze>> added;
   for (const CallSite& c : calls) {
     const Id g = c.target_func;
     if (g == kNone || g == c.func || c.stmt == kNone || m.s(c.stmt).kind != StmtKind::Expr) continue;
-    auto it = freezes_.find(g);
-    if (it == freezes_.end()) continue;
-    for (const std::string& p : m.funcs[g].params) {
-      if (!freezes_param(it->second, p)) continue;
-      // (Only under `if <flag>:`, and the call passes the flag off: nothing is frozen.)
-      if (const int flag = freeze_flag(g, p); flag >= 0 && literal_off(*this, argument_for(c.call, g, m.funcs[g].params[flag])))
-        continue;
-      const Id a = argument_for(c.call, g, p);
-      if (a == kNone || dotted(a).empty()) continue;
-      added.push_back({c.func, {dotted(a), e(c.call).range.begin, true}});
-    }
+    if (!freezes_.count(g) && !value_freezes_.count(g)) continue;
+    for (const std::string& p : m.funcs[g].params)
+      if (call_freezes(c.call, g, p))
+        for (std::string& d : frozen_arguments(*this, argument_for(c.call, g, p)))
+          added.push_back({c.func, {std::move(d), e(c.call).range.begin, true}});
   }
   // The same for a function of another module of the project (ProjectView::freezing_imports):
   // `set_parameter_requires_grad(model, feature_extract)` imported from the project's utils.
@@ -3811,9 +3882,10 @@ void Facts::note_helper_freezes() {
       auto it = project->freezing_imports.find(e(e(c.call).kids[0]).qname);
       if (it == project->freezing_imports.end()) continue;
       for (const EvalLeaving& z : it->second) {
-        if (z.flag >= 0 && literal_off(*this, arg(c.call, static_cast<size_t>(z.flag), z.flag_param))) continue;
-        const Id a = arg(c.call, static_cast<size_t>(z.index), z.param);
-        if (a != kNone && !dotted(a).empty()) added.push_back({c.func, {dotted(a), e(c.call).range.begin, true}});
+        const Id flag = z.flag >= 0 ? arg(c.call, static_cast<size_t>(z.flag), z.flag_param) : kNone;
+        if (z.value ? !(flag == kNone ? z.value == 2 : literal_false(*this, flag)) : literal_off(*this, flag)) continue;
+        for (std::string& d : frozen_arguments(*this, arg(c.call, static_cast<size_t>(z.index), z.param)))
+          added.push_back({c.func, {std::move(d), e(c.call).range.begin, true}});
       }
     }
   for (auto& [func, z] : added) freezes_[func].push_back(std::move(z));
@@ -3822,8 +3894,17 @@ void Facts::note_helper_freezes() {
 void Facts::note_freezes(const Stmt& s, Id func) {
   auto& events = freezes_[func];
   bool on = false;
+  // A switch set by a parameter of the function (`net.requires_grad_(flag)`): on which module
+  // the function is handed is decided once the loops are known (note_helper_freezes).
+  auto by_value = [&](const std::string& d, const std::string& by) {
+    if (func == kNone || !is_param(func, by)) return false;
+    if (d != by) value_freezes_[func].push_back({d, s.range.begin, true, by});
+    return true;
+  };
   if (s.kind == StmtKind::Expr && s.value != kNone) {
-    std::string d = frozen_receiver(*this, s.value, &on);
+    std::string by;
+    std::string d = frozen_receiver(*this, s.value, &on, &by);
+    if (!d.empty() && !by.empty() && by_value(d, by)) return;
     if (!d.empty()) events.push_back({d, s.range.begin, !on});
   } else if ((s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign) && s.value != kNone) {
     std::string d = frozen_receiver(*this, s.value, &on);
@@ -3869,6 +3950,11 @@ void Facts::note_freezes(const Stmt& s, Id func) {
     };
     for (Id b : s.body) {
       const Stmt& st = m.s(b);
+      // `p.requires_grad = requires_grad`: as the callers pass it.
+      if (st.kind == StmtKind::Assign && st.targets.size() == 1 && st.value != kNone &&
+          e(st.value).kind == ExprKind::Name && dotted(st.targets[0]) == p + ".requires_grad" &&
+          by_value(d, e(st.value).text))
+        continue;
       if (const int sw = switches(st); sw >= 0) events.push_back({d, s.range.begin, sw == 1});
       // `if name not in ["fc.weight", "fc.bias"]: p.requires_grad = False` (also `if not
       // name.startswith("fc")`): every parameter off but the named head's, which still

@@ -562,14 +562,25 @@ class Facts {
     std::string name;
     uint32_t pos;
     bool frozen;  // false: parameters that require grad again (or a new submodule)
+    // The parameter of the function whose value the switch sets (`p.requires_grad =
+    // requires_grad`): frozen only for a caller that passes False (value_flag). "" for a literal.
+    std::string by = {};
   };
   void note_freezes(const Stmt& s, Id func);
   void note_helper_freezes();
   std::unordered_map<Id, std::vector<Freeze>> freezes_;  // func -> events in source order
+  // Switches whose value a parameter sets (Freeze::by), kept apart: they freeze nothing in
+  // their own function, only at the calls that pass False.
+  std::unordered_map<Id, std::vector<Freeze>> value_freezes_;
   static bool freezes_param(const std::vector<Freeze>& events, const std::string& p);
   // The parameter of function `g` under whose `if <flag>:` every freeze of its parameter `p`
   // lies (`if feature_extracting: for param in model.parameters(): ...`): its position, or -1.
   int freeze_flag(Id g, const std::string& p) const;
+  // The parameter of `g` whose value every switch of its parameter `p` sets (Freeze::by), by
+  // position; -1 when the switches are literals.
+  int value_flag(Id g, const std::string& p) const;
+  // Does the call `call` of `g` freeze `g`'s parameter `p`, by the flags it passes?
+  bool call_freezes(Id call, Id g, const std::string& p) const;
   mutable std::map<std::pair<Id, std::string>, bool> class_freezes_;
   mutable std::vector<Id> by_start_, around_;  // function_at()
   mutable std::vector<signed char> module_class_memo_;  // is_module_class(), per class: -1 not asked

@@ -155,6 +155,43 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       synthetic_def, linear_def, module_def, comm_def, method_def, eval_def, freeze_def, size_def,
       trainer_def, helper_def, detached_def, mode_free_def, factory_def, summed_def, p2p_def;
   std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
+  // Imported calls whose mode the entry of the function holding them decides
+  // (ImportedCall::via): the calling file and function, and the call's slot in the callee's
+  // file's external_calls.
+  struct Relayed {
+    size_t from;
+    const std::string* via;
+    size_t to;
+    std::string callee;
+    size_t site;
+  };
+  std::vector<Relayed> relayed;
+  // The files a module name `imp` that file `i` imports can be: a relative name from the
+  // importer's package; else the module beside the importer, or the top-level one, when the
+  // run has it (`from utils import im2col` beside a utils.py is that file, not another
+  // package's `utils`); else any module whose path ends with the name.
+  auto imported_modules = [&](std::string imp, size_t i) {
+    std::vector<size_t> out;
+    size_t dots = 0;
+    while (dots < imp.size() && imp[dots] == '.') ++dots;
+    std::string exact;
+    if (dots > 0) {
+      std::string base = package_of(files[i].module);
+      for (size_t up = 1; up < dots; ++up) base = package_of(base);
+      const std::string rest = imp.substr(dots);
+      exact = base.empty() ? rest : rest.empty() ? base : base + "." + rest;
+    } else if (const std::string pkg = package_of(files[i].module); !pkg.empty() && modules.count(pkg + "." + imp)) {
+      exact = pkg + "." + imp;
+    } else if (modules.count(imp)) {
+      exact = imp;
+    }
+    if (exact.empty() && dots > 0) return out;
+    auto it = by_last.find(last(exact.empty() ? imp : exact));
+    if (it == by_last.end()) return out;
+    for (size_t j : it->second)
+      if (j != i && (exact.empty() ? module_is(files[j].module, imp) : files[j].module == exact)) out.push_back(j);
+    return out;
+  };
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& c : files[i].classes) class_def[c].push_back(i);
@@ -273,13 +310,17 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (it == class_def.end()) continue;
       for (size_t j : defining_files(q, i, it->second, files, &modules)) views[j].classes_with_workers.insert(last(q));
     }
-    for (const auto& [q, off] : files[i].imported_calls) {
+    for (const auto& [q, off, via] : files[i].imported_calls) {
       const std::string lq = last(q);  // (asked of every index below: one copy)
       auto it = func_def.find(lq);
       if (it != func_def.end()) {
         std::vector<size_t> def = defining_files(q, i, it->second, files, &modules);
         if (def.empty()) def = reexporting_files(q, i, it->second, files, by_last);
-        for (size_t j : def) views[j].external_calls[lq].push_back(off);
+        for (size_t j : def) {
+          auto& sites = views[j].external_calls[lq];
+          if (!off && !via.empty()) relayed.push_back({i, &via, j, lq, sites.size()});
+          sites.push_back(off);
+        }
       }
       auto w = wrap_def.find(lq);
       if (w != wrap_def.end() && !defining_files(q, i, w->second, files, &modules).empty()) views[i].distributed_wrappers.insert(q);
@@ -520,21 +561,37 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       changed = false;
       for (size_t i = 0; i < files.size(); ++i) {
         if (relevant[i]) continue;
-        for (std::string imp : files[i].imports) {
-          while (!imp.empty() && imp[0] == '.') imp.erase(0, 1);
-          if (imp.empty()) continue;
-          auto it = by_last.find(last(imp));
-          if (it == by_last.end()) continue;
-          for (size_t j : it->second) {
-            if (j != i && module_is(files[j].module, imp) && relevant[j]) {
+        for (const std::string& imp : files[i].imports) {
+          for (size_t j : imported_modules(imp, i))
+            if (relevant[j]) {
               relevant[i] = views[i].torch_via_project = changed = true;
               break;
             }
-          }
           if (relevant[i]) break;
         }
       }
     }
+  }
+  // A call whose mode its function's entry decides runs with grad disabled when every other
+  // file's call of that function does: `with torch.no_grad(): validate(model)` in one module,
+  // `validate` calling `evaluate` in a second, `evaluate` defined in a third. Calls only turn
+  // off, so the chains settle; each round follows one more link.
+  for (int round = 0; round < 8 && !relayed.empty(); ++round) {
+    bool changed = false;
+    for (size_t k = 0; k < relayed.size();) {
+      const Relayed& r = relayed[k];
+      const auto& entry = views[r.from].external_calls;
+      auto e = entry.find(*r.via);
+      bool off = e != entry.end() && !e->second.empty();
+      if (off)
+        for (bool o : e->second) off = off && o;
+      if (!off) { ++k; continue; }
+      views[r.to].external_calls[r.callee][r.site] = true;
+      relayed[k] = std::move(relayed.back());
+      relayed.pop_back();
+      changed = true;
+    }
+    if (!changed) break;
   }
   // Keep only call facts that can change a finding (see Facts::summarize): all calls grad-off
   // for a function that is not off yet, any call grad-on for one its own file turned off.

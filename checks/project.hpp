@@ -25,6 +25,11 @@ struct EvalLeaving {
   // None for it freezes nothing.
   int flag = -1;
   std::string flag_param;
+  // A freeze whose switch takes its value from the flag (`def set_requires_grad(nets,
+  // requires_grad=False): ... param.requires_grad = requires_grad`): 1, and a call freezes only
+  // when it passes a literal False; 2 when the flag's default is False, so a call that leaves it
+  // out freezes too. 0 for the `if <flag>:` form above.
+  int value = 0;
 };
 
 // A call of an imported loader builder whose result feeds a distributed training loop of the
@@ -41,13 +46,25 @@ struct DistributedFeed {
   }
 };
 
+// A call of an imported function: the callee as this file qualifies it, whether grad is
+// disabled there, and, when only the entry mode of the module-level function holding it can
+// decide that (the call is not under a guard of its own and nothing in its file calls that
+// function), that function's name: when every other file's call of it runs with grad
+// disabled, so does this call (join_summaries follows such chains across modules).
+struct ImportedCall {
+  std::string callee;
+  bool off = false;
+  std::string via;
+  bool operator==(const ImportedCall& o) const { return callee == o.callee && off == o.off && via == o.via; }
+};
+
 struct FileSummary {
   std::string module;  // dotted module path derived from the file path ("pkg.data")
   std::string path;    // the file as the run names it (messages about this file name it so)
   // Qualified names of classes handed to a DataLoader with workers (num_workers != 0).
   std::vector<std::string> dataset_uses;
-  // Calls of imported functions: qualified callee, whether grad was disabled at the call.
-  std::vector<std::pair<std::string, bool>> imported_calls;
+  // Calls of imported functions.
+  std::vector<ImportedCall> imported_calls;
   // What this file defines that other files could reach.
   std::vector<std::string> classes;    // Dataset subclasses
   std::vector<std::string> functions;  // module-level functions (not off by their own decorator)

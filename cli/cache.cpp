@@ -245,7 +245,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
     j["d"].push_back({{"k", d.kind}, {"m", d.message}, {"l", d.line}, {"c", d.col}, {"x", d.fatal}});
   if (r.transcoded) j["t"] = true;
   Json ic = Json::array();
-  for (const auto& [q, off] : summary.imported_calls) ic.push_back(Json::array({q, off}));
+  for (const auto& [q, off, via] : summary.imported_calls) ic.push_back(Json::array({q, off, via}));
   j["p"] = {{"mod", summary.module}, {"pth", summary.path}, {"du", summary.dataset_uses}, {"cl", summary.classes},
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
             {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
@@ -299,7 +299,8 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   for (const auto& e : summary.eval_leaving) evl.push_back(Json::array({e.function, e.index, e.param}));
   j["p"]["evl"] = std::move(evl);
   Json frz = Json::array();
-  for (const auto& e : summary.freezing) frz.push_back(Json::array({e.function, e.index, e.param, e.flag, e.flag_param}));
+  for (const auto& e : summary.freezing)
+    frz.push_back(Json::array({e.function, e.index, e.param, e.flag, e.flag_param, e.value}));
   j["p"]["frz"] = std::move(frz);
   // Invalid UTF-8 never reaches here (such files are not analysed), but be safe.
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -415,8 +416,8 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.imports_torch = boolean(at(p, "tor"));
     s.imports = strings(at(p, "im"));
     for (const auto& c : arr(at(p, "ic"))) {
-      if (arr(c).size() != 2) throw Bad();
-      s.imported_calls.emplace_back(str(c[0]), boolean(c[1]));
+      if (arr(c).size() != 3) throw Bad();
+      s.imported_calls.push_back({str(c[0]), boolean(c[1]), str(c[2])});
     }
     s.wrapping_functions = strings(at(p, "wf"));
     s.star_modules = strings(at(p, "sm"));
@@ -520,10 +521,13 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       s.eval_leaving.push_back({str(c[0]), static_cast<int>(index), str(c[2])});
     }
     for (const auto& c : arr(at(p, "frz"))) {
-      if (arr(c).size() != 5 || !c[1].is_number_integer() || !c[3].is_number_integer()) throw Bad();
-      const int64_t index = c[1].get<int64_t>(), flag = c[3].get<int64_t>();
-      if (index < 0 || index > 1024 || flag < -1 || flag > 1024) throw Bad();
-      s.freezing.push_back({str(c[0]), static_cast<int>(index), str(c[2]), static_cast<int>(flag), str(c[4])});
+      if (arr(c).size() != 6 || !c[1].is_number_integer() || !c[3].is_number_integer() || !c[5].is_number_integer())
+        throw Bad();
+      const int64_t index = c[1].get<int64_t>(), flag = c[3].get<int64_t>(), value = c[5].get<int64_t>();
+      if (index < 0 || index > 1024 || flag < -1 || flag > 1024 || value < 0 || value > 2 || (value && flag < 0))
+        throw Bad();
+      s.freezing.push_back(
+          {str(c[0]), static_cast<int>(index), str(c[2]), static_cast<int>(flag), str(c[4]), static_cast<int>(value)});
     }
   } catch (const std::exception&) {
     return false;

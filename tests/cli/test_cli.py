@@ -452,6 +452,30 @@ def main(model):
         self.write("other/__init__.py", "from pkg.evaluation import *\n")
         self.assertIn(("evaluation.py", "LL101"), self.findings(self.dir))
 
+    def test_a_guard_held_by_every_caller_of_the_caller_in_a_third_module(self):
+        # run.py holds no_grad around validate() (pkg/val.py), which calls evaluate()
+        # (pkg/evaluation.py) with no guard of its own: evaluate() runs with grad off, through
+        # a module and a method of a class, cold and warm.
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/evaluation.py", self.EVAL)
+        self.write("pkg/val.py", "from pkg.evaluation import evaluate\n\n\ndef validate(m, l):\n"
+                   "    return evaluate(m, l)\n")
+        run_py = ("import torch\nfrom pkg.val import validate\n\n\nclass Trainer:\n    def fit(self, m, l):\n"
+                  "        {guard}self.check(m, l)\n\n    def check(self, m, l):\n        return validate(m, l)\n")
+        self.write("run.py", run_py.format(guard="with torch.no_grad():\n            "))
+        for extra in (["--no-cache"], [], []):
+            rc, out, err = run(["--format", "json", *extra, self.dir])
+            got = {(os.path.basename(f["path"]), f["rule"]) for f in json.loads(out)["findings"]}
+            self.assertNotIn(("evaluation.py", "LL101"), got)
+        # The outer caller with grad on, or a caller of validate() in its own module with grad
+        # on: evaluate() runs with grad.
+        self.write("run.py", run_py.format(guard=""))
+        self.assertIn(("evaluation.py", "LL101"), self.findings("--no-cache", self.dir))
+        self.write("run.py", run_py.format(guard="with torch.no_grad():\n            "))
+        self.write("pkg/val.py", "from pkg.evaluation import evaluate\n\n\ndef validate(m, l):\n"
+                   "    return evaluate(m, l)\n\n\ndef report(m, l):\n    print(validate(m, l))\n")
+        self.assertIn(("evaluation.py", "LL101"), self.findings("--no-cache", self.dir))
+
     def test_a_module_class_another_module_defines_is_a_model(self):
         # A language model's generate() runs its decoder, whose class another module of the run
         # defines: that forward (twelve transformer layers) is the one to blame, not the one
@@ -1958,6 +1982,30 @@ class FrozenByAFunctionOfAnotherModule(Tmp):
         self.write("extract.py", self.MAIN.format(freeze="set_parameter_requires_grad(model, True)\n"))
         self.assertEqual(self.rules("--no-cache"), ["LL102"])
 
+    def test_frozen_by_a_function_that_takes_the_switch_as_a_flag(self):
+        # `set_requires_grad(nets, requires_grad=False)` sets each parameter's switch to its
+        # flag: a call passing False (or leaving out the False default) freezes the model, one
+        # passing True or a value the file cannot read does not. The form travels in the cache.
+        self.write("utils.py", "def set_requires_grad(nets, requires_grad={default}):\n"
+                   "    if not isinstance(nets, list):\n        nets = [nets]\n    for net in nets:\n"
+                   "        for param in net.parameters():\n            param.requires_grad = requires_grad\n"
+                   .format(default="False"))
+        MAIN = self.MAIN.replace("set_parameter_requires_grad", "set_requires_grad")
+        for call in ("set_requires_grad(model, False)\n", "set_requires_grad([model], requires_grad=False)\n",
+                     "set_requires_grad(model)\n"):
+            self.write("extract.py", MAIN.format(freeze=call))
+            for extra in (("--no-cache",), (), ()):
+                self.assertEqual(self.rules(*extra), [], call)
+        for call in ("set_requires_grad(model, True)\n", "set_requires_grad(model, trainable)\n"):
+            self.write("extract.py", MAIN.format(freeze=call))
+            for extra in (("--no-cache",), (), ()):
+                self.assertEqual(self.rules(*extra), ["LL102"], call)
+        self.write("utils.py", "def set_requires_grad(net, requires_grad=True):\n    net.requires_grad_(requires_grad)\n")
+        self.write("extract.py", MAIN.format(freeze="set_requires_grad(model)\n"))
+        self.assertEqual(self.rules("--no-cache"), ["LL102"])
+        self.write("extract.py", MAIN.format(freeze="set_requires_grad(model, requires_grad=False)\n"))
+        self.assertEqual(self.rules("--no-cache"), [])
+
     def test_not_frozen_when_the_call_switches_the_flag_off(self):
         # The helper freezes only under `if feature_extracting:`; the call passes it off.
         self.write("utils.py", self.UTILS.format(extra=""))
@@ -2244,6 +2292,21 @@ class Relevance(Tmp):
                 self.assertIn("LL101", by.get(os.path.join("pkg", f), set()), (f, by))
             for f in ("tf_eval.py", "plain.py", "common.py", "__init__.py", "caffe2_model.py"):
                 self.assertNotIn(os.path.join("pkg", f), by, (f, by))
+
+    def test_an_import_reaches_the_module_beside_the_importer_not_a_namesake_elsewhere(self):
+        # A NumPy book chapter's `from utils import im2col` is the utils.py beside it, which
+        # imports no torch; a torch project's utils.py elsewhere in the tree is not what it
+        # imports. Without a module beside it, the name still reaches the one in the tree.
+        self.write("book/common/utils.py", "import numpy as np\n")
+        self.write("book/common/layers.py", "import numpy as np\nfrom utils import im2col" + self.LOOP)
+        self.write("book/common/helpers.py", "from .utils import im2col" + self.LOOP)
+        self.write("project/utils/utils.py", "import torch\n")
+        for extra in ((), ("--no-cache",), ()):
+            by = self.findings_by_file(extra)
+            self.assertNotIn(os.path.join("book", "common", "layers.py"), by, by)
+            self.assertNotIn(os.path.join("book", "common", "helpers.py"), by, by)
+        os.remove(os.path.join(self.dir, "book/common/utils.py"))
+        self.assertIn("LL101", self.findings_by_file(("--no-cache",)).get(os.path.join("book", "common", "layers.py"), set()))
 
 
     def test_cpp_kernels_and_bindings_never_reach_the_cpp_analyser(self):

@@ -34,8 +34,7 @@ inline Outcome run_one(const std::string& text) {
     ProjectView view;
     for (const auto& c : summary.classes) view.classes_with_workers.insert(c);
     for (const auto& f : summary.functions) view.external_calls[f] = {true, false};
-    for (const auto& [callee, grad_off] : summary.imported_calls)
-      view.external_calls[callee].push_back(grad_off);
+    for (const auto& c : summary.imported_calls) view.external_calls[c.callee].push_back(c.off);
     if (!view.empty()) (void)analyze_text("fuzz.py", text, cfg, opts, &view);
     // Safe and unsafe fixes, iterated to a fixed point.
     FixOutcome o = fix_text("fuzz.py", text, r, cfg, opts, /*unsafe=*/true);

@@ -67,7 +67,7 @@ FileSummary sample_summary() {
   s.module = "src.train";
   s.path = "src/train.py";
   s.dataset_uses = {"data.Images"};
-  s.imported_calls = {{"utils.evaluate", true}, {"utils.log", false}};
+  s.imported_calls = {{"utils.evaluate", true, ""}, {"utils.log", false, "train"}};
   s.classes = {"Images"};
   s.functions = {"train", "evaluate"};
   s.caller_off = {"evaluate"};
@@ -89,7 +89,8 @@ FileSummary sample_summary() {
   s.loop_method_calls = {{"agent.Agent", false, {"act", "reset", "update"}, {"saved_log_probs"}}};
   s.keeping_methods = {"Agent.update"};
   s.eval_leaving = {{"evaluate", 0, "model"}};
-  s.freezing = {{"set_parameter_requires_grad", 0, "model", 1, "feature_extracting"}};
+  s.freezing = {{"set_parameter_requires_grad", 0, "model", 1, "feature_extracting"},
+                {"set_requires_grad", 0, "nets", 1, "requires_grad", 2}};
   s.program = true;
   s.method_calls = {{"generate", true}, {"append", false}};
   s.open_methods = {"infer"};
@@ -185,7 +186,10 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.eval_leaving[0].function, "evaluate");
   EXPECT_EQ(s.eval_leaving[0].index, 0);
   EXPECT_EQ(s.eval_leaving[0].param, "model");
-  ASSERT_EQ(s.freezing.size(), 1u);
+  ASSERT_EQ(s.freezing.size(), 2u);
+  EXPECT_EQ(s.freezing[0].value, 0);
+  EXPECT_EQ(s.freezing[1].value, 2);
+  EXPECT_EQ(s.freezing[1].flag_param, "requires_grad");
   EXPECT_EQ(s.freezing[0].function, "set_parameter_requires_grad");
   EXPECT_EQ(s.freezing[0].index, 0);
   EXPECT_EQ(s.freezing[0].flag, 1);
@@ -258,8 +262,8 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
-                         R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"bpm":["GradCAM.heatmap"],"sm":["p.q"],"df":[["c.d",-1,["#0","args"]]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,""]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"],"p2p":["pipeline_communicate"]}})";
+                         R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true,""]],)"
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"bpm":["GradCAM.heatmap"],"sm":["p.q"],"df":[["c.d",-1,["#0","args"]]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,"",0]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"],"p2p":["pipeline_communicate"]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -278,10 +282,14 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"Agent\",\"eval_step\",true]", "[\"Agent\",\"eval_step\",1]"));
   EXPECT_TRUE(bad("[\"Gen\",\"base.Agent\"]", "[\"Gen\"]"));
   EXPECT_TRUE(bad("[\"Net\",100]", "[\"Net\",-1]"));
-  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\"]", "[\"freeze\",-1,\"net\",-1,\"\"]"));
-  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\"]", "[\"freeze\",1,\"net\",-2,\"\"]"));
-  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\"]", "[\"freeze\",1,\"net\"]"));
-  EXPECT_TRUE(bad("\"frz\":[[\"freeze\",1,\"net\",-1,\"\"]],", ""));
+  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\",0]", "[\"freeze\",-1,\"net\",-1,\"\",0]"));
+  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\",0]", "[\"freeze\",1,\"net\",-2,\"\",0]"));
+  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\",0]", "[\"freeze\",1,\"net\"]"));
+  EXPECT_TRUE(bad("\"frz\":[[\"freeze\",1,\"net\",-1,\"\",0]],", ""));
+  // A freeze's value form: 0, 1 or 2, and only with a flag.
+  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\",0]", "[\"freeze\",1,\"net\",-1,\"\"]"));
+  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\",0]", "[\"freeze\",1,\"net\",-1,\"\",3]"));
+  EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\",0]", "[\"freeze\",1,\"net\",-1,\"\",1]"));
   EXPECT_TRUE(bad("[\"Net\",100]", "[\"Net\",\"100\"]"));
   EXPECT_TRUE(bad("\"trn\":[\"fit\"]", "\"trn\":[1]"));
   EXPECT_TRUE(bad("\"lin\":[\"LogisticRegression\"]", "\"lin\":[2]"));
@@ -307,6 +315,9 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("\"bpm\":[\"GradCAM.heatmap\"]", "\"bpm\":[1]"));
   EXPECT_TRUE(bad("\"bpm\":[\"GradCAM.heatmap\"],", ""));
   EXPECT_TRUE(bad("\"p2p\":[\"pipeline_communicate\"]", "\"p2p\":{}"));
+  // An imported call: callee, mode, and the function deciding it (a string, and present).
+  EXPECT_TRUE(bad("[\"a.b\",true,\"\"]", "[\"a.b\",true]"));
+  EXPECT_TRUE(bad("[\"a.b\",true,\"\"]", "[\"a.b\",true,1]"));
   // A feed's passed arguments: a list of strings, and present.
   EXPECT_TRUE(bad("[\"c.d\",-1,[\"#0\",\"args\"]]", "[\"c.d\",-1,[0]]"));
   EXPECT_TRUE(bad("[\"c.d\",-1,[\"#0\",\"args\"]]", "[\"c.d\",-1]"));
@@ -328,8 +339,8 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("\"s\":1", "\"s\":3"));
   EXPECT_TRUE(bad("\"s\":1", "\"s\":\"1\""));
   EXPECT_TRUE(bad("\"r\":\"LL101\"", "\"r\":101"));
-  EXPECT_TRUE(bad("[\"a.b\",true]", "[\"a.b\",1]"));
-  EXPECT_TRUE(bad("[\"a.b\",true]", "[\"a.b\"]"));
+  EXPECT_TRUE(bad("[\"a.b\",true,", "[\"a.b\",1,"));
+  EXPECT_TRUE(bad("[\"a.b\",true,\"\"]", "[\"a.b\"]"));
   EXPECT_TRUE(bad("\"mod\":\"m\"", "\"mod\":null"));
   EXPECT_TRUE(bad("\"tor\":true,", ""));
   EXPECT_TRUE(bad("\"im\":[\"torch\"]", "\"im\":[1]"));
