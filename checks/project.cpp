@@ -463,6 +463,39 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       for (const auto& [name, off] : files[i].method_calls) by_name[name].emplace_back(i, off);
       for (const auto& [name, off] : files[i].method_calls_from_namesakes) namesakes[name].emplace_back(i, off);
     }
+    // A call naming a method reaches file j's method unless the caller's imports show which
+    // definition it reaches: a file whose project imports (followed transitively) lead to a
+    // definition of a method of that name reaches only those (a tutorial collection's
+    // `net.sample(image)` in one chapter's notebook is its own chapter's `Net.sample`, not
+    // another chapter's).
+    std::unordered_map<std::string, std::vector<size_t>> definers;  // method name -> files
+    for (size_t j = 0; j < files.size(); ++j)
+      for (const auto* keys : {&files[j].open_methods, &files[j].name_off_methods})
+        for (const auto& key : *keys)
+          if (auto& v = definers[last(key)]; v.empty() || v.back() != j) v.push_back(j);
+    std::unordered_map<size_t, std::vector<size_t>> closures;  // file -> files it imports, sorted (empty: unknown)
+    constexpr size_t kClosureFiles = 256;
+    auto closure = [&](size_t i) -> const std::vector<size_t>& {
+      auto [it, fresh] = closures.try_emplace(i);
+      if (!fresh) return it->second;
+      std::vector<size_t> seen{i};
+      for (size_t w = 0; w < seen.size() && seen.size() <= kClosureFiles; ++w)
+        for (const std::string& imp : files[seen[w]].imports)
+          for (size_t k : imported_modules(imp, seen[w]))
+            if (std::find(seen.begin(), seen.end(), k) == seen.end()) seen.push_back(k);
+      if (seen.size() > kClosureFiles) seen.clear();  // too far to tell: unknown
+      std::sort(seen.begin(), seen.end());
+      return it->second = std::move(seen);
+    };
+    auto reaches = [&](size_t i, size_t j, const std::string& name) {
+      auto d = definers.find(name);
+      if (d == definers.end() || d->second.size() < 2) return true;
+      const std::vector<size_t>& c = closure(i);
+      if (c.empty() || std::binary_search(c.begin(), c.end(), j)) return true;
+      for (size_t k : d->second)
+        if (std::binary_search(c.begin(), c.end(), k)) return false;  // it reaches another definition
+      return true;
+    };
     // `inherited`: the calls on `self` of file j's classes' bases in other files, if any
     // (+1 all with grad disabled, 0 not all, -1 none).
     auto others_all_off = [&](size_t j, const std::string& name, bool* any, int inherited = -1) {
@@ -473,7 +506,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         auto it = index->find(name);
         if (it != index->end())
           for (const auto& [i, off] : it->second)
-            if (i != j) { *any = true; all = all && off; }
+            if (i != j && reaches(i, j, name)) { *any = true; all = all && off; }
       }
       return all;
     };

@@ -715,6 +715,25 @@ def main(rank, net, train_set, val_set):
         rc, out, err = run(["--format", "json", self.dir])       # cached: the same answer
         self.assertEqual([f for f in json.loads(out)["findings"] if f["rule"] == "LL101"], [])
 
+    def test_calls_by_name_reach_the_definition_their_file_imports(self):
+        # Two chapters of a tutorial, each with its own model.py defining Decoder.generate. One
+        # chapter's script calls it with grad on, the other's under no_grad: each call reaches
+        # the definition its file imports (the module beside it), not the other chapter's.
+        for ch in ("ch1", "ch2"):
+            self.write(ch + "/model.py", self.DECODER)
+        self.write("ch1/demo.py", "from model import Decoder\n\n\ndef demo(x):\n    decoder = Decoder()\n"
+                   "    return decoder.generate(x, 100)\n")
+        self.write("ch2/show.py", "import torch\nfrom model import Decoder\n\n\ndef show(x):\n    decoder = Decoder()\n"
+                   "    with torch.no_grad():\n        return decoder.generate(x, 100)\n")
+        rc, out, err = run(["--no-cache", "--format", "json", self.dir])
+        got = {(os.path.relpath(f["path"], self.dir), f["line"]) for f in json.loads(out)["findings"] if f["rule"] == "LL101"}
+        self.assertEqual(got, {(os.path.join("ch1", "model.py"), 16)})
+        # A caller whose imports reach no definition still reaches both.
+        self.write("ch3/report.py", "def report(decoder, x):\n    return decoder.generate(x, 3)\n")
+        rc, out, err = run(["--no-cache", "--format", "json", self.dir])
+        got = {(os.path.relpath(f["path"], self.dir), f["line"]) for f in json.loads(out)["findings"] if f["rule"] == "LL101"}
+        self.assertEqual(got, {(os.path.join("ch1", "model.py"), 16), (os.path.join("ch2", "model.py"), 16)})
+
     def test_method_turned_off_by_its_own_file_is_turned_back_on_by_another(self):
         self.write("model.py", self.DECODER + "\n\ndef demo(decoder, x):\n    with torch.no_grad():\n"
                    "        return decoder.generate(x, 5)\n")
