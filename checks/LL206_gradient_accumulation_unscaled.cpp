@@ -739,6 +739,35 @@ void summarize_LL206(const Facts& f, FileSummary& out) {
   }
 }
 
+// The loop of micro-batches an unguarded step follows: `for i in range(N):` in the step's
+// own loop (or function body), ending before the step, whose body back-propagates and
+// neither steps nor resets the gradients. Each of its N backward() calls adds to `.grad`
+// before the one step. -1 when there is none.
+int micro_batch_loop(const Facts& f, const CallSite& step) {
+  for (size_t l = 0; l < f.loops.size(); ++l) {
+    const Loop& in = f.loops[l];
+    if (in.func != step.func || in.parent != step.loop || in.stmt == kNone || in.range.end > f.e(step.call).range.begin)
+      continue;
+    if (in.iter == kNone || f.e(in.iter).kind != ExprKind::Call || !python_builtin_call(f, in.iter) ||
+        f.e(f.e(in.iter).kids[0]).text != "range"sv ||
+        f.e(in.iter).kids.size() != 2 || !f.e(in.iter).kw.empty())
+      continue;
+    // (A forward in the loop, and no retain_graph: each pass a new micro-batch through the
+    // model, not several losses of one forward summed into one objective.)
+    bool backward = false, steps = false, forward = false, retained = false;
+    for (int ci : in.calls) {
+      const CallSite& x = f.calls[ci];
+      if (x.func != step.func || x.in_lambda) continue;
+      backward = backward || f.is_backward(x);
+      retained = retained || (f.is_backward(x) && f.arg(x.call, static_cast<size_t>(-1), "retain_graph") != kNone);
+      forward = forward || f.is_model_call(x);
+      steps = steps || f.callee_attr(x.call) == "step"sv;
+    }
+    if (backward && forward && !steps && !retained) return static_cast<int>(l);
+  }
+  return -1;
+}
+
 void check_LL206(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<int> reported;
@@ -757,10 +786,12 @@ void check_LL206(CheckContext& ctx) {
                               : x.guard;
     };
     const Id guard = guard_of(step);
-    if (guard == kNone) continue;
+    // Or an inner loop of N micro-batches, each back-propagated, before an unguarded step.
+    const int inner = guard == kNone && !per_batch_method ? micro_batch_loop(f, step) : -1;
+    if (guard == kNone && inner < 0) continue;
     Id opt = f.optimizer_of_step(step);
     if (opt == kNone) continue;
-    Id n = accumulation_count(f, guard);
+    Id n = inner >= 0 ? f.arg(f.loops[inner].iter, 0) : accumulation_count(f, guard);
     if (n == kNone) continue;
     // Adam-family updates are invariant to the gradient's scale (measured: the same update
     // with and without the division).
@@ -775,11 +806,18 @@ void check_LL206(CheckContext& ctx) {
       if (a == "accumulate"sv || a == "no_sync_accumulate"sv) framework = true;
     }
     if (framework) continue;
-    const int loop = step.loop;
+    const int loop = inner >= 0 ? inner : step.loop;
     // Gradients reset every iteration: nothing accumulates (a different problem).
     bool reset_each_iteration = false;
     std::vector<const CallSite*> backwards;  // every backward() of the loop: each branch answers for itself
     for (int ci : per_batch_method ? f.calls_in(step.func) : f.loops[loop].calls) {
+      if (inner >= 0) {
+        const CallSite& x = f.calls[ci];
+        Id o = kNone;
+        if (x.func == step.func && !x.in_lambda && f.is_grad_reset(x, &o)) reset_each_iteration = true;
+        if (x.func == step.func && !x.in_lambda && f.is_backward(x)) backwards.push_back(&x);
+        continue;
+      }
       const CallSite& x = f.calls[ci];
       if (x.func != step.func || x.in_lambda) continue;
       Id o = kNone;
