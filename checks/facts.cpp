@@ -2118,6 +2118,11 @@ FileSummary Facts::summarize() const {
       return "";
     return m.funcs[g].name;
   };
+  {
+    size_t qualified = 0;
+    for (const CallSite& c : calls) qualified += !e(e(c.call).kids[0]).qname.empty();
+    out.imported_calls.reserve(qualified);
+  }
   for (const CallSite& c : calls) {
     const Expr& callee = e(e(c.call).kids[0]);
     // A name no binding of this file explains may come from a star import.
@@ -3807,7 +3812,7 @@ int Facts::value_flag(Id g, const std::string& p) const {
     for (const Freeze& x : z->second)
       if (x.name == p) return -1;
   std::string by;
-  for (const Freeze& z : it->second)
+  for (const ValueFreeze& z : it->second)
     if (!p.empty() && z.name == p) {
       if (!by.empty() && z.by != by) return -1;
       by = z.by;
@@ -3854,7 +3859,7 @@ void Facts::note_helper_freezes() {
   // A switch set by a parameter's value acts on a module the function is handed, directly or
   // as each element of a list (`for net in nets:`); other switches of that kind are dropped.
   for (auto& [func, events] : value_freezes_)
-    for (Freeze& z : events) {
+    for (ValueFreeze& z : events) {
       if (is_param(func, z.name)) continue;
       std::string handed;
       for (const Loop& l : loops)
@@ -3898,14 +3903,15 @@ void Facts::note_freezes(const Stmt& s, Id func) {
   // the function is handed is decided once the loops are known (note_helper_freezes).
   auto by_value = [&](const std::string& d, const std::string& by) {
     if (func == kNone || !is_param(func, by)) return false;
-    if (d != by) value_freezes_[func].push_back({d, s.range.begin, true, by});
+    if (d != by) value_freezes_[func].push_back({d, s.range.begin, by});
     return true;
   };
   if (s.kind == StmtKind::Expr && s.value != kNone) {
     std::string by;
     std::string d = frozen_receiver(*this, s.value, &on, &by);
-    if (!d.empty() && !by.empty() && by_value(d, by)) return;
-    if (!d.empty()) events.push_back({d, s.range.begin, !on});
+    if (d.empty()) return;
+    if (!by.empty() && by_value(d, by)) return;
+    events.push_back({d, s.range.begin, !on});
   } else if ((s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign) && s.value != kNone) {
     std::string d = frozen_receiver(*this, s.value, &on);
     for (Id t : s.targets) {

@@ -562,21 +562,25 @@ class Facts {
     std::string name;
     uint32_t pos;
     bool frozen;  // false: parameters that require grad again (or a new submodule)
-    // The parameter of the function whose value the switch sets (`p.requires_grad =
-    // requires_grad`): frozen only for a caller that passes False (value_flag). "" for a literal.
-    std::string by = {};
+  };
+  // A switch whose value a parameter `by` of the function sets (`p.requires_grad =
+  // requires_grad`): frozen only for a caller that passes False (value_flag).
+  struct ValueFreeze {
+    std::string name;
+    uint32_t pos;
+    std::string by;
   };
   void note_freezes(const Stmt& s, Id func);
   void note_helper_freezes();
   std::unordered_map<Id, std::vector<Freeze>> freezes_;  // func -> events in source order
-  // Switches whose value a parameter sets (Freeze::by), kept apart: they freeze nothing in
-  // their own function, only at the calls that pass False.
-  std::unordered_map<Id, std::vector<Freeze>> value_freezes_;
+  // Switches whose value a parameter sets, kept apart: they freeze nothing in their own
+  // function, only at the calls that pass False.
+  std::unordered_map<Id, std::vector<ValueFreeze>> value_freezes_;
   static bool freezes_param(const std::vector<Freeze>& events, const std::string& p);
   // The parameter of function `g` under whose `if <flag>:` every freeze of its parameter `p`
   // lies (`if feature_extracting: for param in model.parameters(): ...`): its position, or -1.
   int freeze_flag(Id g, const std::string& p) const;
-  // The parameter of `g` whose value every switch of its parameter `p` sets (Freeze::by), by
+  // The parameter of `g` whose value every switch of its parameter `p` sets (ValueFreeze::by), by
   // position; -1 when the switches are literals.
   int value_flag(Id g, const std::string& p) const;
   // Does the call `call` of `g` freeze `g`'s parameter `p`, by the flags it passes?

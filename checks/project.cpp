@@ -170,26 +170,32 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   // importer's package; else the module beside the importer, or the top-level one, when the
   // run has it (`from utils import im2col` beside a utils.py is that file, not another
   // package's `utils`); else any module whose path ends with the name.
-  auto imported_modules = [&](std::string imp, size_t i) {
+  auto imported_modules = [&](const std::string& imp, size_t i) {
     std::vector<size_t> out;
     size_t dots = 0;
     while (dots < imp.size() && imp[dots] == '.') ++dots;
-    std::string exact;
+    const std::string_view rest = std::string_view(imp).substr(dots);
+    std::string base;  // a relative import's package
     if (dots > 0) {
-      std::string base = package_of(files[i].module);
+      base = package_of(files[i].module);
       for (size_t up = 1; up < dots; ++up) base = package_of(base);
-      const std::string rest = imp.substr(dots);
-      exact = base.empty() ? rest : rest.empty() ? base : base + "." + rest;
-    } else if (const std::string pkg = package_of(files[i].module); !pkg.empty() && modules.count(pkg + "." + imp)) {
-      exact = pkg + "." + imp;
-    } else if (modules.count(imp)) {
-      exact = imp;
     }
-    if (exact.empty() && dots > 0) return out;
-    auto it = by_last.find(last(exact.empty() ? imp : exact));
+    // (Candidates by the last component first: most imports name no module of the run.)
+    auto it = by_last.find(rest.empty() ? last(base) : last(std::string(rest)));
     if (it == by_last.end()) return out;
+    auto matching = [&](std::string_view mod) {
+      for (size_t j : it->second)
+        if (j != i && files[j].module == mod) out.push_back(j);
+      return !out.empty();
+    };
+    if (dots > 0) {
+      matching(rest.empty() ? base : base.empty() ? std::string(rest) : base + "." + std::string(rest));
+      return out;
+    }
+    if (const std::string pkg = package_of(files[i].module); !pkg.empty() && matching(pkg + "." + imp)) return out;
+    if (matching(imp)) return out;
     for (size_t j : it->second)
-      if (j != i && (exact.empty() ? module_is(files[j].module, imp) : files[j].module == exact)) out.push_back(j);
+      if (j != i && module_is(files[j].module, imp)) out.push_back(j);
     return out;
   };
   for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
@@ -589,19 +595,22 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   {
     std::vector<bool> relevant(files.size());
     for (size_t j = 0; j < files.size(); ++j) relevant[j] = files[j].imports_torch;
+    // The project files each file without torch imports, resolved once.
+    std::vector<std::vector<size_t>> imported(files.size());
+    for (size_t i = 0; i < files.size(); ++i)
+      if (!relevant[i])
+        for (const std::string& imp : files[i].imports)
+          for (size_t j : imported_modules(imp, i)) imported[i].push_back(j);
     bool changed = true;
     for (int round = 0; changed && round < 16; ++round) {
       changed = false;
       for (size_t i = 0; i < files.size(); ++i) {
         if (relevant[i]) continue;
-        for (const std::string& imp : files[i].imports) {
-          for (size_t j : imported_modules(imp, i))
-            if (relevant[j]) {
-              relevant[i] = views[i].torch_via_project = changed = true;
-              break;
-            }
-          if (relevant[i]) break;
-        }
+        for (size_t j : imported[i])
+          if (relevant[j]) {
+            relevant[i] = views[i].torch_via_project = changed = true;
+            break;
+          }
       }
     }
   }
