@@ -2111,12 +2111,14 @@ FileSummary Facts::summarize() const {
     }
   }
   // The module-level function whose entry mode alone decides a call's (ImportedCall::via).
-  auto decided_by = [&](const CallSite& c) -> std::string {
+  auto note_call = [&](std::string q, const CallSite& c) {
+    ImportedCall& ic = out.imported_calls.emplace_back();
+    ic.callee = std::move(q);
+    ic.off = grad_off(c);
     const Id g = c.func;
-    if (c.local_off || g == kNone || entry_off_[g] || decorated_off_[g] || framework_off_[g] ||
-        m.funcs[g].cls != kNone || m.funcs[g].parent != kNone || !callers(g).empty())
-      return "";
-    return m.funcs[g].name;
+    if (!ic.off && !c.local_off && g != kNone && !entry_off_[g] && !decorated_off_[g] && !framework_off_[g] &&
+        m.funcs[g].cls == kNone && m.funcs[g].parent == kNone && callers(g).empty())
+      ic.via = m.funcs[g].name;
   };
   {
     size_t qualified = 0;
@@ -2129,13 +2131,12 @@ FileSummary Facts::summarize() const {
     if (!out.star_modules.empty() && callee.kind == ExprKind::Name && callee.qname.empty() &&
         c.target_func == kNone && class_at(callee.text, callee.range.begin) == kNone &&
         bindings(c.func, callee.text).empty() && !nested_names_.count(callee.text))
-      for (const std::string& s : out.star_modules)
-        out.imported_calls.push_back({s + "." + callee.text, grad_off(c), grad_off(c) ? "" : decided_by(c)});
+      for (const std::string& s : out.star_modules) note_call(s + "." + callee.text, c);
     const std::string& q = callee.qname;
     if (q.empty() || q.rfind("torch", 0) == 0) continue;
     // A DataLoader whose dataset is an imported class: record it when workers may run.
     if (q == "torch.utils.data.DataLoader"sv) continue;
-    out.imported_calls.push_back({q, grad_off(c), grad_off(c) ? "" : decided_by(c)});
+    note_call(q, c);
   }
   for (const CallSite& c : calls) {
     const std::string& q = callee_qual(c.call);
@@ -3767,7 +3768,7 @@ static std::string frozen_receiver(const Facts& f, Id x, bool* on, std::string* 
       r = f.callee_receiver(r);
     return r != kNone ? f.dotted(r) : std::string();
   }
-  return "";
+  return {};
 }
 
 // Do a function's freeze events switch off every parameter of its parameter `p` and never
