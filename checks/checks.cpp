@@ -348,6 +348,7 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   // of a same-file class whose instance it names), `globals()[name]()` any module-level function.
   bool every_function = false, module_functions = false, computed_getattr = false;
   std::set<Id> dispatched_classes;
+  std::vector<std::tuple<Id, std::string, std::string>> dispatched_affixes;  // class, prefix, suffix
   for (const CallSite& c : f.calls) {
     const Expr& x = f.e(c.call);
     if (x.kids.empty()) continue;
@@ -369,9 +370,28 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
       if (f.e(obj).kind == ExprKind::Name)
         if (auto a = f.m.aliases.find(f.e(obj).text); a != f.m.aliases.end()) s.dispatched_modules.push_back(a->second);
       Id k = f.dotted(obj) == "self"sv && c.func != kNone ? f.m.funcs[c.func].cls : f.instance_class(c.func, obj);
-      if (k != kNone) dispatched_classes.insert(k);
+      if (k == kNone) continue;
+      // A name built around a literal (`getattr(self, mode + "_writer")`, `getattr(self, "log_" +
+      // kind)`) reaches only the names that end, or start, with it.
+      const Expr& name = f.e(x.kids[2]);
+      auto literal = [&](Id y) {
+        return f.e(y).kind == ExprKind::Literal && f.e(y).lit == LitKind::String ? &f.e(y).text : nullptr;
+      };
+      const std::string* suffix = name.kind == ExprKind::BinOp && name.text == "+"sv && name.kids.size() == 2
+                                      ? literal(name.kids[1]) : nullptr;
+      const std::string* prefix = name.kind == ExprKind::BinOp && name.text == "+"sv && name.kids.size() == 2
+                                      ? literal(name.kids[0]) : nullptr;
+      if (suffix && !suffix->empty())
+        dispatched_affixes.push_back({k, "", *suffix});
+      else if (prefix && !prefix->empty())
+        dispatched_affixes.push_back({k, *prefix, ""});
+      else
+        dispatched_classes.insert(k);
     }
   }
+  for (const auto& [k, prefix, suffix] : dispatched_affixes)
+    for (Id m : f.m.classes[k].methods)
+      if (starts_with(f.m.funcs[m].name, prefix) && ends_with(f.m.funcs[m].name, suffix)) seen.insert(f.m.funcs[m].name);
   // `globals()[name]()` reaches the functions a star import brought in too.
   if (module_functions)
     for (const std::string& mod : f.m.star_imports) s.dispatched_modules.push_back(mod);

@@ -1340,6 +1340,14 @@ class UncalledCode(Tmp):
         # (the literal 'score' is read too: drop it to see getattr decide)
         self.write("runner.py", runner.replace("run('score', [])", "run(input(), [])"))
         self.assertEqual([f[3] for f in self.ll101(self.dir)], [False])
+        # A name built around a literal reaches only the names with that end or start:
+        # `getattr(self, mode + "_writer")` (a TensorBoard writer) calls no `score`.
+        self.write("runner.py", runner.replace("run('score', [])", "run(input(), [])")
+                   .replace("getattr(self, mode)(loader)", "getattr(self, mode + '_writer')(loader)"))
+        self.assertEqual([f[3] for f in self.ll101(self.dir)], [True])
+        self.write("runner.py", runner.replace("run('score', [])", "run(input(), [])")
+                   .replace("getattr(self, mode)(loader)", "getattr(self, 'sco' + mode)(loader)"))
+        self.assertEqual([f[3] for f in self.ll101(self.dir)], [False])
         os.remove(os.path.join(self.dir, "runner.py"))
         cli = ("import fire\nimport torch\n\n\ndef evaluate(loader):\n    model = torch.load('m.pt').cuda()\n"
                "    model.eval()\n    return [model(x.cuda()).argmax(1) for x in loader]\n\n\n"
