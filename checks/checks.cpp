@@ -649,6 +649,39 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
   CheckContext ctx(facts, source, out);
   for (const auto& c : all_checks())
     if (ctx.enabled(c.id)) c.run(ctx);
+  // Code that cannot run: the statements after a `return`, `raise`, `break` or `continue` in
+  // the same block (a `def test(self): return` left in front of an evaluation loop). What
+  // never runs leaks nothing. (Python only: a C++ `switch` lowers its cases into one block.)
+  if (m.lang == Lang::Python && !out.empty()) {
+    std::vector<std::pair<uint32_t, uint32_t>> dead;
+    std::function<void(const std::vector<Id>&, int)> walk = [&](const std::vector<Id>& body, int depth) {
+      if (depth > 200) return;
+      bool exited = false;
+      for (Id sid : body) {
+        const Stmt& st = m.s(sid);
+        if (exited) {
+          dead.emplace_back(st.range.begin, st.range.end);
+          continue;
+        }
+        exited = st.kind == StmtKind::Return || st.kind == StmtKind::Raise || st.kind == StmtKind::Break ||
+                 st.kind == StmtKind::Continue;
+        if (st.kind == StmtKind::FunctionDef && st.func != kNone) walk(m.funcs[st.func].body, depth + 1);
+        walk(st.body, depth + 1);
+        walk(st.orelse, depth + 1);
+        walk(st.finalbody, depth + 1);
+        for (const Handler& h : st.handlers) walk(h.body, depth + 1);
+      }
+    };
+    walk(m.body, 0);
+    if (!dead.empty())
+      out.erase(std::remove_if(out.begin(), out.end(),
+                               [&](const Finding& fd) {
+                                 for (const auto& [b, e] : dead)
+                                   if (fd.range.begin >= b && fd.range.begin < e) return true;
+                                 return false;
+                               }),
+                out.end());
+  }
   // One problem, one finding: an empty_cache() that LL303 reports as running every iteration
   // is the problem there. Releasing the references before it (LL302's advice) would still
   // leave a per-iteration cache flush; taking it out of the loop is the fix.
