@@ -533,7 +533,21 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
   uint32_t line = first && first->in_main ? first->line : 0, col = first && first->in_main ? first->col : 0;
   std::string msg;
   std::string shown = quotable_header(missing, r.source) ? "'" + missing + "'" : "a header";
-  if (!missing.empty() && torch_header(missing)) {
+  // (A CUDA header, LibTorch's own `c10/cuda/...` or the toolkit's `cuda_runtime_api.h`, when
+  // LibTorch was found: that LibTorch is a CPU build, or the toolkit is not installed.)
+  const bool cuda_header = [&] {
+    for (const char* p : {"c10/cuda/", "ATen/cuda/", "c10/hip/", "ATen/hip/", "torch/csrc/cuda/", "cuda", "cudnn",
+                          "thrust/", "cub/"})
+      if (missing.rfind(p, 0) == 0) return true;
+    return false;
+  }();
+  if (!missing.empty() && cuda_header && !cmd.torch_include.empty()) {
+    msg = "CUDA headers not found (" + shown +
+          " of LibTorch's CUDA part or of the CUDA toolkit not found: LibTorch was found, but as a CPU build or "
+          "without the toolkit); analysed syntactically, findings are lower confidence. Pass -p BUILD_DIR with a "
+          "compile_commands.json of a CUDA build";
+    r.diagnostics.push_back(diag(path, "missing-headers", msg, line, col));
+  } else if (!missing.empty() && torch_header(missing)) {
     msg = "LibTorch headers not found (" + shown + " not found";
     if (cmd.torch_include.empty() && !cmd.exact)
       msg += opts.compile.torch_search ? "; no LibTorch installation was found"

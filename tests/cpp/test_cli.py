@@ -179,6 +179,21 @@ def test_compile_error_is_syntactic(d):
     check(rules(res) == [("LL101", 6)] and all(f["low_confidence"] for f in res["findings"]), res["findings"])
 
 
+def test_cuda_headers_missing_from_a_cpu_libtorch(d):
+    # A unit that includes LibTorch's CUDA part, on a machine with a CPU build of LibTorch and no
+    # CUDA toolkit: the diagnostic says the CUDA headers are missing, not LibTorch's, and names
+    # no header it did not read in the scanned file.
+    write(d, "alloc.cpp", BAD_EVAL.replace("#include <torch/torch.h>\n",
+                                           "#include <torch/torch.h>\n#include <c10/cuda/CUDACachingAllocator.h>\n"))
+    [res] = lcpp(["alloc.cpp"], cwd=d)
+    kinds = [x["kind"] for x in res["diagnostics"]]
+    check(kinds == ["missing-headers"], res["diagnostics"])
+    msg = res["diagnostics"][0]["message"]
+    if os.path.exists("/usr/include/torch/csrc/api/include/torch/torch.h") and not os.path.exists("/usr/include/cuda_runtime_api.h"):
+        check(msg.startswith("CUDA headers not found") and "LibTorch was found" in msg, msg)
+    check(rules(res) == [("LL101", 7)] and all(f["low_confidence"] for f in res["findings"]), res["findings"])
+
+
 def test_no_fix_for_a_file_that_does_not_compile(d):
     # Findings of the tree-sitter lowering (no headers, or errors in the file) carry no fix,
     # and `leaklint --fix --unsafe-fixes` leaves such a file as it is.
