@@ -364,6 +364,20 @@ bool scaled(const Facts& f, Id func, Id x, Id n, int depth, std::set<std::string
         // `loss, n_correct = forward_pass(...)`: the element a same-file helper returns.
         for (Id v : unpacked_returns(f, func, d, y))
           if (scaled(f, f.function_at(f.e(v).range.begin), v, n, depth + 1, seen)) { found = true; return false; }
+        // `loss = loss / N`, then `loss += other / N`: a sum of scaled terms is scaled.
+        if (const Id st = f.stmt_of(y); st != kNone) {
+          bool outside = false;
+          for (const Def& df : f.flow().reaching(st, d, &outside)) {
+            const Stmt& as = f.m.s(df.stmt);
+            if (df.kind != DefKind::Augmented || df.value == kNone || as.targets.empty() ||
+                (as.text != "+="sv && as.text != "-="sv))
+              continue;
+            if (scaled(f, func, df.value, n, depth + 1, seen) && scaled(f, func, as.targets[0], n, depth + 1, seen)) {
+              found = true;
+              return false;
+            }
+          }
+        }
         // `loss /= N`, `loss *= 1 / N`
         if (updated_in_place(f, func, d, "/=", [&](Id v) { return is_count(f, v, n); }) ||
             updated_in_place(f, func, d, "*=", [&](Id v) { return scaled(f, func, v, n, depth + 1, seen); }))

@@ -175,9 +175,13 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     size_t dots = 0;
     while (dots < imp.size() && imp[dots] == '.') ++dots;
     const std::string_view rest = std::string_view(imp).substr(dots);
+    // The importer's directory as a package: a package's `__init__.py` is that package itself.
+    const std::string& path = files[i].path;
+    const bool init = path == "__init__.py" || (path.size() > 12 && path.compare(path.size() - 12, 12, "/__init__.py") == 0);
+    const std::string here = init ? files[i].module : package_of(files[i].module);
     std::string base;  // a relative import's package
     if (dots > 0) {
-      base = package_of(files[i].module);
+      base = here;
       for (size_t up = 1; up < dots; ++up) base = package_of(base);
     }
     // (Candidates by the last component first: most imports name no module of the run.)
@@ -192,7 +196,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       matching(rest.empty() ? base : base.empty() ? std::string(rest) : base + "." + std::string(rest));
       return out;
     }
-    if (const std::string pkg = package_of(files[i].module); !pkg.empty() && matching(pkg + "." + imp)) return out;
+    if (!here.empty() && matching(here + "." + imp)) return out;
     if (matching(imp)) return out;
     for (size_t j : it->second)
       if (j != i && module_is(files[j].module, imp)) out.push_back(j);

@@ -2334,6 +2334,14 @@ class Relevance(Tmp):
             self.assertNotIn(os.path.join("book", "common", "helpers.py"), by, by)
         os.remove(os.path.join(self.dir, "book/common/utils.py"))
         self.assertIn("LL101", self.findings_by_file(("--no-cache",)).get(os.path.join("book", "common", "layers.py"), set()))
+        # A package's `__init__.py` resolves its relative imports against the package itself:
+        # `from .bart import Model` there is pkg/modeling/bart.py, which brings torch to the task
+        # module that imports the package.
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/modeling/__init__.py", "from .bart import Model\n")
+        self.write("pkg/modeling/bart.py", "import torch\n\n\nclass Model(torch.nn.Module):\n    pass\n")
+        self.write("pkg/tasks/predict.py", "from pkg.modeling import Model" + self.LOOP)
+        self.assertIn("LL101", self.findings_by_file(("--no-cache",)).get(os.path.join("pkg", "tasks", "predict.py"), set()))
 
 
     def test_cpp_kernels_and_bindings_never_reach_the_cpp_analyser(self):
