@@ -1949,7 +1949,7 @@ FileSummary Facts::summarize() const {
           const int flag = freeze_flag(fn, g.params[pi]);
           out.freezing.push_back({g.name, static_cast<int>(pi), g.params[pi], flag, flag >= 0 ? g.params[flag] : ""});
         }
-    if (value_freezes_.count(fn))
+    if (!value_freezes_.empty() && value_freezes_.count(fn))
       for (size_t pi = 0; pi < g.params.size(); ++pi)
         if (const int flag = value_flag(fn, g.params[pi]); flag >= 0) {
           const bool default_off = static_cast<size_t>(flag) < g.param_defaults.size() && g.param_defaults[flag] == "False";
@@ -3754,14 +3754,14 @@ bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
 
 // The module a chain such as `G.eval().requires_grad_(False).to(dev)` switches off ("" when
 // the chain has no `requires_grad_(False)`), and whether it switches it back on instead.
-static std::string frozen_receiver(const Facts& f, Id x, bool* on, std::string* by = nullptr) {
+static std::string frozen_receiver(const Facts& f, Id x, bool* on, Id* by = nullptr) {
   // (Along the statement's chain of calls, `net.to(dev).eval().requires_grad_(False)`: a walk
   // of every expression of every statement cost more than all the freezes it found.)
   for (Id y = x; y != kNone && f.e(y).kind == ExprKind::Call; y = f.callee_receiver(y)) {
     if (f.callee_attr(y) != "requires_grad_"sv) continue;
     Id a = f.arg(y, 0, "requires_grad");
     *on = a == kNone || f.e(a).kind != ExprKind::Literal || f.e(a).lit != LitKind::False;
-    if (by && a != kNone && f.e(a).kind == ExprKind::Name) *by = f.e(a).text;
+    if (by && a != kNone && f.e(a).kind == ExprKind::Name) *by = a;
     Id r = f.callee_receiver(y);
     while (r != kNone && f.e(r).kind == ExprKind::Call &&
            in(f.callee_attr(r), {"to", "cuda", "eval", "half", "float", "cpu", "double", "bfloat16"}))
@@ -3806,6 +3806,7 @@ static bool literal_off(const Facts& f, Id a) {
 }
 
 int Facts::value_flag(Id g, const std::string& p) const {
+  if (value_freezes_.empty()) return -1;
   auto it = value_freezes_.find(g);
   if (it == value_freezes_.end()) return -1;
   // (A literal switch of the same parameter as well: the literal form decides.)
@@ -3874,7 +3875,9 @@ void Facts::note_helper_freezes() {
   for (const CallSite& c : calls) {
     const Id g = c.target_func;
     if (g == kNone || g == c.func || c.stmt == kNone || m.s(c.stmt).kind != StmtKind::Expr) continue;
-    if (!freezes_.count(g) && !value_freezes_.count(g)) continue;
+    // (Every function has an entry in freezes_, mostly empty; flag-valued switches are rare.)
+    const auto fz = freezes_.find(g);
+    if ((fz == freezes_.end() || fz->second.empty()) && (value_freezes_.empty() || !value_freezes_.count(g))) continue;
     for (const std::string& p : m.funcs[g].params)
       if (call_freezes(c.call, g, p))
         for (std::string& d : frozen_arguments(*this, argument_for(c.call, g, p)))
@@ -3908,10 +3911,10 @@ void Facts::note_freezes(const Stmt& s, Id func) {
     return true;
   };
   if (s.kind == StmtKind::Expr && s.value != kNone) {
-    std::string by;
+    Id by = kNone;
     std::string d = frozen_receiver(*this, s.value, &on, &by);
     if (d.empty()) return;
-    if (!by.empty() && by_value(d, by)) return;
+    if (by != kNone && by_value(d, e(by).text)) return;
     events.push_back({d, s.range.begin, !on});
   } else if ((s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign) && s.value != kNone) {
     std::string d = frozen_receiver(*this, s.value, &on);

@@ -175,6 +175,11 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     size_t dots = 0;
     while (dots < imp.size() && imp[dots] == '.') ++dots;
     const std::string_view rest = std::string_view(imp).substr(dots);
+    // (Candidates by the last component first: most imports name no module of the run. A
+    // relative import of the package itself, `from . import x`, is looked up by the package.)
+    const std::string key = rest.empty() ? std::string() : last(std::string(rest));
+    auto it = key.empty() ? by_last.end() : by_last.find(key);
+    if (!key.empty() && it == by_last.end()) return out;
     // The importer's directory as a package: a package's `__init__.py` is that package itself.
     const std::string& path = files[i].path;
     const bool init = path == "__init__.py" || (path.size() > 12 && path.compare(path.size() - 12, 12, "/__init__.py") == 0);
@@ -184,8 +189,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       base = here;
       for (size_t up = 1; up < dots; ++up) base = package_of(base);
     }
-    // (Candidates by the last component first: most imports name no module of the run.)
-    auto it = by_last.find(rest.empty() ? last(base) : last(std::string(rest)));
+    if (key.empty()) it = by_last.find(last(base));
     if (it == by_last.end()) return out;
     auto matching = [&](std::string_view mod) {
       for (size_t j : it->second)
