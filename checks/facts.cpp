@@ -1906,6 +1906,11 @@ bool Facts::one_linear_class(Id cls) const {
   return !layers.empty() && std::all_of(layers.begin(), layers.end(), [&](Id v) { return linear_layer(v); });
 }
 
+// Is parameter `k` of `fn` defaulted to `False` (a call that leaves it out passes False)?
+static bool defaults_to_false(const Function& fn, int k) {
+  return k >= 0 && static_cast<size_t>(k) < fn.param_defaults.size() && fn.param_defaults[k] == "False";
+}
+
 FileSummary Facts::summarize() const {
   FileSummary out;
   out.module = module_of_path(path);
@@ -1951,10 +1956,9 @@ FileSummary Facts::summarize() const {
         }
     if (!value_freezes_.empty() && value_freezes_.count(fn))
       for (size_t pi = 0; pi < g.params.size(); ++pi)
-        if (const int flag = value_flag(fn, g.params[pi]); flag >= 0) {
-          const bool default_off = static_cast<size_t>(flag) < g.param_defaults.size() && g.param_defaults[flag] == "False";
-          out.freezing.push_back({g.name, static_cast<int>(pi), g.params[pi], flag, g.params[flag], default_off ? 2 : 1});
-        }
+        if (const int flag = value_flag(fn, g.params[pi]); flag >= 0)
+          out.freezing.push_back({g.name, static_cast<int>(pi), g.params[pi], flag, g.params[flag],
+                                  defaults_to_false(g, flag) ? 2 : 1});
   }
   {
     const std::unordered_set<std::string>& acc = accumulating_methods();
@@ -2097,18 +2101,8 @@ FileSummary Facts::summarize() const {
   }
   // Star imports, relative ones resolved against this file's package.
   {
-    std::string package = module_of_path(path);
-    const bool init = ends_with(path, "/__init__.py") || path == "__init__.py"sv;
-    if (!init) package = package.substr(0, package.rfind('.') == std::string::npos ? 0 : package.rfind('.'));
-    for (const std::string& s : m.star_imports) {
-      size_t dots = 0;
-      while (dots < s.size() && s[dots] == '.') ++dots;
-      if (dots == 0) { out.star_modules.push_back(s); continue; }
-      std::string base = package;
-      for (size_t up = 1; up < dots; ++up) base = base.substr(0, base.rfind('.') == std::string::npos ? 0 : base.rfind('.'));
-      const std::string rest = s.substr(dots);
-      out.star_modules.push_back(base.empty() ? rest : rest.empty() ? base : base + "." + rest);
-    }
+    const std::string package = importer_package(out.module, path);
+    for (const std::string& s : m.star_imports) out.star_modules.push_back(absolute_import(package, s));
   }
   // The module-level function whose entry mode alone decides a call's (ImportedCall::via).
   auto note_call = [&](std::string q, const CallSite& c) {
@@ -3833,9 +3827,7 @@ bool Facts::call_freezes(Id call, Id g, const std::string& p) const {
   // `set_requires_grad(net, False)`, or a call leaving out a flag whose default is False.
   if (const int flag = value_flag(g, p); flag >= 0) {
     const Id a = argument_for(call, g, m.funcs[g].params[flag]);
-    return a == kNone ? static_cast<size_t>(flag) < m.funcs[g].param_defaults.size() &&
-                            m.funcs[g].param_defaults[flag] == "False"
-                      : literal_false(*this, a);
+    return a == kNone ? defaults_to_false(m.funcs[g], flag) : literal_false(*this, a);
   }
   auto it = freezes_.find(g);
   if (it == freezes_.end() || !freezes_param(it->second, p)) return false;

@@ -24,6 +24,21 @@ std::string package_of(const std::string& mod) {
   return p == std::string::npos ? "" : mod.substr(0, p);
 }
 
+std::string importer_package(const std::string& module, const std::string& path) {
+  const bool init = path == "__init__.py" || (path.size() > 12 && path.compare(path.size() - 12, 12, "/__init__.py") == 0);
+  return init ? module : package_of(module);
+}
+
+std::string absolute_import(const std::string& package, const std::string& imp) {
+  size_t dots = 0;
+  while (dots < imp.size() && imp[dots] == '.') ++dots;
+  if (dots == 0) return imp;
+  std::string base = package;
+  for (size_t up = 1; up < dots; ++up) base = package_of(base);
+  const std::string rest = imp.substr(dots);
+  return base.empty() ? rest : rest.empty() ? base : base + "." + rest;
+}
+
 bool module_is(const std::string& mod, const std::string& q) {
   if (q.empty()) return false;
   const std::string m = "." + mod, s = "." + q;
@@ -180,26 +195,19 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     const std::string key = rest.empty() ? std::string() : last(std::string(rest));
     auto it = key.empty() ? by_last.end() : by_last.find(key);
     if (!key.empty() && it == by_last.end()) return out;
-    // The importer's directory as a package: a package's `__init__.py` is that package itself.
-    const std::string& path = files[i].path;
-    const bool init = path == "__init__.py" || (path.size() > 12 && path.compare(path.size() - 12, 12, "/__init__.py") == 0);
-    const std::string here = init ? files[i].module : package_of(files[i].module);
-    std::string base;  // a relative import's package
-    if (dots > 0) {
-      base = here;
-      for (size_t up = 1; up < dots; ++up) base = package_of(base);
-    }
-    if (key.empty()) it = by_last.find(last(base));
-    if (it == by_last.end()) return out;
+    const std::string here = importer_package(files[i].module, files[i].path);
     auto matching = [&](std::string_view mod) {
       for (size_t j : it->second)
         if (j != i && files[j].module == mod) out.push_back(j);
       return !out.empty();
     };
     if (dots > 0) {
-      matching(rest.empty() ? base : base.empty() ? std::string(rest) : base + "." + std::string(rest));
+      const std::string target = absolute_import(here, imp);
+      if (key.empty()) it = by_last.find(last(target));
+      if (it != by_last.end()) matching(target);
       return out;
     }
+    if (it == by_last.end()) return out;
     if (!here.empty() && matching(here + "." + imp)) return out;
     if (matching(imp)) return out;
     for (size_t j : it->second)

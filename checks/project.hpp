@@ -317,6 +317,12 @@ struct ProjectView {
 std::string module_of_path(const std::string& path);
 // The package of a dotted module path: "src.pkg.data" -> "src.pkg" ("" at the top).
 std::string package_of(const std::string& mod);
+// The package a file's imports are resolved in: a package's `__init__.py` is that package
+// itself, any other module is in its parent package.
+std::string importer_package(const std::string& module, const std::string& path);
+// An import as an absolute dotted name, made from package `package`: a relative one (`.data`,
+// `..utils`, `.`) resolved against it, an absolute one as written.
+std::string absolute_import(const std::string& package, const std::string& imp);
 // Does file module `mod` ("src.pkg.data") end with the dotted module name `q` ("pkg.data")?
 bool module_is(const std::string& mod, const std::string& q);
 
