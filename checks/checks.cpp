@@ -539,6 +539,26 @@ std::vector<bool> program_helper_modules(const std::vector<FileSummary>& summari
 
 }  // namespace
 
+void weaken_cpu_only_importers(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries,
+                               const std::vector<bool>& unpackaged) {
+  std::unordered_set<std::string_view> package_dirs;
+  for (const FileSummary& s : summaries) {
+    const std::string_view base = std::string_view(s.path).substr(s.path.find_last_of('/') + 1);
+    if (base == "__init__.py" || base == "setup.py") package_dirs.insert(dir_of(s.path));
+  }
+  std::vector<bool> eligible(summaries.size());
+  for (size_t i = 0; i < summaries.size(); ++i)
+    eligible[i] = (i < unpackaged.size() && unpackaged[i]) || !package_dirs.count(dir_of(summaries[i].path));
+  const std::vector<std::vector<size_t>> programs = cpu_only_importers(summaries, eligible);
+  for (size_t i = 0; i < summaries.size() && i < results.size(); ++i) {
+    if (programs[i].empty()) continue;
+    std::string names = "`" + summaries[programs[i][0]].path + "`";
+    if (programs[i].size() > 1) names += " and others";
+    weaken_memory_claims(results[i], "the programs that import this module (" + names +
+                                         ") never place a tensor on a GPU, nor does anything they import");
+  }
+}
+
 void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries,
                      const std::vector<bool>& unpackaged) {
   // Each name read, with how many files read it (1 or 2: more does not matter) and one of them.

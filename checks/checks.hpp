@@ -94,6 +94,12 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
 // run's roots), so only the tree's own code calls it; empty when not known.
 void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries,
                      const std::vector<bool>& unpackaged = {});
+// For a run over whole directories: the memory claims of a module of definitions that only
+// CPU-only programs import (cpu_only_importers) are weak. Only a module no installed package
+// exposes: a loose module (no `__init__.py` or setup.py beside it in the run) or an
+// `unpackaged` one.
+void weaken_cpu_only_importers(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries,
+                               const std::vector<bool>& unpackaged);
 // The same for one file, with the decision made (`uncalled`): the fix loop's re-lints keep the
 // run's decision (FileResult::uncalled) on the edited text.
 // How FileResult::uncalled names a holding function.

@@ -161,6 +161,120 @@ static bool reexported_by_name(const std::string& q, const std::vector<size_t>& 
   return false;
 }
 
+ModuleIndex::ModuleIndex(const std::vector<FileSummary>& files) : files_(files) {
+  for (size_t j = 0; j < files.size(); ++j) by_last_[last(files[j].module)].push_back(j);
+}
+
+std::vector<size_t> ModuleIndex::resolve(const std::string& imp, size_t i) const {
+  std::vector<size_t> out;
+  size_t dots = 0;
+  while (dots < imp.size() && imp[dots] == '.') ++dots;
+  const std::string_view rest = std::string_view(imp).substr(dots);
+  // (Candidates by the last component first: most imports name no module of the run. A
+  // relative import of the package itself, `from . import x`, is looked up by the package.)
+  const std::string key = rest.empty() ? std::string() : last(std::string(rest));
+  auto it = key.empty() ? by_last_.end() : by_last_.find(key);
+  if (!key.empty() && it == by_last_.end()) return out;
+  const std::string here = importer_package(files_[i].module, files_[i].path);
+  auto matching = [&](std::string_view mod) {
+    for (size_t j : it->second)
+      if (j != i && files_[j].module == mod) out.push_back(j);
+    return !out.empty();
+  };
+  if (dots > 0) {
+    const std::string target = absolute_import(here, imp);
+    if (key.empty()) it = by_last_.find(last(target));
+    if (it != by_last_.end()) matching(target);
+    return out;
+  }
+  if (it == by_last_.end()) return out;
+  if (!here.empty() && matching(here + "." + imp)) return out;
+  if (matching(imp)) return out;
+  for (size_t j : it->second)
+    if (j != i && module_is(files_[j].module, imp)) out.push_back(j);
+  return out;
+}
+
+std::vector<std::vector<size_t>> cpu_only_importers(const std::vector<FileSummary>& files,
+                                                    const std::vector<bool>& eligible) {
+  const size_t n = files.size();
+  std::vector<std::vector<size_t>> out(n);
+  auto python = [&](size_t i) {
+    const std::string& p = files[i].path;
+    return p.size() > 3 && (p.compare(p.size() - 3, 3, ".py") == 0 ||
+                            (p.size() > 6 && p.compare(p.size() - 6, 6, ".ipynb") == 0));
+  };
+  for (const FileSummary& s : files)
+    for (const std::string& d : s.dispatched_modules)
+      if (d == "*") return out;  // a module loaded by a computed name could be any of them
+  const ModuleIndex index(files);
+  std::unordered_map<std::string_view, size_t> package_init;  // package module -> its __init__.py
+  for (size_t j = 0; j < n; ++j) {
+    const std::string& p = files[j].path;
+    if (p == "__init__.py" || (p.size() > 12 && p.compare(p.size() - 12, 12, "/__init__.py") == 0))
+      package_init.emplace(files[j].module, j);
+  }
+  // What each file's imports run: the modules they resolve to, and the packages' __init__.py
+  // above them.
+  std::vector<std::vector<size_t>> down(n);
+  std::vector<bool> imported(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!python(i)) continue;
+    auto add = [&](size_t j) {
+      if (j == i || std::find(down[i].begin(), down[i].end(), j) != down[i].end()) return;
+      down[i].push_back(j);
+      imported[j] = true;
+    };
+    for (const std::string& imp : files[i].imports)
+      for (size_t j : index.resolve(imp, i)) {
+        add(j);
+        for (std::string pkg = package_of(files[j].module); !pkg.empty(); pkg = package_of(pkg))
+          if (auto it = package_init.find(pkg); it != package_init.end()) add(it->second);
+      }
+  }
+  // GPU evidence anywhere a file's imports reach, carried up to every importer.
+  std::vector<std::vector<size_t>> up(n);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j : down[i]) up[j].push_back(i);
+  std::vector<bool> gpu(n);
+  std::vector<size_t> work;
+  for (size_t i = 0; i < n; ++i)
+    if (files[i].gpu_evidence) gpu[i] = true, work.push_back(i);
+  while (!work.empty()) {
+    const size_t j = work.back();
+    work.pop_back();
+    for (size_t i : up[j])
+      if (!gpu[i]) gpu[i] = true, work.push_back(i);
+  }
+  // What the CPU-only programs reach (the first two of them, to name), and what any other
+  // entry point reaches: a GPU program, or a Python file nothing imports that is no program.
+  std::vector<std::vector<size_t>> cpu(n);
+  std::vector<bool> blocked(n);
+  for (size_t r = 0; r < n; ++r) {
+    if (!python(r) || !(files[r].program && !gpu[r])) continue;
+    work.assign(down[r].begin(), down[r].end());
+    while (!work.empty()) {
+      const size_t j = work.back();
+      work.pop_back();
+      if (cpu[j].size() >= 2 || std::find(cpu[j].begin(), cpu[j].end(), r) != cpu[j].end()) continue;
+      cpu[j].push_back(r);
+      work.insert(work.end(), down[j].begin(), down[j].end());
+    }
+  }
+  for (size_t r = 0; r < n; ++r)
+    if (python(r) && (files[r].program ? gpu[r] : !imported[r])) work.push_back(r);
+  for (size_t r : work) blocked[r] = true;
+  while (!work.empty()) {
+    const size_t j = work.back();
+    work.pop_back();
+    for (size_t k : down[j])
+      if (!blocked[k]) blocked[k] = true, work.push_back(k);
+  }
+  for (size_t i = 0; i < n && i < eligible.size(); ++i)
+    if (eligible[i] && python(i) && !files[i].program && !blocked[i] && !gpu[i]) out[i] = std::move(cpu[i]);
+  return out;
+}
+
 std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::unordered_set<std::string> modules;  // every module of the run
   for (const FileSummary& f : files) modules.insert(f.module);
@@ -169,7 +283,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
       synthetic_def, linear_def, module_def, comm_def, method_def, eval_def, freeze_def, size_def,
       trainer_def, helper_def, detached_def, mode_free_def, factory_def, summed_def, p2p_def;
-  std::unordered_map<std::string, std::vector<size_t>> by_last;  // last module component -> files
+  const ModuleIndex index(files);
+  const auto& by_last = index.by_last();
   // Imported calls whose mode the entry of the function holding them decides
   // (ImportedCall::via): the calling file and function, and the call's slot in the callee's
   // file's external_calls.
@@ -181,40 +296,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     size_t site;
   };
   std::vector<Relayed> relayed;
-  // The files a module name `imp` that file `i` imports can be: a relative name from the
-  // importer's package; else the module beside the importer, or the top-level one, when the
-  // run has it (`from utils import im2col` beside a utils.py is that file, not another
-  // package's `utils`); else any module whose path ends with the name.
-  auto imported_modules = [&](const std::string& imp, size_t i) {
-    std::vector<size_t> out;
-    size_t dots = 0;
-    while (dots < imp.size() && imp[dots] == '.') ++dots;
-    const std::string_view rest = std::string_view(imp).substr(dots);
-    // (Candidates by the last component first: most imports name no module of the run. A
-    // relative import of the package itself, `from . import x`, is looked up by the package.)
-    const std::string key = rest.empty() ? std::string() : last(std::string(rest));
-    auto it = key.empty() ? by_last.end() : by_last.find(key);
-    if (!key.empty() && it == by_last.end()) return out;
-    const std::string here = importer_package(files[i].module, files[i].path);
-    auto matching = [&](std::string_view mod) {
-      for (size_t j : it->second)
-        if (j != i && files[j].module == mod) out.push_back(j);
-      return !out.empty();
-    };
-    if (dots > 0) {
-      const std::string target = absolute_import(here, imp);
-      if (key.empty()) it = by_last.find(last(target));
-      if (it != by_last.end()) matching(target);
-      return out;
-    }
-    if (it == by_last.end()) return out;
-    if (!here.empty() && matching(here + "." + imp)) return out;
-    if (matching(imp)) return out;
-    for (size_t j : it->second)
-      if (j != i && module_is(files[j].module, imp)) out.push_back(j);
-    return out;
-  };
-  for (size_t j = 0; j < files.size(); ++j) by_last[last(files[j].module)].push_back(j);
+  auto imported_modules = [&](const std::string& imp, size_t i) { return index.resolve(imp, i); };
   for (size_t i = 0; i < files.size(); ++i) {
     for (const auto& c : files[i].classes) class_def[c].push_back(i);
     for (const auto& f : files[i].functions) func_def[f].push_back(i);

@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace ll {
@@ -325,6 +326,33 @@ std::string importer_package(const std::string& module, const std::string& path)
 std::string absolute_import(const std::string& package, const std::string& imp);
 // Does file module `mod` ("src.pkg.data") end with the dotted module name `q` ("pkg.data")?
 bool module_is(const std::string& mod, const std::string& q);
+
+// The run's Python modules, indexed for Python's resolution of an import.
+class ModuleIndex {
+ public:
+  explicit ModuleIndex(const std::vector<FileSummary>& files);
+  // The files a module name `imp` that file `i` imports can be: a relative name from the
+  // importer's package; else the module beside the importer, or the top-level one, when the
+  // run has it (`from utils import im2col` beside a utils.py is that file, not another
+  // package's `utils`); else any module whose path ends with the name.
+  std::vector<size_t> resolve(const std::string& imp, size_t i) const;
+  // Files by the last component of their module ("pkg.data" -> "data").
+  const std::unordered_map<std::string, std::vector<size_t>>& by_last() const { return by_last_; }
+
+ private:
+  const std::vector<FileSummary>& files_;
+  std::unordered_map<std::string, std::vector<size_t>> by_last_;
+};
+
+// The impact policy's CPU-only importers (docs/impact.md), Python only. For each file that
+// `eligible` allows (a module no installed package exposes) and that is not a program: the
+// programs whose imports reach it, when there are some and every one runs on the CPU (neither
+// it nor any module its imports reach has GPU evidence), and no other file that nothing
+// imports (a module of definitions another project may use, a test, a launcher without torch)
+// reaches it. Empty otherwise, and for every file when the run loads a module by a computed
+// name. Importing `pkg.mod` also runs `pkg/__init__.py`.
+std::vector<std::vector<size_t>> cpu_only_importers(const std::vector<FileSummary>& files,
+                                                    const std::vector<bool>& eligible);
 
 // Joins the summaries; returns one view per file (empty when nothing applies).
 std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files);

@@ -919,13 +919,18 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   }
   if (program && !gpu)
     for (FileResult& r : results) weaken_memory_claims(r);
-  // Code nothing calls: only when every Python file and notebook of the run was read, since one
-  // that was not (undecodable, too large, a crash) may be the caller.
-  bool decide_uncalled = opts.whole_tree;
-  for (size_t i = 0; i < files.size() && decide_uncalled; ++i)
+  // Code nothing calls, and modules only CPU-only programs import: only when every Python file
+  // and notebook of the run was read, since one that was not (undecodable, too large, a crash)
+  // may be the caller.
+  bool whole_python = opts.whole_tree;
+  for (size_t i = 0; i < files.size() && whole_python; ++i)
     if (is_python_source(files[i]) || is_notebook_path(files[i]))
-      for (const Diagnostic& d : results[i].diagnostics) decide_uncalled = decide_uncalled && !d.fatal;
-  if (decide_uncalled) weaken_uncalled(results, summaries, unpackaged_modules(files, opts.cpp.roots));
+      for (const Diagnostic& d : results[i].diagnostics) whole_python = whole_python && !d.fatal;
+  if (whole_python) {
+    const std::vector<bool> unpackaged = unpackaged_modules(files, opts.cpp.roots);
+    if (!(program && !gpu)) weaken_cpu_only_importers(results, summaries, unpackaged);
+    weaken_uncalled(results, summaries, unpackaged);
+  }
   const std::vector<std::string> vendored = vendored_code(files, opts.cpp.roots);
   for (size_t i = 0; i < files.size(); ++i)
     if (!vendored[i].empty()) weaken_vendored(results[i], vendored[i]);

@@ -52,7 +52,7 @@ namespace {
 // A file analysed again while fixing keeps what the whole run decided about it (the
 // project-level impact policy of `before`, the run's first result).
 FileResult relinted(FileResult fresh, const FileResult& before) {
-  if (before.cpu_only_project) weaken_memory_claims(fresh);
+  if (!before.cpu_only.empty()) weaken_memory_claims(fresh, before.cpu_only);
   if (!before.vendored.empty()) weaken_vendored(fresh, before.vendored);
   fresh.uncalled = before.uncalled;
   return fresh;

@@ -71,8 +71,9 @@ struct FileResult {
   // (show-low-confidence, --show-low-confidence); the summary counts them.
   int hidden_low_confidence = 0;
   // The project-level impact policy applied here (no file of the project places a tensor on
-  // a GPU): its memory claims are weak, and the fix loop keeps them so on every re-lint.
-  bool cpu_only_project = false;
+  // a GPU, or none of the programs that import this module does): why its memory claims are
+  // weak, "" when they are not. The fix loop keeps them so on every re-lint.
+  std::string cpu_only;
   // Functions the run found nothing calls (checks.hpp, weaken_uncalled): their findings are
   // weak, and the fix loop keeps them so on every re-lint.
   std::vector<std::string> uncalled;
@@ -91,12 +92,13 @@ inline void make_weak(Finding& f, const std::string& why) {
 }
 
 // The project-level impact policy (docs/impact.md): in a project whose programs never place
-// a tensor on a GPU, a memory claim is about host RAM of a CPU run.
-inline void weaken_memory_claims(FileResult& r) {
-  r.cpu_only_project = true;
+// a tensor on a GPU, or in a module only such programs import, a memory claim is about host
+// RAM of a CPU run. `why` says which (kCpuOnlyProject by default).
+inline constexpr const char* kCpuOnlyProject = "nothing in this project places a tensor on a GPU";
+inline void weaken_memory_claims(FileResult& r, const std::string& why = kCpuOnlyProject) {
+  r.cpu_only = why;
   for (Finding& f : r.findings)
-    if (f.memory_claim && !f.low_confidence)
-      make_weak(f, "nothing in this project places a tensor on a GPU, so this costs host memory of a CPU run");
+    if (f.memory_claim && !f.low_confidence) make_weak(f, why + ", so this costs host memory of a CPU run");
 }
 
 // The impact policy for vendored code (docs/impact.md): the file is another project's copy

@@ -1230,9 +1230,77 @@ class CpuOnlyProject(Tmp):
         subprocess.run([BIN, "--fix", "--unsafe-fixes", self.dir], capture_output=True, text=True, timeout=120)
         with open(os.path.join(self.dir, "model.py")) as f:
             self.assertEqual(f.read(), self.MODEL)
-        # One file that places a tensor on a GPU makes the whole project's claims strong.
-        self.write("place.py", "import torch\n\n\ndef place(model):\n    return model.cuda()\n")
+        # One file that places a tensor on a GPU makes the whole project's claims strong (here
+        # one that may run `evaluate` on a GPU).
+        self.write("place.py", "import torch\nfrom model import evaluate\n\n\ndef place(model):\n    return model.cuda()\n")
         self.assertEqual(self.ll101(), [("model.py", "warning", False)])
+
+    def gpu_train(self):  # a program on a GPU that imports none of the others
+        return self.TRAIN.replace("Linear(4, 2)", "Linear(4, 2).cuda()").replace("from model import evaluate\n", "")
+
+    def placements(self, *extra):
+        rc, out, err = run(["--format", "json", "--show-low-confidence", "--no-cache", *extra, self.dir])
+        return sorted((os.path.relpath(f["path"], self.dir), f["severity"],
+                       "the programs that import this module" in f["message"])
+                      for f in json.loads(out)["findings"] if f["rule"] == "LL101")
+
+    def test_a_module_only_cpu_only_programs_import_is_weak(self):
+        # Two chapters of a course: the first trains on the CPU, the second on a GPU. The
+        # project places tensors on a GPU, but the first chapter's helper only runs in the first.
+        self.write("ch1/model.py", self.MODEL)
+        self.write("ch1/train.py", self.TRAIN)
+        self.write("ch2/model.py", self.MODEL)
+        self.write("ch2/train.py", self.TRAIN.replace("Linear(4, 2)", "Linear(4, 2).cuda()"))
+        want = [("ch1/model.py", "note", True), ("ch2/model.py", "warning", False)]
+        self.assertEqual(self.placements(), want)
+        rc, out, err = run(["--format", "json", "--show-low-confidence", self.dir])   # cold cache
+        rc, out, err = run(["--format", "json", "--show-low-confidence", self.dir])   # warm cache
+        self.assertEqual(sorted((os.path.relpath(f["path"], self.dir), f["severity"]) for f in json.loads(out)["findings"]
+                                if f["rule"] == "LL101"), [w[:2] for w in want])
+        msg = [f["message"] for f in json.loads(out)["findings"] if f["path"].endswith("ch1/model.py")][0]
+        self.assertIn("(`" + os.path.join(self.dir, "ch1/train.py") + "`) never place a tensor on a GPU", msg)
+        # Single files named: other importers may be outside the run.
+        rc, out, err = run(["--format", "json", "--show-low-confidence", "--no-cache",
+                            os.path.join(self.dir, "ch1/model.py"), os.path.join(self.dir, "ch1/train.py"),
+                            os.path.join(self.dir, "ch2/train.py")])
+        self.assertEqual([f["severity"] for f in json.loads(out)["findings"] if f["rule"] == "LL101"], ["warning"])
+
+    def test_gpu_evidence_in_what_a_program_imports_places_its_helpers_on_the_gpu(self):
+        self.write("ch1/model.py", self.MODEL)
+        self.write("ch1/train.py", "from device import place\n" + self.TRAIN.replace("opt =", "model = place(model)\nopt ="))
+        self.write("ch1/device.py", "import torch\n\n\ndef place(m):\n    return m.cuda()\n")
+        self.write("ch2/train.py", self.gpu_train())
+        self.assertEqual(self.placements(), [("ch1/model.py", "warning", False)])
+        # (and through a module that module imports)
+        self.write("ch1/train.py", "from helpers import place\n" + self.TRAIN.replace("opt =", "model = place(model)\nopt ="))
+        self.write("ch1/helpers.py", "from device import place\n")
+        self.write("ch2/train.py", self.gpu_train())
+        self.assertEqual(self.placements(), [("ch1/model.py", "warning", False)])
+
+    def test_a_module_another_entry_point_reaches_keeps_its_severity(self):
+        self.write("ch1/model.py", self.MODEL)
+        self.write("ch1/train.py", self.TRAIN)
+        self.write("ch2/train.py", self.gpu_train())
+        self.assertEqual(self.placements(), [("ch1/model.py", "note", True)])
+        # A module of definitions nothing imports (another project may): it reaches model.py.
+        self.write("ch1/api.py", "from model import evaluate\n\n\ndef score(m, b):\n    return evaluate(m, b)\n")
+        self.assertEqual(self.placements(), [("ch1/model.py", "warning", False)])
+
+    def test_a_package_reached_through_its_init_and_installed_or_not(self):
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/model.py", self.MODEL)
+        self.write("examples/train.py", self.TRAIN.replace("from model import", "from pkg.model import"))
+        self.write("gpu/train.py", self.gpu_train())
+        self.assertEqual(self.placements(), [("pkg/model.py", "note", True)])
+        # The package's __init__.py runs on import: what it imports, its importers reach.
+        self.write("pkg/__init__.py", "from .device import place\n")
+        self.write("pkg/device.py", "import torch\n\n\ndef place(m):\n    return m.cuda()\n")
+        self.assertEqual(self.placements(), [("pkg/model.py", "warning", False)])
+        # An installable package is another project's library: its users may use a GPU.
+        self.write("pkg/__init__.py", "")
+        self.write("pyproject.toml", "[project]\nname = 'pkg'\n")
+        os.makedirs(os.path.join(self.dir, ".git"), exist_ok=True)
+        self.assertEqual(self.placements(), [("pkg/model.py", "warning", False)])
 
     def test_a_file_that_could_not_be_read_could_hold_gpu_evidence(self):
         self.write("model.py", self.MODEL)
