@@ -433,9 +433,21 @@ bool drops_an_input_built_in_try(const Facts& f, const Stmt& tr, Id call) {
   return false;
 }
 
-// A builtin that runs what it is handed: `map`/`filter`, or an argument that calls something,
-// a comprehension or a lambda (`list(map(model, chunks))`, `sum(model(x) for x in xs)`);
-// `getattr(self.opts, "num_gpus", 1)` and `sorted(self.hooks)` run nothing.
+// Library and bookkeeping calls (logging, formatting, releasing what the failed attempt held:
+// `optimizer.zero_grad()` drops the gradients, `empty_cache()` / `gc.collect()` / `.clear()`
+// free the rest; moving or reading a tensor): not the work that ran out of memory.
+bool bookkeeping_call(const Facts& f, Id call) {
+  return in(f.callee_attr(call), {"append", "info", "warning", "debug", "error", "write", "format", "zero_grad",
+                                  "empty_cache", "collect", "clear", "synchronize", "reset_peak_memory_stats",
+                                  "print", "print_exception", "log", "exception", "critical", "warn", "echo",
+                                  "secho", "flush", "set_postfix", "set_description", "cpu", "cuda",
+                                  "to", "item", "detach", "numpy", "tolist", "float", "half"});
+}
+
+// A builtin that runs what it is handed: `map`/`filter`, or an argument that calls some work
+// (not another builtin or bookkeeping call), a comprehension or a lambda
+// (`list(map(model, chunks))`, `sum(model(x) for x in xs)`); `getattr(self.opts, "num_gpus", 1)`,
+// `sorted(self.hooks)` and `print("skipped:", str(e))` run nothing.
 bool runs_what_it_is_handed(const Facts& f, Id call) {
   const Expr& x = f.e(call);
   if (in(f.e(x.kids[0]).text, {"map", "filter"})) return true;
@@ -443,7 +455,8 @@ bool runs_what_it_is_handed(const Facts& f, Id call) {
   for (size_t k = 1; k < x.kids.size() && !runs; ++k)
     for_each_expr(f.m, x.kids[k], [&](Id y) {
       const ExprKind kind = f.e(y).kind;
-      runs = runs || kind == ExprKind::Call || kind == ExprKind::Comprehension || kind == ExprKind::Lambda;
+      runs = runs || kind == ExprKind::Comprehension || kind == ExprKind::Lambda ||
+             (kind == ExprKind::Call && !python_builtin_call(f, y) && !bookkeeping_call(f, y));
       return !runs;
     });
   return runs;
@@ -480,9 +493,7 @@ void check_LL304(CheckContext& ctx) {
     std::string retry;
     if (pass == 1) {
       // The same callee as a call in the try body (`out = self.pipe(x)` in both), whatever
-      // it runs; library and bookkeeping calls (torch ops, logging, gc) are not the work, and
-      // neither are the calls that release what the failed attempt held (`optimizer.zero_grad()`
-      // drops the gradients, `empty_cache()` / `gc.collect()` / `.clear()` free the rest).
+      // it runs; library and bookkeeping calls (torch ops, logging, gc, releases) are not the work.
       // A Python builtin (`getattr(self.opts, ...)` read again for a report) allocates
       // nothing on a GPU, unless it runs what it is handed (`list(map(model, chunks))`,
       // `sum(model(x) for x in xs)`). (An exception built to be raised, `raise TypeError(...)`, leaves:
@@ -491,12 +502,7 @@ void check_LL304(CheckContext& ctx) {
       const std::string& callee = f.dotted(f.e(c.call).kids[0]);  // "" unless a name chain
       const std::string& q = f.callee_qual(c.call);
       if (!callee.empty() && q.empty() && called_in(f, tr.body, callee) &&
-          !(python_builtin_call(f, c.call) && !runs_what_it_is_handed(f, c.call)) &&
-          !in(f.callee_attr(c.call), {"append", "info", "warning", "debug", "error", "write", "format", "zero_grad",
-                                       "empty_cache", "collect", "clear", "synchronize", "reset_peak_memory_stats",
-                                       "print", "print_exception", "log", "exception", "critical", "warn", "echo",
-                                       "secho", "flush", "set_postfix", "set_description", "cpu", "cuda",
-                                       "to", "item", "detach", "numpy", "tolist", "float", "half"}))
+          !(python_builtin_call(f, c.call) && !runs_what_it_is_handed(f, c.call)) && !bookkeeping_call(f, c.call))
         retry = "`" + callee + "(...)`, the call that failed";
     }
     else if (f.is_model_call(c)) retry = "forward";
