@@ -1129,12 +1129,36 @@ class History {
 
   // Is statement `sid` run whenever `body` runs: in it, or in the body of a `with` in it
   // (`with autocast():`), not under an `if`, a loop or a handler?
-  bool unconditional_in(const std::vector<Id>& body, Id sid, int depth = 0) const {
+  // `through_loops`: also in every iteration of a loop of `body` that never skips the rest of
+  // an iteration (no `break` or `continue`), for a value read after it (a helper's `return
+  // loss` after its loop over batches: an empty loop leaves the local unbound).
+  bool unconditional_in(const std::vector<Id>& body, Id sid, int depth = 0, bool through_loops = false) const {
     if (depth > 16) return false;
     for (Id s : body) {
       if (s == sid) return true;
       const Stmt& st = f_.m.s(s);
-      if (st.kind == StmtKind::With && unconditional_in(st.body, sid, depth + 1)) return true;
+      if (st.kind == StmtKind::With && unconditional_in(st.body, sid, depth + 1, through_loops)) return true;
+      if (through_loops && (st.kind == StmtKind::For || st.kind == StmtKind::While) &&
+          unconditional_in(st.body, sid, depth + 1, through_loops) && !skips_iterations(st.body))
+        return true;
+    }
+    return false;
+  }
+
+  // Does a `break` or `continue` of this loop's body (not of a loop nested in it) appear?
+  bool skips_iterations(const std::vector<Id>& body, int depth = 0) const {
+    if (depth > 32) return true;
+    for (Id s : body) {
+      const Stmt& st = f_.m.s(s);
+      if (st.kind == StmtKind::Break || st.kind == StmtKind::Continue) return true;
+      if (st.kind == StmtKind::For || st.kind == StmtKind::While || st.kind == StmtKind::FunctionDef ||
+          st.kind == StmtKind::ClassDef)
+        continue;
+      if (skips_iterations(st.body, depth + 1) || skips_iterations(st.orelse, depth + 1) ||
+          skips_iterations(st.finalbody, depth + 1))
+        return true;
+      for (const Handler& h : st.handlers)
+        if (skips_iterations(h.body, depth + 1)) return true;
     }
     return false;
   }
@@ -1142,12 +1166,12 @@ class History {
   // The plain `backward()`s (no argument at all: one element, no retain_graph or
   // create_graph, no **kwargs) that always run with `body`: receiver name -> statements.
   std::map<std::string, std::vector<Id>> plain_backwards(const std::vector<int>& calls,
-                                                         const std::vector<Id>& body) const {
+                                                         const std::vector<Id>& body, bool through_loops = false) const {
     std::map<std::string, std::vector<Id>> out;
     for (int ci : calls) {
       const CallSite& c = f_.calls[ci];
       if (f_.callee_attr(c.call) != "backward"sv || f_.e(c.call).kids.size() != 1 || c.stmt == kNone) continue;
-      if (!unconditional_in(body, c.stmt)) continue;
+      if (!unconditional_in(body, c.stmt, 0, through_loops)) continue;
       if (const std::string& d = f_.dotted(f_.callee_receiver(c.call)); !d.empty()) out[d].push_back(c.stmt);
     }
     return out;
@@ -1156,15 +1180,20 @@ class History {
   // Does name `d`, read at statement `at`, hold the value one of the backward()s in `freed`
   // ran on: the same bindings reach both (program order: `loss` rebound to a validation
   // loss after the step is another value)?
+  // `local_in`: the function holding both, when known. In it a local name (bound there, no
+  // parameter) unbound on some path holds nothing there: Python raises instead (`return loss`
+  // after the loop over batches that binds and back-propagates it).
   bool same_value_as_backward(const std::map<std::string, std::vector<Id>>& freed, const std::string& d,
-                              Id at) const {
+                              Id at, Id local_in = kNone) const {
     auto it = freed.find(d);
     if (it == freed.end()) return false;
+    const bool local = local_in != kNone && d.find('.') == std::string::npos && !f_.is_param(local_in, d) &&
+                       !f_.own_bindings(local_in, d).empty();
     auto defs_at = [&](Id stmt) {
       bool outside = false;
       std::set<Id> out;
       for (const Def& df : f_.flow().reaching(stmt, d, &outside)) out.insert(df.stmt);
-      if (outside) out.insert(kNone);
+      if (outside && !local) out.insert(kNone);
       return out;
     };
     const std::set<Id> here = defs_at(at);
@@ -1180,7 +1209,7 @@ class History {
   // a value computed from it (`reduced = reduce_mean(loss, n)`)? Its backward must run on
   // every call (not under `if train:`).
   bool returns_backpropagated_scalar(Id g, int k) const {
-    const auto freed = plain_backwards(f_.calls_in(g), f_.m.funcs[g].body);
+    const auto freed = plain_backwards(f_.calls_in(g), f_.m.funcs[g].body, /*through_loops=*/true);
     if (freed.empty()) return false;
     bool any = false;
     for (Id rs : f_.stmts_in(g)) {
@@ -1196,7 +1225,7 @@ class History {
       }
       const std::string& d = f_.dotted(el);
       if (d.empty()) return false;
-      if (same_value_as_backward(freed, d, rs)) continue;
+      if (same_value_as_backward(freed, d, rs, g)) continue;
       if (f_.is_param(g, d)) return false;
       bool outside = false;
       const std::vector<Def> defs = f_.flow().reaching(rs, d, &outside);
@@ -1665,12 +1694,12 @@ class History {
                ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                   "its only history is `" + from_sum + "`'s, which is reported where it accumulates: "
                                   "accumulating a number there leaves this value none")
-           : trips > 0 && trips <= kFewIterations && backpropagated_in_loop(value, loop)
+           : trips > 0 && trips <= kFewIterations && (!freed_by.empty() || backpropagated_in_loop(value, loop))
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "the loops around it run at most " + std::to_string(trips) +
                                                " times and backward() already freed each graph's saved tensors, so "
                                                "it keeps that many values and their autograd nodes")
-                    : trips == 0 && epoch_loop(base, loop) && backpropagated_in_loop(value, loop)
+                    : epoch_loop(base, loop) && (!freed_by.empty() || backpropagated_in_loop(value, loop))
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "it keeps one value per epoch, and backward() already freed each graph's "
                                            "saved tensors, so it holds that many values and their autograd nodes")

@@ -1318,6 +1318,57 @@ TEST(Impact, ABackpropagatedLossKeptOncePerEpochIsWeak) {
   }
 }
 
+TEST(Impact, ALossAHelperBackPropagatedAndReturnedKeptOncePerEpochIsWeak) {
+  // `loss = train(...)` once per epoch, where `train()` back-propagates the loss it returns:
+  // after its loop over batches (the last batch's loss), or once for a full batch. What stays is
+  // one value per epoch and its autograd nodes. A helper that may skip the backward of the
+  // value it returns (`continue` past it, a backward under `if`), or a loop over steps, keeps
+  // the full severity.
+  auto program = [](const std::string& helper, const std::string& loop) {
+    return "import torch\n"
+           "def train(model, loader, opt):\n" + helper +
+           "def fit(model, loader, opt, args):\n"
+           "    losses = []\n" + loop +
+           "        loss = train(model, loader, opt)\n"
+           "        losses.append(loss)\n"
+           "    return losses\n";
+  };
+  const std::string batches =
+      "    for x, y in loader:\n"
+      "        opt.zero_grad()\n"
+      "        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())\n"
+      "        loss.backward()\n"
+      "        opt.step()\n"
+      "    return loss\n";
+  const std::string full_batch =
+      "    x, y = loader\n"
+      "    opt.zero_grad()\n"
+      "    loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())\n"
+      "    loss.backward()\n"
+      "    opt.step()\n"
+      "    return loss\n";
+  const std::string epochs = "    for epoch in range(args.epochs):\n";
+  for (const auto& [helper, loop] : std::vector<std::pair<std::string, std::string>>{
+           {batches, epochs}, {full_batch, epochs}, {full_batch, "    for epoch in range(2000):\n"}}) {
+    const FileResult r = analyze_text("fit.py", program(helper, loop), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << helper << loop;
+    EXPECT_TRUE(f->low_confidence) << helper << loop;
+    EXPECT_NE(f->message.find("one value per epoch"), std::string::npos) << f->message;
+  }
+  std::string skipping = batches;
+  skipping.replace(skipping.find("        loss.backward()"), 0, "        if loss.isnan():\n            continue\n");
+  for (const auto& [helper, loop] : std::vector<std::pair<std::string, std::string>>{
+           {batches, "    for step in range(args.steps):\n"},
+           {skipping, epochs},
+           {"    loss = model(loader).mean()\n    if opt:\n        loss.backward()\n    return loss\n", epochs}}) {
+    const FileResult r = analyze_text("fit.py", program(helper, loop), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << helper << loop;
+    EXPECT_FALSE(f->low_confidence) << helper << loop;
+  }
+}
+
 TEST(Impact, AFindingInAFunctionWhoseCallsAreCommentedOutIsWeak) {
   // `# self.db_index(x, labels)`: the author switched the call off, and nothing else in the
   // file names the method. A live call (or a reference handed on) keeps the full severity.
