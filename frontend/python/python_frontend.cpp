@@ -1139,6 +1139,19 @@ void scan_tree(TSNode root, std::string_view src, Module& m, std::vector<Diagnos
       descend = false;
     } else if (want_errors && !reported && (k == K::Error || ts_node_is_missing(n))) {
       reported = true;
+      // Error recovery may wrap much of the file in one ERROR node (from the first import,
+      // when a list inside a function lacks a comma): the error is its first innermost
+      // ERROR or MISSING node, reached through the children that hold an error.
+      for (int depth = 0; depth < 1024 && !ts_node_is_missing(n); ++depth) {
+        budget::tick();
+        bool deeper = false;
+        const uint32_t count = ts_node_child_count(n);
+        for (uint32_t i = 0; i < count && !deeper; ++i) {
+          TSNode ch = ts_node_child(n, i);
+          if (ts_node_is_missing(ch) || ts_node_has_error(ch)) n = ch, deeper = true;
+        }
+        if (!deeper) break;
+      }
       Diagnostic d;
       d.path = m.path;
       d.kind = "syntax-error";

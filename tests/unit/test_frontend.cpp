@@ -181,6 +181,20 @@ TEST(PythonFrontend, SyntaxErrorIsReportedAndRestIsLowered) {
   EXPECT_TRUE(has_g);
 }
 
+TEST(PythonFrontend, SyntaxErrorPointsAtTheInnermostError) {
+  // A list that lacks a comma inside a function: tree-sitter's recovery wraps the file from
+  // its first import in one ERROR node. The diagnostic names the line of the missing comma.
+  std::string src = "import argparse\nimport torch\n\n\ndef build(n: int, k: int):\n    sizes = [\n"
+                    "        n + 1,\n        *[n for i in range(k - 2)]\n        n\n    ]\n"
+                    "    for i, (a, b) for enumerate(zip(sizes, sizes[1:])):\n        pass\n    return sizes\n";
+  std::vector<Diagnostic> d;
+  lower_src(src, &d);
+  ASSERT_FALSE(d.empty());
+  EXPECT_EQ(d[0].kind, "syntax-error");
+  EXPECT_GE(d[0].line, 8u) << d[0].message;
+  EXPECT_LE(d[0].line, 9u) << d[0].message;
+}
+
 TEST(PythonFrontend, DeepNestingIsBounded) {
   std::string src = "x = " + std::string(50000, '(') + "1" + std::string(50000, ')') + "\n";
   std::vector<Diagnostic> d;
