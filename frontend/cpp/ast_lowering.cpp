@@ -984,6 +984,13 @@ class AstLowerer {
     }
     QualType t = ce->getType();
     TypeInfo ti = classify(t);
+    // A tuple or pair built from its elements (`std::tuple<Tensor, Tensor>(y, z)`): the
+    // elements, as `std::make_tuple` and `return {y, z};` give.
+    if (args.size() > 1 && (ti.record_name == "std::tuple" || ti.record_name == "std::pair")) {
+      std::vector<Id> kids;
+      for (Expr* a : args) kids.push_back(expr(a));
+      return b_.expr(ExprKind::Sequence, r, "tuple", kids);
+    }
     // Empty tensors, smart pointers and `Holder{nullptr}` hold nothing: `None`.
     if ((ti.kind == ValueKind::Tensor || ti.kind == ValueKind::SmartPtr || ti.smart) && args.empty())
       return b_.literal(LitKind::None, "None", r);
@@ -1108,6 +1115,11 @@ class AstLowerer {
           Id idx = b_.literal(LitKind::Int, std::to_string(ta->get(0).getAsIntegral().getExtValue()), rng(c->getCallee()));
           return b_.expr(ExprKind::Subscript, r, "", {t, idx});
         }
+    if (fd && (qn == "std::make_tuple" || qn == "std::make_pair")) {
+      // std::make_tuple(y, y.argmax(1)) -> (y, y.argmax(1)): a forward returning several outputs
+      // returns what each of them is, as Python's `return y, y.argmax(1)` does.
+      return b_.expr(ExprKind::Sequence, r, "tuple", args_of(c));
+    }
     if (fd && (qn == "std::min" || qn == "std::max" || qn == "std::abs")) {
       // Python's builtins of the same name (LL402 reads `min(...)` as a bound).
       return b_.call(b_.name(fd->getNameAsString(), rng(c->getCallee())), args_of(c), r);

@@ -6,6 +6,7 @@
 //   float total = v; total += v       -> total = float(v); total += float(v)   (a number)
 //   std::vector<float> v; v.push_back(x) -> v.append(float(x))
 //   std::get<1>(f(x))                 -> f(x)[1]
+//   std::make_tuple(y, z)             -> (y, z)
 //   auto [a, b] = f(x)                -> a, b = f(x)
 //   parameters/fields of module/optimizer type -> `p: T = T()` first in the body; of a
 //   class type that is not LibTorch's (dlib::, cv::, ...) -> the same, so a name like
@@ -1781,6 +1782,11 @@ class TsLowerer {
         Id idx = literal_number(named(targs, 0));
         return b_.expr(ExprKind::Subscript, r, "", {t, idx});
       }
+      // std::make_tuple(y, z) -> (y, z): a forward's several outputs (also make_pair, and the
+      // tuple's or pair's own constructor).
+      if (res == "std::make_tuple" || res == "std::make_pair" ||
+          ((res == "std::tuple" || res == "std::pair") && named_count(argl) > 1))
+        return b_.expr(ExprKind::Sequence, r, "tuple", args_of(argl));
       // std::make_shared<T>(...) / make_unique<T>(...): a construction of T.
       if ((res == "std::make_shared" || res == "std::make_unique" || res == "c10::make_intrusive") &&
           !ts_node_is_null(targs) && named_count(targs) > 0) {
