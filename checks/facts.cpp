@@ -255,6 +255,7 @@ bool Facts::framework_fit(const CallSite& c) const {
 bool Facts::cpu_only_at(uint32_t pos) const {
   if (cpu_only_program()) return true;
   if (!is_program()) return false;  // a module of definitions: its callers may run it on a GPU
+  if (project && project->gpu_via_imports) return false;  // what it imports places tensors on a GPU
   const uint32_t first = first_gpu_evidence();
   if (first == 0) return false;
   // The top-level statement the position is in: evidence after its end cannot have run
@@ -340,8 +341,9 @@ bool Facts::is_program() const {
 }
 
 bool Facts::compute_cpu_only_program() const {
-  // A module of definitions is never one on its own: its callers may run it on a GPU.
-  return is_program() && first_gpu_evidence() == UINT32_MAX;
+  // A module of definitions is never one on its own: its callers may run it on a GPU. Nor is a
+  // program whose imports reach a module that places tensors on a GPU.
+  return is_program() && first_gpu_evidence() == UINT32_MAX && !(project && project->gpu_via_imports);
 }
 
 bool Facts::has_gpu_evidence() const {

@@ -195,35 +195,35 @@ std::vector<size_t> ModuleIndex::resolve(const std::string& imp, size_t i) const
   return out;
 }
 
-std::vector<std::vector<size_t>> cpu_only_importers(const std::vector<FileSummary>& files,
-                                                    const std::vector<bool>& eligible) {
+namespace {
+
+bool python_file(const std::string& p) {
+  return p.size() > 3 && (p.compare(p.size() - 3, 3, ".py") == 0 || (p.size() > 6 && p.compare(p.size() - 6, 6, ".ipynb") == 0));
+}
+
+// The run's Python files as Python imports them: what each file's imports run (the modules
+// they resolve to, and the packages' `__init__.py` above them), whether some file imports it,
+// and whether GPU evidence lies in it or anywhere its imports reach.
+struct ImportGraph {
+  std::vector<std::vector<size_t>> down;
+  std::vector<bool> imported, gpu;
+};
+
+ImportGraph import_graph(const std::vector<FileSummary>& files, const ModuleIndex& index) {
   const size_t n = files.size();
-  std::vector<std::vector<size_t>> out(n);
-  auto python = [&](size_t i) {
-    const std::string& p = files[i].path;
-    return p.size() > 3 && (p.compare(p.size() - 3, 3, ".py") == 0 ||
-                            (p.size() > 6 && p.compare(p.size() - 6, 6, ".ipynb") == 0));
-  };
-  for (const FileSummary& s : files)
-    for (const std::string& d : s.dispatched_modules)
-      if (d == "*") return out;  // a module loaded by a computed name could be any of them
-  const ModuleIndex index(files);
+  ImportGraph g{std::vector<std::vector<size_t>>(n), std::vector<bool>(n), std::vector<bool>(n)};
   std::unordered_map<std::string_view, size_t> package_init;  // package module -> its __init__.py
   for (size_t j = 0; j < n; ++j) {
     const std::string& p = files[j].path;
     if (p == "__init__.py" || (p.size() > 12 && p.compare(p.size() - 12, 12, "/__init__.py") == 0))
       package_init.emplace(files[j].module, j);
   }
-  // What each file's imports run: the modules they resolve to, and the packages' __init__.py
-  // above them.
-  std::vector<std::vector<size_t>> down(n);
-  std::vector<bool> imported(n);
   for (size_t i = 0; i < n; ++i) {
-    if (!python(i)) continue;
+    if (!python_file(files[i].path)) continue;
     auto add = [&](size_t j) {
-      if (j == i || std::find(down[i].begin(), down[i].end(), j) != down[i].end()) return;
-      down[i].push_back(j);
-      imported[j] = true;
+      if (j == i || std::find(g.down[i].begin(), g.down[i].end(), j) != g.down[i].end()) return;
+      g.down[i].push_back(j);
+      g.imported[j] = true;
     };
     for (const std::string& imp : files[i].imports)
       for (size_t j : index.resolve(imp, i)) {
@@ -232,20 +232,38 @@ std::vector<std::vector<size_t>> cpu_only_importers(const std::vector<FileSummar
           if (auto it = package_init.find(pkg); it != package_init.end()) add(it->second);
       }
   }
-  // GPU evidence anywhere a file's imports reach, carried up to every importer.
+  // GPU evidence carried up to every importer.
   std::vector<std::vector<size_t>> up(n);
   for (size_t i = 0; i < n; ++i)
-    for (size_t j : down[i]) up[j].push_back(i);
-  std::vector<bool> gpu(n);
+    for (size_t j : g.down[i]) up[j].push_back(i);
   std::vector<size_t> work;
   for (size_t i = 0; i < n; ++i)
-    if (files[i].gpu_evidence) gpu[i] = true, work.push_back(i);
+    if (files[i].gpu_evidence) g.gpu[i] = true, work.push_back(i);
   while (!work.empty()) {
     const size_t j = work.back();
     work.pop_back();
     for (size_t i : up[j])
-      if (!gpu[i]) gpu[i] = true, work.push_back(i);
+      if (!g.gpu[i]) g.gpu[i] = true, work.push_back(i);
   }
+  return g;
+}
+
+}  // namespace
+
+std::vector<std::vector<size_t>> cpu_only_importers(const std::vector<FileSummary>& files,
+                                                    const std::vector<bool>& eligible) {
+  const size_t n = files.size();
+  std::vector<std::vector<size_t>> out(n);
+  auto python = [&](size_t i) { return python_file(files[i].path); };
+  for (const FileSummary& s : files)
+    for (const std::string& d : s.dispatched_modules)
+      if (d == "*") return out;  // a module loaded by a computed name could be any of them
+  const ModuleIndex index(files);
+  const ImportGraph graph = import_graph(files, index);
+  const std::vector<std::vector<size_t>>& down = graph.down;
+  const std::vector<bool>& imported = graph.imported;
+  const std::vector<bool>& gpu = graph.gpu;
+  std::vector<size_t> work;
   // What the CPU-only programs reach (the first two of them, to name), and what any other
   // entry point reaches: a GPU program, or a Python file nothing imports that is no program.
   std::vector<std::vector<size_t>> cpu(n);
@@ -687,6 +705,14 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         for (size_t i : it->second)
           if (i != j) views[j].trained_by_callers.insert(name);
       }
+  }
+  // A program with no GPU evidence of its own whose imports reach some (`from trainer import
+  // Trainer`, whose constructor moves the model to CUDA) is no CPU-only program.
+  {
+    const ImportGraph graph = import_graph(files, index);
+    for (size_t i = 0; i < files.size(); ++i)
+      // (A file without torch of its own was not read as a program yet: it may be one.)
+      views[i].gpu_via_imports = (files[i].program || !files[i].imports_torch) && !files[i].gpu_evidence && graph.gpu[i];
   }
   // Relevance through project imports, to a fixed point: a file that imports no torch is
   // analysed when it imports a project module that does, directly or through others.

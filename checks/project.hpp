@@ -240,6 +240,9 @@ struct ProjectView {
   std::map<std::string, std::vector<bool>> external_calls;  // local function -> grad-off per call
   // The file imports no torch itself, but a project module it imports does (transitively).
   bool torch_via_project = false;
+  // A program with no GPU evidence of its own whose imports reach a module with some: it is
+  // no CPU-only program (docs/impact.md).
+  bool gpu_via_imports = false;
   // Callees (as this file names them) that return a distributed wrap of a model.
   std::set<std::string> distributed_wrappers;
   // Local functions whose result feeds a distributed training loop in another file:
@@ -305,7 +308,7 @@ struct ProjectView {
   // number, and those with a definition somewhere that does not.
   std::set<std::string> number_losses, other_losses;
   bool empty() const {
-    return classes_with_workers.empty() && external_calls.empty() && !torch_via_project &&
+    return classes_with_workers.empty() && external_calls.empty() && !torch_via_project && !gpu_via_imports &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && backprop_method_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && loop_called_hooks.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&

@@ -1302,6 +1302,21 @@ class CpuOnlyProject(Tmp):
         os.makedirs(os.path.join(self.dir, ".git"), exist_ok=True)
         self.assertEqual(self.placements(), [("pkg/model.py", "warning", False)])
 
+    def test_a_program_whose_imports_place_tensors_on_a_gpu_is_no_cpu_only_program(self):
+        # The script itself names no device; the module it imports moves the model to CUDA.
+        self.write("ch1/place.py", "import torch\n\n\ndef place(m):\n    return m.cuda()\n")
+        program = ("import torch\nimport torchvision\n{imp}\nmodel = {build}\nmodel.eval()\n"
+                   "for x in [torch.randn(8, 3, 224, 224) for _ in range(10)]:\n    print(model(x).argmax(1))\n")
+        self.write("ch1/evaluate.py", program.format(imp="from place import place\n",
+                                                     build="place(torchvision.models.resnet18())"))
+        self.write("ch2/cpu.py", program.format(imp="", build="torchvision.models.resnet18()"))
+        for extra in (("--no-cache",), (), ()):
+            rc, out, err = run(["--format", "json", "--show-low-confidence", *extra, self.dir])
+            self.assertEqual(sorted((os.path.relpath(f["path"], self.dir), f["severity"],
+                                     "nothing in this program places a tensor on a GPU" in f["message"])
+                                    for f in json.loads(out)["findings"] if f["rule"] == "LL101"),
+                             [("ch1/evaluate.py", "warning", False), ("ch2/cpu.py", "note", True)])
+
     def test_a_file_that_could_not_be_read_could_hold_gpu_evidence(self):
         self.write("model.py", self.MODEL)
         self.write("train.py", self.TRAIN)
