@@ -230,14 +230,23 @@ bool class_moves_arg(const Facts& f, Id k, size_t i) {
 // Does a statement bind something other than `d` to a value built from `d` (`opt =
 // SGD(model.parameters())`, `self.net = model`, `engine = Wrapper(model)`)? With
 // `but_optimizers`, an optimizer built over it does not count (`func` is the function).
+// `rebuilt`: a loop's body, whose own statements rebind their names every iteration: a local
+// name it binds with the model (`trainer = Trainer(model, cfg)` after `model = build(cfg)`)
+// lets the old model go with the rest of the iteration's training state, as the optimizer does.
 bool aliased_in(const Facts& f, const std::vector<Id>& stmts, const std::string& d, bool but_optimizers = false,
-                Id func = kNone) {
+                Id func = kNone, const std::vector<Id>* rebuilt = nullptr) {
   for (Id sid : stmts) {
     const Stmt& s = f.m.s(sid);
     if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) || s.value == kNone) continue;
     bool to_d = false;
     for (Id t : s.targets) to_d = to_d || f.dotted(t) == d || (but_optimizers && f.is_optimizer(func, t));
     if (to_d) continue;
+    // (Unless that name is kept under another one in turn: `best = trainer`.)
+    if (rebuilt && std::find(rebuilt->begin(), rebuilt->end(), sid) != rebuilt->end() &&
+        std::all_of(s.targets.begin(), s.targets.end(), [&](Id t) {
+          return f.e(t).kind == ExprKind::Name && f.dotted(t) != d && !aliased_in(f, stmts, f.dotted(t));
+        }))
+      continue;
     Id v = f.unplaced(s.value);
     if (f.dotted(v) == d) return true;  // `net = model`, `self.model = model.cuda()`
     if (f.e(v).kind != ExprKind::Call) continue;
@@ -693,9 +702,26 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
     return x.target_func == kNone && f.project && f.project->imported_trainers.count(f.e(f.e(x.call).kids[0]).qname);
   };
   auto backprop = [&](const CallSite& x) { return f.is_backprop(x); };
+  // The construction of a class with a method that back-propagates (`Trainer(model, config)`):
+  // another module's, as the file imports it (FileSummary::backprop_methods), or the file's own.
+  auto trainer_class = [&](const CallSite& x) {
+    const std::string& q = f.callee_qual(x.call);
+    if (!q.empty() && f.project) {
+      auto it = f.project->backprop_method_imports.lower_bound(q + ".");
+      if (it != f.project->backprop_method_imports.end() && it->compare(0, q.size() + 1, q + ".") == 0) return true;
+    }
+    const Expr& callee = f.e(f.e(x.call).kids[0]);
+    if (callee.kind != ExprKind::Name || !callee.qname.empty()) return false;
+    const Id k = f.class_at(callee.text, f.e(x.call).range.begin);
+    if (k == kNone) return false;
+    for (Id g = 0; g < f.m.funcs.size(); ++g)
+      if (f.m.funcs[g].cls == k && f.reaches(g, backprop)) return true;
+    return false;
+  };
   // A same-file function handed the model that hands it, under its parameter's name, to such
-  // a trainer (`prune_model(model)` fine-tuning through `utility.training.train_epoch(model)`);
-  // not one that trains something else it builds (a probe over the frozen model's features).
+  // a trainer (`prune_model(model)` fine-tuning through `utility.training.train_epoch(model)`,
+  // `StepByStep(model, loss_fn, optimizer)` whose `train()` back-propagates); not one that
+  // trains something else it builds (a probe over the frozen model's features).
   auto trains_through_import = [&](const CallSite& c) {
     if (c.target_func == kNone) return false;
     for (const std::string& p : f.m.funcs[c.target_func].params) {
@@ -703,7 +729,7 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
       if (a == kNone || f.dotted(f.unplaced(a)) != d) continue;
       for (int xi : f.calls_in(c.target_func)) {
         const CallSite& x = f.calls[xi];
-        if (!imported_trainer(x)) continue;
+        if (!imported_trainer(x) && !trainer_class(x)) continue;
         const Expr& xe = f.e(x.call);
         for (size_t k = 1; k < xe.kids.size(); ++k)
           if (f.dotted(f.unplaced(xe.kids[k])) == p) return true;
@@ -739,7 +765,7 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
     if (starts_with(f.callee_qual(c.call), "torch.optim.")) optimizer_over_d = true;
     if (f.framework_fit(c)) return true;
     if (c.target_func != kNone && c.target_func != c.func && f.reaches(c.target_func, backprop)) return true;
-    if (imported_trainer(c) || trains_through_import(c)) return true;
+    if (imported_trainer(c) || trainer_class(c) || trains_through_import(c)) return true;
   }
   return optimizer_over_d && steps;
 }
@@ -925,7 +951,7 @@ void check_LL301(CheckContext& ctx) {
       // trains something else, handed back by the trainer, or kept under another name that is
       // not the optimizer the iteration rebuilds.)
       const bool trains = trains_the_model(f, site.loop, d) && !handed_back_in(f, site.func, L.stmts, d) &&
-                          !aliased_in(f, L.stmts, d, /*but_optimizers=*/true, site.func);
+                          !aliased_in(f, L.stmts, d, /*but_optimizers=*/true, site.func, &f.m.s(L.stmt).body);
       const bool last = ends_the_loop_after(f, f.m.s(L.stmt).body, site.stmt) && loop_back_propagates(f, site.loop, d);
       report_once(site.loop, site.stmt, site.func, d,
                   trains ? "each iteration trains with the model it builds, and a training step holds parameters, "

@@ -1770,6 +1770,26 @@ class ModelSweepAcrossModules(Tmp):
         self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 12, "warning", "")])
 
 
+    def test_sweep_trained_by_a_trainer_class_of_another_module(self):
+        # `trainer = Trainer(model, lr); trainer.fit(loader)`: another module's class whose method
+        # back-propagates, rebuilt every iteration. The sweep's program places nothing on a GPU
+        # itself; the trainer's constructor does, so it is no CPU-only program either.
+        self.write("trainer.py", "import torch\n\n\nclass Trainer:\n    def __init__(self, model, lr):\n"
+                   "        self.model = model.cuda()\n        self.opt = torch.optim.SGD(self.model.parameters(), lr=lr)\n\n"
+                   "    def fit(self, loader):\n        for x, y in loader:\n            self.opt.zero_grad()\n"
+                   "            torch.nn.functional.cross_entropy(self.model(x.cuda()), y.cuda()).backward()\n"
+                   "            self.opt.step()\n")
+        sweep = ("import torchvision\nfrom trainer import Trainer\n\nif __name__ == '__main__':\n"
+                 "    loader = []\n    for lr in [0.1, 0.01, 0.001]:\n        model = torchvision.models.resnet50()\n"
+                 "        trainer = Trainer(model, lr)\n        trainer.fit(loader)\n{keep}")
+        self.write("sweep.py", sweep.format(keep=""))
+        for extra in (("--no-cache",), (), ()):
+            self.assertEqual(self.ll301(*extra), [("sweep.py", 7, "note", "each iteration trains with the model it ")])
+        # The trainer kept past its iteration keeps the old model through the next training.
+        self.write("sweep.py", sweep.format(keep="        best = trainer\n"))
+        self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 7, "warning", "")])
+
+
 class ForwardTupleAcrossModules(Tmp):
     """LL102 across modules: a model class of another module whose forward hands back a Python
     number beside its logits (a mixup weight drawn with NumPy, or a constructor's float
