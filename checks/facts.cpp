@@ -4247,6 +4247,15 @@ bool Facts::is_optimizer(Id func, Id x) const {
     // A class of this file is an optimizer only if it is one (`WeightEMA`, whose step()
     // blends weights into an EMA copy and never reads .grad, is not, whatever it is named).
     if (Id k = constructed_class(v); k != kNone) return class_derives(k, {"Optimizer"});
+    // A class the file does not show (a star import's) named for averaging weights
+    // (`WeightEMA`, `ModelEma`, `AveragedModel`, `SWA`, `PolyakAverager`): its step() updates
+    // a copy from the model's weights, not from gradients.
+    if (const Expr& callee = e(e(v).kids[0]); (callee.kind == ExprKind::Name || callee.kind == ExprKind::Attribute)) {
+      const std::string_view cls = last_component(dotted(e(v).kids[0]));
+      if (!cls.empty() && std::isupper(static_cast<unsigned char>(cls[0])))
+        for (const auto& t : name_tokens(cls))
+          if (in(t, {"ema", "swa", "average", "averaged", "averager", "polyak", "moving"})) return false;
+    }
     // An imported factory named for what it builds (`build_optimizer(cfg, model)`,
     // `create_optimizer_v2(...)`), not a scheduler's; any other imported call is not one.
     if (!q.empty()) return optimizer_factory_name(last_component(q));
