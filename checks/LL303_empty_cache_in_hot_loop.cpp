@@ -109,27 +109,94 @@ bool geometric_search(const Facts& f, int loop) {
   return false;
 }
 
+// Under a periodic or otherwise selective condition (`if step % 100 == 0:`, `if oom:`, at any
+// depth of nested `if`s inside its loop or function)? Only device tests (`if
+// torch.cuda.is_available():`) hold on every batch.
+bool selective(const Facts& f, const CallSite& c) {
+  for (Id g : f.guards(c))
+    if (!device_test(f, g)) return true;
+  return false;
+}
+
+// Is statement `sid` of `body` (at any depth) under an `if` or `while` whose condition is not a
+// device test, or in an `else` branch? (The `if`s of a function around a call outside its loops.)
+bool under_selective_branch(const Facts& f, const std::vector<Id>& body, Id sid, bool guarded = false, int depth = 0) {
+  if (depth > 64) return true;
+  for (Id s : body) {
+    if (s == sid) return guarded;
+    const Stmt& st = f.m.s(s);
+    if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) continue;
+    const bool cond = (st.kind == StmtKind::If || st.kind == StmtKind::While) && st.value != kNone;
+    const bool sel = guarded || (cond && !device_test(f, st.value));
+    for (const std::vector<Id>* b : {&st.body, &st.orelse, &st.finalbody}) {
+      const bool here = b == &st.orelse && st.kind == StmtKind::If ? true : sel;
+      if (std::find(b->begin(), b->end(), sid) != b->end()) return here;
+      if (under_selective_branch(f, *b, sid, here, depth + 1)) return true;
+    }
+    for (const Handler& h : st.handlers)
+      if (under_selective_branch(f, h.body, sid, true, depth + 1)) return true;
+  }
+  return false;
+}
+
+bool hot_loop(const Facts& f, int loop) {
+  if (iterates_batches(f, loop)) return true;
+  for (int ci : f.loops[loop].calls)
+    if (f.calls[ci].loop == loop && f.is_backward(f.calls[ci])) return true;
+  return false;
+}
+
+// Does function `g` run once per batch: a module's `forward()` or a Lightning step method, or a
+// function of the file called, on every iteration, in a loop over batches or from such a
+// function (two calls deep)? Says how, for the message ("" when not), and `*via` is the call
+// that makes it so (kNone for a forward).
+std::string per_batch_function(const Facts& f, Id g, Id* via, int depth = 0) {
+  *via = kNone;
+  if (g == kNone || depth > 2) return "";
+  const Function& fn = f.m.funcs[g];
+  if (fn.cls != kNone && f.is_module_class(fn.cls) &&
+      in(std::string_view(fn.name), {"forward", "training_step", "validation_step", "test_step", "predict_step"}))
+    return "in `" + fn.name + "()`, which runs on every batch";
+  for (int ci : f.callers(g)) {
+    const CallSite& x = f.calls[ci];
+    if (x.in_lambda || x.try_handler >= 0 || selective(f, x) || x.stmt == kNone ||
+        (x.loop < 0 && (x.func == kNone || under_selective_branch(f, f.m.funcs[x.func].body, x.stmt))))
+      continue;
+    Id deeper = kNone;
+    if (x.loop >= 0 ? hot_loop(f, x.loop) : !per_batch_function(f, x.func, &deeper, depth + 1).empty()) {
+      *via = x.call;
+      return "in `" + fn.name + "()`, called on every batch";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 void check_LL303(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   for (const CallSite& c : f.calls) {
     // In an except clause it is OOM recovery, not per-batch work.
-    if (c.loop < 0 || c.in_lambda || c.try_handler >= 0) continue;
+    if (c.in_lambda || c.try_handler >= 0) continue;
     if (!f.is_torch_call(c.call, {"torch.cuda.empty_cache", "torch.cuda.memory.empty_cache",
                                   "c10.cuda.CUDACachingAllocator.emptyCache"}))
       continue;
-    // Under a periodic or otherwise selective condition (`if step % 100 == 0:`, `if oom:`,
-    // at any depth of nested `if`s inside the loop) it does not run on every batch. Only
-    // device tests (`if torch.cuda.is_available():`) hold on every batch.
-    bool selective = false;
-    for (Id g : f.guards(c)) selective = selective || !device_test(f, g);  // any depth of nesting
-    if (selective) continue;
-    bool hot = iterates_batches(f, c.loop);
-    if (!hot)
-      for (int ci : f.loops[c.loop].calls)
-        if (f.calls[ci].loop == c.loop && f.is_backward(f.calls[ci])) hot = true;
-    if (!hot || (!iterates_batches(f, c.loop) && releases_a_model_per_iteration(f, c))) continue;
+    if (selective(f, c)) continue;
+    if (c.loop < 0) {
+      // Outside any loop of its function: a function that itself runs once per batch.
+      if (c.func == kNone || c.stmt == kNone || under_selective_branch(f, f.m.funcs[c.func].body, c.stmt)) continue;
+      Id via = kNone;
+      const std::string how = per_batch_function(f, c.func, &via);
+      if (how.empty()) continue;
+      Finding* fd = ctx.report("LL303", f.e(c.call).range,
+                               "`empty_cache()` runs on every batch (" + how + "): it forces the caching allocator to "
+                               "give memory back to the driver and request it again on the next batch, which costs "
+                               "time and does not lower peak memory; call it at phase boundaries (after evaluation, "
+                               "between models), not per batch");
+      if (fd && via != kNone) fd->notes.push_back({f.e(via).range, "called here, on every batch"});
+      continue;
+    }
+    if (!hot_loop(f, c.loop) || (!iterates_batches(f, c.loop) && releases_a_model_per_iteration(f, c))) continue;
     if (builds_a_loader_per_iteration(f, c.loop)) continue;
     if (!iterates_batches(f, c.loop) && geometric_search(f, c.loop)) continue;
     ctx.report("LL303", f.e(c.call).range,
