@@ -702,20 +702,34 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
     return x.target_func == kNone && f.project && f.project->imported_trainers.count(f.e(f.e(x.call).kids[0]).qname);
   };
   auto backprop = [&](const CallSite& x) { return f.is_backprop(x); };
-  // The construction of a class with a method that back-propagates (`Trainer(model, config)`):
-  // another module's, as the file imports it (FileSummary::backprop_methods), or the file's own.
-  auto trainer_class = [&](const CallSite& x) {
+  // The construction of a class with a method that back-propagates, that method then called on
+  // the object among `calls` (`trainer = Trainer(model, lr); trainer.fit(loader)`, or
+  // `Trainer(model).fit(loader)`): another module's class, as the file imports it
+  // (FileSummary::backprop_methods), or the file's own. A trainer only built to evaluate
+  // (`trainer.predict(loader)`) trains nothing.
+  auto trained_through_its_object = [&](const CallSite& x, const std::vector<int>& calls) {
     const std::string& q = f.callee_qual(x.call);
-    if (!q.empty() && f.project) {
-      auto it = f.project->backprop_method_imports.lower_bound(q + ".");
-      if (it != f.project->backprop_method_imports.end() && it->compare(0, q.size() + 1, q + ".") == 0) return true;
+    Id k = kNone;
+    if (const Expr& callee = f.e(f.e(x.call).kids[0]); callee.kind == ExprKind::Name && callee.qname.empty())
+      k = f.class_at(callee.text, f.e(x.call).range.begin);
+    if (k == kNone && (q.empty() || !f.project || f.project->backprop_method_imports.empty())) return false;
+    auto backprop_method = [&](std::string_view m) {
+      if (k == kNone) return f.project->backprop_method_imports.count(q + "." + std::string(m)) > 0;
+      for (Id g = 0; g < f.m.funcs.size(); ++g)
+        if (f.m.funcs[g].cls == k && f.m.funcs[g].name == m && f.reaches(g, backprop)) return true;
+      return false;
+    };
+    std::string obj;
+    if (x.stmt != kNone) {
+      const Stmt& st = f.m.s(x.stmt);
+      if (st.kind == StmtKind::Assign && st.value == x.call && st.targets.size() == 1) obj = f.dotted(st.targets[0]);
     }
-    const Expr& callee = f.e(f.e(x.call).kids[0]);
-    if (callee.kind != ExprKind::Name || !callee.qname.empty()) return false;
-    const Id k = f.class_at(callee.text, f.e(x.call).range.begin);
-    if (k == kNone) return false;
-    for (Id g = 0; g < f.m.funcs.size(); ++g)
-      if (f.m.funcs[g].cls == k && f.reaches(g, backprop)) return true;
+    for (int yi : calls) {
+      const CallSite& y = f.calls[yi];
+      const Id r = f.callee_receiver(y.call);
+      if (r != kNone && (r == x.call || (!obj.empty() && f.dotted(r) == obj)) && backprop_method(f.callee_attr(y.call)))
+        return true;
+    }
     return false;
   };
   // A same-file function handed the model that hands it, under its parameter's name, to such
@@ -729,7 +743,7 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
       if (a == kNone || f.dotted(f.unplaced(a)) != d) continue;
       for (int xi : f.calls_in(c.target_func)) {
         const CallSite& x = f.calls[xi];
-        if (!imported_trainer(x) && !trainer_class(x)) continue;
+        if (!imported_trainer(x) && !trained_through_its_object(x, f.calls_in(c.target_func))) continue;
         const Expr& xe = f.e(x.call);
         for (size_t k = 1; k < xe.kids.size(); ++k)
           if (f.dotted(f.unplaced(xe.kids[k])) == p) return true;
@@ -765,7 +779,7 @@ bool trains_the_model(const Facts& f, int loop, const std::string& d) {
     if (starts_with(f.callee_qual(c.call), "torch.optim.")) optimizer_over_d = true;
     if (f.framework_fit(c)) return true;
     if (c.target_func != kNone && c.target_func != c.func && f.reaches(c.target_func, backprop)) return true;
-    if (imported_trainer(c) || trainer_class(c) || trains_through_import(c)) return true;
+    if (imported_trainer(c) || trained_through_its_object(c, L.calls) || trains_through_import(c)) return true;
   }
   return optimizer_over_d && steps;
 }

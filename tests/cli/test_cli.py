@@ -1788,6 +1788,13 @@ class ModelSweepAcrossModules(Tmp):
         # The trainer kept past its iteration keeps the old model through the next training.
         self.write("sweep.py", sweep.format(keep="        best = trainer\n"))
         self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 7, "warning", "")])
+        # A trainer only asked to evaluate (a method that does not back-propagate) trains nothing.
+        with open(os.path.join(self.dir, "trainer.py")) as f:
+            trainer = f.read()
+        self.write("trainer.py", trainer + "\n    def evaluate(self, loader):\n"
+                   "        with torch.no_grad():\n            return [self.model(x.cuda()) for x in loader]\n")
+        self.write("sweep.py", sweep.format(keep="").replace("trainer.fit(loader)", "trainer.evaluate(loader)"))
+        self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 7, "warning", "")])
 
 
 class ForwardTupleAcrossModules(Tmp):
