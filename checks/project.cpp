@@ -209,28 +209,42 @@ struct ImportGraph {
   std::vector<bool> imported, gpu;
 };
 
+// Package modules and their `__init__.py`.
+std::unordered_map<std::string_view, size_t> package_inits(const std::vector<FileSummary>& files) {
+  std::unordered_map<std::string_view, size_t> out;
+  for (size_t j = 0; j < files.size(); ++j) {
+    const std::string& p = files[j].path;
+    if (p == "__init__.py" || (p.size() > 12 && p.compare(p.size() - 12, 12, "/__init__.py") == 0))
+      out.emplace(files[j].module, j);
+  }
+  return out;
+}
+
+// What file i's imports run: the modules they resolve to, and the packages' `__init__.py` above
+// them.
+std::vector<size_t> files_imported_by(const std::vector<FileSummary>& files, const ModuleIndex& index,
+                                      const std::unordered_map<std::string_view, size_t>& package_init, size_t i) {
+  std::vector<size_t> out;
+  if (!python_file(files[i].path)) return out;
+  auto add = [&](size_t j) {
+    if (j != i && std::find(out.begin(), out.end(), j) == out.end()) out.push_back(j);
+  };
+  for (const std::string& imp : files[i].imports)
+    for (size_t j : index.resolve(imp, i)) {
+      add(j);
+      for (std::string pkg = package_of(files[j].module); !pkg.empty(); pkg = package_of(pkg))
+        if (auto it = package_init.find(pkg); it != package_init.end()) add(it->second);
+    }
+  return out;
+}
+
 ImportGraph import_graph(const std::vector<FileSummary>& files, const ModuleIndex& index) {
   const size_t n = files.size();
   ImportGraph g{std::vector<std::vector<size_t>>(n), std::vector<bool>(n), std::vector<bool>(n)};
-  std::unordered_map<std::string_view, size_t> package_init;  // package module -> its __init__.py
-  for (size_t j = 0; j < n; ++j) {
-    const std::string& p = files[j].path;
-    if (p == "__init__.py" || (p.size() > 12 && p.compare(p.size() - 12, 12, "/__init__.py") == 0))
-      package_init.emplace(files[j].module, j);
-  }
+  const auto package_init = package_inits(files);
   for (size_t i = 0; i < n; ++i) {
-    if (!python_file(files[i].path)) continue;
-    auto add = [&](size_t j) {
-      if (j == i || std::find(g.down[i].begin(), g.down[i].end(), j) != g.down[i].end()) return;
-      g.down[i].push_back(j);
-      g.imported[j] = true;
-    };
-    for (const std::string& imp : files[i].imports)
-      for (size_t j : index.resolve(imp, i)) {
-        add(j);
-        for (std::string pkg = package_of(files[j].module); !pkg.empty(); pkg = package_of(pkg))
-          if (auto it = package_init.find(pkg); it != package_init.end()) add(it->second);
-      }
+    g.down[i] = files_imported_by(files, index, package_init, i);
+    for (size_t j : g.down[i]) g.imported[j] = true;
   }
   // GPU evidence carried up to every importer.
   std::vector<std::vector<size_t>> up(n);
@@ -708,11 +722,45 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   }
   // A program with no GPU evidence of its own whose imports reach some (`from trainer import
   // Trainer`, whose constructor moves the model to CUDA) is no CPU-only program.
+  // (A file without torch of its own was not read as a program yet: it may be one.) Only the
+  // imports such files reach are resolved; a walk that finds no evidence clears everything it
+  // saw, whose imports it followed to the end.
   {
-    const ImportGraph graph = import_graph(files, index);
-    for (size_t i = 0; i < files.size(); ++i)
-      // (A file without torch of its own was not read as a program yet: it may be one.)
-      views[i].gpu_via_imports = (files[i].program || !files[i].imports_torch) && !files[i].gpu_evidence && graph.gpu[i];
+    const size_t n = files.size();
+    bool any_gpu = false;
+    for (const FileSummary& f : files) any_gpu = any_gpu || f.gpu_evidence;
+    const auto package_init = any_gpu ? package_inits(files) : decltype(package_inits(files)){};
+    std::vector<std::vector<size_t>> down(n);
+    std::vector<char> resolved(n), known(n);  // known: 1 reaches no GPU evidence, 2 reaches some
+    std::vector<size_t> seen, work;
+    std::vector<char> in_walk(n);
+    for (size_t i = 0; i < n && any_gpu; ++i) {
+      if (!(files[i].program || !files[i].imports_torch) || files[i].gpu_evidence) continue;
+      bool gpu = false;
+      seen.assign(1, i);
+      work.assign(1, i);
+      in_walk[i] = 1;
+      while (!work.empty() && !gpu) {
+        const size_t j = work.back();
+        work.pop_back();
+        if (!resolved[j]) resolved[j] = 1, down[j] = files_imported_by(files, index, package_init, j);
+        for (size_t k : down[j]) {
+          if (in_walk[k] || known[k] == 1) continue;
+          if (known[k] == 2 || files[k].gpu_evidence) {
+            gpu = true;
+            break;
+          }
+          in_walk[k] = 1;
+          seen.push_back(k);
+          work.push_back(k);
+        }
+      }
+      for (size_t k : seen) in_walk[k] = 0;
+      if (gpu) known[i] = 2;
+      else
+        for (size_t k : seen) known[k] = 1;
+      views[i].gpu_via_imports = gpu;
+    }
   }
   // Relevance through project imports, to a fixed point: a file that imports no torch is
   // analysed when it imports a project module that does, directly or through others.
