@@ -145,7 +145,10 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (!eval_source.empty()) return eval_source;
   if (c.func != kNone) {
     const std::string& name = f.m.funcs[c.func].name;
-    if (f.is_eval_function_name(name) && !(f.is_test_file && f.reaches(c.func, trains)) &&
+    // (A `test_*` function the file's own code calls is no pytest test, which only pytest
+    // calls: `test_single_case(net, image)` of a segmentation project's `test_util.py`.)
+    const bool called_test = starts_with(name, "test_") && !f.callers(c.func).empty();
+    if ((f.is_eval_function_name(name) || called_test) && !(f.is_test_file && f.reaches(c.func, trains)) &&
         !f.called_from_training(c.func) && !f.part_of_forward(c.func) && !callback_on_a_state_object(f, c, callee))
       return "in evaluation function `" + name + "`";
   }
