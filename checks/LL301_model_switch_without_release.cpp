@@ -234,17 +234,19 @@ bool class_moves_arg(const Facts& f, Id k, size_t i) {
 // name it binds with the model (`trainer = Trainer(model, cfg)` after `model = build(cfg)`)
 // lets the old model go with the rest of the iteration's training state, as the optimizer does.
 bool aliased_in(const Facts& f, const std::vector<Id>& stmts, const std::string& d, bool but_optimizers = false,
-                Id func = kNone, const std::vector<Id>* rebuilt = nullptr) {
+                Id func = kNone, const std::vector<Id>* rebuilt = nullptr, int depth = 0) {
   for (Id sid : stmts) {
     const Stmt& s = f.m.s(sid);
     if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) || s.value == kNone) continue;
     bool to_d = false;
     for (Id t : s.targets) to_d = to_d || f.dotted(t) == d || (but_optimizers && f.is_optimizer(func, t));
     if (to_d) continue;
-    // (Unless that name is kept under another one in turn: `best = trainer`.)
-    if (rebuilt && std::find(rebuilt->begin(), rebuilt->end(), sid) != rebuilt->end() &&
+    // (Unless that name is kept in turn under one that outlives the iteration: `best =
+    // trainer`; `history = trainer.train()`, rebound every iteration too, is not.)
+    if (rebuilt && depth < 3 && std::find(rebuilt->begin(), rebuilt->end(), sid) != rebuilt->end() &&
         std::all_of(s.targets.begin(), s.targets.end(), [&](Id t) {
-          return f.e(t).kind == ExprKind::Name && f.dotted(t) != d && !aliased_in(f, stmts, f.dotted(t));
+          return f.e(t).kind == ExprKind::Name && f.dotted(t) != d &&
+                 !aliased_in(f, stmts, f.dotted(t), false, func, rebuilt, depth + 1);
         }))
       continue;
     Id v = f.unplaced(s.value);

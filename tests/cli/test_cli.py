@@ -1786,7 +1786,7 @@ class ModelSweepAcrossModules(Tmp):
         for extra in (("--no-cache",), (), ()):
             self.assertEqual(self.ll301(*extra), [("sweep.py", 7, "note", "each iteration trains with the model it ")])
         # The trainer kept past its iteration keeps the old model through the next training.
-        self.write("sweep.py", sweep.format(keep="        best = trainer\n"))
+        self.write("sweep.py", sweep.format(keep="        if lr == 0.1:\n            best = trainer\n"))
         self.assertEqual(self.ll301("--no-cache"), [("sweep.py", 7, "warning", "")])
         # A trainer only asked to evaluate (a method that does not back-propagate) trains nothing.
         with open(os.path.join(self.dir, "trainer.py")) as f:
