@@ -489,6 +489,17 @@ std::string_view dir_of(std::string_view path) {
   return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
 }
 
+// The directories of the run that hold a package (an `__init__.py`) or a setup.py (which may
+// install a loose module beside it: `py_modules=["lib"]`).
+std::unordered_set<std::string_view> package_dirs_of(const std::vector<FileSummary>& summaries) {
+  std::unordered_set<std::string_view> out;
+  for (const FileSummary& s : summaries) {
+    const std::string_view base = std::string_view(s.path).substr(s.path.find_last_of('/') + 1);
+    if (base == "__init__.py" || base == "setup.py") out.insert(dir_of(s.path));
+  }
+  return out;
+}
+
 // Which files are helper modules of the run's programs: a loose Python module (no
 // `__init__.py` beside it in the run, so not part of a package anyone installs) that a program
 // of the run imports (`import d2l_torch as d2l` in a notebook beside it), or a module of a
@@ -498,13 +509,9 @@ std::string_view dir_of(std::string_view path) {
 std::vector<bool> program_helper_modules(const std::vector<FileSummary>& summaries, const std::vector<bool>& unpackaged) {
   std::vector<bool> helper(summaries.size());
   for (size_t i = 0; i < summaries.size() && i < unpackaged.size(); ++i) helper[i] = unpackaged[i];
-  std::unordered_set<std::string_view> package_dirs;
+  const std::unordered_set<std::string_view> package_dirs = package_dirs_of(summaries);
   std::unordered_map<std::string_view, std::vector<size_t>> by_last;  // last module component -> files
   for (size_t i = 0; i < summaries.size(); ++i) {
-    const std::string& p = summaries[i].path;
-    const std::string_view base = std::string_view(p).substr(p.find_last_of('/') + 1);
-    // (a setup.py beside a loose module may install it: `py_modules=["lib"]`)
-    if (base == "__init__.py" || base == "setup.py") package_dirs.insert(dir_of(p));
     const std::string& mod = summaries[i].module;
     by_last[std::string_view(mod).substr(mod.find_last_of('.') + 1)].push_back(i);
     for (const std::string& d : summaries[i].dispatched_modules)
@@ -541,11 +548,7 @@ std::vector<bool> program_helper_modules(const std::vector<FileSummary>& summari
 
 void weaken_cpu_only_importers(std::vector<FileResult>& results, const std::vector<FileSummary>& summaries,
                                const std::vector<bool>& unpackaged) {
-  std::unordered_set<std::string_view> package_dirs;
-  for (const FileSummary& s : summaries) {
-    const std::string_view base = std::string_view(s.path).substr(s.path.find_last_of('/') + 1);
-    if (base == "__init__.py" || base == "setup.py") package_dirs.insert(dir_of(s.path));
-  }
+  const std::unordered_set<std::string_view> package_dirs = package_dirs_of(summaries);
   std::vector<bool> eligible(summaries.size());
   for (size_t i = 0; i < summaries.size(); ++i)
     eligible[i] = (i < unpackaged.size() && unpackaged[i]) || !package_dirs.count(dir_of(summaries[i].path));

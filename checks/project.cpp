@@ -24,9 +24,13 @@ std::string package_of(const std::string& mod) {
   return p == std::string::npos ? "" : mod.substr(0, p);
 }
 
+// A package's `__init__.py`?
+static bool package_init_file(const std::string& path) {
+  return path == "__init__.py" || (path.size() > 12 && path.compare(path.size() - 12, 12, "/__init__.py") == 0);
+}
+
 std::string importer_package(const std::string& module, const std::string& path) {
-  const bool init = path == "__init__.py" || (path.size() > 12 && path.compare(path.size() - 12, 12, "/__init__.py") == 0);
-  return init ? module : package_of(module);
+  return package_init_file(path) ? module : package_of(module);
 }
 
 std::string absolute_import(const std::string& package, const std::string& imp) {
@@ -212,11 +216,8 @@ struct ImportGraph {
 // Package modules and their `__init__.py`.
 std::unordered_map<std::string_view, size_t> package_inits(const std::vector<FileSummary>& files) {
   std::unordered_map<std::string_view, size_t> out;
-  for (size_t j = 0; j < files.size(); ++j) {
-    const std::string& p = files[j].path;
-    if (p == "__init__.py" || (p.size() > 12 && p.compare(p.size() - 12, 12, "/__init__.py") == 0))
-      out.emplace(files[j].module, j);
-  }
+  for (size_t j = 0; j < files.size(); ++j)
+    if (package_init_file(files[j].path)) out.emplace(files[j].module, j);
   return out;
 }
 
