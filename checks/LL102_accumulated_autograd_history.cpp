@@ -1354,6 +1354,8 @@ class History {
   // counter it increments, `step += 1`); `epoch % 10` of an enclosing loop keeps every step
   // of one epoch in ten.
   bool selects_one_step_in_n(Id test, int loop) const {
+    // (`% n` with n == 1 here keeps every step.)
+    if (modulus_by_one(f_, test, f_.loops[loop].func)) return false;
     const Expr& t = f_.e(test);
     Id mod = kNone;
     if (t.kind == ExprKind::Compare && t.text == "=="sv && t.kids.size() == 2) {

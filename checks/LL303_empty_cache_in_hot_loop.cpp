@@ -7,12 +7,17 @@ namespace ll {
 namespace {
 
 // A condition that holds on every batch of a CUDA run: a device or availability test
-// (`if torch.cuda.is_available():`, `if device.type == "cuda":`, `if args.cuda:`). Any other
+// (`if torch.cuda.is_available():`, `if device.type == "cuda":`, `if args.cuda:`), or a step
+// test whose divisor is 1 (`if index % disc_steps == 0:` with `disc_steps = 1`). Any other
 // condition selects some batches only (periodic, on a threshold, on an error flag).
-bool device_test(const Facts& f, Id cond) {
+bool holds_every_batch(const Facts& f, Id cond, Id func) {
   bool other = false, device = false;
   for_each_expr(f.m, cond, [&](Id x) {
     const Expr& e = f.e(x);
+    if (modulus_by_one(f, x, func)) {
+      device = true;
+      return false;
+    }
     if (e.kind == ExprKind::Call) {
       const std::string& q = f.callee_qual(x);
       if (q == "torch.cuda.is_available"sv || q == "torch.cuda.is_initialized"sv || q == "torch.cuda.device_count"sv) {
@@ -114,27 +119,28 @@ bool geometric_search(const Facts& f, int loop) {
 // torch.cuda.is_available():`) hold on every batch.
 bool selective(const Facts& f, const CallSite& c) {
   for (Id g : f.guards(c))
-    if (!device_test(f, g)) return true;
+    if (!holds_every_batch(f, g, c.func)) return true;
   return false;
 }
 
 // Is statement `sid` of `body` (at any depth) under an `if` or `while` whose condition is not a
 // device test, or in an `else` branch? (The `if`s of a function around a call outside its loops.)
-bool under_selective_branch(const Facts& f, const std::vector<Id>& body, Id sid, bool guarded = false, int depth = 0) {
+bool under_selective_branch(const Facts& f, Id func, const std::vector<Id>& body, Id sid, bool guarded = false,
+                            int depth = 0) {
   if (depth > 64) return true;
   for (Id s : body) {
     if (s == sid) return guarded;
     const Stmt& st = f.m.s(s);
     if (st.kind == StmtKind::FunctionDef || st.kind == StmtKind::ClassDef) continue;
     const bool cond = (st.kind == StmtKind::If || st.kind == StmtKind::While) && st.value != kNone;
-    const bool sel = guarded || (cond && !device_test(f, st.value));
+    const bool sel = guarded || (cond && !holds_every_batch(f, st.value, func));
     for (const std::vector<Id>* b : {&st.body, &st.orelse, &st.finalbody}) {
       const bool here = b == &st.orelse && st.kind == StmtKind::If ? true : sel;
       if (std::find(b->begin(), b->end(), sid) != b->end()) return here;
-      if (under_selective_branch(f, *b, sid, here, depth + 1)) return true;
+      if (under_selective_branch(f, func, *b, sid, here, depth + 1)) return true;
     }
     for (const Handler& h : st.handlers)
-      if (under_selective_branch(f, h.body, sid, true, depth + 1)) return true;
+      if (under_selective_branch(f, func, h.body, sid, true, depth + 1)) return true;
   }
   return false;
 }
@@ -160,7 +166,7 @@ std::string per_batch_function(const Facts& f, Id g, Id* via, int depth = 0) {
   for (int ci : f.callers(g)) {
     const CallSite& x = f.calls[ci];
     if (x.in_lambda || x.try_handler >= 0 || selective(f, x) || x.stmt == kNone ||
-        (x.loop < 0 && (x.func == kNone || under_selective_branch(f, f.m.funcs[x.func].body, x.stmt))))
+        (x.loop < 0 && (x.func == kNone || under_selective_branch(f, x.func, f.m.funcs[x.func].body, x.stmt))))
       continue;
     Id deeper = kNone;
     if (x.loop >= 0 ? hot_loop(f, x.loop) : !per_batch_function(f, x.func, &deeper, depth + 1).empty()) {
@@ -187,7 +193,7 @@ void check_LL303(CheckContext& ctx) {
     if (selective(f, c)) continue;
     if (c.loop < 0) {
       // Outside any loop of its function: a function that itself runs once per batch.
-      if (c.func == kNone || c.stmt == kNone || under_selective_branch(f, f.m.funcs[c.func].body, c.stmt)) continue;
+      if (c.func == kNone || c.stmt == kNone || under_selective_branch(f, c.func, f.m.funcs[c.func].body, c.stmt)) continue;
       Id via = kNone;
       const std::string how = per_batch_function(f, c.func, &via);
       if (how.empty()) continue;

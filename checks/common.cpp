@@ -337,6 +337,26 @@ bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
 
 }  // namespace
 
+bool modulus_by_one(const Facts& f, Id test, Id func) {
+  if (test == kNone) return false;
+  const Expr& t = f.e(test);
+  Id mod = kNone;
+  if (t.kind == ExprKind::Compare && t.text == "=="sv && t.kids.size() == 2) {
+    for (size_t i = 0; i < 2; ++i)
+      if (f.e(t.kids[i]).kind == ExprKind::BinOp && f.e(t.kids[i]).text == "%"sv && int_literal_value(f.e(t.kids[1 - i])) == 0)
+        mod = t.kids[i];
+  } else if (t.kind == ExprKind::UnaryOp && t.text == "not"sv && !t.kids.empty()) {
+    mod = t.kids[0];
+  }
+  if (mod == kNone) return false;
+  const Expr& m = f.e(mod);
+  if (m.kind != ExprKind::BinOp || m.text != "%"sv || m.kids.size() != 2 || f.e(m.kids[0]).lit == LitKind::String ||
+      f.e(m.kids[0]).kind == ExprKind::FString)
+    return false;
+  long n = -1;
+  return int_constant(f, func, m.kids[1], &n) && n == 1;
+}
+
 // Does the loop's first iteration reach a `break` at the top of its body: an unconditional
 // one, or one under a counter test that already holds (`count = 0` before the loop, `count +=
 // 1` in the body, then `if count >= 1: break`)?

@@ -77,6 +77,11 @@ long int_arithmetic(std::string_view op, long a, long b);
 long int_literal_text(std::string_view text);
 long int_literal_value(const Expr& e);
 
+// Is `test` a step test whose divisor is 1 here: `i % n == 0` or `not i % n` with `n` a
+// literal 1, or a name its function binds only to 1 (`disc_steps = 1`), or a parameter every
+// same-file call passes 1? Such a test holds on every step: it selects nothing.
+bool modulus_by_one(const Facts& f, Id test, Id func);
+
 // The value whose size `x` reads: `len(v)`, `v.size(...)`, `v.shape[k]`; kNone otherwise.
 Id size_read_of(const Facts& f, Id x);
 

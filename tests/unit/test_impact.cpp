@@ -2581,3 +2581,31 @@ TEST(Impact, AValueFromAWeakAccumulatorKeepsItsOwnFinding) {
     EXPECT_EQ(f.low_confidence, f.range.line == 28) << f.range.line << " " << f.message;
   }
 }
+
+TEST(Impact, AStepTestWhoseDivisorIsOneKeepsEveryStep) {
+  // `step % log_every == 0` samples one step in so many only when `log_every` is more than
+  // 1: bound once to 1, it keeps every step's loss, and the finding is not weakened.
+  auto loop = [](const std::string& every) {
+    return "import torch\n"
+           "def train(model, loader, optimizer):\n"
+           "    log_every = " + every + "\n"
+           "    history = []\n"
+           "    for step, (x, y) in enumerate(loader):\n"
+           "        loss = torch.nn.functional.cross_entropy(model(x), y)\n"
+           "        optimizer.zero_grad()\n"
+           "        loss.backward()\n"
+           "        optimizer.step()\n"
+           "        if step % log_every == 0:\n"
+           "            history.append(loss)\n"
+           "    return history\n";
+  };
+  const FileResult every = analyze_text("train.py", loop("1"), Config{}, EngineOptions{});
+  const Finding* f = only(every, "LL102");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence) << f->message;
+  const FileResult sampled = analyze_text("train.py", loop("50"), Config{}, EngineOptions{});
+  const Finding* g = only(sampled, "LL102");
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->low_confidence) << g->message;
+  EXPECT_NE(g->message.find("one in so many"), std::string::npos) << g->message;
+}
