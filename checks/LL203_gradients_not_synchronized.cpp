@@ -90,8 +90,39 @@ bool mentions_grad(const Facts& f, Id func, Id root, int depth) {
   return hit;
 }
 
+// Is call `c` inside a loop over a model's parameters (`for p in model.parameters():`)?
+bool in_loop_over_parameters(const Facts& f, const CallSite& c) {
+  for (int l = c.loop; l >= 0; l = f.loops[l].parent) {
+    bool params = false;
+    if (f.loops[l].iter != kNone)
+      for_each_expr(f.m, f.loops[l].iter, [&](Id x) {
+        if (f.e(x).kind == ExprKind::Call) {
+          const std::string& a = f.callee_attr(x);
+          if (a == "parameters"sv || a == "named_parameters"sv) params = true;
+        }
+        return !params;
+      });
+    if (params) return true;
+  }
+  return false;
+}
+
+// Does function `func` of the file exchange tensors with other ranks: a collective or a
+// point-to-point call in its body or in a same-file function it calls (two levels down)?
+bool communicates(const Facts& f, Id func, int depth) {
+  if (func == kNone || depth > 2) return false;
+  for (int ci : f.calls_in(func)) {
+    const CallSite& x = f.calls[ci];
+    if (is_collective(f, x)) return true;
+    if (x.target_func != kNone && x.target_func != func && communicates(f, x.target_func, depth + 1)) return true;
+  }
+  return false;
+}
+
 // A collective on gradients (`dist.all_reduce(p.grad)`, a flat buffer built from grads,
-// inside a loop over parameters), or a helper whose name says it averages gradients.
+// inside a loop over parameters); a same-file helper that exchanges tensors with the other
+// ranks, handed gradients or called per parameter (`ring_all_reduce(p.grad.data, rank, ws)`
+// built on isend/irecv); or a helper whose name says it averages gradients.
 bool syncs_gradients(const Facts& f, const CallSite& c) {
   if (is_collective(f, c)) {
     Id a = f.arg(c.call, 0, "tensor");
@@ -99,19 +130,13 @@ bool syncs_gradients(const Facts& f, const CallSite& c) {
     if (a == kNone) a = f.arg(c.call, 0, "tensor_list");
     if (a != kNone && mentions_grad(f, c.func, a, 0)) return true;
     // Inside a loop over the parameters: `for p in model.parameters(): dist.all_reduce(p.grad)`
-    for (int l = c.loop; l >= 0; l = f.loops[l].parent) {
-      bool params = false;
-      if (f.loops[l].iter != kNone)
-        for_each_expr(f.m, f.loops[l].iter, [&](Id x) {
-          if (f.e(x).kind == ExprKind::Call) {
-            const std::string& a2 = f.callee_attr(x);
-            if (a2 == "parameters"sv || a2 == "named_parameters"sv) params = true;
-          }
-          return !params;
-        });
-      if (params) return true;
-    }
-    return false;
+    return in_loop_over_parameters(f, c);
+  }
+  if (c.target_func != kNone && c.target_func != c.func && communicates(f, c.target_func, 0)) {
+    const Expr& call = f.e(c.call);
+    for (size_t k = 1; k < call.kids.size(); ++k)
+      if (mentions_grad(f, c.func, call.kids[k], 0)) return true;
+    if (in_loop_over_parameters(f, c)) return true;
   }
   const std::string& a = f.callee_attr(c.call);
   std::string name = a.empty() ? f.dotted(f.e(c.call).kids[0]) : a;
