@@ -41,9 +41,10 @@ bool unbounded_cpu_count(const Facts& f, Id func, Id x, int depth = 0) {
       if (callee.kind == ExprKind::Name && q.empty() && callee.text == "min"sv) { bounded = true; return false; }
       if (is_cpu_count(f, y)) found = true;
     }
+    // (`if workers is None: workers = os.cpu_count()` runs only when a call leaves it None.)
     if (e.kind == ExprKind::Name && depth < 4)
       for (Id v : f.bindings(func, e.text))
-        if (v != x && unbounded_cpu_count(f, func, v, depth + 1)) found = true;
+        if (v != x && unbounded_cpu_count(f, func, v, depth + 1) && !dead_none_fallback(f, func, v)) found = true;
     return true;
   });
   return found && !bounded;

@@ -145,9 +145,10 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
   if (!eval_source.empty()) return eval_source;
   if (c.func != kNone) {
     const std::string& name = f.m.funcs[c.func].name;
-    // (A `test_*` function the file's own code calls is no pytest test, which only pytest
-    // calls: `test_single_case(net, image)` of a segmentation project's `test_util.py`.)
-    const bool called_test = starts_with(name, "test_") && !f.callers(c.func).empty();
+    // (A `test_*` function the program's code calls, in this file or another module, is no
+    // pytest test, which only pytest calls: `test_single_case(net, image)` of a segmentation
+    // project's `test_util.py`.)
+    const bool called_test = starts_with(name, "test_") && (!f.callers(c.func).empty() || f.called_by_code(c.func));
     if ((f.is_eval_function_name(name) || called_test) && !(f.is_test_file && f.reaches(c.func, trains)) &&
         !f.called_from_training(c.func) && !f.part_of_forward(c.func) && !callback_on_a_state_object(f, c, callee))
       return "in evaluation function `" + name + "`";
@@ -355,6 +356,56 @@ bool modulus_by_one(const Facts& f, Id test, Id func) {
     return false;
   long n = -1;
   return int_constant(f, func, m.kids[1], &n) && n == 1;
+}
+
+namespace {
+
+bool never_none_param(const Facts& f, Id func, const std::string& param, int depth);
+
+// Is argument `a`, written in function `caller`, never None: a literal other than None, or a
+// parameter of the caller it never rebinds that is itself never None.
+bool never_none_argument(const Facts& f, Id caller, Id a, int depth) {
+  const Expr& x = f.e(a);
+  if (x.kind == ExprKind::Literal) return x.lit != LitKind::None;
+  return x.kind == ExprKind::Name && caller != kNone && f.is_param(caller, x.text) && f.bindings(caller, x.text).empty() &&
+         never_none_param(f, caller, x.text, depth + 1);
+}
+
+bool never_none_param(const Facts& f, Id func, const std::string& param, int depth) {
+  if (func == kNone || depth > 2 || f.callers(func).empty()) return false;
+  const Function& fn = f.m.funcs[func];
+  if (f.project && f.project->external_calls.count(fn.name)) return false;
+  std::string_view fallback;
+  for (size_t k = 0; k < fn.params.size() && k < fn.param_defaults.size(); ++k)
+    if (fn.params[k] == param) fallback = fn.param_defaults[k];
+  for (int ci : f.callers(func)) {
+    const CallSite& c = f.calls[ci];
+    for (Id k : f.e(c.call).kids)
+      if (f.e(k).kind == ExprKind::Starred) return false;  // `run(*args)`, `run(**cfg)`: not visible
+    const Id a = f.argument_for(c.call, func, param);
+    if (a == kNone ? fallback.empty() || fallback == "None"sv : !never_none_argument(f, c.func, a, depth)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool dead_none_fallback(const Facts& f, Id func, Id value) {
+  if (func == kNone || value == kNone) return false;
+  const Id sid = f.stmt_of(value);
+  if (sid == kNone) return false;
+  for (Id s : f.stmts_in(func)) {
+    const Stmt& st = f.m.s(s);
+    if (st.kind != StmtKind::If || st.value == kNone || std::find(st.body.begin(), st.body.end(), sid) == st.body.end())
+      continue;
+    const Expr& t = f.e(st.value);
+    if (t.kind != ExprKind::Compare || t.text != "is"sv || t.kids.size() != 2) return false;
+    const Expr& p = f.e(t.kids[0]);
+    const Expr& none = f.e(t.kids[1]);
+    if (p.kind != ExprKind::Name || none.kind != ExprKind::Literal || none.lit != LitKind::None) return false;
+    return f.is_param(func, p.text) && never_none_param(f, func, p.text, 0);
+  }
+  return false;
 }
 
 // Does the loop's first iteration reach a `break` at the top of its body: an unconditional

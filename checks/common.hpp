@@ -82,6 +82,13 @@ long int_literal_value(const Expr& e);
 // same-file call passes 1? Such a test holds on every step: it selects nothing.
 bool modulus_by_one(const Facts& f, Id test, Id func);
 
+// Is `value` the fallback of a parameter no call leaves None: bound in the body of `if p is
+// None:` (`if workers is None: workers = os.cpu_count()`) for a parameter `p` of `func` that
+// every same-file call passes a value other than None, written out or relayed through the
+// caller's own parameter (two levels up), or leaves at a default other than None? Then the
+// fallback never runs. Not for a function another file calls, whose arguments are not visible.
+bool dead_none_fallback(const Facts& f, Id func, Id value);
+
 // The value whose size `x` reads: `len(v)`, `v.size(...)`, `v.shape[k]`; kNone otherwise.
 Id size_read_of(const Facts& f, Id x);
 

@@ -275,8 +275,8 @@ bool Facts::shows_no_test() const {
   for (const auto& [local, q] : m.aliases)
     for (std::string_view fw : {"pytest", "unittest", "nose", "hypothesis", "absl.testing"})
       if (q == fw || starts_with(q, std::string(fw) + ".")) return false;
-  for (const Function& fn : m.funcs)
-    if (starts_with(fn.name, "test_")) return false;
+  for (Id fn = 0; fn < m.funcs.size(); ++fn)
+    if (starts_with(m.funcs[fn].name, "test_") && !called_by_code(fn)) return false;
   for (const Class& k : m.classes)
     if (starts_with(k.name, "Test")) return false;
   // A command-line program: a main guard, and arguments parsed. A training script named
@@ -286,8 +286,8 @@ bool Facts::shows_no_test() const {
     for (const auto& [local, q] : m.aliases)
       for (std::string_view cli : {"argparse", "click", "fire", "typer", "absl", "hydra", "jsonargparse"})
         if (q == cli || starts_with(q, std::string(cli) + ".")) return true;
-  for (const Function& fn : m.funcs)
-    if (starts_with(fn.name, "test")) return false;
+  for (Id fn = 0; fn < m.funcs.size(); ++fn)
+    if (starts_with(m.funcs[fn].name, "test") && !called_by_code(fn)) return false;
   // A check script: an `assert` in the file's top-level code on what a top-level loop
   // computed (`max_error = max(max_error, err)` over a loader, then `assert max_error <
   // 1e-4`); not an argument check (`assert os.path.isfile(args.weights)`).
@@ -2941,6 +2941,19 @@ bool Facts::builds_modules(Id callee) const {
   return false;
 }
 
+bool Facts::called_by_code(Id func) const {
+  if (func == kNone || m.funcs[func].cls != kNone || m.funcs[func].parent != kNone) return false;
+  const std::string& name = m.funcs[func].name;
+  if (project && (project->called_tests.count(name) || project->external_calls.count(name))) return true;
+  if (!called_names_) {
+    called_names_.emplace();
+    for (const Expr& x : m.exprs)
+      if (x.kind == ExprKind::Call && !x.kids.empty() && e(x.kids[0]).kind == ExprKind::Name)
+        called_names_->insert(e(x.kids[0]).text);
+  }
+  return called_names_->count(name) != 0;
+}
+
 bool Facts::in_test_code(Id func, bool by_name) const {
   if (is_test_file) return true;
   for (Id fn = func; fn != kNone; fn = m.funcs[fn].parent) {
@@ -2950,7 +2963,8 @@ bool Facts::in_test_code(Id func, bool by_name) const {
     // nothing, or only literal defaults. A function so named that is handed what it runs
     // (`def test(model, device, test_loader)`) is the program's evaluation phase.
     if (by_name && (d.name.rfind("test", 0) == 0 || d.name.rfind("Test", 0) == 0) &&
-        !(d.name == "test"sv && m.lang == Lang::Python && !sets_up_its_inputs(fn)))
+        !(d.name == "test"sv && m.lang == Lang::Python && !sets_up_its_inputs(fn)) &&
+        !(m.lang == Lang::Python && d.name.rfind("test_", 0) == 0 && called_by_code(fn)))
       return true;
     if (d.cls != kNone && test_class(d.cls)) return true;
   }

@@ -462,6 +462,11 @@ class Facts {
   // A Python file with nothing of a test: no test framework import, no test_* function, no
   // Test* class. A test-like file name alone does not make it test code.
   bool shows_no_test() const;
+  // Is module-level function `func` called by the program's code: by name from this file, or
+  // from another module of the run (ProjectView::called_tests)? Then a `test_*` function is
+  // a helper of the program (`test_all_case(net, images)` of a `test_util.py`), not a pytest
+  // test, which only pytest calls.
+  bool called_by_code(Id func) const;
   // Anything in the file that can place a tensor on a GPU (the evidence cpu_only_program()
   // reads), wherever it is; the project-level policy asks every file (FileSummary).
   bool has_gpu_evidence() const;
@@ -608,6 +613,7 @@ class Facts {
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> trains_;  // func -> (.train() receiver, byte)
   bool file_trains_ = false;
+  mutable std::optional<std::unordered_set<std::string_view>> called_names_;  // called_by_code()
   mutable signed char cpu_only_program_ = -1;  // -1 not computed yet
   mutable int grad_context_depth_ = 0;         // grad_item_effect through a local's bindings
   bool compute_cpu_only_program() const;

@@ -454,6 +454,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
         std::vector<size_t> def = defining_files(q, i, it->second, files, &modules);
         if (def.empty()) def = reexporting_files(q, i, it->second, files, by_last);
         for (size_t j : def) {
+          if (lq.compare(0, 4, "test") == 0 && j != i) views[j].called_tests.insert(lq);
           auto& sites = views[j].external_calls[lq];
           if (!off && !via.empty()) relayed.push_back({i, &via, j, lq, sites.size()});
           sites.push_back(off);

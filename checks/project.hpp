@@ -304,13 +304,16 @@ struct ProjectView {
   std::set<std::string> batch_summed_losses;
   // This file's functions named like evaluation whose result another file back-propagates.
   std::set<std::string> trained_by_callers;
+  // This file's module-level `test*` functions that another file of the run calls: helpers of
+  // the program, not tests pytest collects (Facts::called_by_code).
+  std::set<std::string> called_tests;
   // Calls named like a loss this file makes whose every definition in the run returns a Python
   // number, and those with a definition somewhere that does not.
   std::set<std::string> number_losses, other_losses;
   bool empty() const {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project && !gpu_via_imports &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
-           grad_off_forward_classes.empty() && trained_by_callers.empty() && sharding_datasets.empty() &&
+           grad_off_forward_classes.empty() && trained_by_callers.empty() && called_tests.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && backprop_method_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && loop_called_hooks.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
            imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && communicating_classes.empty() &&
            optimizer_factory_kinds.empty() && batch_summed_losses.empty() && point_to_point_imports.empty() && detached_forward_elements.empty() && mode_free_classes.empty() && number_losses.empty() && other_losses.empty();

@@ -2088,6 +2088,39 @@ class EvaluationMethodAcrossModules(Tmp):
         self.assertEqual(self.ll101("--no-cache"), [])
 
 
+class TestHelpersCalledFromAnotherModule(Tmp):
+    """A `test_*` function that another module's program calls (`from test_util import
+    test_single_case` in an evaluation script) is a helper of that program, not a test pytest
+    collects; nor is its file, named `test_util.py`, test code for it. Only pytest calls tests."""
+    UTIL = ("import torch\n\n\ndef test_single_case(net, image, patches):\n    out = []\n"
+            "    for p in patches:\n        out.append(net(image[p]).argmax(1))\n    return out\n")
+    NET = ("import torch\n\n\nclass VNet(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.conv = torch.nn.Conv3d(1, 2, 3)\n\n    def forward(self, x):\n        return self.conv(x)\n")
+    SCRIPT = ("import torch\nfrom networks import VNet\n{imp}\n\n\ndef main():\n    net = VNet().cuda()\n"
+              "    net.load_state_dict(torch.load('best.pth'))\n    net.eval()\n"
+              "    image = torch.randn(40, 1, 64, 64, 64).cuda()\n    {call}\n\n\n"
+              "if __name__ == '__main__':\n    main()\n")
+
+    def ll101(self, *extra):
+        rc, out, err = run(["--format", "json", *extra, self.dir])
+        return [(os.path.basename(f["path"]), f["line"], bool(f.get("low_confidence")))
+                for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
+
+    def test_a_test_function_another_module_calls_is_an_evaluation_helper(self):
+        self.write("networks.py", self.NET)
+        self.write("test_util.py", self.UTIL)
+        self.write("test_LA.py", self.SCRIPT.format(imp="from test_util import test_single_case",
+                                                    call="print(test_single_case(net, image, range(40)))"))
+        for extra in (("--no-cache",), (), ()):   # uncached, cold, warm
+            self.assertEqual(self.ll101("--show-low-confidence", *extra), [("test_util.py", 7, False)])
+
+    def test_an_uncalled_test_function_stays_a_test(self):
+        self.write("networks.py", self.NET)
+        self.write("test_util.py", self.UTIL)
+        self.write("test_LA.py", self.SCRIPT.format(imp="import test_util", call="print(net(image).shape)"))
+        self.assertEqual([f for f in self.ll101("--show-low-confidence", "--no-cache") if f[0] == "test_util.py"], [])
+
+
 class FrozenByAFunctionOfAnotherModule(Tmp):
     """A model frozen by a function of another module of the project (the fine-tuning tutorial's
     `set_parameter_requires_grad(model, feature_extract)` in utils.py) records no graph: its
