@@ -170,12 +170,19 @@ std::vector<std::pair<Id, size_t>> unpacked_calls(const Facts& f, Id func, const
 // `compute_loss = ComputeLoss(model)`.
 bool imported_batch_sum(const Facts& f, Id func, Id call) {
   if (!f.project || f.project->batch_summed_losses.empty()) return false;
-  if (f.project->batch_summed_losses.count(f.callee_qual(call))) return true;
+  // (Through a star import too: `from utils.utils import *`, then `compute_loss(p, t)`.)
+  auto summed = [&](Id c) {
+    if (f.project->batch_summed_losses.count(f.callee_qual(c))) return true;
+    for (const std::string& q : f.star_quals(c, func))
+      if (f.project->batch_summed_losses.count(q)) return true;
+    return false;
+  };
+  if (summed(call)) return true;
   const Id callee = f.e(call).kids[0];
   if (f.e(callee).kind != ExprKind::Name) return false;
   const std::vector<Id> built = f.bindings_at(func, f.e(callee).text, callee);
   return !built.empty() && std::all_of(built.begin(), built.end(), [&](Id b) {
-    return f.e(b).kind == ExprKind::Call && f.project->batch_summed_losses.count(f.callee_qual(b));
+    return f.e(b).kind == ExprKind::Call && summed(b);
   });
 }
 

@@ -2941,6 +2941,18 @@ bool Facts::builds_modules(Id callee) const {
   return false;
 }
 
+std::vector<std::string> Facts::star_quals(Id call, Id func) const {
+  std::vector<std::string> out;
+  if (m.star_imports.empty() || call == kNone || e(call).kind != ExprKind::Call) return out;
+  const Expr& callee = e(e(call).kids[0]);
+  if (callee.kind != ExprKind::Name || !callee.qname.empty() || !bindings(func, callee.text).empty() ||
+      is_function_name(func, callee.text) || class_at(callee.text, callee.range.begin) != kNone)
+    return out;
+  for (const std::string& mod : m.star_imports)
+    if (!mod.empty() && mod[0] != '.') out.push_back(mod + "." + callee.text);
+  return out;
+}
+
 bool Facts::called_by_code(Id func) const {
   if (func == kNone || m.funcs[func].cls != kNone || m.funcs[func].parent != kNone) return false;
   const std::string& name = m.funcs[func].name;

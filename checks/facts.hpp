@@ -148,6 +148,11 @@ class Facts {
     if (call == kNone || e(call).kind != ExprKind::Call) return kEmptyName;
     return qual(e(call).kids[0]);
   }
+  // The qualified names call `call`'s callee may have through the file's star imports
+  // (`from utils.utils import *`, then `compute_loss(p, t)`: "utils.utils.compute_loss"), as the
+  // project's join keys what it learns of another module's functions (FileSummary::imported_calls):
+  // a bare name that nothing in `func` or the file binds. Absolute imports only; empty otherwise.
+  std::vector<std::string> star_quals(Id call, Id func) const;
   const std::string& callee_attr(Id call) const {
     if (call == kNone || e(call).kind != ExprKind::Call) return kEmptyName;
     const Expr& c = e(e(call).kids[0]);

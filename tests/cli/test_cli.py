@@ -1883,6 +1883,16 @@ class AccumulationFactsAcrossModules(Tmp):
         self.write("utils/loss.py", self.LOSS.format(ret="loss"))
         self.assertEqual(self.ll206("--no-cache"), [("train.py", 11, True)])
 
+    def test_a_loss_summed_over_the_batch_brought_by_a_star_import(self):
+        # YOLOv5's early trainers: `from utils.utils import *`, then `compute_loss(pred, targets)`.
+        self.write("utils/__init__.py", "")
+        self.write("utils/utils.py", self.LOSS.format(ret="loss * bs"))
+        self.write("train.py", self.YOLO.replace("from utils.loss import compute_loss", "from utils.utils import *"))
+        for extra in (("--no-cache",), (), ()):
+            self.assertEqual(self.ll206(*extra), [])
+        self.write("utils/utils.py", self.LOSS.format(ret="loss"))
+        self.assertEqual(self.ll206("--no-cache"), [("train.py", 11, True)])
+
 
 class HooksAcrossModules(Tmp):
     """LL105 across modules: a class of one module registers a hook in its constructor (or in a
