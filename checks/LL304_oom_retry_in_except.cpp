@@ -435,8 +435,13 @@ bool drops_an_input_built_in_try(const Facts& f, const Stmt& tr, Id call) {
 
 // Library and bookkeeping calls (logging, formatting, releasing what the failed attempt held:
 // `optimizer.zero_grad()` drops the gradients, `empty_cache()` / `gc.collect()` / `.clear()`
-// free the rest; moving or reading a tensor): not the work that ran out of memory.
+// free the rest; moving or reading a tensor): not the work that ran out of memory. So is any
+// call of the standard library's reporting and housekeeping modules
+// (`traceback.format_exc()`, `logging.exception(...)`, `time.time()`, `sys.stderr.write`).
 bool bookkeeping_call(const Facts& f, Id call) {
+  const std::string& q = f.callee_qual(call);
+  for (std::string_view mod : {"traceback.", "logging.", "warnings.", "time.", "datetime.", "sys.", "json.", "gc."})
+    if (starts_with(q, mod)) return true;
   return in(f.callee_attr(call), {"append", "info", "warning", "debug", "error", "write", "format", "zero_grad",
                                   "empty_cache", "collect", "clear", "synchronize", "reset_peak_memory_stats",
                                   "print", "print_exception", "log", "exception", "critical", "warn", "echo",
