@@ -119,6 +119,10 @@ void check_LL501(CheckContext& ctx) {
     if (ce.kind == ExprKind::Call && (f.callee_qual(callee) == "functools.partial"sv))
       return self(f.arg(callee, 0, "func"), func, self, depth + 1);
     if (ce.kind != ExprKind::Name || !ce.qname.empty()) return Child::Unknown;
+    // A local bound once to the work (`fn = partial(preprocess, out_dir=d)`, then
+    // `pool.imap_unordered(fn, images)`): what it is bound to.
+    if (const std::vector<Id> bound = f.bindings_at(func, ce.text, callee); bound.size() == 1 && bound[0] != callee)
+      return self(bound[0], func, self, depth + 1);
     bool found = false;
     for (Id fn = 0; fn < f.m.funcs.size(); ++fn) {
       const Function& d = f.m.funcs[fn];
