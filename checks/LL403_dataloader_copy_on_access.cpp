@@ -28,7 +28,10 @@ void check_LL403(CheckContext& ctx) {
       // not show: one element per sample grows with the dataset (a LUNA candidate list, 550k
       // tuples) but a tutorial's 1 MB corpus costs a few MB; anything else may be a handful of
       // entries. Both are weak (docs/impact.md, "Container size").
-      if (site.per_sample)
+      // An index of every record a library builds (pycocotools' COCO) is large by what it is.
+      if (site.large)
+        ctx.report("LL403", f.m.s(site.stmt).range, std::move(msg));
+      else if (site.per_sample)
         ctx.report_weak("LL403", f.m.s(site.stmt).range, std::move(msg),
                         "one element per sample, but the dataset's size is not visible here; the copies matter "
                         "when it holds many thousands of Python objects");

@@ -10,8 +10,15 @@ namespace ll {
 
 namespace {
 
-// Is the value a container of Python objects (not numpy/tensor/bytes/table)?
-std::string python_container(const Facts& f, Id v) {
+// pycocotools' annotation index: `COCO(annotation_file)` holds a dict per image, per
+// annotation and per category (860k annotation dicts for COCO train2017).
+bool coco_index(const Facts& f, Id v) {
+  return f.e(v).kind == ExprKind::Call && f.callee_qual(v) == "pycocotools.coco.COCO"sv;
+}
+
+// Is the value a container of Python objects (not numpy/tensor/bytes/table)? (`func`: where it
+// is bound, for the objects a method is called on.)
+std::string python_container(const Facts& f, Id v, Id func) {
   const Expr& e = f.e(v);
   if (e.kind == ExprKind::Comprehension && (e.text == "list"sv || e.text == "dict"sv)) {
     // `[self.img_size for _ in range(n)]`: n references to one object, which an access
@@ -42,6 +49,14 @@ std::string python_container(const Facts& f, Id v) {
       q == "yaml.load"sv || q == "ujson.load"sv || q == "orjson.loads"sv)
     return "`" + q + "(...)`";
   if (a == "tolist"sv) return "`.tolist()`";
+  if (coco_index(f, v)) return "a COCO annotation index, `COCO(...)`: a dict per image and per annotation";
+  // The ids a COCO index lists (`self.ids = self.coco.getImgIds()`): a list of every image's.
+  if (in(a, {"getImgIds", "getAnnIds", "getCatIds", "loadAnns", "loadImgs"})) {
+    const std::string& r = f.dotted(f.callee_receiver(v));
+    const std::vector<Id> built = r.empty() ? std::vector<Id>{} : f.bindings(func, r);
+    if (!built.empty() && std::all_of(built.begin(), built.end(), [&](Id b) { return coco_index(f, b); }))
+      return "`" + r + "." + a + "()`, a list of the COCO index's records";
+  }
   if (callee.kind == ExprKind::Name && q.empty() && in(callee.text, {"list", "dict", "sorted"})) {
     return "`" + callee.text + "(...)`";
   }
@@ -361,7 +376,7 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
     for (Id t : s.targets) {
       const std::string& d = f.dotted(t);
       if (d.rfind("self.", 0) != 0 || !reads_attr(f, getitem, d)) continue;
-      std::string what = python_container(f, s.value);
+      std::string what = python_container(f, s.value, init);
       const Expr& v = f.e(s.value);
       if (what.empty() && v.kind == ExprKind::Sequence && v.kids.empty() && (v.text == "list"sv || v.text == "dict"sv)) {
         // Grown later in __init__ by appends / item assignment.
@@ -392,7 +407,7 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
         for (Id lt : ls.targets) packed = packed || f.dotted(lt) == d;
       }
       if (packed) continue;
-      out.push_back({site.stmt, d, what, per_sample(f, cls, getitem, d)});
+      out.push_back({site.stmt, d, what, per_sample(f, cls, getitem, d), coco_index(f, s.value)});
     }
   }
   return out;

@@ -48,6 +48,9 @@ struct CopySite {
   // `__getitem__`'s index), so it grows with the dataset; otherwise its size is unknowable
   // here (a few shard paths or class names are common) and the evidence is weak.
   bool per_sample = false;
+  // Large by what it is, whatever the dataset: an index a library builds of every record
+  // (pycocotools' `COCO(annotation_file)`, a dict per image and per annotation).
+  bool large = false;
 };
 std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls);
 

@@ -2609,3 +2609,27 @@ TEST(Impact, AStepTestWhoseDivisorIsOneKeepsEveryStep) {
   EXPECT_TRUE(g->low_confidence) << g->message;
   EXPECT_NE(g->message.find("one in so many"), std::string::npos) << g->message;
 }
+
+TEST(Impact, ACocoAnnotationIndexReadByWorkersIsLargeByWhatItIs) {
+  // LL403 cannot see a container's size and reports it weak, but pycocotools' `COCO(...)` holds
+  // a dict per image and per annotation whatever the dataset: that finding keeps its severity.
+  // The ids it lists are one per sample, whose count the code does not show: weak.
+  const std::string src =
+      "import os\n"
+      "from pycocotools.coco import COCO\n"
+      "from torch.utils.data import DataLoader, Dataset\n"
+      "class COCODataset(Dataset):\n"
+      "    def __init__(self, root, ann):\n"
+      "        self.coco = COCO(os.path.join(root, ann))\n"
+      "        self.ids = self.coco.getImgIds()\n"
+      "    def __len__(self):\n"
+      "        return len(self.ids)\n"
+      "    def __getitem__(self, index):\n"
+      "        return self.coco.loadAnns(self.coco.getAnnIds(imgIds=[self.ids[index]]))\n"
+      "loader = DataLoader(COCODataset('coco', 'train.json'), batch_size=16, num_workers=4)\n";
+  const FileResult r = analyze_text("data/coco.py", src, Config{}, EngineOptions{});
+  std::map<uint32_t, bool> weak;
+  for (const Finding& f : r.findings)
+    if (f.rule == "LL403") weak[f.range.line] = f.low_confidence;
+  EXPECT_EQ(weak, (std::map<uint32_t, bool>{{6, false}, {7, true}}));
+}
