@@ -564,7 +564,8 @@ long constant_trips(const Facts& f, int loop, long limit) {
   }
   long shown = display_size(iter);
   if (shown == 0 && f.e(iter).kind == ExprKind::Name) {
-    const std::vector<Id> vs = f.bindings(L.func, f.e(iter).text);
+    // (The binding that reaches the loop: a notebook's later cell may bind the name anew.)
+    const std::vector<Id> vs = f.bindings_at(L.func, f.e(iter).text, iter);
     if (vs.size() == 1) shown = display_size(vs[0]);
     // Only a name bound to a display is worth the walk over the file's calls for appends.
     for (size_t ci = 0; shown > 0 && ci < f.calls.size(); ++ci) {

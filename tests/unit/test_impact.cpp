@@ -469,7 +469,11 @@ TEST(Impact, AnEvaluationLoopThatRunsAFewTimesIsWeak) {
   for (const Case& c : {Case{"for x, _ in test_loader:\n", "    break\n", "the loop runs once"},
                         Case{"for i in range(2):\n    x = test_set[i][0]\n", "", "the loop runs 2 times"},
                         Case{"for ix, (x, _) in enumerate(test_loader):\n    if ix == 3:\n        break\n", "",
-                             "the loop runs 4 times"}}) {
+                             "the loop runs 4 times"},
+                        // A written-out list, bound again later (a notebook's next cell): the
+                        // binding that reaches the loop counts.
+                        Case{"sizes = [100, 600, 1000]\nfor n in sizes:\n    x = subset(n)\n",
+                             "sizes = [100, 600, 1000, 3000]\n", "the loop runs 3 times"}}) {
     const FileResult r = analyze_text("demo.py", program(c.loop, c.tail), Config{}, EngineOptions{});
     const Finding* f = only(r, "LL101");
     ASSERT_NE(f, nullptr) << c.loop;
