@@ -397,7 +397,9 @@ void check_LL106(CheckContext& ctx) {
       const CallSite& c = f.calls[f.call_index.at(st.call)];
       if (f.grad_off(c)) continue;
       if (!long_lived(f, s.func, st.target, hooked)) continue;
-      if (detached(f, st.value)) continue;
+      // (A record of plain values computed from the tensors, `self._make_fragment(m, x, out)`
+      // returning a dataclass of counts and names, holds none of them.)
+      if (detached(f, st.value) || f.builds_plain_record(st.value, s.func)) continue;
       if (!from_inputs(f, s.func, st.value, fn.params)) continue;
       const bool on_hooked = !hooked.empty() && st.target.rfind(hooked + ".", 0) == 0;
       if (cleared_somewhere(f, st.target, f.class_of(s.func), on_hooked, s.reg ? s.reg->func : kNone)) continue;

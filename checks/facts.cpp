@@ -2953,6 +2953,63 @@ std::vector<std::string> Facts::star_quals(Id call, Id func) const {
   return out;
 }
 
+bool Facts::plain_record_class(Id cls, int depth) const {
+  if (cls == kNone || depth > 3 || is_module_class(cls)) return false;
+  const Class& k = m.classes[cls];
+  bool record = false;
+  for (Id b : k.bases) record = record || last_component(qual(b).empty() ? dotted(b) : qual(b)) == "NamedTuple"sv;
+  const Id def = k.stmt;
+  if (def == kNone) return false;
+  for (Id d : k.decorators) {
+    const Id callee = e(d).kind == ExprKind::Call ? e(d).kids[0] : d;
+    record = record || last_component(qual(callee).empty() ? dotted(callee) : qual(callee)) == "dataclass"sv;
+  }
+  if (!record) return false;
+  bool fields = false;
+  for (Id s : m.s(def).body) {
+    const Stmt& st = m.s(s);
+    if (st.kind != StmtKind::AnnAssign) continue;
+    fields = true;
+    // Every word of the annotation a plain type, a typing wrapper, or another such record.
+    bool plain = true;
+    std::string word;
+    auto judge = [&] {
+      if (word.empty()) return;
+      static const std::set<std::string, std::less<>> kPlain = {
+          "str", "int", "float", "bool", "None", "bytes", "complex", "tuple", "list", "dict", "set", "frozenset",
+          "Tuple", "List", "Dict", "Set", "FrozenSet", "Optional", "Union", "Literal", "Sequence", "Mapping",
+          "typing", "ClassVar", "Any"};
+      if (word == "Any") plain = false;  // anything, a tensor too
+      else if (!kPlain.count(word)) {
+        const Id other = class_at(word, st.range.begin);
+        plain = plain && other != kNone && other != cls && plain_record_class(other, depth + 1);
+      }
+      word.clear();
+    };
+    for (char c : st.text) {
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') word.push_back(c);
+      else if (c == '.') word.clear();  // `typing.Optional`: the last component decides
+      else if (c == '"' || c == '\'') { plain = plain && word.empty(); }
+      else judge();
+    }
+    judge();
+    if (!plain) return false;
+  }
+  return fields;
+}
+
+bool Facts::builds_plain_record(Id call, Id func) const {
+  if (call == kNone || e(call).kind != ExprKind::Call) return false;
+  if (const Id k = constructed_class(call); k != kNone) return plain_record_class(k);
+  const Id g = same_file_target(call, func);
+  if (g == kNone || g == func) return false;
+  const std::vector<Id>& rs = returned_values(g);
+  return !rs.empty() && std::all_of(rs.begin(), rs.end(), [&](Id r) {
+    const Id k = constructed_class(r);
+    return k != kNone && plain_record_class(k);
+  });
+}
+
 bool Facts::called_by_code(Id func) const {
   if (func == kNone || m.funcs[func].cls != kNone || m.funcs[func].parent != kNone) return false;
   const std::string& name = m.funcs[func].name;

@@ -402,6 +402,14 @@ class Facts {
   Id class_of(Id func) const { return func == kNone ? kNone : m.funcs[func].cls; }
   bool class_derives(Id cls, std::initializer_list<std::string_view> base_suffixes) const;
   bool is_module_class(Id cls) const;  // derives from torch.nn.Module (or Lightning)
+  // A record of plain values: a same-file `@dataclass` (or `NamedTuple`) whose every annotated
+  // field is a str, int, float, bool or None, a container of those, or another such record.
+  // Its instances hold no tensor, whatever they were computed from (a cost model's
+  // `_Fragment(op_name=..., mac_count=...)`).
+  bool plain_record_class(Id cls, int depth = 0) const;
+  // Does call `call` build such a record: its constructor, or a same-file function whose every
+  // return builds one (`self._make_fragment(stage, module, x, out)`)?
+  bool builds_plain_record(Id call, Id func) const;
 
   // Does the function (or the module when kNone) call .eval() on `dotted` before `before`, and
   // (`before` a position, not UINT32_MAX: anywhere) not switch it back with `.train()` between

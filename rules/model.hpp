@@ -129,6 +129,7 @@ struct Class {
   std::string name;
   std::vector<Id> bases;
   std::vector<Id> methods;  // Function ids
+  std::vector<Id> decorators;  // `@dataclass(frozen=True)`: the expression after `@` (Python)
   Range range;
   Id stmt = kNone;
 };

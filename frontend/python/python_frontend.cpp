@@ -865,7 +865,7 @@ class Lowerer {
         if (kind_of(def) == K::FunctionDefinition) {
           out.push_back(function(def, n, std::move(decos), depth));
         } else if (kind_of(def) == K::ClassDefinition) {
-          out.push_back(klass(def, n, depth));
+          out.push_back(klass(def, n, depth, std::move(decos)));
         }
         return;
       }
@@ -966,10 +966,11 @@ class Lowerer {
     return sid;
   }
 
-  Id klass(TSNode def, TSNode outer, int depth) {
+  Id klass(TSNode def, TSNode outer, int depth, std::vector<Id> decorators = {}) {
     auto kids = children_of(def);
     Class c;
     c.name = text_of(field(kids, g_.f_name));
+    c.decorators = std::move(decorators);
     c.range = range_of(outer);
     TSNode sup = field(kids, g_.f_superclasses);
     if (!ts_node_is_null(sup))
