@@ -68,15 +68,7 @@ bool is_parameter_loop_target(const Facts& f, Id func, const std::string& name) 
         return !binds;
       });
     if (!binds) continue;
-    bool params = false;
-    for_each_expr(f.m, l.iter, [&](Id x) {
-      if (f.e(x).kind == ExprKind::Call) {
-        const std::string& a = f.callee_attr(x);
-        if (a == "parameters"sv || a == "named_parameters"sv) params = true;
-      }
-      return !params;
-    });
-    if (params) return true;
+    if (iterates_parameters(f, l.iter)) return true;
   }
   return false;
 }

@@ -92,18 +92,8 @@ bool mentions_grad(const Facts& f, Id func, Id root, int depth) {
 
 // Is call `c` inside a loop over a model's parameters (`for p in model.parameters():`)?
 bool in_loop_over_parameters(const Facts& f, const CallSite& c) {
-  for (int l = c.loop; l >= 0; l = f.loops[l].parent) {
-    bool params = false;
-    if (f.loops[l].iter != kNone)
-      for_each_expr(f.m, f.loops[l].iter, [&](Id x) {
-        if (f.e(x).kind == ExprKind::Call) {
-          const std::string& a = f.callee_attr(x);
-          if (a == "parameters"sv || a == "named_parameters"sv) params = true;
-        }
-        return !params;
-      });
-    if (params) return true;
-  }
+  for (int l = c.loop; l >= 0; l = f.loops[l].parent)
+    if (iterates_parameters(f, f.loops[l].iter)) return true;
   return false;
 }
 

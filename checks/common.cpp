@@ -390,6 +390,19 @@ bool never_none_param(const Facts& f, Id func, const std::string& param, int dep
 
 }  // namespace
 
+bool iterates_parameters(const Facts& f, Id iter) {
+  bool params = false;
+  if (iter != kNone)
+    for_each_expr(f.m, iter, [&](Id x) {
+      if (f.e(x).kind == ExprKind::Call) {
+        const std::string& a = f.callee_attr(x);
+        if (a == "parameters"sv || a == "named_parameters"sv) params = true;
+      }
+      return !params;
+    });
+  return params;
+}
+
 bool dead_none_fallback(const Facts& f, Id func, Id value) {
   if (func == kNone || value == kNone) return false;
   const Id sid = f.stmt_of(value);

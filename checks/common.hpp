@@ -89,6 +89,10 @@ bool modulus_by_one(const Facts& f, Id test, Id func);
 // fallback never runs. Not for a function another file calls, whose arguments are not visible.
 bool dead_none_fallback(const Facts& f, Id func, Id value);
 
+// Does iterable `iter` walk a model's parameters (`model.parameters()`,
+// `net.named_parameters()`, anywhere inside it: `zip(a.parameters(), b.parameters())`)?
+bool iterates_parameters(const Facts& f, Id iter);
+
 // The value whose size `x` reads: `len(v)`, `v.size(...)`, `v.shape[k]`; kNone otherwise.
 Id size_read_of(const Facts& f, Id x);
 
