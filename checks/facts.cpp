@@ -2973,13 +2973,19 @@ bool Facts::plain_record_class(Id cls, int depth) const {
     // Every word of the annotation a plain type, a typing wrapper, or another such record.
     bool plain = true;
     std::string word;
-    auto judge = [&] {
+    // (`next`: the character after the word. A container of unnamed elements, a bare `list` or
+    // `Dict`, may hold tensors.)
+    auto judge = [&](char next) {
       if (word.empty()) return;
       static const std::set<std::string, std::less<>> kPlain = {
           "str", "int", "float", "bool", "None", "bytes", "complex", "tuple", "list", "dict", "set", "frozenset",
           "Tuple", "List", "Dict", "Set", "FrozenSet", "Optional", "Union", "Literal", "Sequence", "Mapping",
           "typing", "ClassVar", "Any"};
+      static const std::set<std::string, std::less<>> kContainers = {
+          "tuple", "list", "dict", "set", "frozenset", "Tuple", "List", "Dict", "Set", "FrozenSet", "Sequence",
+          "Mapping", "Optional", "Union", "ClassVar"};
       if (word == "Any") plain = false;  // anything, a tensor too
+      else if (kContainers.count(word) && next != '[') plain = false;
       else if (!kPlain.count(word)) {
         const Id other = class_at(word, st.range.begin);
         plain = plain && other != kNone && other != cls && plain_record_class(other, depth + 1);
@@ -2990,9 +2996,9 @@ bool Facts::plain_record_class(Id cls, int depth) const {
       if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') word.push_back(c);
       else if (c == '.') word.clear();  // `typing.Optional`: the last component decides
       else if (c == '"' || c == '\'') { plain = plain && word.empty(); }
-      else judge();
+      else if (c != ' ') judge(c);
     }
-    judge();
+    judge('\0');
     if (!plain) return false;
   }
   return fields;
