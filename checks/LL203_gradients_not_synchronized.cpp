@@ -3,6 +3,7 @@
 // accelerate, Horovod), and the training loop steps its optimizer with no all-reduce of the
 // gradients on the way: each rank applies its own gradients and the replicas diverge.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "checks/common.hpp"
@@ -99,21 +100,28 @@ bool in_loop_over_parameters(const Facts& f, const CallSite& c) {
 
 // Does function `func` of the file exchange tensors with other ranks: a collective or a
 // point-to-point call in its body or in a same-file function it calls (two levels down)?
-bool communicates(const Facts& f, Id func, int depth) {
+// (`memo` keeps each function's answer per depth: a file of many calls asks each once.)
+using CommMemo = std::map<std::pair<Id, int>, bool>;
+bool communicates(const Facts& f, Id func, int depth, CommMemo& memo) {
   if (func == kNone || depth > 2) return false;
+  auto [it, fresh] = memo.try_emplace({func, depth}, false);
+  if (!fresh) return it->second;
+  bool yes = false;
   for (int ci : f.calls_in(func)) {
     const CallSite& x = f.calls[ci];
-    if (is_collective(f, x)) return true;
-    if (x.target_func != kNone && x.target_func != func && communicates(f, x.target_func, depth + 1)) return true;
+    yes = is_collective(f, x) ||
+          (x.target_func != kNone && x.target_func != func && communicates(f, x.target_func, depth + 1, memo));
+    if (yes) break;
   }
-  return false;
+  memo[{func, depth}] = yes;
+  return yes;
 }
 
 // A collective on gradients (`dist.all_reduce(p.grad)`, a flat buffer built from grads,
 // inside a loop over parameters); a same-file helper that exchanges tensors with the other
 // ranks, handed gradients or called per parameter (`ring_all_reduce(p.grad.data, rank, ws)`
 // built on isend/irecv); or a helper whose name says it averages gradients.
-bool syncs_gradients(const Facts& f, const CallSite& c) {
+bool syncs_gradients(const Facts& f, const CallSite& c, CommMemo& memo) {
   if (is_collective(f, c)) {
     Id a = f.arg(c.call, 0, "tensor");
     if (a == kNone) a = f.arg(c.call, 0, "tensors");
@@ -122,7 +130,7 @@ bool syncs_gradients(const Facts& f, const CallSite& c) {
     // Inside a loop over the parameters: `for p in model.parameters(): dist.all_reduce(p.grad)`
     return in_loop_over_parameters(f, c);
   }
-  if (c.target_func != kNone && c.target_func != c.func && communicates(f, c.target_func, 0)) {
+  if (c.target_func != kNone && c.target_func != c.func && communicates(f, c.target_func, 0, memo)) {
     const Expr& call = f.e(c.call);
     for (size_t k = 1; k < call.kids.size(); ++k)
       if (mentions_grad(f, c.func, call.kids[k], 0)) return true;
@@ -279,6 +287,7 @@ void check_LL203(CheckContext& ctx) {
   std::set<std::string> wrapped;
   if (!init || framework_sync(f, wrapped) || model_communicates(f)) return;
   std::set<int> seen_loops;
+  CommMemo memo;
   for (const CallSite& step : f.calls) {
     if (step.in_lambda || step.loop < 0) continue;
     Id opt = f.optimizer_of_step(step);
@@ -286,7 +295,7 @@ void check_LL203(CheckContext& ctx) {
     int loop = step.loop;
     while (loop >= 0 && !f.loop_reaches_backward(loop)) loop = f.loops[loop].parent;
     if (loop < 0 || !seen_loops.insert(loop).second) continue;
-    if (f.loop_reaches(loop, [&](const CallSite& x) { return syncs_gradients(f, x); })) continue;
+    if (f.loop_reaches(loop, [&](const CallSite& x) { return syncs_gradients(f, x, memo); })) continue;
     // Gradient hooks that all-reduce (`p.register_hook(lambda g: dist.all_reduce(g))`) or a
     // comm hook anywhere in the file.
     bool hooked = false;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "checks/common.hpp"
 #include "checks/flow.hpp"
@@ -102,6 +103,7 @@ class Events {
                            int top, bool top_level, Id loop_func) {
     std::sort(sites.begin(), sites.end(),
               [&](int a, int b) { return f_.e(f_.calls[a].call).range.begin < f_.e(f_.calls[b].call).range.begin; });
+    if (depth == 0) expanded_ = 0;
     std::vector<Ev> out;
     for (int ci : sites) {
       const CallSite& c = f_.calls[ci];
@@ -146,11 +148,17 @@ class Events {
           continue;
         }
       }
-      if (c.target_func != kNone && depth < 4 && c.target_func != c.func) {
+      // (Only a callee whose calls can give an event is expanded: a file whose helpers call
+      // each other thousands of times would otherwise be walked once per path.)
+      // (At most kMaxExpanded events come from callees of one loop: helpers that call each
+      // other thousands of times, each switching modes, would otherwise multiply them.)
+      if (c.target_func != kNone && depth < 4 && c.target_func != c.func && expanded_ < kMaxExpanded &&
+          eventful(c.target_func)) {
         std::map<std::string, std::string> inner = bind_params(c, rename);
         const std::vector<int>& body = f_.calls_in(c.target_func);
         add_fresh_locals(c.target_func, body, inner);
         auto sub = of_sites(body, depth + 1, inner, here, false, c.target_func);
+        expanded_ += sub.size();
         out.insert(out.end(), sub.begin(), sub.end());
       }
     }
@@ -158,6 +166,24 @@ class Events {
   }
 
  private:
+  // Can a call of `g` give an event: an eval()/train() call, a forward or a call of an imported
+  // function that leaves its argument in eval mode, in `g` or a same-file function it reaches?
+  bool eventful(Id g) {
+    auto [it, fresh] = eventful_.try_emplace(g, false);
+    if (fresh)
+      it->second = f_.reaches(g, [&](const CallSite& x) {
+        const std::string& a = f_.callee_attr(x.call);
+        return a == "eval"sv || a == "train"sv || f_.is_model_call(x) ||
+               (x.target_func != kNone && f_.m.funcs[x.target_func].name == "forward"sv) ||
+               (x.target_func == kNone && f_.project && !f_.project->eval_leaving_imports.empty() &&
+                f_.project->eval_leaving_imports.count(f_.e(f_.e(x.call).kids[0]).qname));
+      });
+    return it->second;
+  }
+  std::unordered_map<Id, bool> eventful_;
+  static constexpr size_t kMaxExpanded = 20000;
+  size_t expanded_ = 0;
+
   bool is_model(const CallSite& c, Id recv) const {
     const Expr& r = f_.e(recv);
     // C++: only modules (torch::nn holders, jit modules) have eval()/train(); the facts do

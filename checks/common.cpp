@@ -372,7 +372,8 @@ bool never_none_argument(const Facts& f, Id caller, Id a, int depth) {
 }
 
 bool never_none_param(const Facts& f, Id func, const std::string& param, int depth) {
-  if (func == kNone || depth > 2 || f.callers(func).empty()) return false;
+  // (At most 32 callers a level: the relays multiply, and a default is rarely that shared.)
+  if (func == kNone || depth > 2 || f.callers(func).empty() || f.callers(func).size() > 32) return false;
   const Function& fn = f.m.funcs[func];
   if (f.project && f.project->external_calls.count(fn.name)) return false;
   std::string_view fallback;

@@ -315,6 +315,18 @@ std::string scaling_source(const std::string& shape, int n) {
       s += "    if c:\n        " + m + " = torch.jit.load('p')\n    else:\n        " + m +
            " = torch.jit.load('q')\n    y = " + m + "(x)\n";
     }
+  } else if (shape == "helper-chain" || shape == "mode-chain") {
+    // Three helpers, each calling the next n times, called from a training loop: LL205 follows
+    // the loop's calls into same-file helpers, which must not walk every path of the chain
+    // (n^3 calls), whether the chain switches modes (`t.eval()` at its end) or not.
+    const std::string leaf = shape == "mode-chain" ? "    t.eval()\n" : "    t.add_(1)\n";
+    for (const std::string g : {"f3", "f2", "f1"}) {
+      s += "def " + g + "(t):\n";
+      const std::string line = g == "f3" ? leaf : g == "f2" ? "    f3(t)\n" : "    f2(t)\n";
+      for (int i = 0; i < n; ++i) s += line;
+    }
+    s += "def train(loader, model, optimizer):\n    for x, y in loader:\n        loss = model(x).sum()\n"
+         "        optimizer.zero_grad()\n        loss.backward()\n        f1(model)\n        optimizer.step()\n";
   } else if (shape == "findings") {
     // Many findings in one file (one per line): reporting each must not scan the others.
     s += "total = 0\nfor x in loader:\n    loss = model(x).sum()\n    loss.backward()\n";
@@ -336,7 +348,8 @@ uint64_t analysis_work(const std::string& shape, int n) {
 
 TEST(Scaling, AnalysisWorkIsLinearInTheInput) {
   for (const char* shape : {"loop", "eval-loop", "mlp-eval-loop", "eval-loops", "statements", "loaded-statements",
-                            "functions", "methods", "helper-class", "elif", "with", "findings", "names", "names-branches"}) {
+                            "functions", "methods", "helper-class", "elif", "with", "findings", "names", "names-branches",
+                            "helper-chain", "mode-chain"}) {
     const uint64_t small = analysis_work(shape, 1000);
     const uint64_t large = analysis_work(shape, 2000);
     ASSERT_GT(small, 1000u) << shape;
