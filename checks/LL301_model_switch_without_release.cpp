@@ -370,51 +370,6 @@ bool handed_back_in(const Facts& f, Id func, const std::vector<Id>& stmts, const
   return false;
 }
 
-// Built by a function the file cannot see (`model = get_model(name, pretrained=False)` of
-// another module), then moved to a GPU by the statements right after it, before anything else
-// uses it (`model.load_state_dict(sd)`, `model = model.eval().cuda()`): the builder leaves the
-// model on the CPU, or the caller would not move it, so the rebinding drops the old model before
-// the new one reaches the GPU.
-bool moved_right_after(const Facts& f, Id func, Id value, const std::string& d) {
-  // (A plain call of the builder: `get_model(...).cuda()` moves it in the same statement.)
-  if (f.e(value).kind != ExprKind::Call || f.same_file_target(value, func) != kNone ||
-      in(f.callee_attr(value), {"cuda", "to"}))
-    return false;
-  if (const Id r = f.callee_receiver(value); r != kNone && f.e(r).kind == ExprKind::Call) return false;
-  for (size_t i = 1; i < f.e(value).kids.size(); ++i)
-    if (f.is_model_value(func, f.e(value).kids[i])) return false;  // assembled from existing modules
-  for (const std::string& k : f.e(value).kw)
-    if (in(k, {"device", "device_map"})) return false;
-  const Id sid = f.stmt_of(value);
-  if (sid == kNone) return false;
-  const std::vector<Id>* block = func != kNone ? &f.m.funcs[func].body : &f.m.body;
-  for (Id s : f.stmts_in(func))
-    for (const std::vector<Id>* b : {&f.m.s(s).body, &f.m.s(s).orelse, &f.m.s(s).finalbody})
-      if (std::find(b->begin(), b->end(), sid) != b->end()) block = b;
-  auto at = std::find(block->begin(), block->end(), sid);
-  if (at == block->end()) return false;
-  // The next few statements: only calls on the model itself, until one moves it.
-  for (auto it = std::next(at); it != block->end() && it - at <= 4; ++it) {
-    const Stmt& st = f.m.s(*it);
-    if ((st.kind != StmtKind::Expr && st.kind != StmtKind::Assign) || st.value == kNone) return false;
-    if (st.kind == StmtKind::Assign && (st.targets.size() != 1 || f.dotted(st.targets[0]) != d)) return false;
-    bool moved = false, other = false;
-    for (Id x = st.value; x != kNone && !moved && !other;) {
-      if (f.e(x).kind != ExprKind::Call) {
-        other = f.dotted(x) != d;
-        break;
-      }
-      const std::string& a = f.callee_attr(x);
-      if (a == "cuda"sv || (a == "to"sv && !f.cpu_device_at(f.arg(x, 0, "device")))) moved = true;
-      else if (!in(a, {"load_state_dict", "eval", "train", "half", "float", "requires_grad_"})) other = true;
-      x = f.callee_receiver(x);
-    }
-    if (moved) return true;
-    if (other) return false;
-  }
-  return false;
-}
-
 // Loaded with map_location="cpu" / device="cpu", or built on the CPU, and never moved to a
 // GPU in the loop: not by `.to()`/`.cuda()` there, nor by a function it is handed to (a
 // same-file function that does not move that parameter is fine; another one may).
@@ -423,7 +378,7 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmt
   Id where = f.arg(value, static_cast<size_t>(-1), "map_location");
   if (where == kNone) where = f.arg(value, static_cast<size_t>(-1), "device");
   const bool cpu = where != kNone && f.e(where).kind == ExprKind::Literal && f.e(where).text == "cpu"sv;
-  if (!cpu && !constructed_on_cpu(f, func, value) && !moved_right_after(f, func, value, d)) return false;
+  if (!cpu && !constructed_on_cpu(f, func, value)) return false;
   // The new model lands on the CPU, so while it loads only the old one is on the GPU, and
   // the rebinding drops the old one before `model.to(device)` moves the new one — unless the
   // iteration binds the model to another name too (an optimizer, a wrapper, an attribute, the
