@@ -148,10 +148,9 @@ class Events {
           continue;
         }
       }
-      // (Only a callee whose calls can give an event is expanded: a file whose helpers call
-      // each other thousands of times would otherwise be walked once per path.)
-      // (At most kMaxExpanded events come from callees of one loop: helpers that call each
-      // other thousands of times, each switching modes, would otherwise multiply them.)
+      // (Helpers that call each other thousands of times would be walked once per path: only
+      // a callee whose calls can give an event is expanded, and at most kMaxExpanded events
+      // come from the callees of one loop.)
       if (c.target_func != kNone && depth < 4 && c.target_func != c.func && expanded_ < kMaxExpanded &&
           eventful(c.target_func)) {
         std::map<std::string, std::string> inner = bind_params(c, rename);

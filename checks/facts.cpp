@@ -2980,12 +2980,11 @@ bool Facts::plain_record_class(Id cls, int depth) const {
       static const std::set<std::string, std::less<>> kPlain = {
           "str", "int", "float", "bool", "None", "bytes", "complex", "tuple", "list", "dict", "set", "frozenset",
           "Tuple", "List", "Dict", "Set", "FrozenSet", "Optional", "Union", "Literal", "Sequence", "Mapping",
-          "typing", "ClassVar", "Any"};
+          "typing", "ClassVar"};
       static const std::set<std::string, std::less<>> kContainers = {
           "tuple", "list", "dict", "set", "frozenset", "Tuple", "List", "Dict", "Set", "FrozenSet", "Sequence",
           "Mapping", "Optional", "Union", "ClassVar"};
-      if (word == "Any") plain = false;  // anything, a tensor too
-      else if (kContainers.count(word) && next != '[') plain = false;
+      if (kContainers.count(word) && next != '[') plain = false;
       else if (!kPlain.count(word)) {
         const Id other = class_at(word, st.range.begin);
         plain = plain && other != kNone && other != cls && plain_record_class(other, depth + 1);
