@@ -303,6 +303,11 @@ bool backpropagated_by_its_object(const Facts& f, const CallSite& c) {
     if (!name.empty() && f.class_at(name, UINT32_MAX) == kNone) q = name;
   }
   if (q.empty()) return false;
+  // Calling the object itself runs its class's `__call__` (`masks = grad_cam(images)`, whose
+  // `__call__` back-propagates to read the gradients): that call is the back-propagation.
+  if (f.e(f.e(c.call).kids[0]).kind == ExprKind::Name && f.e(f.e(c.call).kids[0]).text == owner &&
+      f.project->backprop_method_imports.count(q + ".__call__"))
+    return true;
   for (int ci : c.loop >= 0 ? f.loops[c.loop].calls : f.calls_in(c.func)) {
     const CallSite& x = f.calls[ci];
     if (f.dotted(f.callee_receiver(x.call)) == owner &&

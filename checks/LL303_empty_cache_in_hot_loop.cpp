@@ -145,6 +145,38 @@ bool under_selective_branch(const Facts& f, Id func, const std::vector<Id>& body
   return false;
 }
 
+// Does each iteration of `loop`, a count (`for b in range(num_batches):`) that never
+// back-propagates, run a whole loop of forwards before `c` (an autoregressive generation of
+// thousands of steps, directly or in a function of the file it calls)? Then an iteration is a
+// phase of its own, and emptying the cache after it is the boundary the rule recommends.
+bool generates_per_iteration(const Facts& f, int loop, const CallSite& c) {
+  const Id iter = f.loops[loop].iter;
+  if (iter == kNone || f.e(iter).kind != ExprKind::Call || !python_builtin_call(f, iter) ||
+      f.e(f.e(iter).kids[0]).text != "range"sv)
+    return false;
+  for (int ci : f.loops[loop].calls)
+    if (f.is_backward(f.calls[ci])) return false;
+  auto forwards_in_a_loop = [&](Id g) {
+    for (const Loop& l : f.loops)
+      if (l.func == g && g != kNone)
+        for (int ci : l.calls)
+          if (f.is_model_call(f.calls[ci])) return true;
+    return false;
+  };
+  const uint32_t at = f.e(c.call).range.begin;
+  for (int l = 0; l < static_cast<int>(f.loops.size()); ++l) {
+    if (f.loops[l].func != f.loops[loop].func || f.loops[l].range.end > at) continue;
+    bool inside = false;
+    for (int p = f.loops[l].parent; p >= 0 && !inside; p = f.loops[p].parent) inside = p == loop;
+    if (!inside) continue;
+    for (int ci : f.loops[l].calls) {
+      const CallSite& x = f.calls[ci];
+      if (f.is_model_call(x) || (x.target_func != kNone && forwards_in_a_loop(x.target_func))) return true;
+    }
+  }
+  return false;
+}
+
 bool hot_loop(const Facts& f, int loop) {
   if (iterates_batches(f, loop)) return true;
   for (int ci : f.loops[loop].calls)
@@ -206,7 +238,7 @@ void check_LL303(CheckContext& ctx) {
       continue;
     }
     if (!hot_loop(f, c.loop) || (!iterates_batches(f, c.loop) && releases_a_model_per_iteration(f, c))) continue;
-    if (builds_a_loader_per_iteration(f, c.loop)) continue;
+    if (builds_a_loader_per_iteration(f, c.loop) || generates_per_iteration(f, c.loop, c)) continue;
     if (!iterates_batches(f, c.loop) && geometric_search(f, c.loop)) continue;
     ctx.report("LL303", f.e(c.call).range,
                "`empty_cache()` runs on every batch: it forces the caching allocator to give memory back to the "

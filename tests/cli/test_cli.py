@@ -631,6 +631,40 @@ def explain(model, val_loader):
                    "    return [guided(model, images.cuda()).cpu() for images in val_loader]\n")
         self.assertEqual(self.lines_of("LL101"), set())
 
+    CALLABLE_CAM = """import torch
+
+
+class GradCam:
+    def __init__(self, model):
+        self.model = model
+        self.model.eval()
+
+    def forward(self, x):
+        return self.model(x)
+
+    def __call__(self, x, training):
+        out = self.model(x)
+        score = torch.sum(out.max(dim=1).values)
+        self.model.zero_grad()
+        score.backward(retain_graph=True)
+        return x.grad if training else out.detach()
+"""
+
+    def test_calling_an_object_whose_call_back_propagates(self):
+        # `masks = grad_cam(images)` runs the imported class's `__call__`, which back-propagates
+        # to read gradients: the loop needs autograd, `no_grad` would break it.
+        self.write("gradcam.py", self.CALLABLE_CAM)
+        run = ("import torch\nfrom torchvision import models\nfrom gradcam import GradCam\n\n"
+               "model = models.resnet18(num_classes=10).cuda()\ngrad_cam = GradCam(model)\n"
+               "test_loader = torch.utils.data.DataLoader(torch.load('t.pt'), batch_size=8)\nmodel.eval()\n"
+               "for images, labels in test_loader:\n    masks = grad_cam(images.cuda(), training=True)\n"
+               "    print(masks.sum().item())\n")
+        self.write("run.py", run)
+        self.assertEqual(self.lines_of("LL101"), set())
+        # A class whose `__call__` only runs the forward keeps the finding.
+        self.write("gradcam.py", self.CALLABLE_CAM.replace("score.backward(retain_graph=True)", "pass"))
+        self.assertEqual(self.lines_of("LL101"), {("run.py", 10)})
+
     # LL405 across modules: the DataLoader is built in one file, the model wrapped in DDP and
     # trained in another (and the other way round).
     LOADERS = """import torch
