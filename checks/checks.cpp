@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bitset>
+#include <functional>
+#include <map>
 #include <optional>
 #include <cctype>
 #include <set>
@@ -316,6 +318,7 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
         q[q.size() - local.size() - 1] == '.')
       (is_torch_family(q) ? from_torch : from_import).insert(local);
   std::unordered_set<std::string_view> imported_read, own_named;
+  std::map<std::string_view, std::set<std::string_view>> self_read;  // name -> classes reading `self.name`
   // (Most names are neither: a test of their length first spares the lookups.)
   std::bitset<64> own_len, import_len;
   for (std::string_view n : own_defs) own_len.set(std::min<size_t>(n.size(), 63));
@@ -334,6 +337,15 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
       if (own_len[len] && own_defs.count(x.text) && !seen.count(x.text) && locals.local(x)) continue;
       seen.insert(x.text);
     } else if (x.kind == ExprKind::Attribute) {
+      // `self.evaluate()` in a method of a class: a read of that class's hierarchy's method.
+      if (!x.kids.empty() && f.e(x.kids[0]).kind == ExprKind::Name && f.e(x.kids[0]).text == "self"sv) {
+        Id fn = f.function_at(x.range.begin);
+        while (fn != kNone && f.m.funcs[fn].cls == kNone) fn = f.m.funcs[fn].parent;
+        if (fn != kNone) {
+          self_read[x.text].insert(f.m.classes[f.m.funcs[fn].cls].name);
+          continue;
+        }
+      }
       seen.insert(x.text);
     } else if (identifier_like_string(x)) {
       // `getattr(self, "evaluate")`, `"pkg.module:main"`; not prose. A word naming one of the
@@ -442,6 +454,12 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   for (std::string_view w : own_named) s.imported_refs.push_back(s.module + "." + std::string(w));
   std::sort(s.imported_refs.begin(), s.imported_refs.end());
   s.imported_refs.erase(std::unique(s.imported_refs.begin(), s.imported_refs.end()), s.imported_refs.end());
+  // Names read only as `self.<name>` (and so still in `referenced`, which other joins read).
+  for (const auto& [name, classes] : self_read) {
+    if (seen.count(name)) continue;
+    seen.insert(name);
+    for (std::string_view k : classes) s.self_reads.push_back(std::string(k) + "." + std::string(name));
+  }
   // (Sorted as views, which move for free, then copied once.)
   std::vector<std::string_view> names(seen.begin(), seen.end());
   std::sort(names.begin(), names.end());
@@ -459,7 +477,9 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
       if (callable_without_its_name(f, fn)) continue;
       const bool interface = !program && f.m.funcs[fn].cls == kNone && f.m.funcs[fn].parent == kNone;
       any_interface = any_interface || interface;
-      s.holding.push_back({f.m.funcs[fn].name, f.m.funcs[fn].range.begin, f.m.funcs[fn].range.end, interface});
+      const Id k = f.m.funcs[fn].cls;
+      s.holding.push_back({f.m.funcs[fn].name, f.m.funcs[fn].range.begin, f.m.funcs[fn].range.end, interface,
+                           k != kNone ? f.m.classes[k].name : std::string()});
     }
   }
   // (Only a module-level function holding a finding is ever judged through the module's own
@@ -572,8 +592,37 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
     auto [it, fresh] = read.try_emplace(n, 1, i);
     if (!fresh && it->second.second != i) it->second.first = 2;
   };
-  for (size_t i = 0; i < summaries.size(); ++i)
-    for (const std::string& n : summaries[i].referenced) note_read(n, i);
+  // A name a file reads only as `self.<name>` reaches the methods of the reading class's
+  // hierarchy: the classes connected to it through base names defined in the run (mixins
+  // share a subclass), not a namesake method of an unrelated class (a worker's and a master's
+  // `_evaluate_model`, the evaluator's own the only one called).
+  std::unordered_map<std::string_view, std::string_view> parent;  // union-find over class names
+  std::function<std::string_view(std::string_view)> root = [&](std::string_view k) {
+    auto it = parent.find(k);
+    if (it == parent.end() || it->second == k) return k;
+    return it->second = root(it->second);
+  };
+  // (A torch base, `nn.Module`, or `object` relates nothing: its methods are not the run's. Any
+  // other base does, by its last name, which errs on the side of a caller.)
+  for (const auto& s : summaries)
+    for (const auto& [k, q] : s.class_bases)
+      if (const std::string_view base = std::string_view(q).substr(q.find_last_of('.') + 1);
+          !is_torch_family(q) && base != "object"sv && !base.empty()) {
+        const std::string_view a = root(k), b = root(base);
+        if (a != b) parent[a] = b;
+      }
+  std::set<std::pair<std::string_view, std::string_view>> self_read;  // (class root, name)
+  for (size_t i = 0; i < summaries.size(); ++i) {
+    std::unordered_set<std::string_view> only_self;
+    for (const std::string& q : summaries[i].self_reads) {
+      const size_t dot = q.find('.');
+      const std::string_view k = std::string_view(q).substr(0, dot), n = std::string_view(q).substr(dot + 1);
+      only_self.insert(n);
+      self_read.insert({root(k), n});
+    }
+    for (const std::string& n : summaries[i].referenced)
+      if (!only_self.count(n)) note_read(n, i);
+  }
   // Names read as imported from a module (`from train_test import train`): a read of that
   // module's function when a file of the run is that module and defines it (another module's
   // copy of `train` is not reached); otherwise (a package's re-export, a module outside the
@@ -635,7 +684,8 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
     }
     weaken_uncalled_in(results[i], summaries[i], [&](const FileSummary::Holding& h) {
       if (h.interface) return helper[i] && !live.count(h.name);
-      return read.count(h.name) == 0 && !credited[i].count(h.name);
+      return read.count(h.name) == 0 && !credited[i].count(h.name) &&
+             (h.cls.empty() || !self_read.count({root(h.cls), std::string_view(h.name)}));
     });
   }
 }

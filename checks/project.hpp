@@ -208,6 +208,10 @@ struct FileSummary {
   // whole directories (EngineOptions::whole_tree) weakens the findings of a function whose
   // name no file of the run reads.
   std::vector<std::string> referenced;
+  // Names of `referenced` the file reads only as `self.<name>` inside methods, as
+  // "Class.name" for each class whose methods read it so: such a read reaches a method of that
+  // class's hierarchy (`class_bases`), not a method of the same name of an unrelated class.
+  std::vector<std::string> self_reads;
   // Names the file reads only as imported from a module (`from train_test import train`), as
   // the import qualifies them ("train_test.train"): they reach that module's definition, not
   // another module's function of the same name. (Not in `referenced`.)
@@ -223,6 +227,7 @@ struct FileSummary {
     // A module-level function of a module that is not a program: the module's interface, unless
     // the module is a helper of the run's programs (weaken_uncalled).
     bool interface = false;
+    std::string cls;  // the class of a method ("" otherwise)
   };
   std::vector<Holding> holding;
   // A module that is not a program: its module-level functions' names read in it, as

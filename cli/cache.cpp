@@ -252,11 +252,11 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
             {"syn", summary.synthetic_datasets}, {"lin", summary.linear_classes}, {"mcl", summary.module_classes}, {"dfe", summary.detached_forward_elements}, {"mfc", summary.mode_free_classes}, {"ccl", summary.communicating_classes}, {"acc", summary.accumulating_methods}, {"bpm", summary.backprop_methods},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
-            {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced}, {"irf", summary.imported_refs},
+            {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced}, {"srd", summary.self_reads}, {"irf", summary.imported_refs},
             {"bpr", summary.backprop_results}, {"evn", summary.eval_named},
             {"dsm", summary.dispatched_modules}, {"trn", summary.trainers}};
   Json hf = Json::array();
-  for (const auto& h : summary.holding) hf.push_back(Json::array({h.name, h.begin, h.end, h.interface}));
+  for (const auto& h : summary.holding) hf.push_back(Json::array({h.name, h.begin, h.end, h.interface, h.cls}));
   Json owr = Json::array();
   for (const auto& [caller, callee] : summary.own_reads) owr.push_back(Json::array({caller, callee}));
   j["p"]["hf"] = std::move(hf);
@@ -443,6 +443,9 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.open_methods = strings(at(p, "om"));
     s.name_off_methods = strings(at(p, "nom"));
     s.referenced = strings(at(p, "ref"));
+    s.self_reads = strings(at(p, "srd"));
+    for (const std::string& q : s.self_reads)
+      if (q.find('.') == std::string::npos) throw Bad();  // "Class.name"
     s.imported_refs = strings(at(p, "irf"));
     s.backprop_results = strings(at(p, "bpr"));
     s.eval_named = strings(at(p, "evn"));
@@ -453,10 +456,10 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
       s.model_sizes.emplace_back(str(c[0]), static_cast<long>(c[1].get<int64_t>()));
     }
     for (const auto& c : arr(at(p, "hf"))) {
-      if (arr(c).size() != 4 || !c[1].is_number_unsigned() || !c[2].is_number_unsigned()) throw Bad();
+      if (arr(c).size() != 5 || !c[1].is_number_unsigned() || !c[2].is_number_unsigned()) throw Bad();
       const uint64_t b = c[1].get<uint64_t>(), e = c[2].get<uint64_t>();
       if (b > e || e > UINT32_MAX) throw Bad();
-      s.holding.push_back({str(c[0]), static_cast<uint32_t>(b), static_cast<uint32_t>(e), boolean(c[3])});
+      s.holding.push_back({str(c[0]), static_cast<uint32_t>(b), static_cast<uint32_t>(e), boolean(c[3]), str(c[4])});
     }
     for (const auto& c : arr(at(p, "slc"))) {
       if (arr(c).size() != 3) throw Bad();

@@ -1380,6 +1380,32 @@ class UncalledCode(Tmp):
                        "nothing in the scanned tree calls" in f["message"])
                       for f in json.loads(out)["findings"] if f["rule"] == "LL101")
 
+    WORKER = ("import torch\n\n\nclass Worker{base}:\n    def __init__(self, model):\n        self.model = model.cuda()\n\n"
+              "    def _evaluate_model(self, loader):\n        self.model.eval()\n        outs = []\n        for x in loader:\n"
+              "            outs.append(self.model(x.cuda()).argmax(1))\n        return outs\n")
+    EVALUATOR = ("import torch\n\n\nclass {name}{base}:\n    def run(self, loader):\n"
+                 "        return self._evaluate_model(loader)\n\n"
+                 "    def _evaluate_model(self, loader):\n        return [x.sum() for x in loader]\n")
+
+    def test_a_method_read_only_through_self_of_an_unrelated_class_is_uncalled(self):
+        # `self._evaluate_model(...)` in the evaluator's class reaches its own method, not the
+        # worker's namesake, which nothing calls.
+        self.write("worker.py", self.WORKER.format(base=""))
+        self.write("evaluator.py", self.EVALUATOR.format(name="Evaluator", base=""))
+        self.write("main.py", "import torch\nfrom worker import Worker\nfrom evaluator import Evaluator\n\n"
+                   "if __name__ == '__main__':\n    Worker(torch.nn.Linear(2, 2))\n    Evaluator().run([])\n")
+        self.assertEqual(self.ll101(self.dir), [("worker.py", 12, "note", True)])
+        # A base of the worker whose method calls it on `self`: the worker's own is what runs.
+        self.write("evaluator.py", self.EVALUATOR.format(name="Evaluator", base=""))
+        self.write("worker.py", "from evaluator import Evaluator\n" + self.WORKER.format(base="(Evaluator)"))
+        self.assertEqual(self.ll101(self.dir), [("worker.py", 13, "warning", False)])
+        # Mixins: a sibling base's method calls it on `self`, related through a shared subclass.
+        self.write("evaluator.py", self.EVALUATOR.format(name="Runner", base=""))
+        self.write("worker.py", self.WORKER.format(base=""))
+        self.write("main.py", "import torch\nfrom worker import Worker\nfrom evaluator import Runner\n\n\n"
+                   "class Job(Runner, Worker):\n    pass\n\n\nif __name__ == '__main__':\n    Job(torch.nn.Linear(2, 2)).run([])\n")
+        self.assertEqual(self.ll101(self.dir), [("worker.py", 12, "warning", False)])
+
     def test_a_method_nothing_calls_is_weak_in_a_whole_tree_run(self):
         self.write("trainer.py", self.TRAINER)
         self.write("main.py", self.MAIN)
@@ -2382,7 +2408,8 @@ class ReviewedHiddenLeaks(Tmp):
         },
         "inh": {
                 "gen.py": "import torch\nfrom base import Agent\n\n\nclass Generator(Agent):\n    def eval_step(self, batch):\n        return self.model(batch.cuda()).argmax(-1)\n\n\nclass Scorer:\n    def __init__(self, model):\n        self.model = model.cuda()\n\n    def eval_step(self, batch):\n        self.model.eval()\n        outs = []\n        for x in batch:\n            outs.append(self.model(x.cuda()).argmax(-1))\n        return outs\n",
-                "base.py": "import torch\n\n\nclass Agent:\n    def __init__(self, model):\n        self.model = model.cuda()\n\n    def batch_act(self, batch):\n        with torch.no_grad():\n            return self.eval_step(batch)\n\n    def eval_step(self, batch):\n        raise NotImplementedError\n"
+                "base.py": "import torch\n\n\nclass Agent:\n    def __init__(self, model):\n        self.model = model.cuda()\n\n    def batch_act(self, batch):\n        with torch.no_grad():\n            return self.eval_step(batch)\n\n    def eval_step(self, batch):\n        raise NotImplementedError\n",
+                "main.py": "import torch\nfrom gen import Scorer\n\nif __name__ == \"__main__\":\n    print(Scorer(torch.nn.Linear(3, 3)).eval_step([torch.ones(3)]))\n"
         },
         "ns": {
                 "gen.py": "import torch\n\n\nclass Generator:\n    def __init__(self, model):\n        self.model = model.cuda()\n\n    def eval_step(self, batch):\n        self.model.eval()\n        outs = []\n        for x in batch:\n            outs.append(self.model(x.cuda()).argmax(-1))\n        return outs\n",
