@@ -567,6 +567,155 @@ bool made_inputs(const Facts& f, const CallSite& c) {
   return true;
 }
 
+// Is `x` one item, a batch of one: `t.unsqueeze(0)`, `t[None]`, `t.view(1, ...)`,
+// `np.reshape(a, (1, -1))`, `np.expand_dims(a, 0)`, a display of one element (`[ids]`), through
+// what keeps the batch (`.to(device)`, `torch.from_numpy`, `torch.tensor`, a concatenation
+// along another axis, `np.append(x, [[w]], axis=1)`), and through names, whose every binding
+// that reaches the read must be one.
+enum class OneItem { No, Yes, Cycle };
+OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 0) {
+  if (x == kNone || depth > 12) return OneItem::No;
+  // (A binding met again on the way, `x = np.append(x, ...)`, is what is being decided: the
+  // other bindings decide, and at least one must be one item by itself.)
+  if (!seen.insert(x).second) return OneItem::Cycle;
+  const Expr& e = f.e(x);
+  auto one = [&](Id y) {
+    const Expr& d = f.e(y);
+    if (int_literal_value(d) == 1) return true;
+    return d.kind == ExprKind::Sequence && d.text == "tuple"sv && !d.kids.empty() && int_literal_value(f.e(d.kids[0])) == 1;
+  };
+  auto yes = [](bool b) { return b ? OneItem::Yes : OneItem::No; };
+  switch (e.kind) {
+    case ExprKind::Name: {
+      const std::vector<Id> vs = f.bindings_at(func, e.text, x);
+      if (vs.empty() || vs.size() > 4) return OneItem::No;
+      bool based = false;
+      for (Id v : vs) {
+        const OneItem r = v == x ? OneItem::No : one_item(f, func, v, seen, depth + 1);
+        if (r == OneItem::No) return OneItem::No;
+        based = based || r == OneItem::Yes;
+      }
+      return based ? OneItem::Yes : OneItem::Cycle;
+    }
+    case ExprKind::Subscript:
+      return yes(e.kids.size() >= 2 && f.e(e.kids[1]).kind == ExprKind::Literal && f.e(e.kids[1]).lit == LitKind::None);
+    case ExprKind::Sequence:
+      return yes(e.text == "list"sv && e.kids.size() == 1 && f.e(e.kids[0]).kind != ExprKind::Starred);
+    case ExprKind::Call: {
+      if (e.kids.empty()) return OneItem::No;
+      const std::string& q = f.callee_qual(x);
+      const std::string& a = f.callee_attr(x);
+      if (q == "numpy.reshape"sv) return yes(e.kids.size() >= 3 && one(e.kids[2]));
+      if (q == "numpy.expand_dims"sv) return yes(e.kids.size() >= 3 && int_literal_value(f.e(e.kids[2])) == 0);
+      if (in(q, {"numpy.append", "numpy.concatenate", "torch.cat", "torch.concat"})) {
+        // Along an axis other than the first: the batch stays what the first part's was.
+        const bool np = q.rfind("numpy", 0) == 0;
+        const Id ax = f.arg(x, q == "numpy.append"sv ? 2 : 1, np ? "axis" : "dim");
+        if (ax == kNone || int_literal_value(f.e(ax)) == 0) return OneItem::No;
+        Id first = f.arg(x, 0);
+        if (first != kNone && f.e(first).kind == ExprKind::Sequence && !f.e(first).kids.empty()) first = f.e(first).kids[0];
+        return one_item(f, func, first, seen, depth + 1);
+      }
+      if (in(q, {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.FloatTensor",
+                 "torch.autograd.Variable", "numpy.array", "numpy.asarray"}))
+        return one_item(f, func, f.arg(x, 0), seen, depth + 1);
+      if (a == "unsqueeze"sv) return yes(e.kids.size() == 2 && int_literal_value(f.e(e.kids[1])) == 0);
+      if (a == "view"sv || a == "reshape"sv) return yes(e.kids.size() >= 2 && one(e.kids[1]));
+      if (in(a, {"to", "cuda", "float", "long", "int", "half", "double", "contiguous", "clone", "type"}))
+        return one_item(f, func, f.callee_receiver(x), seen, depth + 1);
+      return OneItem::No;
+    }
+    default:
+      return OneItem::No;
+  }
+}
+
+// Does nothing the forward `c` returns outlive the iteration of loop `outer` it runs in? Its
+// names (and those of forwards fed with them, `states = encoder(x)`, then `out = decoder(y,
+// states)`) are read in the loop only after they are bound and only to be turned into numbers
+// (`.item()`, `.tolist()`, `.detach()`, `.argmax()`, `.data`, a comparison, `print`), and after
+// the loop not at all.
+bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer) {
+  if (outer < 0 || c.stmt == kNone) return false;
+  const Loop& L = f.loops[outer];
+  std::map<std::string, uint32_t> names;  // name -> end of the statement binding it
+  std::set<Id> producers;                 // the calls whose values they hold
+  auto bind = [&](Id stmt) {
+    const Stmt& st = f.m.s(stmt);
+    if (st.kind != StmtKind::Assign) return false;
+    for (Id t : st.targets) {
+      std::vector<Id> ts{t};
+      if (f.e(t).kind == ExprKind::Sequence) ts = f.e(t).kids;
+      for (Id n : ts) {
+        if (f.e(n).kind != ExprKind::Name) return false;
+        names[f.e(n).text] = st.range.end;
+      }
+    }
+    producers.insert(st.value);
+    return true;
+  };
+  if (f.m.s(c.stmt).value != c.call || !bind(c.stmt)) return false;
+  for (int round = 0; round < 4; ++round) {
+    bool grew = false, bad = false;
+    for (Id sid : L.stmts) {
+      const Stmt& st = f.m.s(sid);
+      std::vector<Id> roots;
+      if (st.value != kNone) roots.push_back(st.value);
+      for (Id t : st.targets)
+        if (f.e(t).kind != ExprKind::Name && f.e(t).kind != ExprKind::Sequence) roots.push_back(t);
+      std::function<void(Id, bool)> walk = [&](Id x, bool numbers) {
+        if (x == kNone || bad) return;
+        const Expr& e = f.e(x);
+        if (e.kind == ExprKind::Name) {
+          auto it = names.find(e.text);
+          if (it == names.end() || numbers) return;
+          if (e.range.begin < it->second && e.range.begin >= L.range.begin) bad = true;  // carried
+          // Fed to another forward whose statement binds names: those are followed instead.
+          else if (st.value != kNone && f.e(st.value).kind == ExprKind::Call && !producers.count(st.value)) {
+            const Expr& call = f.e(st.value);
+            bool direct = false;
+            for (size_t k = 1; k < call.kids.size(); ++k) direct = direct || call.kids[k] == x;
+            int site = -1;
+            for (int ci : L.calls)
+              if (f.calls[ci].call == st.value) site = ci;
+            if (direct && site >= 0 && f.is_model_call(f.calls[site]) && bind(sid)) grew = true;
+            else bad = true;
+          } else if (!producers.count(st.value)) {
+            bad = true;
+          }
+          return;
+        }
+        bool inner = numbers || e.kind == ExprKind::Compare;
+        if (e.kind == ExprKind::Attribute && e.text == "data"sv) inner = true;
+        if (e.kind == ExprKind::Call) {
+          const std::string& a = f.callee_attr(x);
+          const std::string& q = f.callee_qual(x);
+          if (in(a, {"item", "tolist", "detach", "argmax", "argmin", "size", "dim", "numel"}) ||
+              in(q, {"torch.argmax", "torch.argmin"}) ||
+              (f.e(e.kids[0]).kind == ExprKind::Name && python_builtin_call(f, x) &&
+               in(f.e(e.kids[0]).text, {"print", "len", "str", "repr", "format"}))) {
+            for (Id k : e.kids) walk(k, true);
+            return;
+          }
+        }
+        for (Id k : e.kids) walk(k, inner);
+      };
+      for (Id r : roots) walk(r, false);
+      if (bad) return false;
+    }
+    if (!grew) break;
+  }
+  // After the loop: no read that one of the producing statements' bindings reaches.
+  for (Id i = 0; i < f.m.exprs.size(); ++i) {
+    const Expr& e = f.m.exprs[i];
+    if (e.kind != ExprKind::Name || e.range.begin < L.range.end || !names.count(e.text)) continue;
+    if (f.function_at(e.range.begin) != L.func) continue;
+    for (Id v : f.bindings_at(L.func, e.text, i))
+      if (producers.count(v)) return false;
+  }
+  return true;
+}
+
 // The file reads scalars the way PyTorch before 0.4 required (`loss.data[0]`, which raises
 // on the 0-dim losses of 0.5 and later) and wraps inputs in `Variable`: code for a PyTorch
 // that had no `torch.no_grad()`.
@@ -1186,6 +1335,17 @@ void check_LL101(CheckContext& ctx) {
     // h, w)); c, h, w = out.size()[1:]`). A loop of such forwards times it and stays full.
     const bool probe = made && !smoke && c.loop < 0 && (c.func == kNone || f.runs_at_most_once(c.func));
     const long width = loop_graph_width(f, c, graph_widths, helpers_for_width);
+    // One item per forward, nothing of it kept: a greedy decoding of a sentence, a caption for
+    // each of a few images (the missing no_grad costs one item's activations at a time).
+    bool batch_of_one = false;
+    if (c.loop >= 0 && !few_trips) {
+      const Expr& call = f.e(c.call);
+      for (size_t k = 1; k < call.kids.size() && !batch_of_one; ++k) {
+        std::set<Id> seen;
+        batch_of_one = one_item(f, c.func, call.kids[k], seen) == OneItem::Yes;
+      }
+      batch_of_one = batch_of_one && outputs_die_in_iteration(f, c, outer);
+    }
     // (File-wide facts, asked once: a file of thousands of forwards asks them for each.)
     if (!modern) modern = written_for_0_4_or_later(f);
     if (!pre_0_4) pre_0_4 = pre_0_4_file(f, *modern);
@@ -1250,6 +1410,10 @@ void check_LL101(CheckContext& ctx) {
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the loop waits for a line the user types (`input()`) each time: one item "
                                         "per iteration, whose graph goes when the next replaces it")
+                  : batch_of_one
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "the forward takes one item (a batch of one) and nothing it returns outlives "
+                                        "the iteration: one item's graph at a time")
                   : few_trips
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         trips == 1 && !layers.empty()

@@ -486,6 +486,44 @@ TEST(Impact, AnEvaluationLoopThatRunsAFewTimesIsWeak) {
   EXPECT_FALSE(f->low_confidence);
 }
 
+TEST(Impact, OneItemPerForwardWhoseOutputsDieInTheIterationIsWeak) {
+  // A greedy decoding of one sentence: a batch of one, its output turned into a number in the
+  // iteration. Kept outputs, a carried state or batches keep the full severity.
+  auto program = [](const std::string& input, const std::string& body) {
+    // (The target starts as one token, one item, unless the source is a batch.)
+    const bool batch = input.find("unsqueeze(1)") != std::string::npos || input.find("batch") != std::string::npos;
+    return "import torch\n"
+           "model = torch.load('nmt.pt').cuda()\n"
+           "model.eval()\n"
+           "src = " + input + "\n"
+           "tgt = " + (batch ? "starts.cuda()" : "torch.tensor([1]).unsqueeze(0).cuda()") + "\n"
+           "kept = []\n"
+           "for i in range(int(input())):\n"
+           "    out = model(src, tgt)\n" + body;
+  };
+  const std::string decode = "    tok = out[:, -1].argmax(-1).item()\n"
+                             "    tgt = torch.cat((tgt, torch.tensor([[tok]]).cuda()), dim=1)\n";
+  for (const std::string input : {"torch.tensor(ids).unsqueeze(0).cuda()", "torch.from_numpy(np.reshape(a, (1, -1))).cuda()",
+                                  "x[None].cuda()", "torch.tensor([ids]).cuda()"}) {
+    const FileResult r = analyze_text("demo.py", program(input, decode), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << input;
+    EXPECT_TRUE(f->low_confidence) << input;
+    EXPECT_NE(f->message.find("a batch of one"), std::string::npos) << f->message;
+  }
+  struct Case { std::string input, body; };
+  for (const Case& c : {Case{"torch.tensor(ids).unsqueeze(0).cuda()", "    kept.append(out)\n"},
+                        Case{"torch.tensor(ids).unsqueeze(0).cuda()", decode + "print(out.sum().item())\n"},
+                        Case{"torch.tensor(ids).unsqueeze(0).cuda()", "    tgt = out\n"},
+                        Case{"torch.tensor(ids).unsqueeze(1).cuda()", decode},
+                        Case{"batch.cuda()", decode}}) {
+    const FileResult r = analyze_text("demo.py", program(c.input, c.body), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << c.input << c.body;
+    EXPECT_FALSE(f->low_confidence) << c.input << c.body << f->message;
+  }
+}
+
 TEST(Impact, AFixedLoopOfUpTo16ForwardsInCodeThatRunsOnceIsADemo) {
   // At a script's top level (or in a function the program runs once) a loop of a fixed count
   // of at most 16 forwards over data (five predictions drawn for a figure) is weak; 17 are not,
@@ -505,13 +543,15 @@ TEST(Impact, AFixedLoopOfUpTo16ForwardsInCodeThatRunsOnceIsADemo) {
     EXPECT_TRUE(f->low_confidence) << count;
     EXPECT_NE(f->message.find("the loop runs " + count + " times"), std::string::npos) << f->message;
   }
-  const FileResult many = analyze_text("demo.py", top("17"), Config{}, EngineOptions{});
+  // (Each forward takes one image; the outputs kept here keep the one-item rule out of it.)
+  const FileResult many = analyze_text("demo.py", top("17") + "    kept.append(logits)\n", Config{}, EngineOptions{});
   ASSERT_NE(only(many, "LL101"), nullptr);
   EXPECT_FALSE(only(many, "LL101")->low_confidence);
   const FileResult per_batch = analyze_text(
       "serve.py",
       "import torch\nnet = torch.load('net.pt').cuda()\nnet.eval()\n\n\n"
-      "def show(batch):\n    for k in range(5):\n        out = net(batch[k].unsqueeze(0).cuda())\n\n\n"
+      "def show(batch):\n    outs = []\n    for k in range(5):\n        out = net(batch[k].unsqueeze(0).cuda())\n"
+      "        outs.append(out)\n    return outs\n\n\n"
       "for batch in loader:\n    show(batch)\n",
       Config{}, EngineOptions{});
   ASSERT_NE(only(per_batch, "LL101"), nullptr);
@@ -1646,8 +1686,9 @@ TEST(Impact, PredictionsDrawnIntoAFiguresGridAreAFewForwards) {
     ASSERT_NE(f, nullptr);
     EXPECT_TRUE(f->low_confidence) << f->message;
   }
-  // A grid of 8 x 8 axes is 64 passes over data: full.
+  // A grid of 8 x 8 axes is 64 passes over data, whose outputs are kept: full.
   std::string s = src;
+  s.replace(s.find("    ax.set_title"), 0, "    kept.append(output)\n");
   s.replace(s.find("AXES"), 4, "axes.flatten()");
   s.replace(s.find("subplots(2, 3)"), 14, "subplots(8, 8)");
   const FileResult g = analyze_text("sandbox.py", s, Config{}, EngineOptions{});
