@@ -16,6 +16,8 @@ namespace {
 constexpr long kFewForwards = 4;
 // The same in code that runs once, where a loop of a fixed count is a demo.
 constexpr long kFewDemoForwards = 16;
+// A decoding loop (one item per step) inside loops over at most this many items is a demo.
+constexpr long kFewDecodedItems = 64;
 // Runs of a check on made tensors (a timing loop of `range(10)`, a loop over five models).
 constexpr long kFewChecks = 100;
 
@@ -1337,8 +1339,23 @@ void check_LL101(CheckContext& ctx) {
     const long width = loop_graph_width(f, c, graph_widths, helpers_for_width);
     // One item per forward, nothing of it kept: a greedy decoding of a sentence, a caption for
     // each of a few images (the missing no_grad costs one item's activations at a time).
+    // Only in a loop of decoding steps (`range(max_len)`, a `while`), within at most a few
+    // items: a pass over a data set one item at a time keeps the full severity (an item may be
+    // a video frame pair or a volume, and the whole set is walked).
     bool batch_of_one = false;
-    if (c.loop >= 0 && !few_trips) {
+    auto decoding_steps = [&] {
+      const Loop& L = f.loops[c.loop];
+      const bool steps = L.stmt != kNone && (f.m.s(L.stmt).kind == StmtKind::While ||
+                                             (L.iter != kNone && f.e(L.iter).kind == ExprKind::Call &&
+                                              python_builtin_call(f, L.iter) && f.e(f.e(L.iter).kids[0]).text == "range"sv));
+      if (!steps) return false;
+      for (int l = c.loop; l != outer && l >= 0;) {
+        l = f.loops[l].parent;
+        if (l >= 0 && constant_trips(f, l, kFewDecodedItems) == 0) return false;
+      }
+      return true;
+    };
+    if (c.loop >= 0 && !few_trips && decoding_steps()) {
       const Expr& call = f.e(c.call);
       for (size_t k = 1; k < call.kids.size() && !batch_of_one; ++k) {
         std::set<Id> seen;
