@@ -1520,6 +1520,11 @@ void check_LL101(CheckContext& ctx) {
     }
     std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
                                                                                 : eval_loop_reason(f, h);
+    // A plain wrapper's own `eval()` called on the object (it has one only because it defines it).
+    if (const std::string& owner = f.dotted(f.callee_receiver(h.call));
+        why.empty() && !owner.empty() && owner != "self"sv && plain_class(f, f.class_of(h.target_func)) &&
+        f.eval_called_before(h.func, owner, f.e(h.call).range.begin))
+      why = "after `" + owner + ".eval()`";
     if (why.empty() || (unshown_base && starts_with(why, "in evaluation function"))) continue;
     const int outer = outermost_eval_loop(f, h.loop);
     if (!reported_loops.insert(outer).second) continue;
@@ -1592,6 +1597,10 @@ void check_LL101(CheckContext& ctx) {
     const std::string d = owner + "." + helper->model;
     std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
                                                                                 : eval_loop_reason(f, h);
+    // The wrapper's own `eval()` called on the object (`model.eval()` on a plain class, which has
+    // one only because it defines it: a switch of the network it holds).
+    if (why.empty() && f.eval_called_before(h.func, owner, f.e(h.call).range.begin))
+      why = "after `" + owner + ".eval()`";
     // The method switches its model to eval mode itself: evidence enough, in a loop that makes no
     // other call on the object (not one that also trains it through another method).
     if (why.empty() && helper->evaluates) {

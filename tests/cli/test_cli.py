@@ -2092,6 +2092,27 @@ class EvaluationMethodAcrossModules(Tmp):
         self.write("train.py", self.TRAIN.format(loop="batches", name="eval"))
         self.assertEqual(len(self.ll101("--no-cache")), 1)
 
+    def test_a_wrappers_own_eval_called_on_the_object(self):
+        # A plain wrapper with its own `eval()` (a switch of the network it holds), `load_model()`
+        # and `inference()`; a benchmark of another module calls `model.eval()`, then
+        # `model.inference(...)` over a test set: the evaluation loop of `model.flownet`.
+        self.write("model.py", self.MODEL)
+        self.write("wrapper.py", "import torch\nfrom model import Net\n\n\nclass Model:\n"
+                   "    def __init__(self):\n        self.flownet = Net().cuda()\n\n"
+                   "    def eval(self):\n        self.flownet.eval()\n\n"
+                   "    def load_model(self, path):\n        self.flownet.load_state_dict(torch.load(path))\n\n"
+                   "    def inference(self, a, b):\n        return self.flownet(torch.cat((a, b), 1))\n")
+        bench = ("import torch\nfrom wrapper import Model\n\nmodel = Model()\nmodel.load_model('w.pkl')\n{eval}"
+                 "scores = []\nfor name in open('list.txt').read().split():\n"
+                 "    i0, i2 = torch.load(name).cuda(), torch.load(name + '2').cuda()\n"
+                 "    scores.append(model.inference(i0, i2).mean().item())\nprint(scores)\n")
+        self.write("bench.py", bench.format(eval="model.eval()\n"))
+        self.assertEqual(self.ll101("--no-cache"),
+                         [("bench.py", 10, "forward of `model.flownet` in `Model.inference()` runs with ")])
+        # Without the switch, nothing says the loop only evaluates.
+        self.write("bench.py", bench.format(eval=""))
+        self.assertEqual(self.ll101("--no-cache"), [])
+
     def test_silent_where_the_method_or_the_loop_says_otherwise(self):
         self.write("model.py", self.MODEL)
         # Grad off in the method, or a method that back-propagates: nothing to add.
