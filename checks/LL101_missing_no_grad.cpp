@@ -188,18 +188,23 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
 // The file uses an API that PyTorch 0.4 introduced: `x.item()`, `torch.no_grad()` (or its
 // relatives), `torch.device(...)`, `torch.cuda.amp` / `torch.amp`, a loss's `reduction=`. It
 // runs on a PyTorch that ignores `volatile` and has no `.data[0]` on 0-dim losses.
+bool legacy_scalar_reads(const Facts& f);
+
 bool written_for_0_4_or_later(const Facts& f) {
+  bool item = false;
   for (const CallSite& c : f.calls) {
     const std::string& q = f.callee_qual(c.call);
     if (in(q, {"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.device"}) ||
         starts_with(q, "torch.cuda.amp.") || starts_with(q, "torch.amp."))
       return true;
     const Expr& x = f.e(c.call);
-    if (f.callee_attr(c.call) == "item"sv && x.kids.size() == 1) return true;
+    if (f.callee_attr(c.call) == "item"sv && x.kids.size() == 1) item = true;
     for (const auto& k : x.kw)
       if (k == "reduction"sv) return true;
   }
-  return false;
+  // `.item()` is NumPy's too (`checkpoint['filter_sizes'].item()`): no evidence in a file that
+  // reads its losses as `loss.data[0]`, which raises on the 0-dim losses of 0.5 and later.
+  return item && !legacy_scalar_reads(f);
 }
 
 // The function wraps inputs in `Variable(x, volatile=True)` (or `volatile=<flag>`): PyTorch before 0.4 ran such a
@@ -215,6 +220,14 @@ bool legacy_volatile(const Facts& f, Id func, bool modern) {
     // `volatile=True`, or a flag the evaluation pass sets (`volatile=is_validate`).
     Id v = f.arg(call, static_cast<size_t>(-1), "volatile");
     if (v != kNone && !(f.e(v).kind == ExprKind::Literal && f.e(v).lit != LitKind::True)) return true;
+  }
+  // A helper of the project handed the flag (`utils.variable(x, volatile=True)`, which wraps
+  // `Variable(x, volatile=volatile)`): `volatile` names nothing else in PyTorch.
+  for (int ci : f.calls_in(func)) {
+    const Id call = f.calls[ci].call;
+    if (starts_with(f.callee_qual(call), "torch")) continue;
+    const Id v = f.arg(call, static_cast<size_t>(-1), "volatile");
+    if (v != kNone && f.e(v).kind == ExprKind::Literal && f.e(v).lit == LitKind::True) return true;
   }
   return false;
 }
@@ -727,6 +740,11 @@ bool pre_0_4_file(const Facts& f, bool modern) {
     variable = variable || q == "torch.autograd.Variable"sv || q == "torch.autograd.variable.Variable"sv;
   if (!variable) return false;
   if (modern) return false;
+  return legacy_scalar_reads(f);
+}
+
+// Sums of `x.data[0]` (`total += loss.data[0]`): how PyTorch before 0.4 read a loss.
+bool legacy_scalar_reads(const Facts& f) {
   for (const StmtSite& ss : f.stmt_sites) {
     const Stmt& st = f.m.s(ss.stmt);
     if (st.kind != StmtKind::AugAssign || st.value == kNone) continue;

@@ -572,6 +572,15 @@ class History {
         in(callee.text, {"float", "int", "bool", "len", "str", "repr", "print", "isinstance", "round", "format",
                          "type", "id", "hash", "range", "enumerate"}))
       return false;
+    // A method of another module's class whose result carries history (`out =
+    // model.train_step(x, y, opt)`, returning `loss * x.size(0)`), on a receiver every binding
+    // of which builds that class (FileSummary::history_methods).
+    if (callee.kind == ExprKind::Attribute && f_.project && !f_.project->history_method_imports.empty()) {
+      const Id recv = callee.kids[0];
+      const std::string& d = f_.dotted(recv);
+      const std::string k = d.empty() ? std::string() : f_.imported_class_built_by(f_.bindings_at(func_, d, recv));
+      if (!k.empty() && f_.project->history_method_imports.count(k + "." + callee.text)) return true;
+    }
     // Host-side numeric libraries never hand back a tensor with history (`sklearn.metrics.
     // log_loss(y, p)` is a float whatever its name says).
     // (Asked of every qualified call: the first letter rules out most, torch's among them.)
@@ -1990,6 +1999,20 @@ bool returns_history(CheckContext& ctx, Id func, int element, Id call) {
 }  // namespace
 
 void summarize_LL102(const Facts& f, FileSummary& out) {
+  // Methods whose returned value carries history (not `forward`, which a caller runs as a
+  // forward; not a special method), each asked without reporting.
+  {
+    std::vector<Finding> none;
+    CheckContext ctx(f, {}, none);
+    for (Id fn = 0; fn < f.m.funcs.size(); ++fn) {
+      const Function& g = f.m.funcs[fn];
+      if (g.cls == kNone || g.parent != kNone || g.name == "forward"sv || starts_with(g.name, "__")) continue;
+      bool returns_value = false;
+      for (Id sid : f.stmts_in(fn))
+        returns_value = returns_value || (f.m.s(sid).kind == StmtKind::Return && f.m.s(sid).value != kNone);
+      if (returns_value && returns_history(ctx, fn)) out.history_methods.push_back(f.m.classes[g.cls].name + "." + g.name);
+    }
+  }
   // Methods keeping a value on their object: `self.x += v`, `self.x.append(v)` (any container
   // growth), `self.x[k] = v`.
   for (Id fn = 0; fn < f.m.funcs.size(); ++fn) {

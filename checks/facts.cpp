@@ -1216,7 +1216,7 @@ bool Facts::same_object(Id v, const std::string& d) const {
 std::string Facts::imported_class_built_by(const std::vector<Id>& values) const {
   std::string q;
   for (Id v : values) {
-    const Expr& ve = e(v);
+    const Expr& ve = e(unplaced(v));  // `Net().to(device)` is still the Net
     const std::string& vq = ve.kind == ExprKind::Call ? e(ve.kids[0]).qname : std::string();
     if (vq.empty() || starts_with(vq, "torch") || (!q.empty() && vq != q)) return "";
     q = vq;

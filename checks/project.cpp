@@ -345,7 +345,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& g : files[i].point_to_point) p2p_def[g].push_back(i);
     // Classes with methods that accumulate (LL102) or back-propagate (LL101): one index, one
     // lookup per import.
-    for (const auto* methods : {&files[i].accumulating_methods, &files[i].backprop_methods})
+    for (const auto* methods : {&files[i].accumulating_methods, &files[i].backprop_methods, &files[i].history_methods})
       for (const auto& cm : *methods)
         if (auto& v = method_def[cm.substr(0, cm.find('.'))]; v.empty() || v.back() != i) v.push_back(i);
     for (const auto& h : files[i].helper_methods) {
@@ -536,9 +536,14 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
           for (const auto& cm : files[j].accumulating_methods)
             if (cm.compare(0, cm.find('.'), lq) == 0) views[i].accumulating_imports.insert(q + cm.substr(cm.find('.')));
         if (const std::vector<size_t> def = imported_from(q, i, &method_def); def.size() == 1)
+        {
           for (const auto& cm : files[def[0]].backprop_methods)
             if (cm.compare(0, cm.find('.'), lq) == 0 && cm.find('.') == lq.size())
               views[i].backprop_method_imports.insert(q + cm.substr(cm.find('.')));
+          for (const auto& cm : files[def[0]].history_methods)
+            if (cm.compare(0, cm.find('.'), lq) == 0 && cm.find('.') == lq.size())
+              views[i].history_method_imports.insert(q + cm.substr(cm.find('.')));
+        }
       }
       // (One defining module: ambiguous definitions decide nothing.)
       if (helper_def.count(lq))

@@ -179,6 +179,10 @@ struct FileSummary {
   // `backward(label)` runs `self.logits.backward(...)` on what its `forward(x)` kept): LL101
   // leaves an object's forward alone in a loop that calls one of them on it.
   std::vector<std::string> backprop_methods;
+  // LL102: methods other than `forward` whose returned value carries autograd history, as
+  // "Class.method" (a module's `train_step()` that back-propagates and returns `loss *
+  // x.size(0)`): a caller keeping what another module's method returns keeps its graph.
+  std::vector<std::string> history_methods;
   // Methods called by name across files (`decoder.generate(...)` on a value whose class the
   // file does not show): each such attribute name, and whether every such call in this file
   // runs with grad disabled. And this file's methods that no call resolves to whose entry
@@ -263,6 +267,9 @@ struct ProjectView {
   // as this file imports the class ("cam.GradCAM.heatmap"), or by the class's own name when a
   // star import brings it ("GradCAM.heatmap").
   std::set<std::string> backprop_method_imports;
+  // Imported classes' methods whose result carries history (FileSummary::history_methods),
+  // qualified as this file imports the class ("models.Net.train_step").
+  std::set<std::string> history_method_imports;
   // Imported plain classes' methods that run a model attribute's forward (FileSummary::
   // helper_methods): "qualified.Class.method", as this file imports the class.
   std::map<std::string, FileSummary::HelperMethod> helper_method_imports;
@@ -319,7 +326,7 @@ struct ProjectView {
     return classes_with_workers.empty() && external_calls.empty() && !torch_via_project && !gpu_via_imports &&
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && called_tests.empty() && sharding_datasets.empty() &&
-           synthetic_datasets.empty() && accumulating_imports.empty() && backprop_method_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && loop_called_hooks.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
+           synthetic_datasets.empty() && accumulating_imports.empty() && backprop_method_imports.empty() && history_method_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && loop_called_hooks.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
            imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && communicating_classes.empty() &&
            optimizer_factory_kinds.empty() && batch_summed_losses.empty() && point_to_point_imports.empty() && detached_forward_elements.empty() && mode_free_classes.empty() && number_losses.empty() && other_losses.empty();
   }

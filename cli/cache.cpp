@@ -250,7 +250,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
             {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
-            {"syn", summary.synthetic_datasets}, {"lin", summary.linear_classes}, {"mcl", summary.module_classes}, {"dfe", summary.detached_forward_elements}, {"mfc", summary.mode_free_classes}, {"ccl", summary.communicating_classes}, {"acc", summary.accumulating_methods}, {"bpm", summary.backprop_methods},
+            {"syn", summary.synthetic_datasets}, {"lin", summary.linear_classes}, {"mcl", summary.module_classes}, {"dfe", summary.detached_forward_elements}, {"mfc", summary.mode_free_classes}, {"ccl", summary.communicating_classes}, {"acc", summary.accumulating_methods}, {"bpm", summary.backprop_methods}, {"hsm", summary.history_methods},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
             {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced}, {"srd", summary.self_reads}, {"irf", summary.imported_refs},
             {"bpr", summary.backprop_results}, {"evn", summary.eval_named},
@@ -436,6 +436,9 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.communicating_classes = strings(at(p, "ccl"));
     s.accumulating_methods = strings(at(p, "acc"));
     s.backprop_methods = strings(at(p, "bpm"));
+    s.history_methods = strings(at(p, "hsm"));
+    for (const auto& cm : s.history_methods)
+      if (cm.find('.') == std::string::npos) throw Bad();  // "Class.method"
     for (const std::string& cm : s.accumulating_methods)
       if (cm.find('.') == std::string::npos) throw Bad();  // "Class.method"
     s.program = boolean(at(p, "pg"));

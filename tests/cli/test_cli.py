@@ -1898,6 +1898,40 @@ class ForwardTupleAcrossModules(Tmp):
         self.assertEqual([f["line"] for f in json.loads(out)["findings"] if f["rule"] == "LL102"], [19])
 
 
+class MethodReturningHistoryAcrossModules(Tmp):
+    """LL102 across modules: a method of another module's class (not its forward) whose result
+    carries history, `train_step()` returning `loss * x.size(0)` after its own backward. A
+    caller keeping each step's result keeps each step's autograd nodes; the defining module's
+    summary names the method, and it travels in the cache."""
+    MODEL = ("import torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Net(nn.Module):\n"
+             "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(32, 10)\n\n"
+             "    def forward(self, x):\n        return self.fc(x)\n\n"
+             "    def train_step(self, x, y, opt):\n        opt.zero_grad()\n"
+             "        loss = F.cross_entropy(self(x), y)\n        loss.backward()\n        opt.step()\n"
+             "        return {ret}\n")
+    TRAIN = ("import torch\nfrom model import Net\n\ndevice = torch.device('cuda')\nmodel = Net().to(device)\n"
+             "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+             "loader = torch.utils.data.DataLoader(torch.load('train.pt'), batch_size=64)\n"
+             "for epoch in range(10):\n    losses = []\n    for x, y in loader:\n"
+             "        out = model.train_step(x.to(device), y.to(device), opt)\n        losses.append(out)\n"
+             "    print(sum(losses))\n")
+
+    def ll102(self, *extra):
+        rc, out, err = run(["--format", "json", *extra, self.dir])
+        return [(os.path.basename(f["path"]), f["line"]) for f in json.loads(out)["findings"] if f["rule"] == "LL102"]
+
+    def test_a_method_of_another_module_returning_history(self):
+        self.write("model.py", self.MODEL.format(ret="loss * x.size(0)"))
+        self.write("train.py", self.TRAIN)
+        for extra in (("--no-cache",), (), ()):   # uncached, cold, warm: the summary is cached
+            self.assertEqual(self.ll102(*extra), [("train.py", 12)])
+
+    def test_a_method_returning_a_number(self):
+        self.write("model.py", self.MODEL.format(ret="loss.item() * x.size(0)"))
+        self.write("train.py", self.TRAIN)
+        self.assertEqual(self.ll102("--no-cache"), [])
+
+
 class AccumulationFactsAcrossModules(Tmp):
     """LL206 across modules: an optimizer factory of another module says which optimizer the
     loop steps, and a loss function of another module that multiplies by the batch size says

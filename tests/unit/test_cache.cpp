@@ -85,6 +85,7 @@ FileSummary sample_summary() {
   s.distributed_feeds = {{"data.build_loaders", 0, {"#0", "cfg"}}, {"data.loader", -1, {}}};
   s.accumulating_methods = {"AverageMeter.update"};
   s.backprop_methods = {"GradCAM.heatmap"};
+  s.history_methods = {"Net.train_step"};
   s.helper_methods = {{"trainer.eval", "model", true, -1}, {"inference", "net", false, 1}};
   s.loop_method_calls = {{"agent.Agent", false, {"act", "reset", "update"}, {"saved_log_probs"}}};
   s.keeping_methods = {"Agent.update"};
@@ -170,6 +171,7 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.distributed_feeds, sample_summary().distributed_feeds);
   EXPECT_EQ(s.accumulating_methods, sample_summary().accumulating_methods);
   EXPECT_EQ(s.backprop_methods, sample_summary().backprop_methods);
+  EXPECT_EQ(s.history_methods, sample_summary().history_methods);
   ASSERT_EQ(s.helper_methods.size(), 2u);
   EXPECT_EQ(s.helper_methods[0].param, -1);
   EXPECT_EQ(s.helper_methods[1].method, "inference");
@@ -266,7 +268,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true,""]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"bpm":["GradCAM.heatmap"],"sm":["p.q"],"df":[["c.d",-1,["#0","args"]]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,"",0]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"srd":["Worker.evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false,"Worker"]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"],"p2p":["pipeline_communicate"]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"bpm":["GradCAM.heatmap"],"hsm":["Net.train_step"],"sm":["p.q"],"df":[["c.d",-1,["#0","args"]]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,"",0]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"srd":["Worker.evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false,"Worker"]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"],"p2p":["pipeline_communicate"]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -283,6 +285,7 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"sample\",10,20,false,\"Worker\"]", "[\"sample\",10,20,false,1]"));
   EXPECT_TRUE(bad("\"srd\":[\"Worker.evaluate\"]", "\"srd\":[\"evaluate\"]"));
   EXPECT_TRUE(bad("\"srd\":[\"Worker.evaluate\"],", ""));
+  EXPECT_TRUE(bad("\"hsm\":[\"Net.train_step\"]", "\"hsm\":[\"train_step\"]"));
   EXPECT_TRUE(bad("[\"\",\"sample\"]", "[\"sample\"]"));
   EXPECT_TRUE(bad("[\"Agent\",\"eval_step\",true]", "[\"Agent\",\"eval_step\"]"));
   EXPECT_TRUE(bad("[\"Agent\",\"eval_step\",true]", "[\"Agent\",\"eval_step\",1]"));

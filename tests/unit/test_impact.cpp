@@ -630,6 +630,23 @@ TEST(Impact, VolatileIsWeakOnlyInCodeWrittenForAPyTorchThatHonouredIt) {
   f = only(ported, "LL101");
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(f->low_confidence) << f->message;
+  // `.item()` is NumPy's too: a checkpoint's setting read with it says nothing in a file whose
+  // losses are read as `.data[0]`.
+  const FileResult numpy_item = analyze_text(
+      "v.py", program("criterion(output, target).data[0]") + "\n\nwidth = torch.load('c.pt')['filters'].item()\n",
+      Config{}, EngineOptions{});
+  f = only(numpy_item, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  // A project helper handed the flag (`utils.variable(x, volatile=True)`) builds the same Variable.
+  std::string helper = program("criterion(output, target).data[0]");
+  helper.replace(helper.find("Variable(images.cuda(), volatile=True)"), 38, "utils.variable(images, volatile=True)");
+  helper.replace(helper.find("from torch.autograd import Variable\n"), 36, "from torch.autograd import Variable\nimport utils\n");
+  const FileResult via_helper = analyze_text("v.py", helper, Config{}, EngineOptions{});
+  f = only(via_helper, "LL101");
+  ASSERT_NE(f, nullptr) << helper;
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  EXPECT_NE(f->message.find("volatile"), std::string::npos) << f->message;
 }
 
 TEST(Impact, FindingsInTestCodeAreWeak) {
