@@ -712,14 +712,16 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
   }
   // Relevance: Python that reaches no torch (MXNet, TensorFlow, plain Python) has none of
   // the mechanisms the rules describe. C++ units are filtered before Clang runs.
+  // (Also of a launcher without torch of its own, `main.py` running the trainer it imports: a
+  // program of the run, whose own flags may place the model on a GPU, for the CPU-only project.)
+  if (summary) {
+    summary->program = facts.is_program();
+    summary->gpu_evidence = facts.has_gpu_evidence();
+  }
   if (m.lang == Lang::Python && !torch && (!(project && project->torch_via_project) || imports_other_framework(m))) {
     // Still a caller: a launcher without torch of its own runs the trainer it imports.
     if (summary) summarize_references(facts, out, *summary);
     return out;
-  }
-  if (summary) {
-    summary->program = facts.is_program();
-    summary->gpu_evidence = facts.has_gpu_evidence();
   }
   CheckContext ctx(facts, source, out);
   for (const auto& c : all_checks())

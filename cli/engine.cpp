@@ -913,7 +913,10 @@ std::vector<FileResult> analyze_all(const std::vector<std::string>& files, Confi
   // places a tensor on a GPU. A file that was not analysed could hold such evidence.
   bool program = false, gpu = false;
   for (size_t i = 0; i < files.size(); ++i) {
-    program = program || summaries[i].program;
+    // (A launcher without torch of its own, `main.py` running the trainer it imports, is a
+    // program of the run; a script of the tree that reaches no torch is not one of its programs.)
+    program = program || (summaries[i].program && (summaries[i].imports_torch || views[i].torch_via_project ||
+                                                   !(is_python_source(files[i]) || is_notebook_path(files[i]))));
     gpu = gpu || summaries[i].gpu_evidence;
     for (const Diagnostic& d : results[i].diagnostics) gpu = gpu || d.fatal;
   }

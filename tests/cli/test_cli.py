@@ -1251,6 +1251,23 @@ class CpuOnlyProject(Tmp):
                  "nothing in this project places a tensor on a GPU" in f["message"])
                 for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
 
+    def test_a_launcher_without_torch_of_its_own_is_a_program(self):
+        # `main.py` imports no torch: it runs the trainer of a module that does. It is the
+        # project's program, and nothing places a tensor on a GPU.
+        trainer = ("import torch\nfrom model import evaluate\n\n\nclass Trainer:\n    def __init__(self):\n"
+                   "        self.model = torch.nn.Linear(4, 2)\n\n    def score(self, batches):\n"
+                   "        return evaluate(self.model, batches)\n")
+        self.write("model.py", self.MODEL)
+        self.write("trainer.py", trainer)
+        self.assertEqual(self.ll101("--no-cache"), [("model.py", "warning", False)])   # a library alone
+        self.write("main.py", "from trainer import Trainer\n\nif __name__ == '__main__':\n"
+                   "    print(Trainer().score([]))\n")
+        for extra in (("--no-cache",), (), ()):                                       # uncached, cold, warm
+            self.assertEqual(self.ll101(*extra), [("model.py", "note", True)])
+        # A script of the tree that reaches no torch is not one of the library's programs.
+        self.write("main.py", "import json\n\nif __name__ == '__main__':\n    print(json.dumps({}))\n")
+        self.assertEqual(self.ll101("--no-cache"), [("model.py", "warning", False)])
+
     def test_a_helper_of_a_cpu_only_program_is_weak(self):
         self.write("model.py", self.MODEL)
         self.assertEqual(self.ll101("--no-cache"), [("model.py", "warning", False)])   # a library alone
