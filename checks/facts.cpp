@@ -358,11 +358,28 @@ uint32_t Facts::first_gpu_evidence() const {
 }
 
 uint32_t Facts::scan_gpu_evidence(bool any) const {
+  // A Lightning file whose every Trainer is told to run on the CPU (`pl.Trainer(accelerator=
+  // "cpu")`, at least one): the framework places the model there.
+  auto lightning_on_cpu = [&] {
+    int trainers = 0;
+    for (const CallSite& c : calls) {
+      const std::string& q = callee_qual(c.call);
+      if (!(starts_with(q, "lightning.") || starts_with(q, "pytorch_lightning.")) || !ends_with(q, ".Trainer")) continue;
+      const Id acc = arg(c.call, static_cast<size_t>(-1), "accelerator");
+      if (acc == kNone || e(acc).kind != ExprKind::Literal || e(acc).lit != LitKind::String || e(acc).text != "cpu"sv)
+        return false;
+      ++trainers;
+    }
+    return trainers > 0;
+  };
   // Frameworks that place the model themselves: evidence everywhere.
   for (const auto& [local, q] : m.aliases) {
     for (std::string_view p : {"lightning", "pytorch_lightning", "accelerate", "deepspeed", "torch.distributed",
                                "torch.cuda", "torch.nn.parallel", "horovod", "ignite", "fastai"})
-      if (q == p || starts_with(q, std::string(p) + ".")) return 0;
+      if (q == p || starts_with(q, std::string(p) + ".")) {
+        if ((p == "lightning"sv || p == "pytorch_lightning"sv) && lightning_on_cpu()) continue;
+        return 0;
+      }
     // Hugging Face's Trainer places the model; its models and tokenizers load on the CPU
     // (`GPT2LMHeadModel.from_pretrained("gpt2")` in a CPU notebook places nothing).
     if (starts_with(q, "transformers.") && q.find("Trainer") != std::string::npos) return 0;

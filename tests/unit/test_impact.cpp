@@ -78,6 +78,29 @@ TEST(Impact, HuggingFaceModelsLoadOnTheCpuButItsTrainerPlacesTheModel) {
   EXPECT_FALSE(h->low_confidence) << h->message;
 }
 
+TEST(Impact, ALightningTrainerToldToRunOnTheCpuPlacesNothingOnAGpu) {
+  // A cookbook chapter trains with `pl.Trainer(accelerator="cpu")`, then evaluates by hand.
+  auto program = [](const std::string& accelerator) {
+    return "import torch\nimport lightning.pytorch as pl\nfrom models import Classifier\n"
+           "model = Classifier()\n"
+           "trainer = pl.Trainer(max_epochs=10, " + accelerator + ")\n"
+           "trainer.fit(model, datamodule)\n"
+           "model.eval()\n"
+           "for x, y in datamodule.test_dataloader():\n"
+           "    print(model(x).argmax(1).tolist())\n";
+  };
+  const FileResult cpu = analyze_text("tsc.py", program("accelerator=\"cpu\""), Config{}, EngineOptions{});
+  const Finding* f = only(cpu, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  for (const std::string acc : {"accelerator=\"gpu\"", "accelerator=\"auto\"", "devices=1"}) {
+    const FileResult g = analyze_text("tsc.py", program(acc), Config{}, EngineOptions{});
+    const Finding* h = only(g, "LL101");
+    ASSERT_NE(h, nullptr) << acc;
+    EXPECT_FALSE(h->low_confidence) << acc << h->message;
+  }
+}
+
 TEST(Impact, AnyGpuPlacementKeepsTheFullSeverity) {
   for (const std::string line : {"model = model.cuda()\n", "device = torch.device(dev_name)\nmodel.to(device)\n",
                                  "model.to('cuda:0')\n", "if torch.cuda.is_available():\n    pass\n"}) {
