@@ -1367,6 +1367,16 @@ void check_LL101(CheckContext& ctx) {
                                              (L.iter != kNone && f.e(L.iter).kind == ExprKind::Call &&
                                               python_builtin_call(f, L.iter) && f.e(f.e(L.iter).kids[0]).text == "range"sv));
       if (!steps) return false;
+      // (`range(len(test_dataset))`, `range(data_len)` with `data_len = len(test_dataset)`: a
+      // pass over a data set by index, not steps of a decoding.)
+      if (L.iter != kNone && f.e(L.iter).kind == ExprKind::Call)
+        for (size_t k = 1; k < f.e(L.iter).kids.size(); ++k) {
+          Id bound = f.e(L.iter).kids[k];
+          if (size_read_of(f, bound) != kNone) return false;
+          if (f.e(bound).kind == ExprKind::Name)
+            for (Id v : f.bindings_at(c.func, f.e(bound).text, bound))
+              if (size_read_of(f, v) != kNone) return false;
+        }
       for (int l = c.loop; l != outer && l >= 0;) {
         l = f.loops[l].parent;
         if (l >= 0 && constant_trips(f, l, kFewDecodedItems) == 0) return false;
@@ -1538,6 +1548,11 @@ void check_LL101(CheckContext& ctx) {
     }
     std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
                                                                                 : eval_loop_reason(f, h);
+    // The helper switches the model it runs to eval mode itself (`def prediction(model, ...):
+    // model.eval(); output = model(data)`), in a loop that does not train: the loop evaluates.
+    if (const std::string& inner = f.dotted(f.forward_receiver(fw->call));
+        why.empty() && !inner.empty() && f.eval_called_before(h.target_func, inner, f.e(fw->call).range.begin))
+      why = "after `" + inner + ".eval()` in `" + f.m.funcs[h.target_func].name + "()`";
     // A plain wrapper's own `eval()` called on the object (it has one only because it defines it).
     if (const std::string& owner = f.dotted(f.callee_receiver(h.call));
         why.empty() && !owner.empty() && owner != "self"sv && plain_class(f, f.class_of(h.target_func)) &&
