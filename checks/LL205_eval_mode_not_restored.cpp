@@ -333,6 +333,33 @@ bool mode_free_nn_layer(const Facts& f, Id call, Id cls, int depth) {
 // container (`nn.Sequential()` filled by add_module, a C++ parameter) tells nothing.
 bool mode_free_container(const Facts& f, Id call, Id cls, int depth) {
   const Expr& x = f.e(call);
+  // An empty container a class fills (`self.convs = nn.ModuleList()`, then `conv =
+  // HeteroConv(...)`, `self.convs.append(conv)`): its layers are the calls the class makes,
+  // each read as one; only something handed in (`self.convs.append(layer)` of a parameter)
+  // is unknown.
+  if (x.kids.size() == 1 && x.kw.empty() && cls != kNone) {
+    const Id st = f.stmt_of(call);
+    if (st == kNone || f.m.s(st).kind != StmtKind::Assign || f.m.s(st).targets.size() != 1) return false;
+    const std::string target = f.dotted(f.m.s(st).targets[0]);
+    if (!starts_with(target, "self.")) return false;
+    bool filled = false;
+    for (const CallSite& c : f.calls) {
+      if (c.func == kNone || f.class_of(c.func) != cls || f.dotted(f.callee_receiver(c.call)) != target) continue;
+      if (!in(f.callee_attr(c.call), {"append", "extend", "insert", "add_module"})) continue;
+      const Id a = f.e(c.call).kids.back();
+      if (f.e(a).kind == ExprKind::Call) {
+        filled = true;
+        continue;
+      }
+      if (f.e(a).kind != ExprKind::Name) return false;
+      const std::vector<Id> vs = f.bindings_at(c.func, f.e(a).text, a);
+      if (vs.empty()) return false;
+      for (Id v : vs)
+        if (f.e(v).kind != ExprKind::Call) return false;
+      filled = true;
+    }
+    return filled;
+  }
   if (f.has_kwargs_splat(call) || !x.kw.empty() || x.kids.size() < 2) return false;
   auto layer = [&](Id y) {
     // `nn.Sequential(*layers)` in a class: `layers` collects displays of calls the class makes
@@ -398,6 +425,21 @@ bool mode_free_call(const Facts& f, const CallSite& c, Id cls, int depth) {
            q.find("instance_norm") == std::string::npos;
   // NumPy and math compute on plain arrays and numbers: no module, no mode.
   if (q.rfind("numpy.", 0) == 0 || q.rfind("math.", 0) == 0) return true;
+  // PyTorch Geometric's message-passing layers and poolings behave the same in both modes
+  // (the inner convolutions of a `HeteroConv` are calls of their own); the attention ones
+  // only with their `dropout` left at 0.
+  if (q.rfind("torch_geometric.nn.", 0) == 0) {
+    const std::string_view last = f.last_component(q);
+    if (in(last, {"GCNConv", "SAGEConv", "GraphConv", "ChebConv", "SGConv", "TAGConv", "HeteroConv", "Linear",
+                  "HeteroLinear", "global_mean_pool", "global_add_pool", "global_max_pool", "to_hetero"}))
+      return true;
+    if (in(last, {"GATConv", "GATv2Conv", "TransformerConv"})) {
+      const Id d = f.arg(c.call, static_cast<size_t>(-1), "dropout");
+      return !f.has_kwargs_splat(c.call) &&
+             (d == kNone || (f.e(d).kind == ExprKind::Literal && (f.e(d).text == "0"sv || f.e(d).text == "0.0"sv)));
+    }
+    return false;
+  }
   if (!q.empty()) {
     // A module class of another module of the project that the run says is mode-free
     // (FileSummary::mode_free_classes); while this file's summary is made, any other name is
