@@ -581,6 +581,37 @@ long constant_trips(const Facts& f, int loop, long limit) {
     if (d.text == "dict"sv) return d.kids.size() % 2 ? 0 : static_cast<long>(d.kids.size() / 2);
     return static_cast<long>(d.kids.size());
   };
+  // A progress bar around the iterable (`tqdm(range(n))`, `trange(n, desc=...)`), directly or
+  // through a name bound once to it (`epoch_range = trange(num_epochs)`): the same trips.
+  auto progress_bar = [&](Id x) -> Id {
+    if (f.e(x).kind != ExprKind::Call || f.e(x).kids.size() < 2) return kNone;
+    const std::string& q = f.callee_qual(x);
+    if (!starts_with(q, "tqdm")) return kNone;
+    return f.last_component(q) == "trange"sv || f.last_component(q) == "tqdm"sv ? x : kNone;
+  };
+  if (f.e(iter).kind == ExprKind::Name) {
+    const std::vector<Id> vs = f.bindings_at(L.func, f.e(iter).text, iter);
+    if (vs.size() == 1 && progress_bar(vs[0]) != kNone) iter = vs[0];
+  }
+  if (const Id bar = progress_bar(iter); bar != kNone) {
+    if (f.last_component(f.callee_qual(bar)) == "trange"sv) {
+      // `trange(a[, b[, step]], desc=...)`: range's positional arguments.
+      long v[3] = {0, 0, 1};
+      const Expr& c = f.e(bar);
+      size_t n = 0;
+      // (The keywords name the trailing arguments.)
+      for (size_t k = 1; k + c.kw.size() < c.kids.size() && n < 3; ++k) {
+        if (!int_constant(f, L.func, c.kids[k], &v[n])) return 0;
+        ++n;
+      }
+      if (n == 0) return 0;
+      const long lo = n == 1 ? 0 : v[0], hi = n == 1 ? v[0] : v[1], step = n == 3 ? v[2] : 1;
+      if (step <= 0 || hi <= lo) return 0;
+      const long trips = (hi - lo + step - 1) / step;
+      return trips <= limit ? trips : 0;
+    }
+    iter = f.e(bar).kids[1];
+  }
   for (int hops = 0; hops < 4 && f.e(iter).kind == ExprKind::Call; ++hops) {
     const Expr& c = f.e(iter);
     const Expr& callee = f.e(c.kids[0]);

@@ -352,6 +352,23 @@ TEST(Impact, AFewBackpropagatedLossesKeptInAConstantLoopAreWeak) {
     EXPECT_TRUE(f->low_confidence);
     EXPECT_NE(f->message.find("run at most 50 times"), std::string::npos) << f->message;
   }
+  // Behind a progress bar: `trange(epochs, desc=...)`, `tqdm(range(50))`, through a name.
+  for (const std::string loop : {"for _ in trange(epochs, desc='loss'):\n", "for _ in tqdm(range(50)):\n",
+                                 "bar = trange(epochs, leave=True)\nfor _ in bar:\n"}) {
+    const FileResult r = analyze_text("toy.py", "from tqdm import tqdm, trange\n" + program(loop, backward), Config{},
+                                      EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr) << loop;
+    EXPECT_TRUE(f->low_confidence) << loop << f->message;
+    EXPECT_NE(f->message.find("run at most 50 times"), std::string::npos) << f->message;
+  }
+  {
+    const FileResult r = analyze_text("toy.py", "from tqdm import tqdm\n" + program("for x, y in tqdm(loader):\n", backward),
+                                      Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr);
+    EXPECT_FALSE(f->low_confidence) << f->message;
+  }
   {
     const FileResult r = analyze_text("toy.py", program("for _ in range(epochs):\n", backward), Config{}, EngineOptions{});
     const Finding* f = only(r, "LL102");
