@@ -731,6 +731,23 @@ bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer) {
   return true;
 }
 
+// A statement that is only `torch.no_grad()` (or `torch.inference_mode()`), in the forward's
+// scope (its function, else the module's top level) and before it: a no-op.
+Id bare_no_grad_before(const Facts& f, const CallSite& c) {
+  const uint32_t at = f.e(c.call).range.begin;
+  for (const StmtSite& ss : f.stmt_sites) {
+    const Stmt& st = f.m.s(ss.stmt);
+    if (st.kind != StmtKind::Expr || st.value == kNone || st.range.begin >= at || f.e(st.value).kind != ExprKind::Call)
+      continue;
+    if (f.function_at(st.range.begin) != c.func) continue;
+    const std::string& q = f.callee_qual(st.value);
+    if ((q == "torch.no_grad"sv || q == "torch.inference_mode"sv || q == "torch.autograd.no_grad"sv) &&
+        f.e(st.value).kids.size() == 1)
+      return st.value;
+  }
+  return kNone;
+}
+
 // The file reads scalars the way PyTorch before 0.4 required (`loss.data[0]`, which raises
 // on the 0-dim losses of 0.5 and later) and wraps inputs in `Variable`: code for a PyTorch
 // that had no `torch.no_grad()`.
@@ -1470,6 +1487,13 @@ void check_LL101(CheckContext& ctx) {
                       : report_memory_claim(ctx, "LL101", f.e(c.call).range, msg);
     reported_forwards.insert(c.call);
     if (!fd) continue;
+    // A bare `torch.no_grad()` statement before the forward in its scope: it builds a context
+    // manager and drops it, disabling nothing (the author meant `with torch.no_grad():`).
+    if (const Id bare = bare_no_grad_before(f, c); bare != kNone)
+      fd->notes.push_back({f.e(bare).range, "`" + source_text(ctx, bare) +
+                                                "` on its own line builds a context manager and drops it, "
+                                                "disabling nothing: write `with " +
+                                                source_text(ctx, bare) + ":` around the forward"});
     if (gated) {
       fd->notes.push_back({gated->note, gated->note_text});
       const std::string sge = spelling_of(f.m, "torch.set_grad_enabled");

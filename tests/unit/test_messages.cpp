@@ -195,3 +195,25 @@ TEST(Messages, LL101OffersNoNoGradFixOverCodeItCannotSeeThatTakesTheModel) {
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->fixes.empty());
 }
+
+TEST(Messages, LL101PointsAtABareNoGradStatementThatDisablesNothing) {
+  // `torch.no_grad()` on its own line (meant as `with torch.no_grad():`) builds a context
+  // manager and drops it: the finding says so at that line.
+  const std::string src =
+      "import torch\nmodel = torch.load('m.pt').cuda()\nmodel.eval()\ntorch.no_grad()\n"
+      "for x, y in test_loader:\n    print(model(x.cuda()).argmax(1).tolist())\n";
+  const FileResult r = analyze_text("eval.py", src, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  bool noted = false;
+  for (const Note& n : f->notes)
+    noted = noted || (n.range.line == 4 && n.message.find("disabling nothing") != std::string::npos &&
+                      n.message.find("`with torch.no_grad():`") != std::string::npos);
+  EXPECT_TRUE(noted);
+  // Used as a context manager, it is no note (and no finding).
+  const FileResult ok = analyze_text(
+      "eval.py", "import torch\nmodel = torch.load('m.pt').cuda()\nmodel.eval()\nwith torch.no_grad():\n"
+                 "    for x, y in test_loader:\n        print(model(x.cuda()).argmax(1).tolist())\n",
+      Config{}, EngineOptions{});
+  EXPECT_EQ(only(ok, "LL101"), nullptr);
+}
