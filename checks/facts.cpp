@@ -1532,6 +1532,27 @@ bool Facts::runs_at_most_once(Id func, int depth) const {
     for (const Function& g : m.funcs) mains += g.name == "main"sv && g.cls == kNone && g.parent == kNone;
     if (mains == 1) return true;
   }
+  // Handed on as a value (`dataset.map(score)`, `pool.imap(work, items)`, `callbacks=[log]`):
+  // whatever receives it may call it any number of times (once per row of a dataset).
+  if (!names_handed_on_) {
+    names_handed_on_.emplace();
+    std::vector<char> callee(m.exprs.size(), 0);
+    for (const Expr& x : m.exprs)
+      if (x.kind == ExprKind::Call && !x.kids.empty() && x.kids[0] < callee.size()) callee[x.kids[0]] = 1;
+    for (Id i = 0; i < m.exprs.size(); ++i)
+      if (m.exprs[i].kind == ExprKind::Name && !callee[i]) (*names_handed_on_)[m.exprs[i].text].push_back(m.exprs[i].range.begin);
+  }
+  if (auto it = names_handed_on_->find(m.funcs[func].name); m.lang == Lang::Python && it != names_handed_on_->end())
+    for (uint32_t at : it->second) {
+      // The definition of that name last before the read (or the first one, for a read above all).
+      Id reached = kNone;
+      for (Id g = 0; g < m.funcs.size(); ++g)
+        if (m.funcs[g].name == m.funcs[func].name && m.funcs[g].cls == kNone && m.funcs[g].parent == kNone &&
+            (reached == kNone || (m.funcs[g].range.begin < at && m.funcs[g].range.begin > m.funcs[reached].range.begin) ||
+             (m.funcs[reached].range.begin > at && m.funcs[g].range.begin < m.funcs[reached].range.begin)))
+          reached = g;
+      if (reached == func) return false;
+    }
   if (callers_[func].empty()) {
     // Never called: only a script's own functions are known to be unused (a library's are
     // its interface).

@@ -546,6 +546,10 @@ class Facts {
   mutable std::unique_ptr<Flow> flow_;
   mutable std::vector<signed char> leaves_grad_off_;  // per function: -1 not asked, 0 no, 1 yes
   mutable std::vector<signed char> model_call_memo_;  // is_model_call() per call expression
+  // Names read as values (not called): `dataset.map(score)`, `callbacks=[log]`. Built once.
+  // (Name -> positions of its reads; per read, the module-level definition of that name last
+  // before it is the one handed on: a notebook redefines functions cell by cell.)
+  mutable std::optional<std::unordered_map<std::string_view, std::vector<uint32_t>>> names_handed_on_;
   bool compute_is_model_call(const CallSite& c) const;
   mutable signed char imports_inferers_ = -1;  // the file imports from monai.inferers (asked once)
   // dotted(): per expression 0 = not computed, 1 = "", k >= 2 = dotted_strings_[k - 2]

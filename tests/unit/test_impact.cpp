@@ -965,13 +965,22 @@ TEST(Impact, AOneShotForwardInAFunctionTheProgramRunsOnceIsWeak) {
     EXPECT_TRUE(f->low_confidence) << tail;
     EXPECT_NE(f->message.find("which the program runs at most once"), std::string::npos) << f->message;
   }
-  // Called per request, or a library's function nobody in the file calls: full severity.
-  for (const std::string tail : {"if __name__ == '__main__':\n    for _ in range(100):\n        load_demo()\n", ""}) {
+  // Called per request, a library's function nobody in the file calls, or handed to what calls
+  // it per element (`dataset.map(load_demo)`, once per row): full severity.
+  for (const std::string tail : {"if __name__ == '__main__':\n    for _ in range(100):\n        load_demo()\n", "",
+                                 "if __name__ == '__main__':\n    print(dataset.map(load_demo))\n"}) {
     const FileResult r = analyze_text("demo.py", defs + tail, Config{}, EngineOptions{});
     const Finding* f = only(r, "LL101");
     ASSERT_NE(f, nullptr) << tail;
     EXPECT_FALSE(f->low_confidence) << tail;
   }
+  // A notebook defines it again in a later cell and maps that one: the first keeps its reading.
+  const std::string redefined = defs + "load_demo()\n" + defs.substr(defs.find("def load_demo")) +
+                                "print(dataset.map(load_demo))\n";
+  const FileResult r = analyze_text("demo.py", redefined + "if __name__ == '__main__':\n    pass\n", Config{}, EngineOptions{});
+  ASSERT_EQ(r.findings.size(), 2U);
+  EXPECT_TRUE(r.findings[0].low_confidence) << r.findings[0].message;
+  EXPECT_FALSE(r.findings[1].low_confidence) << r.findings[1].message;
 }
 
 TEST(Impact, ADeviceThatOnlyHoldsTheCpuPlacesNothingOnAGpu) {
