@@ -2007,6 +2007,16 @@ void summarize_LL102(const Facts& f, FileSummary& out) {
     for (Id fn = 0; fn < f.m.funcs.size(); ++fn) {
       const Function& g = f.m.funcs[fn];
       if (g.cls == kNone || g.parent != kNone || g.name == "forward"sv || starts_with(g.name, "__")) continue;
+      // Only a training method (it runs a forward and back-propagates: `train_step()`), whose
+      // caller has no backward of its own to free the graph; a method returning a loss for the
+      // caller to back-propagate is read where it is called in its own file. (Cheap first:
+      // every file of the run reads this summary, and an imported class's method it names
+      // costs the importer a second analysis.)
+      const std::vector<int>& in_fn = f.calls_in(fn);
+      if (std::none_of(in_fn.begin(), in_fn.end(), [&](int ci) { return f.callee_attr(f.calls[ci].call) == "backward"sv; }) ||
+          std::none_of(in_fn.begin(), in_fn.end(), [&](int ci) { return f.is_backward(f.calls[ci]); }) ||
+          std::none_of(in_fn.begin(), in_fn.end(), [&](int ci) { return f.is_model_call(f.calls[ci]); }))
+        continue;
       bool returns_value = false;
       for (Id sid : f.stmts_in(fn))
         returns_value = returns_value || (f.m.s(sid).kind == StmtKind::Return && f.m.s(sid).value != kNone);

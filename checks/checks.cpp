@@ -318,7 +318,9 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
         q[q.size() - local.size() - 1] == '.')
       (is_torch_family(q) ? from_torch : from_import).insert(local);
   std::unordered_set<std::string_view> imported_read, own_named;
-  std::map<std::string_view, std::set<std::string_view>> self_read;  // name -> classes reading `self.name`
+  // `self.name` reads: name -> the first class reading it, and any others.
+  std::unordered_map<std::string_view, std::pair<Id, std::vector<Id>>> self_read;
+  Id method = kNone;  // the method around the last `self.name` read
   // (Most names are neither: a test of their length first spares the lookups.)
   std::bitset<64> own_len, import_len;
   for (std::string_view n : own_defs) own_len.set(std::min<size_t>(n.size(), 63));
@@ -339,10 +341,18 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
     } else if (x.kind == ExprKind::Attribute) {
       // `self.evaluate()` in a method of a class: a read of that class's hierarchy's method.
       if (!x.kids.empty() && f.e(x.kids[0]).kind == ExprKind::Name && f.e(x.kids[0]).text == "self"sv) {
-        Id fn = f.function_at(x.range.begin);
-        while (fn != kNone && f.m.funcs[fn].cls == kNone) fn = f.m.funcs[fn].parent;
-        if (fn != kNone) {
-          self_read[x.text].insert(f.m.classes[f.m.funcs[fn].cls].name);
+        // (The method around the last read is asked first: reads come method by method.)
+        if (!(method != kNone && x.range.begin >= f.m.funcs[method].range.begin &&
+              x.range.end <= f.m.funcs[method].range.end)) {
+          method = f.function_at(x.range.begin);
+          while (method != kNone && f.m.funcs[method].cls == kNone) method = f.m.funcs[method].parent;
+        }
+        if (method != kNone) {
+          const Id k = f.m.funcs[method].cls;
+          auto [it, fresh] = self_read.try_emplace(x.text, k, std::vector<Id>{});
+          if (!fresh && it->second.first != k &&
+              std::find(it->second.second.begin(), it->second.second.end(), k) == it->second.second.end())
+            it->second.second.push_back(k);
           continue;
         }
       }
@@ -456,10 +466,12 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
   s.imported_refs.erase(std::unique(s.imported_refs.begin(), s.imported_refs.end()), s.imported_refs.end());
   // Names read only as `self.<name>` (and so still in `referenced`, which other joins read).
   for (const auto& [name, classes] : self_read) {
-    if (seen.count(name)) continue;
+    if (seen.count(name)) continue;  // (a name also read otherwise is read for every class)
     seen.insert(name);
-    for (std::string_view k : classes) s.self_reads.push_back(std::string(k) + "." + std::string(name));
+    s.self_reads.push_back(f.m.classes[classes.first].name + "." + std::string(name));
+    for (Id k : classes.second) s.self_reads.push_back(f.m.classes[k].name + "." + std::string(name));
   }
+  std::sort(s.self_reads.begin(), s.self_reads.end());
   // (Sorted as views, which move for free, then copied once.)
   std::vector<std::string_view> names(seen.begin(), seen.end());
   std::sort(names.begin(), names.end());
@@ -716,7 +728,8 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
   // program of the run, whose own flags may place the model on a GPU, for the CPU-only project.)
   if (summary) {
     summary->program = facts.is_program();
-    summary->gpu_evidence = facts.has_gpu_evidence();
+    // (A module without torch that is no program places nothing: its scan is spared.)
+    summary->gpu_evidence = (torch || summary->program || m.lang != Lang::Python) && facts.has_gpu_evidence();
   }
   if (m.lang == Lang::Python && !torch && (!(project && project->torch_via_project) || imports_other_framework(m))) {
     // Still a caller: a launcher without torch of its own runs the trainer it imports.

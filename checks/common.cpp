@@ -228,22 +228,6 @@ bool iterates_batches(const Facts& f, int loop) {
         size_of_one_batch(f, r.kids[r.kids.size() == 2 ? 1 : 2]))
       return false;
   }
-  // A list or tuple of literals written out (`for batch_size in [1, 4, 8]:`, or a name whose
-  // binding that reaches the loop is one): settings to try, whatever the name says, not batches.
-  {
-    auto literals = [&](Id x) {
-      const Expr& d = f.e(x);
-      if (d.kind != ExprKind::Sequence || (d.text != "list"sv && d.text != "tuple"sv) || d.kids.empty()) return false;
-      for (Id k : d.kids)
-        if (f.e(k).kind != ExprKind::Literal) return false;
-      return true;
-    };
-    if (literals(iter)) return false;
-    if (f.e(iter).kind == ExprKind::Name) {
-      const std::vector<Id> vs = f.bindings_at(f.loops[loop].func, f.e(iter).text, iter);
-      if (vs.size() == 1 && literals(vs[0])) return false;
-    }
-  }
   bool found = false;
   // `range(config.dataset.n_folds)`: a count, named by its last part; the namespaces it is
   // read from (`config.dataset`) say nothing of what the loop walks.
@@ -277,6 +261,20 @@ bool iterates_batches(const Facts& f, int loop) {
     }
     return true;
   });
+  // A list or tuple of literals written out (`for batch_size in [1, 4, 8]:`, or a name whose
+  // binding that reaches the loop is one): settings to try, whatever the name says, not batches.
+  // (Asked only of a loop the names took for one over batches.)
+  if (found && f.e(iter).kind == ExprKind::Name) {
+    auto literals = [&](Id x) {
+      const Expr& d = f.e(x);
+      if (d.kind != ExprKind::Sequence || (d.text != "list"sv && d.text != "tuple"sv) || d.kids.empty()) return false;
+      for (Id k : d.kids)
+        if (f.e(k).kind != ExprKind::Literal) return false;
+      return true;
+    };
+    const std::vector<Id> vs = f.bindings_at(f.loops[loop].func, f.e(iter).text, iter);
+    if (vs.size() == 1 && literals(vs[0])) return false;
+  }
   return found;
 }
 
