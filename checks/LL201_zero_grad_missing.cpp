@@ -53,8 +53,38 @@ std::set<std::string> param_modules(const Facts& f, Id func, const std::string& 
 // Attribute names that hold the same optimizer as `self.<attr>`: `self.Discriminator_opt =
 // optimizer_D` in a constructor that also hands `optimizer_D` to `super().__init__(...)`, where
 // the base class (often in another file) keeps it as `self.optimizer_D`.
+// The module-level name every same-file call of `func` passes for its parameter `p`, through
+// callers' own parameters a few levels up (`train_loop(model, opt)` handing its `optimizer` to
+// `train_model(model, optimizer)`): "" when the calls pass different things, something else, or
+// nothing (a default), or when nothing calls it.
+std::string global_passed_for(const Facts& f, Id func, const std::string& p, int depth = 0) {
+  if (func == kNone || depth > 3 || f.m.funcs[func].cls != kNone || f.callers(func).empty() ||
+      f.callers(func).size() > 32)
+    return "";
+  const auto& params = f.m.funcs[func].params;
+  const auto at = std::find(params.begin(), params.end(), p);
+  if (at == params.end()) return "";
+  std::string global;
+  for (int ci : f.callers(func)) {
+    const CallSite& c = f.calls[ci];
+    const Id a = f.arg(c.call, static_cast<size_t>(at - params.begin()), p);
+    if (a == kNone || f.e(a).kind != ExprKind::Name) return "";
+    const std::string& name = f.e(a).text;
+    std::string g;
+    if (c.func != kNone && f.is_param(c.func, name)) g = global_passed_for(f, c.func, name, depth + 1);
+    else if (c.func == kNone || f.bindings(c.func, name).empty()) g = name;
+    if (g.empty() || (!global.empty() && g != global)) return "";
+    global = g;
+  }
+  return global;
+}
+
 std::set<std::string> same_optimizer(const Facts& f, Id func, const std::string& opt) {
   std::set<std::string> out{opt};
+  // A parameter every caller hands the same module-level optimizer: that one by its own name
+  // (`opt.zero_grad()` on the global beside `optimizer.step()` on the parameter).
+  if (func != kNone && f.is_param(func, opt) && f.bindings(func, opt).empty())
+    if (std::string g = global_passed_for(f, func, opt); !g.empty()) out.insert(g);
   if (opt.rfind("self.", 0) != 0 || f.class_of(func) == kNone) return out;
   for (Id v : f.bindings(func, opt)) {
     if (f.e(v).kind != ExprKind::Name) continue;
