@@ -1544,14 +1544,16 @@ bool Facts::runs_at_most_once(Id func, int depth) const {
   }
   if (auto it = names_handed_on_->find(m.funcs[func].name); m.lang == Lang::Python && it != names_handed_on_->end())
     for (uint32_t at : it->second) {
-      // The definition of that name last before the read (or the first one, for a read above all).
-      Id reached = kNone;
-      for (Id g = 0; g < m.funcs.size(); ++g)
-        if (m.funcs[g].name == m.funcs[func].name && m.funcs[g].cls == kNone && m.funcs[g].parent == kNone &&
-            (reached == kNone || (m.funcs[g].range.begin < at && m.funcs[g].range.begin > m.funcs[reached].range.begin) ||
-             (m.funcs[reached].range.begin > at && m.funcs[g].range.begin < m.funcs[reached].range.begin)))
-          reached = g;
-      if (reached == func) return false;
+      // The definition of that name last before the read, else (a read above them all) the first.
+      Id last_before = kNone, first = kNone;
+      for (Id g = 0; g < m.funcs.size(); ++g) {
+        const Function& d = m.funcs[g];
+        if (d.name != m.funcs[func].name || d.cls != kNone || d.parent != kNone) continue;
+        if (first == kNone || d.range.begin < m.funcs[first].range.begin) first = g;
+        if (d.range.begin < at && (last_before == kNone || d.range.begin > m.funcs[last_before].range.begin))
+          last_before = g;
+      }
+      if ((last_before != kNone ? last_before : first) == func) return false;
     }
   if (callers_[func].empty()) {
     // Never called: only a script's own functions are known to be unused (a library's are
