@@ -701,12 +701,19 @@ bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer) {
           return;
         }
         bool inner = numbers || e.kind == ExprKind::Compare;
-        if (e.kind == ExprKind::Attribute && e.text == "data"sv) inner = true;
+        if (e.kind == ExprKind::Attribute && in(e.text, {"data", "indices"})) inner = true;
+        // The indices of a reduction, `q.max(1)[1]`: integers without history.
+        if (e.kind == ExprKind::Subscript && e.kids.size() >= 2 && int_literal_value(f.e(e.kids[1])) == 1 &&
+            f.e(e.kids[0]).kind == ExprKind::Call &&
+            in(f.callee_attr(e.kids[0]), {"max", "min", "topk", "sort", "kthvalue", "mode"}))
+          inner = true;
         if (e.kind == ExprKind::Call) {
           const std::string& a = f.callee_attr(x);
           const std::string& q = f.callee_qual(x);
-          if (in(a, {"item", "tolist", "detach", "argmax", "argmin", "size", "dim", "numel"}) ||
-              in(q, {"torch.argmax", "torch.argmin"}) ||
+          // (`dist.sample()` and `probs.multinomial(1)` draw indices or values without history;
+          // `rsample()` keeps it.)
+          if (in(a, {"item", "tolist", "detach", "argmax", "argmin", "size", "dim", "numel", "sample", "multinomial"}) ||
+              in(q, {"torch.argmax", "torch.argmin", "torch.multinomial"}) ||
               (f.e(e.kids[0]).kind == ExprKind::Name && python_builtin_call(f, x) &&
                in(f.e(e.kids[0]).text, {"print", "len", "str", "repr", "format"}))) {
             for (Id k : e.kids) walk(k, true);
