@@ -523,7 +523,8 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
         // `torch.distributed as dist` is caught by its qualified name above.)
         if (in(t, {"cuda", "gpu", "gpus", "device", "devices", "accelerator", "distributed", "ddp", "rank",
                    "mps", "xla", "tpu", "kcuda", "cudnn"}) &&
-            !ignorable(xi) && !(in(t, {"device", "devices"}) && cpu_device_name(xi)) && !false_flag(xi)) {
+            !ignorable(xi) && !(in(t, {"device", "devices"}) && (cpu_device_name(xi) || handed_device(xi))) &&
+            !false_flag(xi)) {
           evidence = true;
           break;
         }
@@ -534,6 +535,27 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
     }
   }
   return first;
+}
+
+bool Facts::handed_device(Id x) const {
+  // (Where it points is the callers' choice: their own evidence decides, through the project's
+  // imports. A module of definitions no program of the run imports keeps its claims.)
+  if (m.lang != Lang::Python) return false;
+  const Expr& ex = e(x);
+  const Id fn = function_at(ex.range.begin);
+  auto param = [&](Id func, Id v) {
+    return func != kNone && e(v).kind == ExprKind::Name && is_param(func, e(v).text) &&
+           own_bindings(func, e(v).text).empty();
+  };
+  if (ex.kind == ExprKind::Name) return param(fn, x);
+  if (ex.kind != ExprKind::Attribute || fn == kNone) return false;
+  const std::string& d = dotted(x);
+  if (!starts_with(d, "self.") || d.find('.', 5) != std::string::npos) return false;
+  const std::vector<Id> values = bindings(fn, d);
+  if (values.empty()) return false;
+  for (Id v : values)
+    if (!param(function_at(e(v).range.begin), v) && !cpu_device_value(v)) return false;
+  return true;
 }
 
 bool Facts::follows_a_tensor(Id x) const {
@@ -3869,7 +3891,13 @@ bool Facts::loaded_model_rec(Id func, Id x, int depth) const {
     return true;
   // A parameter never rebound here: what the file's callers hand in (`mask = inference(net,
   // image)` per image, with the loaded `net`). Every value they pass must be a loaded model.
-  if (depth >= 2 || !values.empty() || e(x).kind != ExprKind::Name) return false;
+  // (A C++ parameter's declared type, `Net& net`, is lowered as a binding `net : Net()` that
+  // says what the name holds, not where it came from.)
+  const bool declared_only = std::all_of(values.begin(), values.end(), [&](Id v) {
+    const Id st = stmt_of(v);
+    return st != kNone && m.s(st).kind == StmtKind::AnnAssign && m.s(st).text == "declared-type"sv;
+  });
+  if (depth >= 2 || !declared_only || e(x).kind != ExprKind::Name) return false;
   const auto args = argument_values(func, d);
   for (const auto& [where, a] : args)
     if (!loaded_model_rec(where, a, depth + 1)) return false;

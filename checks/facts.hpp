@@ -450,6 +450,10 @@ class Facts {
   bool has_main_guard() const;
   // A name (`device`) whose every value in its scope is the CPU device.
   bool cpu_device_name(Id expr) const;
+  // A device the code is handed, not one it picks (Python): a parameter of the function reading
+  // it that the function never rebinds (`def fit(model, loader, device)`), or `self.<name>` that
+  // every method binds only from such a parameter or the CPU (`self.device = device`).
+  bool handed_device(Id expr) const;
   bool follows_a_tensor(Id x) const;  // `x.device` of a parameter, `next(m.parameters()).device`
   // `"cpu"`, `torch::kCPU`, `torch.device("cpu")`, `torch::Device(torch::kCPU)`.
   bool cpu_device_value(Id expr) const;

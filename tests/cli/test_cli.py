@@ -1328,6 +1328,34 @@ class CpuOnlyProject(Tmp):
         self.write("ch2/train.py", self.gpu_train())
         self.assertEqual(self.placements(), [("ch1/model.py", "warning", False)])
 
+    def test_a_device_the_module_is_handed_is_the_callers_choice(self):
+        # A trainer that moves batches to the device its constructor is handed (`self.device =
+        # device`): where that points is the program's choice. A program that hands it the CPU
+        # runs it on the CPU; one that hands it CUDA, or a library with no program, keeps it.
+        trainer = ("import torch\n\n\nclass Trainer:\n    def __init__(self, model, device='cpu'):\n"
+                   "        self.model = model\n        self.device = device\n\n"
+                   "    def evaluate(self, batches):\n        self.model.eval()\n        correct = 0\n"
+                   "        for x, y in batches:\n            x = x.to(self.device)\n"
+                   "            correct += (self.model(x).argmax(1) == y).sum().item()\n        return correct\n\n"
+                   "\ndef score(model, batches, device):\n    model.eval()\n    total = 0\n    for x, y in batches:\n"
+                   "        total += (model(x.to(device)).argmax(1) == y).sum().item()\n    return total\n")
+        self.write("ch1/trainer.py", trainer)
+        self.write("ch2/train.py", self.gpu_train())  # the project places tensors on a GPU elsewhere
+        self.write("ch1/train.py", "import torch\nfrom trainer import Trainer, score\n\n"
+                   "model = torch.nn.Linear(4, 2).to('cpu')\nbatches = [(torch.randn(8, 4), torch.zeros(8))]\n"
+                   "if __name__ == '__main__':\n    print(Trainer(model, device='cpu').evaluate(batches), score(model, batches, 'cpu'))\n")
+        self.assertEqual(self.placements(), [("ch1/trainer.py", "note", True)] * 2)
+        self.write("ch1/train.py", "import torch\nfrom trainer import Trainer, score\n\n"
+                   "model = torch.nn.Linear(4, 2).to('cuda')\nbatches = [(torch.randn(8, 4), torch.zeros(8))]\n"
+                   "if __name__ == '__main__':\n    print(Trainer(model, device='cuda').evaluate(batches), score(model, batches, 'cuda'))\n")
+        self.assertEqual(self.placements(), [("ch1/trainer.py", "warning", False)] * 2)
+        # A device the method picks itself, not one it is handed, is evidence of its own.
+        self.write("ch1/train.py", "import torch\nfrom trainer import Trainer, score\n\n"
+                   "model = torch.nn.Linear(4, 2).to('cpu')\nbatches = [(torch.randn(8, 4), torch.zeros(8))]\n"
+                   "if __name__ == '__main__':\n    print(Trainer(model, device='cpu').evaluate(batches), score(model, batches, 'cpu'))\n")
+        self.write("ch1/trainer.py", trainer.replace("        self.device = device\n", "        self.device = pick_device()\n"))
+        self.assertEqual(self.placements(), [("ch1/trainer.py", "warning", False)] * 2)
+
     def test_a_module_another_entry_point_reaches_keeps_its_severity(self):
         self.write("ch1/model.py", self.MODEL)
         self.write("ch1/train.py", self.TRAIN)
