@@ -105,6 +105,26 @@ std::string evaluation_pass(const CheckContext& ctx, const CallSite& c) {
                            "back-propagates"
                          : "in a pass over data beside the training loop that never back-propagates";
   }
+  // Nested in the training loop's own body (`if step % 20 == 0:`, then a pass over the loaders)
+  // that trains the same model outside it. Here the pass itself must walk data: its own
+  // iterable is the training loop's, a loader or batches (not an inner loop of the step, which
+  // every loop in a loader's loop would pass for).
+  const Loop& P = f.loops[parent];
+  const bool same_as_parent = iter != kNone && P.iter != kNone && ctx.text(f.e(iter).range) == ctx.text(f.e(P.iter).range);
+  const std::string& own_iter = f.dotted(iter);
+  const bool walks = same_as_parent || f.is_eval_source(iter) || iterates_batches(f, l) ||
+                     own_iter.find("loader") != std::string::npos;
+  if (!walks) return "";
+  const Range& inner = f.loops[l].range;
+  for (int ci : P.calls) {
+    const CallSite& x = f.calls[ci];
+    const Range& at = f.e(x.call).range;
+    if (at.begin >= inner.begin && at.end <= inner.end) continue;
+    if (f.is_model_call(x) && f.dotted(f.forward_receiver(x.call)) == model)
+      return same_as_parent ? "in a second pass over the training data, inside the training loop, that never "
+                              "back-propagates"
+                            : "in a pass over data inside the training loop that never back-propagates";
+  }
   return "";
 }
 

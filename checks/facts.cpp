@@ -4700,14 +4700,24 @@ bool Facts::is_eval_source(Id iter) const {
         if (n == name) evalish = dataish = true;
       auto toks = name_tokens(name);
       if (toks.size() == 1 && lone_name_is_data) dataish = true;
+      static constexpr std::string_view kEvalWords[] = {
+          "val", "valid", "validation", "test", "testing", "eval", "evaluation", "dev", "infer",
+          "inference", "predict", "prediction", "holdout", "heldout"};
+      static constexpr std::string_view kDataWords[] = {
+          "loader", "dataloader", "dl", "data", "dataset", "ds", "iter", "iterator", "batches", "set",
+          "split", "samples", "examples", "images", "loaders", "gen", "stream", "queue", "datasets",
+          "dataloaders"};
+      auto one_of = [](std::string_view t, const auto& words) {
+        return std::find(std::begin(words), std::end(words), t) != std::end(words);
+      };
       for (const auto& t : toks) {
-        if (in(t, {"val", "valid", "validation", "test", "testing", "eval", "evaluation", "dev", "infer",
-                   "inference", "predict", "prediction", "holdout", "heldout"}))
-          evalish = true;
-        if (in(t, {"loader", "dataloader", "dl", "data", "dataset", "ds", "iter", "iterator", "batches", "set",
-                   "split", "samples", "examples", "images", "loaders", "gen", "stream", "queue", "datasets",
-                   "dataloaders"}))
-          dataish = true;
+        if (one_of(t, kEvalWords)) evalish = true;
+        if (one_of(t, kDataWords)) dataish = true;
+        // Written as one word: `testloader`, `validloader`, `valset`, `testdata`.
+        for (std::string_view w : kEvalWords)
+          if (t.size() > w.size() && std::string_view(t).substr(0, w.size()) == w &&
+              one_of(std::string_view(t).substr(w.size()), kDataWords))
+            evalish = dataish = true;
       }
     };
     if (ex.kind == ExprKind::Name || ex.kind == ExprKind::Attribute) {
