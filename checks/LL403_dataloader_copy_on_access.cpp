@@ -29,7 +29,10 @@ void check_LL403(CheckContext& ctx) {
       // tuples) but a tutorial's 1 MB corpus costs a few MB; anything else may be a handful of
       // entries. Both are weak (docs/impact.md, "Container size").
       // An index of every record a library builds (pycocotools' COCO) is large by what it is.
-      if (site.large)
+      // So is a corpus held as records parsed from the data's text (a dict of tokens and fields
+      // for every sentence of a data file, however `__len__` counts samples: sentences or the
+      // bags that group them): the dataset's content, not an index of its files.
+      if (site.large || site.records)
         ctx.report("LL403", f.m.s(site.stmt).range, std::move(msg));
       else if (site.per_sample)
         ctx.report_weak("LL403", f.m.s(site.stmt).range, std::move(msg),

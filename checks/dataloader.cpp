@@ -359,6 +359,39 @@ static bool per_sample(const Facts& f, Id cls, Id getitem, const std::string& d)
   return hit;
 }
 
+// A record parsed from text: `json.loads(line)`, `eval(line)`, `ast.literal_eval(line)`, also
+// through a name the statement before binds (`item = json.loads(line); data.append(item)`).
+static bool parsed_record(const Facts& f, Id func, Id x, int depth = 0) {
+  if (x == kNone || depth > 2) return false;
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::Name) {
+    const std::vector<Id> vs = f.bindings_at(func, e.text, x);
+    return !vs.empty() && std::all_of(vs.begin(), vs.end(), [&](Id v) { return parsed_record(f, func, v, depth + 1); });
+  }
+  if (e.kind != ExprKind::Call || e.kids.empty()) return false;
+  const std::string& q = f.callee_qual(x);
+  if (in(q, {"json.loads", "ast.literal_eval", "ujson.loads", "orjson.loads", "simplejson.loads"})) return true;
+  const Expr& callee = f.e(e.kids[0]);
+  // (The builtin `eval`: no function or binding of that name where it is called.)
+  return callee.kind == ExprKind::Name && callee.text == "eval"sv && callee.qname.empty() &&
+         !f.is_function_name(func, "eval") && f.bindings(func, "eval").empty();
+}
+
+// Are the container's elements records parsed from the data's text (CopySite::records)?
+static bool parsed_records(const Facts& f, Id init, const std::string& d, Id value) {
+  const Expr& v = f.e(value);
+  if (v.kind == ExprKind::Comprehension && v.text == "list"sv && !v.kids.empty()) return parsed_record(f, init, v.kids[0]);
+  if (v.kind != ExprKind::Sequence || !v.kids.empty()) return false;
+  bool any = false;
+  for (const CallSite& c : f.calls) {
+    if (c.func != init || c.loop < 0 || f.callee_attr(c.call) != "append"sv || f.dotted(f.callee_receiver(c.call)) != d)
+      continue;
+    if (!parsed_record(f, init, f.arg(c.call, 0))) return false;
+    any = true;
+  }
+  return any;
+}
+
 std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
   std::vector<CopySite> out;
   if (!f.class_derives(cls, {"Dataset"})) return out;
@@ -407,7 +440,8 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
         for (Id lt : ls.targets) packed = packed || f.dotted(lt) == d;
       }
       if (packed) continue;
-      out.push_back({site.stmt, d, what, per_sample(f, cls, getitem, d), coco_index(f, s.value)});
+      out.push_back({site.stmt, d, what, per_sample(f, cls, getitem, d), coco_index(f, s.value),
+                     parsed_records(f, init, d, s.value)});
     }
   }
   return out;

@@ -51,6 +51,10 @@ struct CopySite {
   // Large by what it is, whatever the dataset: an index a library builds of every record
   // (pycocotools' `COCO(annotation_file)`, a dict per image and per annotation).
   bool large = false;
+  // Its elements are records parsed from the data's text (`self.data.append(json.loads(line))`,
+  // `eval(line)`, `[json.loads(l) for l in f]`): the corpus itself, a dict of tokens and fields
+  // per sample, held as Python objects (not an index of names or paths).
+  bool records = false;
 };
 std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls);
 

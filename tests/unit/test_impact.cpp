@@ -2744,3 +2744,35 @@ TEST(Impact, ACocoAnnotationIndexReadByWorkersIsLargeByWhatItIs) {
     if (f.rule == "LL403") weak[f.range.line] = f.low_confidence;
   EXPECT_EQ(weak, (std::map<uint32_t, bool>{{6, false}, {7, true}}));
 }
+
+TEST(Impact, ACorpusHeldAsRecordsParsedFromItsTextIsLargeByWhatItIs) {
+  // Every line of a data file parsed into a dict of tokens and fields (`eval(line)`,
+  // `json.loads(line)`) and kept in a list: the corpus itself, held as Python objects, however
+  // `__len__` counts samples. A list of the file names it reads stays weak: its size is unknown.
+  const std::string src =
+      "import json\n"
+      "from torch.utils.data import DataLoader, Dataset\n"
+      "class Sentences(Dataset):\n"
+      "    def __init__(self, path, names_file):\n"
+      "        self.data = []\n"
+      "        for line in open(path).readlines():\n"
+      "            if line.strip():\n"
+      "                self.data.append(eval(line))\n"
+      "        self.parsed = []\n"
+      "        for line in open(path):\n"
+      "            item = json.loads(line)\n"
+      "            self.parsed.append(item)\n"
+      "        self.names = [n.strip() for n in open(names_file)]\n"
+      "    def __len__(self):\n"
+      "        return len(self.names)\n"
+      "    def __getitem__(self, index):\n"
+      "        return self.data[index]['tokens'], self.parsed[index], open(self.names[index]).read()\n"
+      "    def eval(self, predictions):\n"
+      "        return sum(p == d['relation'] for p, d in zip(predictions, self.data))\n"
+      "loader = DataLoader(Sentences('train.txt', 'names.txt'), batch_size=16, num_workers=8)\n";
+  const FileResult r = analyze_text("data/sentences.py", src, Config{}, EngineOptions{});
+  std::map<uint32_t, bool> weak;
+  for (const Finding& f : r.findings)
+    if (f.rule == "LL403") weak[f.range.line] = f.low_confidence;
+  EXPECT_EQ(weak, (std::map<uint32_t, bool>{{5, false}, {9, false}, {13, true}}));
+}
