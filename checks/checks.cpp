@@ -711,6 +711,7 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
     *summary = facts.summarize();
     summary->imports_torch = torch;
     summary->imports = imported_modules(m);
+    summary->tensor_api = !torch && calls_tensor_api(m);
     summarize_LL405(facts, *summary);
     summarize_LL203(facts, *summary);
     // (Also of a module that reaches torch only through a project module, `from utils import

@@ -1556,27 +1556,7 @@ bool Facts::runs_at_most_once(Id func, int depth) const {
   }
   // Handed on as a value (`dataset.map(score)`, `pool.imap(work, items)`, `callbacks=[log]`):
   // whatever receives it may call it any number of times (once per row of a dataset).
-  if (!names_handed_on_) {
-    names_handed_on_.emplace();
-    std::vector<char> callee(m.exprs.size(), 0);
-    for (const Expr& x : m.exprs)
-      if (x.kind == ExprKind::Call && !x.kids.empty() && x.kids[0] < callee.size()) callee[x.kids[0]] = 1;
-    for (Id i = 0; i < m.exprs.size(); ++i)
-      if (m.exprs[i].kind == ExprKind::Name && !callee[i]) (*names_handed_on_)[m.exprs[i].text].push_back(m.exprs[i].range.begin);
-  }
-  if (auto it = names_handed_on_->find(m.funcs[func].name); m.lang == Lang::Python && it != names_handed_on_->end())
-    for (uint32_t at : it->second) {
-      // The definition of that name last before the read, else (a read above them all) the first.
-      Id last_before = kNone, first = kNone;
-      for (Id g = 0; g < m.funcs.size(); ++g) {
-        const Function& d = m.funcs[g];
-        if (d.name != m.funcs[func].name || d.cls != kNone || d.parent != kNone) continue;
-        if (first == kNone || d.range.begin < m.funcs[first].range.begin) first = g;
-        if (d.range.begin < at && (last_before == kNone || d.range.begin > m.funcs[last_before].range.begin))
-          last_before = g;
-      }
-      if ((last_before != kNone ? last_before : first) == func) return false;
-    }
+  if (handed_on(func)) return false;
   if (callers_[func].empty()) {
     // Never called: only a script's own functions are known to be unused (a library's are
     // its interface).
@@ -3077,10 +3057,40 @@ bool Facts::builds_plain_record(Id call, Id func) const {
   });
 }
 
+bool Facts::handed_on(Id func) const {
+  if (m.lang != Lang::Python || func == kNone) return false;
+  if (!names_handed_on_) {
+    names_handed_on_.emplace();
+    std::vector<char> callee(m.exprs.size(), 0);
+    for (const Expr& x : m.exprs)
+      if (x.kind == ExprKind::Call && !x.kids.empty() && x.kids[0] < callee.size()) callee[x.kids[0]] = 1;
+    for (Id i = 0; i < m.exprs.size(); ++i)
+      if (m.exprs[i].kind == ExprKind::Name && !callee[i]) (*names_handed_on_)[m.exprs[i].text].push_back(m.exprs[i].range.begin);
+  }
+  auto it = names_handed_on_->find(m.funcs[func].name);
+  if (it == names_handed_on_->end()) return false;
+  for (uint32_t at : it->second) {
+    // The definition of that name last before the read, else (a read above them all) the first.
+    Id last_before = kNone, first = kNone;
+    for (Id g = 0; g < m.funcs.size(); ++g) {
+      const Function& d = m.funcs[g];
+      if (d.name != m.funcs[func].name || d.cls != kNone || d.parent != kNone) continue;
+      if (first == kNone || d.range.begin < m.funcs[first].range.begin) first = g;
+      if (d.range.begin < at && (last_before == kNone || d.range.begin > m.funcs[last_before].range.begin))
+        last_before = g;
+    }
+    if ((last_before != kNone ? last_before : first) == func) return true;
+  }
+  return false;
+}
+
 bool Facts::called_by_code(Id func) const {
   if (func == kNone || m.funcs[func].cls != kNone || m.funcs[func].parent != kNone) return false;
   const std::string& name = m.funcs[func].name;
   if (project && (project->called_tests.count(name) || project->external_calls.count(name))) return true;
+  // (Handed on as a value, `pool.map(test_one_user, batches)`: the program calls it; pytest
+  // collects tests by name and no code hands them on.)
+  if (handed_on(func)) return true;
   if (!called_names_) {
     called_names_.emplace();
     for (const Expr& x : m.exprs)

@@ -484,6 +484,9 @@ class Facts {
   // a helper of the program (`test_all_case(net, images)` of a `test_util.py`), not a pytest
   // test, which only pytest calls.
   bool called_by_code(Id func) const;
+  // Python: a top-level function whose name is read as a value (`pool.map(work, items)`,
+  // `callbacks=[log]`) where that read reaches this definition: what receives it calls it.
+  bool handed_on(Id func) const;
   // Anything in the file that can place a tensor on a GPU (the evidence cpu_only_program()
   // reads), wherever it is; the project-level policy asks every file (FileSummary).
   bool has_gpu_evidence() const;

@@ -780,6 +780,17 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (!relevant[i])
         for (const std::string& imp : files[i].imports)
           for (size_t j : imported_modules(imp, i)) imported[i].push_back(j);
+    // A module without torch that runs what torch code hands it (`test(model, users)` of a
+    // `batch_test.py` calling `.detach().cpu()` on the model's outputs), imported by a file of
+    // the run that imports torch itself.
+    bool any_tensor_api = false;
+    for (size_t i = 0; i < files.size(); ++i) any_tensor_api = any_tensor_api || (!relevant[i] && files[i].tensor_api);
+    for (size_t j = 0; j < files.size() && any_tensor_api; ++j) {
+      if (!files[j].imports_torch) continue;
+      for (const std::string& imp : files[j].imports)
+        for (size_t k : imported_modules(imp, j))
+          if (!relevant[k] && files[k].tensor_api) relevant[k] = views[k].torch_via_project = true;
+    }
     bool changed = true;
     for (int round = 0; changed && round < 16; ++round) {
       changed = false;

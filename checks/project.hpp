@@ -74,6 +74,10 @@ struct FileSummary {
   // does it import (project modules among them may bring torch in).
   bool imports_torch = false;
   std::vector<std::string> imports;
+  // A file without torch of its own that calls methods only torch's tensors and modules have
+  // (`.detach()`, `.backward()`, `.cuda()`, `.zero_grad()`, `.load_state_dict()`): run on the
+  // model a torch module of the project hands it, it is torch code when such a module imports it.
+  bool tensor_api = false;
   // Modules this file star-imports (`from .train_utils import *`), relative ones resolved
   // against the file's package: what it re-exports, and where its unresolved names may live.
   std::vector<std::string> star_modules;

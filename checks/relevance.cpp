@@ -48,6 +48,20 @@ bool imports_torch(const Module& m) {
   return false;
 }
 
+bool calls_tensor_api(const Module& m) {
+  if (m.lang != Lang::Python || imports_other_framework(m)) return false;
+  static constexpr std::string_view kTorchOnly[] = {"detach", "backward", "cuda", "requires_grad_", "zero_grad",
+                                                    "load_state_dict", "named_parameters"};
+  for (const Expr& x : m.exprs) {
+    if (x.kind != ExprKind::Call || x.kids.empty()) continue;
+    const Expr& callee = m.exprs[x.kids[0]];
+    if (callee.kind == ExprKind::Attribute &&
+        std::find(std::begin(kTorchOnly), std::end(kTorchOnly), callee.text) != std::end(kTorchOnly))
+      return true;
+  }
+  return false;
+}
+
 std::vector<std::string> imported_modules(const Module& m) {
   std::vector<std::string> out;
   for (const auto& [local, qualified] : m.aliases) {

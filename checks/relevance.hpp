@@ -22,6 +22,10 @@ bool is_torch_family(std::string_view qualified);
 
 // Whether the module itself imports a torch-family package.
 bool imports_torch(const Module& m);
+// Python: calls a method only torch's tensors and modules have (`.detach()`, `.backward()`,
+// `.cuda()`, `.requires_grad_()`, `.zero_grad()`, `.load_state_dict()`, `.named_parameters()`),
+// in a file that imports no other tensor framework.
+bool calls_tensor_api(const Module& m);
 
 // Whether it imports another deep-learning framework itself (TensorFlow, Keras, JAX, MXNet,
 // Caffe2, Paddle, ...). Such a module that reaches torch only through a project module

@@ -248,7 +248,7 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
   for (const auto& [q, off, via] : summary.imported_calls) ic.push_back(Json::array({q, off, via}));
   j["p"] = {{"mod", summary.module}, {"pth", summary.path}, {"du", summary.dataset_uses}, {"cl", summary.classes},
             {"fn", summary.functions}, {"co", summary.caller_off}, {"ic", ic},
-            {"tor", summary.imports_torch}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
+            {"tor", summary.imports_torch}, {"tap", summary.tensor_api}, {"im", summary.imports}, {"wf", summary.wrapping_functions}, {"sm", summary.star_modules},
             {"gof", summary.grad_off_forwards}, {"tr", summary.type_refs}, {"shd", summary.sharding_datasets},
             {"syn", summary.synthetic_datasets}, {"lin", summary.linear_classes}, {"mcl", summary.module_classes}, {"dfe", summary.detached_forward_elements}, {"mfc", summary.mode_free_classes}, {"ccl", summary.communicating_classes}, {"acc", summary.accumulating_methods}, {"bpm", summary.backprop_methods}, {"hsm", summary.history_methods},
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
@@ -414,6 +414,7 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.functions = strings(at(p, "fn"));
     s.caller_off = strings(at(p, "co"));
     s.imports_torch = boolean(at(p, "tor"));
+    s.tensor_api = boolean(at(p, "tap"));
     s.imports = strings(at(p, "im"));
     for (const auto& c : arr(at(p, "ic"))) {
       if (arr(c).size() != 3) throw Bad();

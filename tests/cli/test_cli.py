@@ -2634,6 +2634,28 @@ class Relevance(Tmp):
             for f in ("tf_eval.py", "plain.py", "common.py", "__init__.py", "caffe2_model.py"):
                 self.assertNotIn(os.path.join("pkg", f), by, (f, by))
 
+    def test_a_module_without_torch_that_runs_what_torch_code_hands_it(self):
+        # `main.py` imports torch and `from utility.batch_test import *`; batch_test.py imports
+        # no torch but runs the model it is handed and calls `.detach()` on its outputs (and hands
+        # a scorer to a pool, which makes it the program's code, not a pytest module).
+        helper = ("import multiprocessing\n\n\ndef test_one_user(x):\n    return x\n\n\n"
+                  "def test(model, users):\n    pool = multiprocessing.Pool(4)\n    out = []\n"
+                  "    for batch in users:\n        rating = model(batch).detach().cpu()\n"
+                  "        out.extend(pool.map(test_one_user, rating))\n    return out\n")
+        self.write("utility/batch_test.py", helper)
+        self.write("main.py", "import torch\nfrom utility.batch_test import *\n\nmodel = torch.nn.Linear(4, 2).cuda()\n"
+                   "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor epoch in range(10):\n"
+                   "    opt.zero_grad()\n    model(torch.randn(8, 4).cuda()).sum().backward()\n    opt.step()\n"
+                   "    print(test(model, [torch.randn(8, 4).cuda()]))\n")
+        for extra in ((), ("--no-cache",), ()):                                   # cold, uncached, warm
+            self.assertIn("LL101", self.findings_by_file(extra).get(os.path.join("utility", "batch_test.py"), set()))
+        # Nothing of torch's in it: plain Python, silent; nor when no torch file imports it.
+        self.write("utility/batch_test.py", helper.replace(".detach().cpu()", ".tolist()"))
+        self.assertNotIn(os.path.join("utility", "batch_test.py"), self.findings_by_file(("--no-cache",)))
+        self.write("utility/batch_test.py", helper)
+        self.write("main.py", "import json\nfrom utility.batch_test import *\n\nprint(json.dumps(test(None, [])))\n")
+        self.assertNotIn(os.path.join("utility", "batch_test.py"), self.findings_by_file(("--no-cache",)))
+
     def test_an_import_reaches_the_module_beside_the_importer_not_a_namesake_elsewhere(self):
         # A NumPy book chapter's `from utils import im2col` is the utils.py beside it, which
         # imports no torch; a torch project's utils.py elsewhere in the tree is not what it

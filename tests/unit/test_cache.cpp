@@ -72,6 +72,7 @@ FileSummary sample_summary() {
   s.functions = {"train", "evaluate"};
   s.caller_off = {"evaluate"};
   s.imports_torch = true;
+  s.tensor_api = true;
   s.imports = {"torch", "pkg.data"};
   s.star_modules = {"pkg.helpers"};
   s.wrapping_functions = {"wrap_ddp"};
@@ -158,6 +159,7 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.imported_calls, sample_summary().imported_calls);
   EXPECT_EQ(s.caller_off, std::vector<std::string>{"evaluate"});
   EXPECT_TRUE(s.imports_torch);
+  EXPECT_TRUE(s.tensor_api);
   EXPECT_EQ(s.imports, sample_summary().imports);
   EXPECT_EQ(s.star_modules, sample_summary().star_modules);
   EXPECT_EQ(s.wrapping_functions, sample_summary().wrapping_functions);
@@ -267,7 +269,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
-                         R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"im":["torch"],"ic":[["a.b",true,""]],)"
+                         R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"tap":false,"im":["torch"],"ic":[["a.b",true,""]],)"
                          R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"bpm":["GradCAM.heatmap"],"hsm":["Net.train_step"],"sm":["p.q"],"df":[["c.d",-1,["#0","args"]]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,"",0]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"srd":["Worker.evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false,"Worker"]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"],"p2p":["pipeline_communicate"]}})";
   FileResult out;
   FileSummary s;
