@@ -348,10 +348,25 @@ static bool per_sample(const Facts& f, Id cls, Id getitem, const std::string& d)
         const Expr& e = f.e(y);
         if (e.kind == ExprKind::Subscript && e.kids.size() > 1 && f.dotted(e.kids[0]) == d) {
           // The index mentions the sample index: `[idx]`, `[idx % n]`, `[self.order[idx]]`.
+          // (Not through a field of the sample's record, `self.classes[self.datapath[idx][0]]`,
+          // `self.vocab[self.items[idx].label]`: a key shared by many samples, a category.)
+          auto mentions_index = [&](Id x) {
+            bool m = false;
+            for_each_expr(f.m, x, [&](Id z) {
+              if (f.e(z).kind == ExprKind::Name && f.e(z).text == index) m = true;
+              return !m;
+            });
+            return m;
+          };
+          bool field = false;
           for_each_expr(f.m, e.kids[1], [&](Id z) {
-            if (f.e(z).kind == ExprKind::Name && f.e(z).text == index) hit = true;
-            return !hit;
+            const Expr& k = f.e(z);
+            if ((k.kind == ExprKind::Subscript || k.kind == ExprKind::Attribute) && !k.kids.empty() &&
+                f.e(k.kids[0]).kind == ExprKind::Subscript && mentions_index(k.kids[0]))
+              field = true;
+            return !field;
           });
+          if (!field && mentions_index(e.kids[1])) hit = true;
         }
         return !hit;
       });

@@ -2776,3 +2776,28 @@ TEST(Impact, ACorpusHeldAsRecordsParsedFromItsTextIsLargeByWhatItIs) {
     if (f.rule == "LL403") weak[f.range.line] = f.low_confidence;
   EXPECT_EQ(weak, (std::map<uint32_t, bool>{{5, false}, {9, false}, {13, true}}));
 }
+
+TEST(Impact, AContainerKeyedByAFieldOfTheSampleIsNoPerSampleContainer) {
+  // `self.classes[self.datapath[index][0]]`: the key is the sample's category, shared by many
+  // samples; the dict has an entry per class, not per sample. `self.order[index]` (a
+  // permutation of indices) still reads a container one element per sample.
+  const std::string src =
+      "import json\n"
+      "from torch.utils.data import DataLoader, Dataset\n"
+      "class Shapes(Dataset):\n"
+      "    def __init__(self, files, order):\n"
+      "        self.datapath = [(f.split('/')[0], f) for f in files]\n"
+      "        self.classes = dict(zip(sorted({c for c, _ in self.datapath}), range(16)))\n"
+      "        self.order = list(order)\n"
+      "    def __len__(self):\n"
+      "        return 1000\n"
+      "    def __getitem__(self, index):\n"
+      "        fn = self.datapath[self.order[index]]\n"
+      "        return fn[1], self.classes[self.datapath[index][0]]\n"
+      "loader = DataLoader(Shapes(json.load(open('f.json')), range(10)), batch_size=16, num_workers=4)\n";
+  const FileResult r = analyze_text("data/shapes.py", src, Config{}, EngineOptions{});
+  std::map<uint32_t, bool> per_sample;
+  for (const Finding& f : r.findings)
+    if (f.rule == "LL403") per_sample[f.range.line] = f.message.find("one element per sample") != std::string::npos;
+  EXPECT_EQ(per_sample, (std::map<uint32_t, bool>{{5, true}, {6, false}, {7, true}}));
+}
