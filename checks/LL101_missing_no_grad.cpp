@@ -1103,6 +1103,14 @@ bool attribution_call(const Facts& f, const CallSite& x) {
       if (f.e(v).kind == ExprKind::Call && gradient_method(f.callee_qual(v))) return true;
     if (func == kNone) break;
   }
+  // A method of an object of a project class, defined in another module, that back-propagates
+  // (`cam = GradCAM(model, layer)`, then `cam.generate(x)` calling `score.backward()`): the
+  // project's own attribution method.
+  if (f.project && !f.project->backprop_method_imports.empty() && f.e(f.e(x.call).kids[0]).kind == ExprKind::Attribute &&
+      f.callee_receiver(x.call) == callee) {
+    const std::string q = f.imported_class_built_by(f.bindings_at(x.func, root.text, callee));
+    if (!q.empty() && f.project->backprop_method_imports.count(q + "." + f.callee_attr(x.call))) return true;
+  }
   return false;
 }
 

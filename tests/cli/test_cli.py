@@ -665,6 +665,24 @@ class GradCam:
         self.write("gradcam.py", self.CALLABLE_CAM.replace("score.backward(retain_graph=True)", "pass"))
         self.assertEqual(self.lines_of("LL101"), {("run.py", 10)})
 
+    def test_a_scope_that_runs_a_project_attribution_method_on_the_model(self):
+        # The model's own forward for the prediction, then `cam.generate(x)` of an imported
+        # class built with the model, which back-propagates: interpretability code whose scope
+        # needs autograd, as with a library's Grad-CAM.
+        cam = self.CALLABLE_CAM.replace("def __call__(self, x, training):", "def generate(self, x, training=False):")
+        self.write("gradcam.py", cam)
+        run = ("import torch\nfrom torchvision import models\nfrom gradcam import GradCam\n\n"
+               "model = models.resnet18(num_classes=10).cuda()\nmodel.load_state_dict(torch.load('m.pt'))\n"
+               "model.eval()\n\n\ndef explain(loader):\n    cam = GradCam(model)\n    for images, _ in loader:\n"
+               "        out = model(images.cuda())\n        heat = cam.generate(images.cuda())\n"
+               "        print(out.argmax(1).tolist(), heat.shape)\n\n\n"
+               "if __name__ == '__main__':\n    explain(torch.utils.data.DataLoader(torch.load('t.pt'), batch_size=8))\n")
+        self.write("run.py", run)
+        self.assertEqual(self.lines_of("LL101"), set())
+        # A method that only runs the forward keeps the finding.
+        self.write("gradcam.py", cam.replace("score.backward(retain_graph=True)", "pass"))
+        self.assertEqual(self.lines_of("LL101"), {("run.py", 13)})
+
     # LL405 across modules: the DataLoader is built in one file, the model wrapped in DDP and
     # trained in another (and the other way round).
     LOADERS = """import torch
