@@ -485,6 +485,14 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
       if (b <= e(xi).range.begin && e(xi).range.end <= en) return true;
     return false;
   };
+  // An attribute of an imported name, `numpy.random.rand`: the words of its base were read at
+  // the base's own expression, only its last one is new.
+  auto extends_qualified = [&](Id xi) {
+    const Expr& x = e(xi);
+    if (x.kind != ExprKind::Attribute || x.kids.empty()) return false;
+    const std::string& base = e(x.kids[0]).qname;
+    return !base.empty() && x.qname.size() > base.size() && x.qname.compare(0, base.size(), base) == 0;
+  };
   // The first piece of GPU evidence, by position (cpu_only_at() reads it). Every expression
   // is looked at, so the common ones (no qualified name, no GPU word) cost a few tests.
   uint32_t first = UINT32_MAX;
@@ -512,8 +520,8 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
     } else if (x.kind == ExprKind::Attribute && x.text == "device"sv && follows_a_tensor(xi)) {
       // `torch.zeros(n, device=x.device)`: the device of a tensor the code already has places
       // nothing new.
-    } else if ((x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) &&
-               !starts_with(x.qname, "std.") && may_name_a_gpu(x.qname.empty() ? x.text : x.qname)) {
+    } else if ((x.kind == ExprKind::Name || x.kind == ExprKind::Attribute) && !starts_with(x.qname, "std.") &&
+               may_name_a_gpu(x.qname.empty() || extends_qualified(xi) ? x.text : x.qname)) {
       // (C++'s standard library places nothing on a GPU: `std::random_device rd;` is a
       // random number source.)
       // An imported name counts by what it is (`import pyro.distributions as dist` is not
@@ -2209,7 +2217,7 @@ std::string Facts::entry_off_reason(Id func) const {
   return "";
 }
 
-const std::string& Facts::dotted(Id id) const {
+const std::string& Facts::compute_dotted(Id id) const {
   static const std::string kEmpty;
   budget::tick();
   if (id == kNone || id >= m.exprs.size()) return kEmpty;
@@ -2218,22 +2226,28 @@ const std::string& Facts::dotted(Id id) const {
   if (memo == 1) return kEmpty;
   if (memo >= 2) return dotted_strings_[memo - 2];
   memo = 1;
+  if (e(id).kind == ExprKind::Name) {  // (most expressions asked: no parts to join)
+    dotted_strings_.push_back(e(id).text);
+    memo = static_cast<uint32_t>(dotted_strings_.size() + 1);
+    return dotted_strings_.back();
+  }
   std::vector<std::string_view> parts;
   Id cur = id;
   for (int guard = 0; cur != kNone && guard < 64; ++guard) {
     const Expr& x = e(cur);
-    if (x.kind == ExprKind::Name) {
-      parts.push_back(x.text);
-      std::string out;
+    // (The base's own dotted name, when it was asked before: `self.model` for `self.model.fc`.)
+    const uint32_t known = cur != id ? dotted_memo_[cur] : 0;
+    if (x.kind == ExprKind::Name || known >= 2) {
+      std::string out = known >= 2 ? dotted_strings_[known - 2] : x.text;
       for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-        if (!out.empty()) out += '.';
+        out += '.';
         out += *it;
       }
       dotted_strings_.push_back(std::move(out));
       memo = static_cast<uint32_t>(dotted_strings_.size() + 1);
       return dotted_strings_.back();
     }
-    if (x.kind != ExprKind::Attribute || x.kids.empty()) return kEmpty;
+    if (known == 1 || x.kind != ExprKind::Attribute || x.kids.empty()) return kEmpty;
     parts.push_back(x.text);
     cur = x.kids[0];
   }

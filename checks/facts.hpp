@@ -138,7 +138,15 @@ class Facts {
   const Expr& e(Id id) const { return m.e(id); }
   // "self.model", "" if not a name chain. Computed once per expression; the reference stays
   // valid as long as the Facts.
-  const std::string& dotted(Id expr) const;
+  // (Inline: an expression asked again, the common case, costs a lookup.)
+  const std::string& dotted(Id expr) const {
+    if (expr < dotted_memo_.size()) {
+      const uint32_t memo = dotted_memo_[expr];
+      if (memo >= 2) return dotted_strings_[memo - 2];
+      if (memo == 1) return kEmptyName;
+    }
+    return compute_dotted(expr);
+  }
   std::string_view last_component(std::string_view dotted) const;
   const std::string& qual(Id expr) const { return m.exprs[expr].qname; }
   // Qualified name of a call's callee; the method name for `x.m(...)`, else "". (Inline: asked
@@ -558,6 +566,7 @@ class Facts {
   // before it is the one handed on: a notebook redefines functions cell by cell.)
   mutable std::optional<std::unordered_map<std::string_view, std::vector<uint32_t>>> names_handed_on_;
   bool compute_is_model_call(const CallSite& c) const;
+  const std::string& compute_dotted(Id expr) const;
   mutable signed char imports_inferers_ = -1;  // the file imports from monai.inferers (asked once)
   // dotted(): per expression 0 = not computed, 1 = "", k >= 2 = dotted_strings_[k - 2]
   // (a deque, so references handed out stay valid as it grows).
