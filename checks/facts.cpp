@@ -324,6 +324,11 @@ bool Facts::shows_no_test() const {
 bool Facts::is_notebook() const { return ends_with(path, ".ipynb"); }
 
 bool Facts::is_program() const {
+  if (is_program_ < 0) is_program_ = compute_is_program() ? 1 : 0;
+  return is_program_ == 1;
+}
+
+bool Facts::compute_is_program() const {
   if (is_notebook()) return true;
   for (Id s : m.body) {
     const Stmt& st = m.s(s);
@@ -337,7 +342,60 @@ bool Facts::is_program() const {
   }
   for (const Function& fn : m.funcs)
     if (m.lang == Lang::Cpp && fn.name == "main"sv && fn.cls == kNone) return true;
-  return has_main_guard();
+  if (has_main_guard()) return true;
+  // A script whose top level runs the work it defines (`rbfn = RbfImplement(...)`, then
+  // `model, history = rbfn.train(data, labels)`): a call of a module-level function of the
+  // file, or of a method of an object the top level built from a class of the file, whose body
+  // loops or runs a model. (A library's import-time calls register or configure; they do not
+  // run its loops.)
+  if (m.lang != Lang::Python) return false;
+  auto runs_work = [&](Id fn) {
+    if (fn == kNone) return false;
+    for (const Loop& l : loops)
+      if (l.func == fn) return true;
+    for (int ci : calls_in(fn))
+      if (is_model_call(calls[ci])) return true;
+    return false;
+  };
+  auto function_named = [&](std::string_view name, Id cls) {
+    const std::vector<Id>* pool = nullptr;
+    if (cls != kNone) pool = &m.classes[cls].methods;
+    for (Id g = 0; g < m.funcs.size(); ++g) {
+      if (pool && std::find(pool->begin(), pool->end(), g) == pool->end()) continue;
+      const Function& fn = m.funcs[g];
+      if (fn.name == name && fn.parent == kNone && (cls != kNone || fn.cls == kNone)) return g;
+    }
+    return kNone;
+  };
+  std::unordered_map<std::string_view, Id> instances;  // top-level name -> class of the file
+  for (Id s : m.body) {
+    const Stmt& st = m.s(s);
+    if ((st.kind != StmtKind::Assign && st.kind != StmtKind::Expr) || st.value == kNone ||
+        e(st.value).kind != ExprKind::Call || e(st.value).kids.empty())
+      continue;
+    const Expr& callee = e(e(st.value).kids[0]);
+    if (callee.kind == ExprKind::Name && callee.qname.empty())
+      if (const Id k = class_at(callee.text, st.range.begin); k != kNone) {
+        for (Id t : st.targets)
+          if (e(t).kind == ExprKind::Name) instances[e(t).text] = k;
+        continue;
+      }
+    // (Also inside the statement: `print(runner.test(points, model))`.)
+    bool work = false;
+    for_each_expr(m, st.value, [&](Id y) {
+      const Expr& c = e(y);
+      if (c.kind != ExprKind::Call || c.kids.empty()) return !work;
+      const Expr& ce = e(c.kids[0]);
+      if (ce.kind == ExprKind::Name && ce.qname.empty() && class_at(ce.text, st.range.begin) == kNone)
+        work = runs_work(function_named(ce.text, kNone));
+      else if (ce.kind == ExprKind::Attribute && !ce.kids.empty() && e(ce.kids[0]).kind == ExprKind::Name)
+        if (auto it = instances.find(e(ce.kids[0]).text); it != instances.end())
+          work = runs_work(function_named(ce.text, it->second));
+      return !work;
+    });
+    if (work) return true;
+  }
+  return false;
 }
 
 bool Facts::compute_cpu_only_program() const {

@@ -482,7 +482,9 @@ class Facts {
   }
   // A Jupyter notebook (`.ipynb`), lowered cell by cell into one module.
   bool is_notebook() const;
-  // A notebook, a script with top-level loops or a main guard, a C++ file with main().
+  // A notebook, a script with top-level loops or a main guard, or whose top level calls a
+  // function (or a method of an object of a class) of the file that loops or runs a model; a
+  // C++ file with main().
   bool is_program() const;
   // A Python file with nothing of a test: no test framework import, no test_* function, no
   // Test* class. A test-like file name alone does not make it test code.
@@ -648,6 +650,8 @@ class Facts {
   bool file_trains_ = false;
   mutable std::optional<std::unordered_set<std::string_view>> called_names_;  // called_by_code()
   mutable signed char cpu_only_program_ = -1;  // -1 not computed yet
+  mutable signed char is_program_ = -1;        // is_program(), memoised
+  bool compute_is_program() const;
   mutable int grad_context_depth_ = 0;         // grad_item_effect through a local's bindings
   bool compute_cpu_only_program() const;
   static constexpr uint32_t kNotComputed = UINT32_MAX - 1;

@@ -2801,3 +2801,36 @@ TEST(Impact, AContainerKeyedByAFieldOfTheSampleIsNoPerSampleContainer) {
     if (f.rule == "LL403") per_sample[f.range.line] = f.message.find("one element per sample") != std::string::npos;
   EXPECT_EQ(per_sample, (std::map<uint32_t, bool>{{5, true}, {6, false}, {7, true}}));
 }
+
+TEST(Impact, AScriptWhoseTopLevelRunsTheWorkItDefinesIsAProgram) {
+  // No main guard and no top-level loop: the top level builds an object of the file's class and
+  // calls its training and test methods, which loop. On the CPU that is a CPU-only program.
+  const std::string cls =
+      "import torch\n"
+      "class Runner:\n"
+      "    def __init__(self, epochs):\n"
+      "        self.epochs = epochs\n"
+      "    def test(self, xs, model):\n"
+      "        model.eval()\n"
+      "        preds = []\n"
+      "        for x in xs:\n"
+      "            preds.append(torch.argmax(model(torch.tensor([x]).float())))\n"
+      "        return preds\n";
+  const std::string top = "runner = Runner(20)\nprint(runner.test(load_points(), torch.load('net.pt')))\n";
+  {
+    const FileResult r = analyze_text("rbfn.py", cls + top, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence) << f->message;
+    EXPECT_NE(f->message.find("nothing in this program places a tensor on a GPU"), std::string::npos) << f->message;
+  }
+  // A module of definitions that only configures at import (`runner = Runner(20)`, a call of a
+  // function without loops) is no program: its callers may run it on a GPU.
+  {
+    const FileResult r = analyze_text("rbfn.py", cls + "runner = Runner(20)\nprint(runner.epochs)\n", Config{},
+                                      EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr);
+    EXPECT_FALSE(f->low_confidence) << f->message;
+  }
+}
