@@ -56,6 +56,12 @@ class History {
   // Accumulators this function's visible findings already name (`total_loss += loss`): their
   // statements. While one question is asked, the accumulations taken as numbers.
   std::map<std::string, std::vector<Id>> reported_sums_;
+  // Accumulators whose every reported term was back-propagated in its iteration (`epoch_loss +=
+  // loss` after `loss.backward()`) in loops of a few constant trips, whatever the finding's
+  // severity: each holds at most that many scalars and their autograd nodes. Their statements,
+  // and the most trips of any of them.
+  std::map<std::string, std::vector<Id>> freed_sums_;
+  long freed_sum_trips_ = 0;
   std::set<Id> numbered_;
   // Names `.backward()` runs on in the function, with those statements (backpropagated_binding).
   mutable std::optional<std::map<std::string, std::vector<Id>>> backward_receivers_;
@@ -1610,6 +1616,20 @@ class History {
   // (`history.append((total_loss / n).cpu())`, `epoch_loss = loss_sum / n; losses.append(epoch_loss)`
   // after `total_loss += loss` is reported), else "". Accumulating a number there leaves this
   // value none.
+  // Does the value carry history only through accumulators of back-propagated scalars
+  // (freed_sums_: `loss_history.append(epoch_loss)`)? The walk's memo is set aside and restored.
+  bool history_only_from_freed_sums(Id value) {
+    if (freed_sums_.empty()) return false;
+    auto memo = std::move(reach_memo_);
+    reach_memo_.clear();
+    numbered_.clear();
+    for (const auto& [d, sids] : freed_sums_) numbered_.insert(sids.begin(), sids.end());
+    const bool only = !carries(value, false);
+    numbered_.clear();
+    reach_memo_ = std::move(memo);
+    return only;
+  }
+
   std::string history_only_from_reported(Id value) {
     if (reported_sums_.empty()) return "";
     // Asked with the reported accumulations taken as numbers (all of them, then all but one
@@ -1701,16 +1721,28 @@ class History {
       const std::string freed_by = backward_scalar_of(value, loop, sid);
       const Id periodic = freed_by.empty() ? kNone : periodic_guard(sid, loop);
       const std::string from_sum = history_only_from_reported(value);
+      // Back-propagated in the iteration, or kept only through sums of such values.
+      const bool freed = !freed_by.empty() || backpropagated_in_loop(value, loop);
+      if (freed && !container && trips > 0 && trips <= kFewIterations) {
+        std::vector<Id>& sids = freed_sums_[base];
+        if (std::find(sids.begin(), sids.end(), sid) == sids.end()) sids.push_back(sid);
+        freed_sum_trips_ = std::max(freed_sum_trips_, trips);
+      }
+      // (Kept through such sums, `history.append(epoch_loss)` once per epoch: the loops around
+      // it times the sums' own trips, few in all.)
+      const bool only_freed =
+          freed || (from_sum.empty() && trips > 0 && trips * std::max(freed_sum_trips_, 1L) <= kFewIterations &&
+                    history_only_from_freed_sums(value));
       fd = !from_sum.empty()
                ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                   "its only history is `" + from_sum + "`'s, which is reported where it accumulates: "
                                   "accumulating a number there leaves this value none")
-           : trips > 0 && trips <= kFewIterations && (!freed_by.empty() || backpropagated_in_loop(value, loop))
+           : trips > 0 && trips <= kFewIterations && only_freed
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "the loops around it run at most " + std::to_string(trips) +
                                                " times and backward() already freed each graph's saved tensors, so "
                                                "it keeps that many values and their autograd nodes")
-                    : epoch_loop(base, loop) && (!freed_by.empty() || backpropagated_in_loop(value, loop))
+                    : epoch_loop(base, loop) && freed
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "it keeps one value per epoch, and backward() already freed each graph's "
                                            "saved tensors, so it holds that many values and their autograd nodes")

@@ -2834,3 +2834,49 @@ TEST(Impact, AScriptWhoseTopLevelRunsTheWorkItDefinesIsAProgram) {
     EXPECT_FALSE(f->low_confidence) << f->message;
   }
 }
+
+TEST(Impact, AnEpochSumOfAFewBackpropagatedLossesKeptPerEpochIsWeak) {
+  // A toy of six points, 50 epochs: each epoch sums six losses after their backward() and
+  // appends the sum for a plot. 300 scalars and their autograd nodes in all.
+  auto program = [](const std::string& points, const std::string& backward) {
+    return "import torch\n"
+           "model = torch.nn.Linear(2, 1).cuda()\n"
+           "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+           "train_set = " + points + "\n"
+           "history = []\n"
+           "for epoch in range(50):\n"
+           "    epoch_loss = 0\n"
+           "    for x, y in train_set:\n"
+           "        opt.zero_grad()\n"
+           "        loss = ((model(torch.tensor([x]).cuda()) - y) ** 2).mean()\n" + backward +
+           "        opt.step()\n"
+           "        epoch_loss += loss\n"
+           "    history.append(epoch_loss)\n";
+  };
+  const std::string six = "[((0.0, 1.0), 1.0), ((1.0, 0.0), 0.0), ((1.0, 1.0), 1.0), ((0.0, 0.0), 0.0), "
+                          "((2.0, 1.0), 1.0), ((1.0, 2.0), 0.0)]";
+  {
+    const FileResult r = analyze_text("toy.py", program(six, "        loss.backward()\n"), Config{}, EngineOptions{});
+    std::map<uint32_t, bool> weak;
+    for (const Finding& f : r.findings)
+      if (f.rule == "LL102") weak[f.range.line] = f.low_confidence;
+    EXPECT_EQ(weak, (std::map<uint32_t, bool>{{13, true}, {14, true}}));
+  }
+  // Never back-propagated: each sum keeps its graphs' saved activations, an error.
+  {
+    const FileResult r = analyze_text("toy.py", program(six, ""), Config{}, EngineOptions{});
+    for (const Finding& f : r.findings)
+      if (f.rule == "LL102" && f.range.line == 14) EXPECT_FALSE(f.low_confidence) << f.message;
+  }
+  // Over a loader of unknown length, the sums are not few: the append keeps its severity.
+  {
+    const FileResult r =
+        analyze_text("toy.py", program("torch.utils.data.DataLoader(torch.load('d.pt'))", "        loss.backward()\n"),
+                     Config{}, EngineOptions{});
+    std::map<uint32_t, bool> weak;
+    for (const Finding& f : r.findings)
+      if (f.rule == "LL102") weak[f.range.line] = f.low_confidence;
+    EXPECT_EQ(weak.count(14), 1u);
+    EXPECT_FALSE(weak[14]);
+  }
+}
