@@ -18,6 +18,9 @@ constexpr long kFewForwards = 4;
 constexpr long kFewDemoForwards = 16;
 // A decoding loop (one item per step) inside loops over at most this many items is a demo.
 constexpr long kFewDecodedItems = 64;
+constexpr const char* kActingReason =
+    "every iteration steps one environment: the forward acts on one observation and nothing it returns outlives "
+    "the step, so one observation's graph is kept at a time";
 // Runs of a check on made tensors (a timing loop of `range(10)`, a loop over five models).
 constexpr long kFewChecks = 100;
 
@@ -665,6 +668,35 @@ OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 
   }
 }
 
+// `env.step(action)` of one environment (not a vector of them): a receiver named for one
+// (`env`, `self.env`, `eval_env`, `environment`), or bound to `gym.make(...)` /
+// `gymnasium.make(...)`. It takes the action as numbers and returns the next observation.
+bool one_environment_step(const Facts& f, Id call) {
+  if (f.callee_attr(call) != "step"sv) return false;
+  const Id r = f.callee_receiver(call);
+  const std::string& d = f.dotted(r);
+  if (d.empty()) return false;
+  bool env = false;
+  for (const auto& t : Facts::name_tokens(f.last_component(d))) {
+    if (in(t, {"envs", "vec", "vector", "venv", "vecenv"})) return false;
+    env = env || t == "env"sv || t == "environment"sv;
+  }
+  if (env) return true;
+  const std::vector<Id> vs = f.bindings_at(f.function_at(f.e(call).range.begin), d, r);
+  return !vs.empty() && std::all_of(vs.begin(), vs.end(), [&](Id v) {
+    const std::string& q = f.callee_qual(v);
+    return q == "gym.make"sv || q == "gymnasium.make"sv;
+  });
+}
+
+// Does every iteration of `loop` step one environment (an episode of acting)?
+bool steps_one_environment(const Facts& f, int loop) {
+  if (loop < 0) return false;
+  for (int ci : f.loops[loop].calls)
+    if (one_environment_step(f, f.calls[ci].call)) return true;
+  return false;
+}
+
 // Does nothing the forward `c` returns outlive the iteration of loop `outer` it runs in? Its
 // names (and those of forwards fed with them, `states = encoder(x)`, then `out = decoder(y,
 // states)`) are read in the loop only after they are bound and only to be turned into numbers
@@ -730,6 +762,11 @@ bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer) {
         if (e.kind == ExprKind::Call) {
           const std::string& a = f.callee_attr(x);
           const std::string& q = f.callee_qual(x);
+          // (An environment's step takes the action as numbers: `env.step(action)`.)
+          if (one_environment_step(f, x)) {
+            for (Id k : e.kids) walk(k, true);
+            return;
+          }
           // (`dist.sample()` and `probs.multinomial(1)` draw indices or values without history;
           // `rsample()` keeps it.)
           if (in(a, {"item", "tolist", "detach", "argmax", "argmin", "size", "dim", "numel", "sample", "multinomial"}) ||
@@ -747,11 +784,25 @@ bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer) {
     }
     if (!grew) break;
   }
-  // After the loop: no read that one of the producing statements' bindings reaches.
+  // After the loop: no read that one of the producing statements' bindings reaches. (A name
+  // rebound there, `action = ...` in a second episode, is a store, not a read.)
+  auto stored = [&](Id i) {
+    const Id st = f.stmt_of(i);
+    if (st == kNone || f.m.s(st).kind != StmtKind::Assign) return false;
+    for (Id t : f.m.s(st).targets) {
+      bool in_target = false;
+      for_each_expr(f.m, t, [&](Id y) {
+        in_target = in_target || (y == i && (f.e(t).kind == ExprKind::Name || f.e(t).kind == ExprKind::Sequence));
+        return !in_target;
+      });
+      if (in_target) return true;
+    }
+    return false;
+  };
   for (Id i = 0; i < f.m.exprs.size(); ++i) {
     const Expr& e = f.m.exprs[i];
     if (e.kind != ExprKind::Name || e.range.begin < L.range.end || !names.count(e.text)) continue;
-    if (f.function_at(e.range.begin) != L.func) continue;
+    if (f.function_at(e.range.begin) != L.func || stored(i)) continue;
     for (Id v : f.bindings_at(L.func, e.text, i))
       if (producers.count(v)) return false;
   }
@@ -1265,6 +1316,16 @@ void check_LL101(CheckContext& ctx) {
     decorated_funcs.emplace(func, ctx.handle(fd));
     return true;
   };
+  // (Asked of a forward, or of a call of a helper that runs one, in loop `outer`.)
+  auto acting_on_one_environment = [&](const CallSite& at, int outer) {
+    return at.loop >= 0 && outer >= 0 && steps_one_environment(f, at.loop) && outputs_die_in_iteration(f, at, outer);
+  };
+  // A helper's forward: weak in an episode of acting, else a memory claim.
+  auto report_helper = [&](const CallSite& at, int outer, std::string msg) {
+    if (!f.cpu_only_program() && !f.cpu_only_at(f.e(at.call).range.begin) && acting_on_one_environment(at, outer))
+      return ctx.report_weak("LL101", f.e(at.call).range, std::move(msg), kActingReason);
+    return report_memory_claim(ctx, "LL101", f.e(at.call).range, std::move(msg));
+  };
   auto hands_to_attribution = [&](const std::vector<int>& scope) {
     auto [it, fresh] = attribution_scopes.try_emplace(&scope, false);
     if (fresh) it->second = calls_attribution(f, scope);
@@ -1443,6 +1504,9 @@ void check_LL101(CheckContext& ctx) {
       }
       batch_of_one = batch_of_one && outputs_die_in_iteration(f, c, outer);
     }
+    // One environment stepped every iteration (an episode of acting, a replay recorded for a
+    // video): each forward acts on one observation, and what it returns dies with the step.
+    const bool acting = !batch_of_one && !few_trips && acting_on_one_environment(c, outer);
     // (File-wide facts, asked once: a file of thousands of forwards asks them for each.)
     if (!modern) modern = written_for_0_4_or_later(f);
     if (!pre_0_4) pre_0_4 = pre_0_4_file(f, *modern);
@@ -1511,6 +1575,7 @@ void check_LL101(CheckContext& ctx) {
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the forward takes one item (a batch of one) and nothing it returns outlives "
                                         "the iteration: one item's graph at a time")
+                  : acting ? ctx.report_weak("LL101", f.e(c.call).range, msg, kActingReason)
                   : few_trips
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         trips == 1 && !layers.empty()
@@ -1628,7 +1693,7 @@ void check_LL101(CheckContext& ctx) {
       continue;
     }
     std::string msg = no_grad_message("`" + d + "` in `" + helper + "()`", why);
-    Finding* fd = report_memory_claim(ctx, "LL101", f.e(h.call).range, msg);
+    Finding* fd = report_helper(h, outer, msg);
     if (!fd) continue;
     fd->notes.push_back({f.e(fw->call).range, "the forward `" + helper + "()` runs"});
     if (h.func == kNone || calls_code_that_may_need_grad(f, f.calls_in(h.func), file_needs_grad) ||
@@ -1661,8 +1726,7 @@ void check_LL101(CheckContext& ctx) {
       if (why.empty()) continue;
       const int outer = outermost_eval_loop(f, h.loop);
       if (!reported_loops.insert(outer).second) continue;
-      Finding* fd = report_memory_claim(ctx, "LL101", f.e(h.call).range,
-                                        no_grad_message("`" + d + "` in `" + std::string(f.last_component(q)) + "()`", why));
+      Finding* fd = report_helper(h, outer, no_grad_message("`" + d + "` in `" + std::string(f.last_component(q)) + "()`", why));
       if (!fd) continue;
       offer_wrap_loop_fix(ctx, fd, outer, h.stmt);
       continue;
@@ -1705,7 +1769,7 @@ void check_LL101(CheckContext& ctx) {
     const int outer = outermost_eval_loop(f, h.loop);
     if (!reported_loops.insert(outer).second) continue;
     std::string msg = no_grad_message("`" + d + "` in `" + cls + "." + attr + "()`", why);
-    Finding* fd = report_memory_claim(ctx, "LL101", f.e(h.call).range, msg);
+    Finding* fd = report_helper(h, outer, msg);
     if (!fd) continue;
     if (!hands_model_to_unseen_code(f, f.loops[outer].calls, owner)) offer_wrap_loop_fix(ctx, fd, outer, h.stmt);
   }
