@@ -617,10 +617,15 @@ OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 
   // other bindings decide, and at least one must be one item by itself.)
   if (!seen.insert(x).second) return OneItem::Cycle;
   const Expr& e = f.e(x);
+  auto is_one = [&](Id y) {
+    long v = -1;
+    return y != kNone && int_constant(f, func, y, &v) && v == 1;
+  };
   auto one = [&](Id y) {
     const Expr& d = f.e(y);
-    if (int_literal_value(d) == 1) return true;
-    return d.kind == ExprKind::Sequence && d.text == "tuple"sv && !d.kids.empty() && int_literal_value(f.e(d.kids[0])) == 1;
+    if (is_one(y)) return true;
+    return d.kind == ExprKind::Sequence && (d.text == "tuple"sv || d.text == "list"sv) && !d.kids.empty() &&
+           is_one(d.kids[0]);
   };
   auto yes = [](bool b) { return b ? OneItem::Yes : OneItem::No; };
   switch (e.kind) {
@@ -657,6 +662,17 @@ OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 
       if (in(q, {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.FloatTensor",
                  "torch.autograd.Variable", "numpy.array", "numpy.asarray"}))
         return one_item(f, func, f.arg(x, 0), seen, depth + 1);
+      // A tensor made with a leading dimension of one: `torch.zeros((num_samples, 1))` with
+      // `num_samples=1`, `torch.full((1, 1), bos)`, `torch.zeros(1, 5)`.
+      if (in(q, {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.randn", "torch.rand",
+                 "torch.randint"}) && e.kids.size() >= 2) {
+        const Id shape = q == "torch.randint"sv ? f.arg(x, e.kids.size() >= 4 ? 2 : 1, "size") : e.kids[1];
+        if (shape == kNone) return OneItem::No;
+        const Expr& sh = f.e(shape);
+        if (sh.kind == ExprKind::Sequence) return yes(one(shape) && sh.kids.size() >= 2);
+        return yes(q != "torch.full"sv && q != "torch.randint"sv && e.kids.size() >= 3 && e.kw.size() + 2 < e.kids.size() &&
+                   is_one(shape));
+      }
       if (a == "unsqueeze"sv) return yes(e.kids.size() == 2 && int_literal_value(f.e(e.kids[1])) == 0);
       if (a == "view"sv || a == "reshape"sv) return yes(e.kids.size() >= 2 && one(e.kids[1]));
       if (in(a, {"to", "cuda", "float", "long", "int", "half", "double", "contiguous", "clone", "type"}))
@@ -715,14 +731,20 @@ bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer) {
       if (f.e(t).kind == ExprKind::Sequence) ts = f.e(t).kids;
       for (Id n : ts) {
         if (f.e(n).kind != ExprKind::Name) return false;
-        names[f.e(n).text] = st.range.end;
+        // (The first binding in the iteration: a read after it is of this iteration's value,
+        // also where the name is rebound from itself, `logits = logits[:, -1, :]`.)
+        auto [it, fresh] = names.try_emplace(f.e(n).text, st.range.end);
+        if (!fresh) it->second = std::min(it->second, st.range.end);
       }
     }
     producers.insert(st.value);
     return true;
   };
   if (f.m.s(c.stmt).value != c.call || !bind(c.stmt)) return false;
-  for (int round = 0; round < 4; ++round) {
+  // A value computed from them and bound to plain names (`logits = logits[:, -1, :]`, `probs =
+  // F.softmax(logits, dim=-1)`): followed as they are, to where it becomes numbers.
+  auto derive = [&](Id sid) { return f.m.s(sid).kind == StmtKind::Assign && f.m.s(sid).value != kNone && bind(sid); };
+  for (int round = 0; round < 6; ++round) {
     bool grew = false, bad = false;
     for (Id sid : L.stmts) {
       const Stmt& st = f.m.s(sid);
@@ -746,9 +768,11 @@ bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer) {
             for (int ci : L.calls)
               if (f.calls[ci].call == st.value) site = ci;
             if (direct && site >= 0 && f.is_model_call(f.calls[site]) && bind(sid)) grew = true;
+            else if (derive(sid)) grew = true;
             else bad = true;
           } else if (!producers.count(st.value)) {
-            bad = true;
+            if (derive(sid)) grew = true;
+            else bad = true;
           }
           return;
         }
@@ -1504,6 +1528,7 @@ void check_LL101(CheckContext& ctx) {
       }
       batch_of_one = batch_of_one && outputs_die_in_iteration(f, c, outer);
     }
+
     // One environment stepped every iteration (an episode of acting, a replay recorded for a
     // video): each forward acts on one observation, and what it returns dies with the step.
     const bool acting = !batch_of_one && !few_trips && acting_on_one_environment(c, outer);

@@ -303,9 +303,7 @@ long int_literal_value(const Expr& e) {
   return int_literal_text(e.text);
 }
 
-namespace {
-
-bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
+bool int_constant(const Facts& f, Id func, Id x, long* out, int depth) {
   const Expr& e = f.e(x);
   if (e.kind == ExprKind::Literal) {
     *out = int_literal_value(e);
@@ -349,8 +347,6 @@ bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0) {
   *out = most;
   return true;
 }
-
-}  // namespace
 
 bool modulus_by_one(const Facts& f, Id test, Id func) {
   if (test == kNone) return false;

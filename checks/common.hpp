@@ -76,6 +76,10 @@ long int_arithmetic(std::string_view op, long a, long b);
 // A non-negative decimal integer as written (`1_000`, at most 9 digits), -1 otherwise.
 long int_literal_text(std::string_view text);
 long int_literal_value(const Expr& e);
+// An integer the code fixes (>= 0): a literal, arithmetic over such, a name bound once to one,
+// or a parameter never rebound for which every same-file call passes a literal (or leaves its
+// literal default): the largest of them.
+bool int_constant(const Facts& f, Id func, Id x, long* out, int depth = 0);
 
 // Is `test` a step test whose divisor is 1 here: `i % n == 0` or `not i % n` with `n` a
 // literal 1, or a name its function binds only to 1 (`disc_steps = 1`), or a parameter every
