@@ -662,16 +662,14 @@ OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 
       if (in(q, {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.FloatTensor",
                  "torch.autograd.Variable", "numpy.array", "numpy.asarray"}))
         return one_item(f, func, f.arg(x, 0), seen, depth + 1);
-      // A tensor made with a leading dimension of one: `torch.zeros((num_samples, 1))` with
-      // `num_samples=1`, `torch.full((1, 1), bos)`, `torch.zeros(1, 5)`.
-      if (in(q, {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.randn", "torch.rand",
-                 "torch.randint"}) && e.kids.size() >= 2) {
-        const Id shape = q == "torch.randint"sv ? f.arg(x, e.kids.size() >= 4 ? 2 : 1, "size") : e.kids[1];
-        if (shape == kNone) return OneItem::No;
+      // A sequence's seed made with a leading dimension of one: `torch.zeros((num_samples, 1))`
+      // with `num_samples=1`, `torch.full((1, 1), bos)`, `torch.zeros(1, 5)`. (Not random
+      // inputs: a loop of forwards on `torch.randn(...)` times the model.)
+      if (in(q, {"torch.zeros", "torch.ones", "torch.empty", "torch.full"}) && e.kids.size() >= 2) {
+        const Id shape = e.kids[1];
         const Expr& sh = f.e(shape);
         if (sh.kind == ExprKind::Sequence) return yes(one(shape) && sh.kids.size() >= 2);
-        return yes(q != "torch.full"sv && q != "torch.randint"sv && e.kids.size() >= 3 && e.kw.size() + 2 < e.kids.size() &&
-                   is_one(shape));
+        return yes(q != "torch.full"sv && e.kids.size() >= 3 && e.kw.size() + 2 < e.kids.size() && is_one(shape));
       }
       if (a == "unsqueeze"sv) return yes(e.kids.size() == 2 && int_literal_value(f.e(e.kids[1])) == 0);
       if (a == "view"sv || a == "reshape"sv) return yes(e.kids.size() >= 2 && one(e.kids[1]));
