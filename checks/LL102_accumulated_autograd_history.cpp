@@ -825,6 +825,11 @@ class History {
         if (st.kind == StmtKind::Return && st.value != kNone && (mentions(st.value) || mentions_derived(st.value)))
           return true;
       }
+      // C++: handed back through a parameter (`void run(..., torch::Tensor& outputs)`, then
+      // `outputs = torch::reshape(torch::cat(vec, 0), sizes)`), the out-parameter idiom.
+      if (f_.m.lang == Lang::Cpp && func_ != kNone)
+        for (const std::string& d : derived)
+          if (d != base && f_.is_param(func_, d)) return true;
       return false;
     };
     // A loss summed over the items of one forward's output (`for i in range(pred.shape[0]):`)
