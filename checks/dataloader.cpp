@@ -63,14 +63,22 @@ std::string python_container(const Facts& f, Id v, Id func) {
   return "";
 }
 
-bool reads_attr(const Facts& f, Id func, const std::string& d) {
+// (Also in the methods of its class it calls on `self`, two calls deep: `__getitem__` calling
+// `self.load_image(idx)`, which reads `self.coco`.)
+bool reads_attr(const Facts& f, Id func, const std::string& d, int depth = 0) {
   bool hit = false;
+  const Id cls = f.m.funcs[func].cls;
   std::vector<Id> work(f.m.funcs[func].body.begin(), f.m.funcs[func].body.end());
   for (size_t i = 0; i < work.size() && !hit; ++i) {
     const Stmt& s = f.m.s(work[i]);
     auto scan = [&](Id x) {
       for_each_expr(f.m, x, [&](Id y) {
         if (f.dotted(y) == d) hit = true;
+        const Expr& c = f.e(y);
+        if (!hit && depth < 2 && cls != kNone && c.kind == ExprKind::Call && !c.kids.empty() &&
+            f.e(c.kids[0]).kind == ExprKind::Attribute && f.dotted(f.e(c.kids[0]).kids[0]) == "self"sv)
+          for (Id g : f.m.classes[cls].methods)
+            if (g != func && f.m.funcs[g].name == f.e(c.kids[0]).text && reads_attr(f, g, d, depth + 1)) hit = true;
         return !hit;
       });
     };
@@ -202,6 +210,26 @@ std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader) 
 
 long workers_of(const Facts& f, const CallSite& c) {
   Id nw = f.arg(c.call, 5, "num_workers");
+  // Through a dict of keyword arguments (`DataLoader(ds, **params)`, `params = {...,
+  // "num_workers": opt.num_workers}` or `dict(num_workers=8, ...)`) bound in the scope.
+  const Expr& call = f.e(c.call);
+  for (size_t k = 0; nw == kNone && k < call.kw.size(); ++k) {
+    if (call.kw[k] != "**") continue;
+    const Id splat = call.kids[call.kids.size() - call.kw.size() + k];
+    const Id given = f.e(splat).kind == ExprKind::Starred && !f.e(splat).kids.empty() ? f.e(splat).kids[0] : splat;
+    std::vector<Id> values{given};
+    if (f.e(given).kind == ExprKind::Name) values = f.bindings_at(c.func, f.e(given).text, given);
+    if (values.size() != 1) continue;
+    const Expr& d = f.e(values[0]);
+    if (d.kind == ExprKind::Sequence && d.text == "dict"sv && d.kids.size() % 2 == 0) {
+      for (size_t i = 0; i + 1 < d.kids.size(); i += 2)
+        if (f.e(d.kids[i]).kind == ExprKind::Literal && f.e(d.kids[i]).lit == LitKind::String &&
+            f.e(d.kids[i]).text == "num_workers"sv)
+          nw = d.kids[i + 1];
+    } else if (d.kind == ExprKind::Call && python_builtin_call(f, values[0]) && f.e(d.kids[0]).text == "dict"sv) {
+      nw = f.arg(values[0], static_cast<size_t>(-1), "num_workers");
+    }
+  }
   if (nw == kNone) return 0;
   const Expr* lit = f.literal_of(nw, c.func);
   if (lit && lit->lit == LitKind::Int) {

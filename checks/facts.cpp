@@ -1,4 +1,5 @@
 #include "checks/facts.hpp"
+#include "checks/dataloader.hpp"
 
 #include "checks/common.hpp"
 
@@ -2245,9 +2246,9 @@ FileSummary Facts::summarize() const {
   for (const CallSite& c : calls) {
     const std::string& q = callee_qual(c.call);
     if (q != "torch.utils.data.DataLoader"sv && q != "torch.utils.data.dataloader.DataLoader"sv) continue;
-    Id nw = arg(c.call, 5, "num_workers");
-    const Expr* lit = nw == kNone ? nullptr : literal_of(nw, c.func);
-    if (nw == kNone || (lit && lit->lit == LitKind::Int && lit->text == "0"sv)) continue;
+    // (Workers as the checks count them: a literal, an expression, or a dict of keyword
+    // arguments, `DataLoader(ds, **params)`.)
+    if (workers_of(*this, c) == 0) continue;
     Id ds = arg(c.call, 0, "dataset");
     for (int depth = 0; ds != kNone && depth < 4; ++depth) {
       if (e(ds).kind == ExprKind::Call) {
@@ -2255,8 +2256,10 @@ FileSummary Facts::summarize() const {
         if (!dq.empty()) out.dataset_uses.push_back(dq);
         break;
       }
+      // (The binding that reaches the loader: a name the function binds on another branch, or
+      // a comprehension's own variable, is another dataset.)
       const std::string& d = dotted(ds);
-      auto vals = d.empty() ? std::vector<Id>{} : bindings(c.func, d);
+      auto vals = d.empty() ? std::vector<Id>{} : bindings_at(c.func, d, ds);
       ds = vals.empty() ? kNone : vals.front();
     }
   }

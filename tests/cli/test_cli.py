@@ -432,6 +432,25 @@ def main(model):
         got = {os.path.relpath(f["path"], self.dir) for f in json.loads(out)["findings"] if f["rule"] == "LL403"}
         self.assertEqual(got, {os.path.join("ch2", "dsets.py"), os.path.join("ch3", "dsets.py")}, out)
 
+    def test_loader_workers_through_a_kwargs_dict_and_the_binding_that_reaches_the_loader(self):
+        # `DataLoader(training_set, **params)` with `params = {..., "num_workers": opt.workers}`:
+        # the dataset is used with workers.
+        self.write("pkg/__init__.py", "")
+        self.write("pkg/data.py", self.DATA)
+        train = ("import torch\nfrom torch.utils.data import DataLoader\nfrom pkg.data import Records\n\n\n"
+                 "def main(opt):\n    params = {'batch_size': 32, 'shuffle': True, 'num_workers': opt.workers}\n"
+                 "    training_set = Records('train.json')\n    return DataLoader(training_set, **params)\n")
+        self.write("train.py", train)
+        self.assertIn(("data.py", "LL403"), self.findings(self.dir))
+        # The loader with workers reads another dataset (a comprehension's own variable); the
+        # Records built on another branch only ever goes to a loader without workers.
+        train = ("import torch\nfrom torch.utils.data import DataLoader\nfrom pkg.data import Records\n\n\n"
+                 "def main(cfg, datasets):\n    if cfg.kind == 'qm9':\n"
+                 "        return {k: DataLoader(dataset, batch_size=32, num_workers=8) for k, dataset in datasets.items()}\n"
+                 "    dataset = Records('train.json')\n    return {'train': DataLoader(dataset, batch_size=32)}\n")
+        self.write("train.py", train)
+        self.assertNotIn(("data.py", "LL403"), self.findings(self.dir))
+
     def test_without_the_caller_file_each_module_stands_alone(self):
         self.write("pkg/data.py", self.DATA)
         self.write("pkg/evaluation.py", self.EVAL)
