@@ -5,6 +5,7 @@
 #include <set>
 
 #include "checks/common.hpp"
+#include "checks/flow.hpp"
 
 namespace ll {
 
@@ -147,7 +148,28 @@ std::pair<long, long> literal_size(const Facts& f, Id x) {
 
 std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader) {
   if (f.m.lang != Lang::Python) return std::nullopt;
-  const Id ds = single_value(f, loader.func, f.arg(loader.call, 0, "dataset"));
+  Id named = f.arg(loader.call, 0, "dataset");
+  // A part of a dataset (`train_data, val_data = random_split(full_data, [55000, 5000])`,
+  // `Subset(full_data, idx)`) has the samples of the whole.
+  auto splits = [&](Id v) {
+    return v != kNone && f.e(v).kind == ExprKind::Call &&
+           in(f.callee_qual(v), {"torch.utils.data.random_split", "torch.utils.data.Subset",
+                                 "torch.utils.data.dataset.random_split", "torch.utils.data.dataset.Subset"});
+  };
+  auto unpacked_split = [&](Id x) -> Id {  // the one split call a tuple unpacking `x` from reaches
+    if (x == kNone || f.e(x).kind != ExprKind::Name || f.stmt_of(x) == kNone) return kNone;
+    bool outside = false;
+    const std::vector<Def> defs = f.flow().reaching(f.stmt_of(x), f.e(x).text, &outside);
+    if (outside || defs.size() != 1 || defs[0].kind != DefKind::Unpacked || !splits(defs[0].value)) return kNone;
+    return defs[0].value;
+  };
+  Id ds = single_value(f, loader.func, named);
+  for (int hops = 0; hops < 3; ++hops) {
+    Id part = splits(ds) ? ds : ds == kNone ? unpacked_split(named) : kNone;
+    if (part == kNone) break;
+    named = f.arg(part, 0, "dataset");
+    ds = single_value(f, loader.func, named);
+  }
   if (ds == kNone || f.e(ds).kind != ExprKind::Call) return std::nullopt;
   const std::string& q = f.callee_qual(ds);
   if (q.rfind("torchvision.datasets.", 0) != 0) return std::nullopt;
@@ -166,7 +188,6 @@ std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader) 
   {
     const Expr& call = f.e(ds);
     if (call.kids.size() - 1 > call.kw.size() + 2) return std::nullopt;  // more than (root, train) by position
-    const Id named = f.arg(loader.call, 0, "dataset");
     const std::string& dname = f.dotted(named);
     if (dname.empty()) return std::nullopt;
     for (const StmtSite& ss : f.stmt_sites) {

@@ -2181,6 +2181,18 @@ TEST(Impact, BatchesOfAVisibleSampleSizeThatStaySmallInFlightAreWeak) {
     EXPECT_TRUE(f->low_confidence) << f->message;
     EXPECT_NE(f->message.find(c.size), std::string::npos) << f->message;
   }
+  // A part of such a dataset, from `random_split` (unpacked) or `Subset`, has its samples.
+  for (const std::string& part : {std::string("train_data, val_data = torch.utils.data.random_split(full, [55000, 5000])\n"),
+                                  std::string("train_data = torch.utils.data.Subset(full, range(1000))\n")}) {
+    std::string src = program("datasets.MNIST('data', transform=tf)", "", "128");
+    src.replace(src.find("train_data = "), std::string("train_data = ").size(), "full = ");
+    src.insert(src.find("train_loader = "), part);
+    const FileResult r = analyze_text("train.py", src, Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL402");
+    ASSERT_NE(f, nullptr) << part;
+    EXPECT_TRUE(f->low_confidence) << part << f->message;
+    EXPECT_NE(f->message.find("128 x 1 x 28 x 28 floats"), std::string::npos) << f->message;
+  }
   // A transform handed by position, or assigned to the dataset later, is one the shape does not
   // follow: full.
   for (const std::string& later :
