@@ -40,6 +40,16 @@ std::string python_container(const Facts& f, Id v, Id func) {
       return !distinct;
     });
     if (e.text == "list"sv && !distinct) return "";
+    // A dict of arrays (`{label: np.where(labels == label)[0] for label in labels_set}`): its
+    // memory is the arrays' buffers, which reference counts never touch; a worker copies the
+    // pages of a few entries, not the container.
+    if (e.text == "dict"sv && !e.kids.empty() && f.e(e.kids[0]).kind == ExprKind::Sequence &&
+        f.e(e.kids[0]).kids.size() == 2) {
+      Id v = f.e(e.kids[0]).kids[1];
+      while (f.e(v).kind == ExprKind::Subscript && !f.e(v).kids.empty()) v = f.e(v).kids[0];
+      if (f.e(v).kind == ExprKind::Call && (starts_with(f.callee_qual(v), "numpy.") || f.callee_attr(v) == "numpy"sv))
+        return "";
+    }
     return "a " + e.text + " comprehension";
   }
   if (e.kind != ExprKind::Call) return "";
