@@ -805,25 +805,52 @@ std::vector<Finding> run_checks(const Module& m, const Config& cfg, const std::s
       }
   }
   // Code the file switches off by a value it binds itself: under `if RUN_PPL:` with
-  // `RUN_PPL = False` bound once (or `if False:`), it never runs as written.
-  for (Finding& fd : out) {
-    if (fd.low_confidence) continue;
-    const Id fn = facts.function_at(fd.range.begin);
+  // `RUN_PPL = False` bound once (or `if False:`), it never runs as written. The condition
+  // that switches position `pos` off, with the branch it needs (kNone when none does).
+  auto switched_off_by = [&](uint32_t pos) -> std::pair<Id, bool> {
+    const Id fn = facts.function_at(pos);
     std::vector<std::pair<Id, bool>> conds;
-    if (!conditions_to(facts, fn == kNone ? facts.m.body : facts.m.funcs[fn].body, kNone, fd.range.begin, conds))
-      continue;
+    if (!conditions_to(facts, fn == kNone ? facts.m.body : facts.m.funcs[fn].body, kNone, pos, conds))
+      return {kNone, false};
     for (const auto& [cond, branch] : conds) {
       const auto v = decide(facts, fn, cond, {});
-      if (!v || truthy(*v) == branch) continue;
-      const Range& r = facts.e(cond).range;
-      const std::string text = r.end > r.begin && r.end <= source.size()
-                                   ? std::string(source.substr(r.begin, r.end - r.begin))
-                                   : std::string("its condition");
-      make_weak(fd, "the code runs only when `" + text + "` is " + (branch ? "true" : "false") +
+      if (v && truthy(*v) != branch) return {cond, branch};
+    }
+    return {kNone, false};
+  };
+  auto condition_text = [&](Id cond) {
+    const Range& r = facts.e(cond).range;
+    return r.end > r.begin && r.end <= source.size() ? std::string(source.substr(r.begin, r.end - r.begin))
+                                                     : std::string("its condition");
+  };
+  for (Finding& fd : out) {
+    if (fd.low_confidence) continue;
+    if (const auto [cond, branch] = switched_off_by(fd.range.begin); cond != kNone) {
+      make_weak(fd, "the code runs only when `" + condition_text(cond) + "` is " + (branch ? "true" : "false") +
                         ", and the values this file binds make it " + (branch ? "false" : "true") +
                         ": as written, it never runs");
-      break;
+      continue;
     }
+    // A method or function of the file every call of which is switched off so (`if
+    // self.DBval: self.analysis_loop(val_loader)` with `self.DBval = False` in `__init__`), and
+    // that nothing else reads by name.
+    const Id fn = facts.function_at(fd.range.begin);
+    if (fn == kNone || facts.m.funcs[fn].parent != kNone || facts.callers(fn).empty() || facts.handed_on(fn) ||
+        (facts.project && facts.project->external_calls.count(facts.m.funcs[fn].name)))
+      continue;
+    Id first = kNone;
+    bool all_off = true;
+    for (int ci : facts.callers(fn)) {
+      const auto [cond, branch] = switched_off_by(facts.e(facts.calls[ci].call).range.begin);
+      if (cond == kNone) {
+        all_off = false;
+        break;
+      }
+      if (first == kNone) first = cond;
+    }
+    if (all_off && first != kNone)
+      make_weak(fd, "`" + facts.m.funcs[fn].name + "()` is called only under `" + condition_text(first) +
+                        "`, which the values this file binds decide against: as written, it never runs");
   }
   if (summary && m.lang == Lang::Python) summarize_references(facts, out, *summary);
   // Methods whose findings depend on their entry grad mode, which calls in other files may

@@ -1194,6 +1194,36 @@ std::optional<Known> decide(const Facts& f, Id func, Id x, const Env& env, int d
       if (value == kNone) return std::nullopt;
       return decide(f, scope, value, env, depth + 1);
     }
+    case ExprKind::Attribute: {
+      // `self.flag` in a method, bound by exactly one statement of the file (`self.DBval =
+      // False` in `__init__`) and stored through no other object (`model.DBval = True`) nor
+      // `setattr`: that value. (Another module may still set it: the callers make it weak.)
+      const std::string& d = f.dotted(x);
+      if (func == kNone || f.class_of(func) == kNone || !starts_with(d, "self.") || d.find('.', 5) != std::string::npos)
+        return std::nullopt;
+      const std::string_view attr = std::string_view(d).substr(5);
+      Id only = kNone;
+      int n = 0;
+      for (const StmtSite& site : f.stmt_sites)
+        for (Id t : f.m.s(site.stmt).targets)
+          if (t != kNone)
+            for_each_expr(f.m, t, [&](Id y) {
+              if (f.e(y).kind == ExprKind::Attribute && f.e(y).text == attr) {
+                ++n;
+                if (f.dotted(y) == d && f.class_of(site.func) == f.class_of(func)) only = site.stmt;
+                else n += 100;
+              }
+              return true;
+            });
+      for (const CallSite& c : f.calls)
+        if (f.e(f.e(c.call).kids[0]).kind == ExprKind::Name && f.e(f.e(c.call).kids[0]).text == "setattr"sv) return std::nullopt;
+      if (n != 1 || only == kNone) return std::nullopt;
+      const Stmt& st = f.m.s(only);
+      if (st.kind != StmtKind::Assign || st.targets.size() != 1 || st.value == kNone ||
+          f.e(st.value).kind != ExprKind::Literal)
+        return std::nullopt;
+      return known_literal(f.e(st.value));
+    }
     case ExprKind::UnaryOp: {
       if (ex.text != "not"sv || ex.kids.size() != 1) return std::nullopt;
       auto v = decide(f, func, ex.kids[0], env, depth + 1);

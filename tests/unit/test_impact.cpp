@@ -1565,6 +1565,39 @@ TEST(Impact, CodeSwitchedOffByAValueTheFileBindsIsWeak) {
   }
 }
 
+TEST(Impact, AMethodCalledOnlyUnderAnAttributeFlagTheClassBindsFalseIsWeak) {
+  // `self.DBval = False` in `__init__`, the one store of that attribute in the file: a block
+  // under `if self.DBval:` never runs, and neither does a method called only there.
+  auto src = [](const std::string& extra) {
+    return "import torch\nimport torch.nn as nn\n\n\nclass Baseline(nn.Module):\n"
+           "    def __init__(self, feature):\n        super().__init__()\n        self.feature = feature\n"
+           "        self.DBval = False\n\n"
+           "    def test_loop(self, val_loader):\n        if self.DBval:\n"
+           "            return self.analysis_loop(val_loader)\n        return -1\n\n"
+           "    def analysis_loop(self, val_loader):\n        self.feature.eval()\n        out = []\n"
+           "        for x, y in val_loader:\n            out.append(self.feature(x.cuda()).argmax(1).tolist())\n"
+           "        return out\n" + extra;
+  };
+  {
+    const FileResult r = analyze_text("methods.py", src(""), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+    EXPECT_NE(f->message.find("`analysis_loop()` is called only under `self.DBval`"), std::string::npos) << f->message;
+  }
+  // Set elsewhere in the file (through another object, or another method), or called also
+  // outside the flag: full severity.
+  for (const std::string extra :
+       {std::string("\n\ndef enable(model):\n    model.DBval = True\n"),
+        std::string("\n    def use_cub(self):\n        self.DBval = True\n"),
+        std::string("\n    def always(self, loader):\n        return self.analysis_loop(loader)\n")}) {
+    const FileResult r = analyze_text("methods.py", src(extra), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << extra;
+    EXPECT_FALSE(f->low_confidence) << extra << f->message;
+  }
+}
+
 TEST(Impact, AModeSwitchWithAnArgumentDoesNotMakeASweepATrainingSweep) {
   // A sweep whose models train themselves is weak for LL301 (`model.train_model(loader)`); the
   // mode switch `model.train(False)` / `model.train(mode=False)` trains nothing: full severity.
