@@ -1215,9 +1215,9 @@ std::optional<Known> decide(const Facts& f, Id func, Id x, const Env& env, int d
               }
               return true;
             });
+      if (n != 1 || only == kNone) return std::nullopt;
       for (const CallSite& c : f.calls)
         if (f.e(f.e(c.call).kids[0]).kind == ExprKind::Name && f.e(f.e(c.call).kids[0]).text == "setattr"sv) return std::nullopt;
-      if (n != 1 || only == kNone) return std::nullopt;
       const Stmt& st = f.m.s(only);
       if (st.kind != StmtKind::Assign || st.targets.size() != 1 || st.value == kNone ||
           f.e(st.value).kind != ExprKind::Literal)
