@@ -1,5 +1,7 @@
 #include "frontend/cpp/pch_cache.hpp"
 
+#include <clang/Basic/DiagnosticParse.h>
+#include <clang/Basic/DiagnosticSema.h>
 #include <clang/Basic/SourceManager.h>
 #include <clang/Basic/Version.h>
 #include <clang/Frontend/CompilerInstance.h>
@@ -112,6 +114,16 @@ void DiagCollector::HandleDiagnostic(clang::DiagnosticsEngine::Level level, cons
   it.message = std::string(msg.str());
   it.fatal = level == clang::DiagnosticsEngine::Fatal;
   if (it.fatal) fatal = true;
+  switch (info.getID()) {
+    case clang::diag::err_missing_dependent_template_keyword:
+    case clang::diag::err_template_kw_missing:
+    case clang::diag::err_typename_missing:
+    case clang::diag::err_typename_missing_template:
+      it.missing_keyword = true;
+      break;
+    default:
+      break;
+  }
   if (info.hasSourceManager() && info.getLocation().isValid()) {
     const clang::SourceManager& sm = info.getSourceManager();
     clang::SourceLocation loc = sm.getFileLoc(info.getLocation());

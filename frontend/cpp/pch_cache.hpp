@@ -37,6 +37,10 @@ class DiagCollector : public clang::DiagnosticConsumer {
     uint32_t offset = 0;     // file offset of the location
     bool in_main = false;
     bool fatal = false;
+    // A missing `template` or `typename` disambiguator (`x.item<int>()` on a dependent `x`):
+    // MSVC accepts the code as written, and Clang recovers as if the keyword were there, so
+    // the AST is the program's own.
+    bool missing_keyword = false;
   };
   std::vector<Item> errors;
   bool fatal = false;
@@ -54,6 +58,19 @@ class DiagCollector : public clang::DiagnosticConsumer {
     for (const auto& e : errors)
       if (e.in_main) return true;
     return false;
+  }
+  // Errors in the main file other than missing disambiguators: its AST is not the program's.
+  bool main_file_hard_errors() const {
+    for (const auto& e : errors)
+      if (e.in_main && !e.missing_keyword) return true;
+    return false;
+  }
+  // Every error is a missing disambiguator in the main file.
+  bool only_missing_keywords() const {
+    if (errors.empty() || fatal) return false;
+    for (const auto& e : errors)
+      if (!e.in_main || !e.missing_keyword) return false;
+    return true;
   }
 };
 

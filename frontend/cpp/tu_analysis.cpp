@@ -87,7 +87,8 @@ class LowerConsumer : public clang::ASTConsumer {
   void HandleTranslationUnit(clang::ASTContext& ctx) override {
     // Errors of a TU whose missing headers were skipped are what the skipped declarations
     // leave unknown: the recovery AST is lowered.
-    if (st_.diags.fatal || (st_.diags.main_file_errors() && st_.skipped.empty())) return;
+    // So is the AST of a file whose only errors are missing `template`/`typename` keywords.
+    if (st_.diags.fatal || (st_.diags.main_file_hard_errors() && st_.skipped.empty())) return;
     lower_ast(ctx, st_.source, st_.module, st_.lower_diags);
     st_.lowered = true;
   }
@@ -513,6 +514,18 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
                                        "): skipped, and the rest analysed with Clang's recovery (LibTorch types "
                                        "are real); no fixes are offered. Pass -p BUILD_DIR with a "
                                        "compile_commands.json"));
+    } else if (ps.diags.only_missing_keywords()) {
+      // Clang recovered as if each missing disambiguator were written: the findings stand, but
+      // an edit could not be checked by a compile.
+      r.fixable = false;
+      const DiagCollector::Item& e = ps.diags.errors.front();
+      const size_t n = ps.diags.errors.size();
+      r.diagnostics.push_back(diag(path, "compile-error",
+                                   "Clang needs a `template` or `typename` keyword here that other compilers "
+                                   "accept without (" + std::to_string(n) + (n == 1 ? " place" : " places") +
+                                       ", first at line " + std::to_string(e.line) + ":" + std::to_string(e.col) +
+                                       "); analysed as if it were written, no fixes are offered",
+                                   e.line, e.col));
     } else if (!ps.diags.errors.empty()) {
       // Errors only in other files (headers): the main file's AST is usable but may miss facts.
       r.low_confidence = true;

@@ -179,6 +179,27 @@ def test_compile_error_is_syntactic(d):
     check(rules(res) == [("LL101", 6)] and all(f["low_confidence"] for f in res["findings"]), res["findings"])
 
 
+def test_missing_template_keyword_keeps_the_ast(d):
+    # `x.item<double>()` on a value of dependent type needs `.template item<double>()` in
+    # Clang; other compilers accept it as written. Clang recovers as if the keyword were there,
+    # so the file is analysed on its AST: the finding is not low confidence, only unfixable,
+    # and the diagnostic says why.
+    templ = BAD_EVAL.replace("double evaluate(torch::nn::Linear& model, const std::vector<torch::Tensor>& batches) {",
+                             "template <typename Batches>\ndouble evaluate(torch::nn::Linear& model, const Batches& batches) {")
+    write(d, "templ.cpp", templ)
+    [res] = lcpp(["templ.cpp"], cwd=d)
+    kinds = [x["kind"] for x in res["diagnostics"]]
+    check(kinds == ["compile-error"], res["diagnostics"])
+    check("`template` or `typename` keyword" in res["diagnostics"][0]["message"], res["diagnostics"][0])
+    check(res["diagnostics"][0]["line"] == 7, res["diagnostics"][0])
+    check(rules(res) == [("LL101", 7)], rules(res))
+    check(all(not f["low_confidence"] and f["fixes"] == [] for f in res["findings"]), res["findings"])
+    # Any other error in the file still sends it to the syntactic lowering.
+    write(d, "templ2.cpp", templ.replace("double total = 0;", "double total = 0"))
+    [res] = lcpp(["templ2.cpp"], cwd=d)
+    check(all(f["low_confidence"] for f in res["findings"]) and res["findings"], res["findings"])
+
+
 def test_cuda_headers_missing_from_a_cpu_libtorch(d):
     # A unit that includes LibTorch's CUDA part, on a machine with a CPU build of LibTorch and no
     # CUDA toolkit: the diagnostic says the CUDA headers are missing, not LibTorch's, and names
