@@ -2709,6 +2709,11 @@ bool Facts::not_a_torch_model(Id receiver) const {
   // A torch.nn layer's own from_pretrained (`nn.Embedding.from_pretrained(vectors)`): a lookup
   // table, frozen unless told otherwise, not a pretrained network.
   if (starts_with(q, "torch.nn.")) return true;
+  // A library of ready inference callables, whose call runs its network under its own
+  // no_grad: ControlNet's annotators (`MidasDetector.from_pretrained(path)`, then
+  // `detector(image)`) return images, not graphs.
+  for (std::string_view lib : {"controlnet_aux."})
+    if (starts_with(q, lib)) return true;
   std::string d = q.empty() ? dotted(receiver) : q;
   std::string_view last = last_component(d);
   for (std::string_view bad : {"Tokenizer", "Processor", "FeatureExtractor", "Config", "Scheduler", "Pipeline",
