@@ -171,7 +171,10 @@ namespace {
 // CLI command), a dunder or `forward` (Python calls them), or a method of a class with a
 // base this file does not show (a framework's hook: Lightning's `validation_step`, a
 // Trainer's `evaluate`)? torch's own decorators and staticmethod/classmethod register nothing.
-bool callable_without_its_name(const Facts& f, Id fn) {
+// (`imported_base`, when given, is set instead of answering true for a method whose class
+// derives from a class the file imports: whether that base calls it by dispatch is the join's
+// to decide.)
+bool callable_without_its_name(const Facts& f, Id fn, bool* imported_base = nullptr) {
   const Function& F = f.m.funcs[fn];
   if (F.name.empty() || starts_with(F.name, "__") || F.name == "forward") return true;
   for (Id d : F.decorators) {
@@ -192,6 +195,10 @@ bool callable_without_its_name(const Facts& f, Id fn) {
     const Expr& be = f.e(b);
     if (be.kind == ExprKind::Name && (be.text == "object" || f.class_at(be.text, be.range.begin) != kNone)) continue;
     if (in(f.qual(b), {"torch.nn.Module", "torch.nn.modules.module.Module"})) continue;
+    if (imported_base && be.kind == ExprKind::Name && !f.qual(b).empty()) {
+      *imported_base = true;
+      continue;
+    }
     return true;
   }
   return false;
@@ -486,17 +493,19 @@ void summarize_references(const Facts& f, const std::vector<Finding>& out, FileS
     if (fd.low_confidence || fd.suppressed) continue;
     for (Id fn = f.function_at(fd.range.begin); fn != kNone; fn = f.m.funcs[fn].parent) {
       if (!holding.insert(fn).second) continue;
-      if (callable_without_its_name(f, fn)) continue;
+      bool imported_base = false;
+      if (callable_without_its_name(f, fn, &imported_base)) continue;
       const bool interface = !program && f.m.funcs[fn].cls == kNone && f.m.funcs[fn].parent == kNone;
       any_interface = any_interface || interface;
       const Id k = f.m.funcs[fn].cls;
       s.holding.push_back({f.m.funcs[fn].name, f.m.funcs[fn].range.begin, f.m.funcs[fn].range.end, interface,
-                           k != kNone ? f.m.classes[k].name : std::string()});
+                           k != kNone ? f.m.classes[k].name : std::string(), imported_base});
     }
   }
   // (Only a module-level function holding a finding is ever judged through the module's own
   // reads: a file without one needs none.)
   if (any_interface) summarize_own_reads(f, s, own_dispatch);
+  for (const auto& k : f.m.classes) s.defined_classes.push_back(k.name);
 }
 
 std::string uncalled_key(const FileSummary::Holding& h) {
@@ -604,33 +613,76 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
     auto [it, fresh] = read.try_emplace(n, 1, i);
     if (!fresh && it->second.second != i) it->second.first = 2;
   };
-  // A name a file reads only as `self.<name>` reaches the methods of the reading class's
-  // hierarchy: the classes connected to it through base names defined in the run (mixins
-  // share a subclass), not a namesake method of an unrelated class (a worker's and a master's
-  // `_evaluate_model`, the evaluator's own the only one called).
-  std::unordered_map<std::string_view, std::string_view> parent;  // union-find over class names
-  std::function<std::string_view(std::string_view)> root = [&](std::string_view k) {
-    auto it = parent.find(k);
-    if (it == parent.end() || it->second == k) return k;
-    return it->second = root(it->second);
-  };
+  // A name a file reads only as `self.<name>` reaches the methods of the classes an object of
+  // the reading class may also be: its bases and subclasses, and the other bases of a subclass
+  // (mixins), through base names defined in the run. Not a sibling's method of the same name
+  // (a worker's and a master's `_evaluate_model` beside the evaluator's, all three deriving
+  // from one trainer base, the evaluator's own the only one called).
   // (A torch base, `nn.Module`, or `object` relates nothing: its methods are not the run's. Any
   // other base does, by its last name, which errs on the side of a caller.)
+  std::unordered_map<std::string_view, std::vector<std::string_view>> bases_of;  // class -> base names
   for (const auto& s : summaries)
     for (const auto& [k, q] : s.class_bases)
       if (const std::string_view base = std::string_view(q).substr(q.find_last_of('.') + 1);
-          !is_torch_family(q) && base != "object"sv && !base.empty()) {
-        const std::string_view a = root(k), b = root(base);
-        if (a != b) parent[a] = b;
+          !is_torch_family(q) && base != "object"sv && !base.empty())
+        bases_of[k].push_back(base);
+  // Each class with its ancestors (itself included; a cycle or a chain past 32 stops).
+  std::unordered_map<std::string_view, std::vector<std::string_view>> lineage;
+  for (const auto& [k, unused] : bases_of) {
+    std::vector<std::string_view>& anc = lineage[k];
+    std::vector<std::string_view> work{k};
+    while (!work.empty() && anc.size() < 32) {
+      const std::string_view c = work.back();
+      work.pop_back();
+      if (std::find(anc.begin(), anc.end(), c) != anc.end()) continue;
+      anc.push_back(c);
+      if (auto it = bases_of.find(c); it != bases_of.end()) work.insert(work.end(), it->second.begin(), it->second.end());
+    }
+  }
+  // (class, name): a self read of the name reaches that class's method of the name.
+  std::set<std::pair<std::string_view, std::string_view>> self_read;
+  // Is every base up the class's chain defined in the run (or `nn.Module`)? Then a base's call
+  // of a method by dispatch is a read the run shows. (Namesake classes pool their bases.)
+  std::unordered_set<std::string_view> defined;
+  std::unordered_map<std::string_view, std::vector<std::string_view>> all_bases;
+  for (const auto& s : summaries) {
+    for (const auto& k : s.defined_classes) defined.insert(k);
+    for (const auto& [k, q] : s.class_bases) all_bases[k].push_back(q);
+  }
+  std::function<bool(std::string_view, int)> bases_in_run = [&](std::string_view k, int depth) {
+    if (depth > 16) return false;
+    auto it = all_bases.find(k);
+    if (it == all_bases.end()) return true;
+    for (std::string_view q : it->second) {
+      if (q == "torch.nn.Module"sv || q == "torch.nn.modules.module.Module"sv || q == "object"sv) continue;
+      const std::string_view base = q.substr(q.find_last_of('.') + 1);
+      if (base == k || !defined.count(base) || !bases_in_run(base, depth + 1)) return false;
+    }
+    return true;
+  };
+  // Each ancestor with the lineages it is in, and each class with the classes related to it so.
+  std::unordered_map<std::string_view, std::vector<const std::vector<std::string_view>*>> lineages_with;
+  for (const auto& [d, anc] : lineage)
+    for (std::string_view a : anc) lineages_with[a].push_back(&anc);
+  std::unordered_map<std::string_view, std::vector<std::string_view>> related;
+  auto note_self_read = [&](std::string_view k, std::string_view n) {
+    self_read.insert({k, n});
+    auto [it, fresh] = related.try_emplace(k);
+    if (fresh)
+      if (auto w = lineages_with.find(k); w != lineages_with.end()) {
+        for (const auto* anc : w->second) it->second.insert(it->second.end(), anc->begin(), anc->end());
+        std::sort(it->second.begin(), it->second.end());
+        it->second.erase(std::unique(it->second.begin(), it->second.end()), it->second.end());
       }
-  std::set<std::pair<std::string_view, std::string_view>> self_read;  // (class root, name)
+    for (std::string_view a : it->second) self_read.insert({a, n});
+  };
   for (size_t i = 0; i < summaries.size(); ++i) {
     std::unordered_set<std::string_view> only_self;
     for (const std::string& q : summaries[i].self_reads) {
       const size_t dot = q.find('.');
       const std::string_view k = std::string_view(q).substr(0, dot), n = std::string_view(q).substr(dot + 1);
       only_self.insert(n);
-      self_read.insert({root(k), n});
+      note_self_read(k, n);
     }
     for (const std::string& n : summaries[i].referenced)
       if (!only_self.count(n)) note_read(n, i);
@@ -696,8 +748,9 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
     }
     weaken_uncalled_in(results[i], summaries[i], [&](const FileSummary::Holding& h) {
       if (h.interface) return helper[i] && !live.count(h.name);
+      if (h.imported_base && !bases_in_run(h.cls, 0)) return false;
       return read.count(h.name) == 0 && !credited[i].count(h.name) &&
-             (h.cls.empty() || !self_read.count({root(h.cls), std::string_view(h.name)}));
+             (h.cls.empty() || !self_read.count({std::string_view(h.cls), std::string_view(h.name)}));
     });
   }
 }

@@ -236,8 +236,14 @@ struct FileSummary {
     // the module is a helper of the run's programs (weaken_uncalled).
     bool interface = false;
     std::string cls;  // the class of a method ("" otherwise)
+    // The method's class derives from a class this file imports: a framework's base may call
+    // it by dispatch (`Thread.start()` runs `run()`), unless the join finds every base up the
+    // chain defined in the run (or `nn.Module`), where such calls are reads it sees.
+    bool imported_base = false;
   };
   std::vector<Holding> holding;
+  // Every class this file defines, by name (the join's test of a base defined in the run).
+  std::vector<std::string> defined_classes;
   // A module that is not a program: its module-level functions' names read in it, as
   // {reading module-level function, or "" outside them; function read} (summarize_own_reads).
   std::vector<std::pair<std::string, std::string>> own_reads;

@@ -254,9 +254,9 @@ std::string payload_of(const FileResult& r, const FileSummary& summary) {
             {"pg", summary.program}, {"ge", summary.gpu_evidence},
             {"om", summary.open_methods}, {"nom", summary.name_off_methods}, {"ref", summary.referenced}, {"srd", summary.self_reads}, {"irf", summary.imported_refs},
             {"bpr", summary.backprop_results}, {"evn", summary.eval_named},
-            {"dsm", summary.dispatched_modules}, {"trn", summary.trainers}};
+            {"dsm", summary.dispatched_modules}, {"trn", summary.trainers}, {"dcl", summary.defined_classes}};
   Json hf = Json::array();
-  for (const auto& h : summary.holding) hf.push_back(Json::array({h.name, h.begin, h.end, h.interface, h.cls}));
+  for (const auto& h : summary.holding) hf.push_back(Json::array({h.name, h.begin, h.end, h.interface, h.cls, h.imported_base}));
   Json owr = Json::array();
   for (const auto& [caller, callee] : summary.own_reads) owr.push_back(Json::array({caller, callee}));
   j["p"]["hf"] = std::move(hf);
@@ -455,15 +455,17 @@ bool decode_payload(std::string_view payload, bool edits_needed, FileResult& out
     s.eval_named = strings(at(p, "evn"));
     s.dispatched_modules = strings(at(p, "dsm"));
     s.trainers = strings(at(p, "trn"));
+    s.defined_classes = strings(at(p, "dcl"));
     for (const auto& c : arr(at(p, "msz"))) {
       if (arr(c).size() != 2 || !c[1].is_number_integer() || c[1].get<int64_t>() < 0) throw Bad();
       s.model_sizes.emplace_back(str(c[0]), static_cast<long>(c[1].get<int64_t>()));
     }
     for (const auto& c : arr(at(p, "hf"))) {
-      if (arr(c).size() != 5 || !c[1].is_number_unsigned() || !c[2].is_number_unsigned()) throw Bad();
+      if (arr(c).size() != 6 || !c[1].is_number_unsigned() || !c[2].is_number_unsigned()) throw Bad();
       const uint64_t b = c[1].get<uint64_t>(), e = c[2].get<uint64_t>();
       if (b > e || e > UINT32_MAX) throw Bad();
-      s.holding.push_back({str(c[0]), static_cast<uint32_t>(b), static_cast<uint32_t>(e), boolean(c[3]), str(c[4])});
+      s.holding.push_back({str(c[0]), static_cast<uint32_t>(b), static_cast<uint32_t>(e), boolean(c[3]), str(c[4]),
+                           boolean(c[5])});
     }
     for (const auto& c : arr(at(p, "slc"))) {
       if (arr(c).size() != 3) throw Bad();

@@ -1487,6 +1487,19 @@ class UncalledCode(Tmp):
         self.write("main.py", "import torch\nfrom worker import Worker\nfrom evaluator import Runner\n\n\n"
                    "class Job(Runner, Worker):\n    pass\n\n\nif __name__ == '__main__':\n    Job(torch.nn.Linear(2, 2)).run([])\n")
         self.assertEqual(self.ll101(self.dir), [("worker.py", 12, "warning", False)])
+        # Siblings: the worker and the evaluator derive from one base the run defines. The
+        # evaluator's read reaches its own method and the base's, not the worker's.
+        self.write("base.py", "class NNTrainer(object):\n    def __init__(self):\n        self.steps = 0\n")
+        self.write("evaluator.py", "from base import NNTrainer\n" + self.EVALUATOR.format(name="Evaluator", base="(NNTrainer)"))
+        self.write("worker.py", "from base import NNTrainer\n" + self.WORKER.format(base="(NNTrainer)"))
+        self.write("main.py", "import torch\nfrom worker import Worker\nfrom evaluator import Evaluator\n\n"
+                   "if __name__ == '__main__':\n    Worker(torch.nn.Linear(2, 2))\n    Evaluator().run([])\n")
+        self.assertEqual(self.ll101(self.dir), [("worker.py", 13, "note", True)])
+        # A base the run does not define (a library's `Thread`, whose `start()` runs `run()`) may
+        # call any method by dispatch: the worker's method is not code nothing calls.
+        self.write("worker.py", "from threading import Thread\n" + self.WORKER.format(base="(Thread)"))
+        self.assertEqual(self.ll101(self.dir), [("worker.py", 13, "warning", False)])
+        os.remove(os.path.join(self.dir, "base.py"))
 
     def test_a_method_nothing_calls_is_weak_in_a_whole_tree_run(self):
         self.write("trainer.py", self.TRAINER)

@@ -101,7 +101,8 @@ FileSummary sample_summary() {
   s.backprop_results = {"sample"};
   s.eval_named = {"predict", "sample"};
   s.self_reads = {"Worker.evaluate"};
-  s.holding = {{"sample", 120, 480, true}, {"evaluate", 500, 600, false, "Worker"}};
+  s.holding = {{"sample", 120, 480, true}, {"evaluate", 500, 600, false, "Worker", true}};
+  s.defined_classes = {"Worker", "Evaluator"};
   s.own_reads = {{"", "sample"}, {"train", "evaluate"}};
   s.dispatched_modules = {"lib", "*"};
   s.model_sizes = {{"Net", 266610}};
@@ -210,6 +211,9 @@ TEST(CacheCodec, RoundTripKeepsEverythingButEdits) {
   EXPECT_EQ(s.self_reads, sample_summary().self_reads);
   ASSERT_EQ(s.holding.size(), 2u);
   EXPECT_EQ(s.holding[1].cls, "Worker");
+  EXPECT_TRUE(s.holding[1].imported_base);
+  EXPECT_FALSE(s.holding[0].imported_base);
+  EXPECT_EQ(s.defined_classes, sample_summary().defined_classes);
   EXPECT_EQ(s.holding[0].name, "sample");
   EXPECT_EQ(s.holding[0].begin, 120u);
   EXPECT_EQ(s.holding[0].end, 480u);
@@ -270,7 +274,7 @@ TEST(CacheCodec, WrongKeyTruncationAndTrailingBytesAreMisses) {
 TEST(CacheCodec, PayloadDecoderIsStrict) {
   const std::string ok = R"({"f":[{"r":"LL101","s":1,"g":[1,2,1,3,4,5],"m":"x"}],"d":[],)"
                          R"("p":{"mod":"m","pth":"m.py","du":[],"cl":[],"fn":[],"co":[],"tor":true,"tap":false,"im":["torch"],"ic":[["a.b",true,""]],)"
-                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"bpm":["GradCAM.heatmap"],"hsm":["Net.train_step"],"sm":["p.q"],"df":[["c.d",-1,["#0","args"]]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,"",0]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"srd":["Worker.evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false,"Worker"]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"],"p2p":["pipeline_communicate"]}})";
+                         R"("wf":[],"gof":["Sampler"],"tr":["m.T"],"shd":["S"],"syn":[],"lin":["LogisticRegression"],"mcl":["Net"],"dfe":["MixNet.2"],"mfc":["TinyLM|norms.RMSNorm"],"ccl":["ParallelMLP"],"acc":["AverageMeter.update"],"bpm":["GradCAM.heatmap"],"hsm":["Net.train_step"],"sm":["p.q"],"df":[["c.d",-1,["#0","args"]]],"evl":[["evaluate",0,"model"]],"frz":[["freeze",1,"net",-1,"",0]],"pg":true,"ge":false,"om":["generate"],"nom":[],"mc":[["infer",true]],"ref":["evaluate"],"srd":["Worker.evaluate"],"irf":["m.f"],"bpr":["sample"],"evn":["predict"],"hf":[["sample",10,20,false,"Worker",true]],"owr":[["","sample"]],"dsm":["lib"],"slc":[["Agent","eval_step",true]],"mcn":[["eval_step",false]],"cbs":[["Gen","base.Agent"]],"trn":["fit"],"dcl":["Worker"],"msz":[["Net",100]],"lf":[["get_loss",true]],"hm":[["trainer.eval","model",true,-1]],"lmc":[["a.Agent",true,["reset","update"],["losses"]]],"kpm":["Agent.update"],"hkm":["GradCAM.__init__"],"opf":[["build_optimizer",2]],"bsl":["compute_loss"],"p2p":["pipeline_communicate"]}})";
   FileResult out;
   FileSummary s;
   ASSERT_TRUE(decode_payload(ok, false, out, s));
@@ -283,8 +287,8 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
     FileSummary ss;
     return !decode_payload(p, false, o, ss);
   };
-  EXPECT_TRUE(bad("[\"sample\",10,20,false,\"Worker\"]", "[\"sample\",10,20,false]"));
-  EXPECT_TRUE(bad("[\"sample\",10,20,false,\"Worker\"]", "[\"sample\",10,20,false,1]"));
+  EXPECT_TRUE(bad("[\"sample\",10,20,false,\"Worker\",true]", "[\"sample\",10,20,false,\"Worker\"]"));
+  EXPECT_TRUE(bad("[\"sample\",10,20,false,\"Worker\",true]", "[\"sample\",10,20,false,1,true]"));
   EXPECT_TRUE(bad("\"srd\":[\"Worker.evaluate\"]", "\"srd\":[\"evaluate\"]"));
   EXPECT_TRUE(bad("\"srd\":[\"Worker.evaluate\"],", ""));
   EXPECT_TRUE(bad("\"hsm\":[\"Net.train_step\"]", "\"hsm\":[\"train_step\"]"));
@@ -303,6 +307,8 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad("[\"freeze\",1,\"net\",-1,\"\",0]", "[\"freeze\",1,\"net\",-1,\"\",1]"));
   EXPECT_TRUE(bad("[\"Net\",100]", "[\"Net\",\"100\"]"));
   EXPECT_TRUE(bad("\"trn\":[\"fit\"]", "\"trn\":[1]"));
+  EXPECT_TRUE(bad("\"dcl\":[\"Worker\"]", "\"dcl\":[2]"));
+  EXPECT_TRUE(bad("\"Worker\",true]]", "\"Worker\"]]"));
   EXPECT_TRUE(bad("\"lin\":[\"LogisticRegression\"]", "\"lin\":[2]"));
   EXPECT_TRUE(bad("[\"get_loss\",true]", "[\"get_loss\"]"));
   EXPECT_TRUE(bad("[\"trainer.eval\",\"model\",true,-1]", "[\"trainer.eval\",\"model\",true]"));
@@ -368,7 +374,7 @@ TEST(CacheCodec, PayloadDecoderIsStrict) {
   EXPECT_TRUE(bad(",\"ref\":[\"evaluate\"]", ""));  // what the run's files read decides dead code
   EXPECT_TRUE(bad("[\"sample\",10,20,", "[\"sample\",20,10,"));
   EXPECT_TRUE(bad("[\"sample\",10,20,", "[\"sample\",-1,20,"));
-  EXPECT_TRUE(bad("[\"sample\",10,20,false,\"Worker\"]", "[\"sample\",10,false,\"Worker\"]"));
+  EXPECT_TRUE(bad("[\"sample\",10,20,false,\"Worker\",true]", "[\"sample\",10,false,\"Worker\",true]"));
   EXPECT_TRUE(bad("\"m\":\"x\"}", "\"m\":\"x\",\"u\":1}"));
   EXPECT_TRUE(bad("{\"f\"", "[{\"f\""));
   FileResult o;
