@@ -1076,9 +1076,19 @@ class History {
     }
     const Expr& v = f_.e(value);
     if (v.kind == ExprKind::Sequence) {
-      for (Id k : v.kids)
-        if (!f_.dotted(k).empty()) names.insert(f_.dotted(k));
-      if (names.size() != v.kids.size()) return false;
+      // A display keeps each element: every one that carries history must have been freed
+      // (`(loss, loss_test, acc)` with only `loss` back-propagated keeps the test loss's whole
+      // graph), and at least one element is.
+      bool any = false;
+      for (Id k : v.kids) {
+        if (f_.dotted(k).empty()) return false;
+        if (backpropagated_in_loop(k, loop)) {
+          any = true;
+          continue;
+        }
+        if (carries(k, grad_off_at(f_.stmt_of(value)))) return false;
+      }
+      return any;
     } else if (!f_.dotted(value).empty()) {
       names.insert(f_.dotted(value));
     } else {

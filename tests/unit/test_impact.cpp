@@ -1428,6 +1428,40 @@ TEST(Impact, ABackpropagatedLossKeptOncePerEpochIsWeak) {
   }
 }
 
+TEST(Impact, AHistoryTupleWithALossNeverBackPropagatedKeepsItsGraph) {
+  // `history.append((loss, loss_test, acc))` once per full-batch epoch: `loss` was
+  // back-propagated, but the test loss never was, and its whole graph stays. Only a tuple whose
+  // every element with history was freed (or carries none: an accuracy of a comparison) is
+  // one value per epoch.
+  auto program = [](const std::string& kept) {
+    return "import torch\n"
+           "def fit(model, x, y, xt, yt, opt, args):\n"
+           "    history = []\n"
+           "    for epoch in range(args.epochs):\n"
+           "        loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())\n"
+           "        loss_test = torch.nn.functional.cross_entropy(model(xt.cuda()), yt.cuda())\n"
+           "        acc = (model(xt.cuda()).argmax(1) == yt.cuda()).float().mean()\n"
+           "        history.append(" + kept + ")\n"
+           "        opt.zero_grad()\n"
+           "        loss.backward()\n"
+           "        opt.step()\n"
+           "    return history\n";
+  };
+  {
+    const FileResult r = analyze_text("fit.py", program("(loss, loss_test, acc)"), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr);
+    EXPECT_FALSE(f->low_confidence) << f->message;
+  }
+  {
+    const FileResult r = analyze_text("fit.py", program("(loss, acc)"), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL102");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->low_confidence);
+    EXPECT_NE(f->message.find("one value per epoch"), std::string::npos) << f->message;
+  }
+}
+
 TEST(Impact, ALossAHelperBackPropagatedAndReturnedKeptOncePerEpochIsWeak) {
   // `loss = train(...)` once per epoch, where `train()` back-propagates the loss it returns:
   // after its loop over batches (the last batch's loss), or once for a full batch. What stays is
