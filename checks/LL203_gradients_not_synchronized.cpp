@@ -183,7 +183,7 @@ std::string model_built_here(const Facts& f, Id func, Id opt) {
     const std::string& q = f.callee_qual(cur);
     Id callee = f.e(cur).kids[0];
     bool here = false;
-    if (starts_with(q, "torch.nn.") || starts_with(q, "torchvision.models.")) here = true;
+    if (starts_with(q, "torch.nn.") || torchvision_model_builder(q)) here = true;
     // A module class another file of the run defines (`from models import Net`): built here
     // all the same, unless it synchronises ranks itself.
     if (f.project && f.project->module_classes.count(q) && !f.project->communicating_classes.count(q)) here = true;

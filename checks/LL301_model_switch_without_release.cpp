@@ -93,7 +93,7 @@ bool constructed_on_cpu(const Facts& f, Id func, Id value, int depth = 0) {
   }
   const Expr& callee = f.e(f.e(value).kids[0]);
   const std::string& q = f.callee_qual(value);
-  bool ctor = q.rfind("torch.nn.", 0) == 0 || q.rfind("torchvision.models.", 0) == 0 ||
+  bool ctor = q.rfind("torch.nn.", 0) == 0 || torchvision_model_builder(q) ||
               f.callee_attr(value) == "from_pretrained"sv;
   if (!ctor && callee.kind == ExprKind::Name && q.empty()) {
     Id k = f.class_at(callee.text, callee.range.begin);
@@ -476,8 +476,7 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
       if (t == "tokenizer"sv || t == "processor"sv || t == "config"sv || t == "scheduler"sv || t == "extractor"sv) return false;
     return true;
   }
-  if (q == "torch.jit.load"sv || q == "torch.hub.load"sv || q == "timm.create_model"sv ||
-      q.rfind("torchvision.models.", 0) == 0)
+  if (q == "torch.jit.load"sv || q == "torch.hub.load"sv || q == "timm.create_model"sv || torchvision_model_builder(q))
     return true;
   bool model_named = f.is_model_value(func, v) && !target.empty();
   (void)model_named;

@@ -1337,6 +1337,13 @@ Id Facts::instance_class(Id func, Id obj) const {
   for (Id v : bindings(func, d)) {
     if (same_object(v, d)) continue;
     v = unplaced(v);  // `Extractor(model).to(device)` is still the Extractor
+    // Another name for one (`m = model.to(device)` after `model = Bigram(vocab)`), a few
+    // names deep.
+    for (int hops = 0; hops < 3 && e(v).kind == ExprKind::Name && e(v).text != d; ++hops) {
+      const std::vector<Id> vs = bindings(func, e(v).text);
+      if (vs.size() != 1) break;
+      v = unplaced(vs[0]);
+    }
     Id k = constructed_class(v);
     if (k == kNone || (cls != kNone && k != cls)) return kNone;
     cls = k;
@@ -2743,7 +2750,7 @@ bool Facts::is_model_producer(Id func, Id v, int depth) const {
           !in(last, {"Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict"}))
         return true;
     }
-    if (starts_with(q, "torchvision.models.") || q == "timm.create_model"sv || q == "torch.jit.load"sv ||
+    if (torchvision_model_builder(q) || q == "timm.create_model"sv || q == "torch.jit.load"sv ||
         q == "torch.jit.script"sv || q == "torch.jit.trace"sv || q == "torch.load"sv || q == "torch.hub.load"sv ||
         q == "torch.compile"sv)
       return true;

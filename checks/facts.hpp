@@ -33,6 +33,22 @@ using namespace std::string_view_literals;
 
 class Flow;
 
+// Does the qualified callee build a torchvision model (`torchvision.models.resnet18`,
+// `models.get_model(name)`)? Not a weights enum nor what it hands out: the preprocessing preset
+// of `ResNet18_Weights.IMAGENET1K_V1.transforms()` holds no parameters.
+inline bool torchvision_model_builder(std::string_view q) {
+  if (!starts_with(q, "torchvision.models.")) return false;
+  for (size_t b = 0, e; b < q.size(); b = e + 1) {
+    e = q.find('.', b);
+    if (e == std::string_view::npos) e = q.size();
+    const std::string_view part = q.substr(b, e - b);
+    if (ends_with(part, "Weights") || part == "transforms"sv || part == "get_weight"sv ||
+        part == "get_model_weights"sv || part == "list_models"sv || part == "get_model_builder"sv)
+      return false;
+  }
+  return true;
+}
+
 // Is `s` one of `set`? (Name tables of the checks.)
 inline bool in(std::string_view s, std::initializer_list<std::string_view> set) {
   for (auto x : set)
