@@ -631,17 +631,43 @@ OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 
   switch (e.kind) {
     case ExprKind::Name: {
       const std::vector<Id> vs = f.bindings_at(func, e.text, x);
-      if (vs.empty() || vs.size() > 4) return OneItem::No;
+      // A parameter whose entry value reaches the read (`idx` of `generate(self, idx, n)`, or
+      // the `idx` that `idx = torch.cat((idx, nxt), dim=1)` extends): what every same-file
+      // caller hands in (`m.generate(torch.zeros((1, 1)), 500)`).
+      bool from_param = false;
+      if (func != kNone && std::find(f.m.funcs[func].params.begin(), f.m.funcs[func].params.end(), e.text) !=
+                               f.m.funcs[func].params.end()) {
+        from_param = vs.empty();
+        if (const Id st = f.stmt_of(x); !from_param && st != kNone) f.flow().reaching(st, e.text, &from_param);
+      }
+      if ((vs.empty() && !from_param) || vs.size() > 4) return OneItem::No;
       bool based = false;
       for (Id v : vs) {
         const OneItem r = v == x ? OneItem::No : one_item(f, func, v, seen, depth + 1);
         if (r == OneItem::No) return OneItem::No;
         based = based || r == OneItem::Yes;
       }
+      if (from_param) {
+        const std::vector<std::pair<Id, Id>> args = f.argument_values(func, e.text);
+        if (args.empty() || args.size() > 4) return OneItem::No;
+        for (const auto& [caller, a] : args) {
+          const OneItem r = one_item(f, caller, a, seen, depth + 1);
+          if (r == OneItem::No) return OneItem::No;
+          based = based || r == OneItem::Yes;
+        }
+      }
       return based ? OneItem::Yes : OneItem::Cycle;
     }
-    case ExprKind::Subscript:
-      return yes(e.kids.size() >= 2 && f.e(e.kids[1]).kind == ExprKind::Literal && f.e(e.kids[1]).lit == LitKind::None);
+    case ExprKind::Subscript: {
+      if (e.kids.size() >= 2 && f.e(e.kids[1]).kind == ExprKind::Literal && f.e(e.kids[1]).lit == LitKind::None)
+        return OneItem::Yes;
+      // Sliced along later axes only (`idx[:, -block_size:]`, `x[:, -1, :]`): the batch stays
+      // the value's.
+      const Expr& first = e.kids.size() >= 3 ? f.e(e.kids[1]) : e;
+      if (&first != &e && first.kind == ExprKind::Other && first.kids.empty() && first.range.end == first.range.begin + 1)
+        return one_item(f, func, e.kids[0], seen, depth + 1);
+      return OneItem::No;
+    }
     case ExprKind::Sequence:
       return yes(e.text == "list"sv && e.kids.size() == 1 && f.e(e.kids[0]).kind != ExprKind::Starred);
     case ExprKind::Call: {

@@ -746,7 +746,13 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
           for (std::string_view callee : it->second) reach(callee);
       }
     }
+    // A notebook is imported by no file: only its own reads reach its functions (a class's
+    // `generate()` it never calls, beside other files' calls of their own `generate`).
+    const std::string& path = summaries[i].path;
+    const bool notebook = path.size() > 6 && path.compare(path.size() - 6, 6, ".ipynb") == 0;
     weaken_uncalled_in(results[i], summaries[i], [&](const FileSummary::Holding& h) {
+      if (notebook)
+        return !h.interface && !std::binary_search(summaries[i].referenced.begin(), summaries[i].referenced.end(), h.name);
       if (h.interface) return helper[i] && !live.count(h.name);
       if (h.imported_base && !bases_in_run(h.cls, 0)) return false;
       return read.count(h.name) == 0 && !credited[i].count(h.name) &&

@@ -1730,6 +1730,19 @@ class UncalledCode(Tmp):
         self.assertEqual(decorated, ["def validate(self, loader):"])
 
 
+    def test_a_notebook_method_is_reached_only_from_the_notebook(self):
+        # No file imports a notebook: another file's call of its own `test()` does not reach
+        # the notebook's `Trainer.test`, which the notebook never calls.
+        cells = [self.TRAINER, "t = Trainer(torch.nn.Linear(2, 2))\nprint(t.validate([torch.zeros(1, 2)]))\n"]
+        self.write("trainer.ipynb", json.dumps({
+            "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                       "source": c.splitlines(True)} for c in cells],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+        self.write("runner.py", "import torch\n\n\nclass Suite:\n    def test(self, xs):\n        return len(xs)\n\n\n"
+                   "if __name__ == '__main__':\n    print(Suite().test([torch.zeros(1)]))\n")
+        self.assertEqual([weak for _, _, _, weak in self.ll101(self.dir)], [True, False])  # test(), validate()
+
+
 class VendoredCode(Tmp):
     """The impact policy for vendored code: below the run's root, a folder named as vendored
     code (`third_party/`, `vendor/`, `external/`, ...) or one with a license file of its own
