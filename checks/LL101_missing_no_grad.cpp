@@ -1180,6 +1180,11 @@ bool attribution_call(const Facts& f, const CallSite& x) {
                        "GuidedBackpropSmoothGrad"sv});
     if (starts_with(q, "torchcam."))
       return in(name, {"GradCAM"sv, "GradCAMpp"sv, "SmoothGradCAMpp"sv, "XGradCAM"sv, "LayerCAM"sv});
+    // PAIR's `saliency` (`import saliency.core as saliency`): its masks call back into the
+    // model for gradients (XRAI through integrated gradients); not its Occlusion.
+    if (starts_with(q, "saliency."))
+      return in(name, {"GradientSaliency"sv, "IntegratedGradients"sv, "GuidedIG"sv, "BlurIG"sv, "GradCam"sv,
+                       "XRAI"sv, "GuidedBackprop"sv});
     return false;
   };
   Id callee = f.e(x.call).kids[0];
