@@ -23,6 +23,38 @@ bool mentions(const Facts& f, Id x, const std::string& d) {
 
 // `del x`, `x = None`, `x.cpu()`, `x.to("cpu")` (also through a device bound to the CPU) among
 // the statements.
+// A Lightning Trainer's run (`trainer.fit(module)`, also `validate`, `test`, `predict`) of the
+// model, or of a LightningModule built around it in these statements (`ModelWrapper(model=
+// model)`): its teardown moves the module to the CPU (Strategy.teardown), which releases the
+// model's GPU memory.
+bool lightning_run_of(const Facts& f, const std::vector<Id>& stmts, Id call, const std::string& d) {
+  if (!in(f.callee_attr(call), {"fit", "validate", "test", "predict"})) return false;
+  const Id trainer = f.callee_receiver(call);
+  if (trainer == kNone || f.e(trainer).kind != ExprKind::Name) return false;
+  const std::vector<Id> ts = f.bindings_at(f.function_at(f.e(call).range.begin), f.e(trainer).text, trainer);
+  if (ts.empty()) return false;
+  for (Id t : ts)
+    if (!in(f.callee_qual(t), {"pytorch_lightning.Trainer", "pytorch_lightning.trainer.Trainer", "lightning.Trainer",
+                               "lightning.pytorch.Trainer", "lightning.pytorch.trainer.Trainer"}))
+      return false;
+  const Id m = f.arg(call, 0, "model");
+  if (m == kNone) return false;
+  const std::string& md = f.dotted(m);
+  if (md == d) return true;
+  if (md.empty()) return false;
+  // A module built in these statements with the model among its arguments.
+  for (Id sid : stmts) {
+    const Stmt& s = f.m.s(sid);
+    if (s.kind != StmtKind::Assign || s.value == kNone || f.e(s.value).kind != ExprKind::Call || s.targets.size() != 1 ||
+        f.dotted(s.targets[0]) != md)
+      continue;
+    const Expr& built = f.e(s.value);
+    for (size_t k = 1; k < built.kids.size(); ++k)
+      if (f.dotted(built.kids[k]) == d) return true;
+  }
+  return false;
+}
+
 bool releases(const Facts& f, const std::vector<Id>& stmts, const std::string& d, uint32_t before) {
   for (Id sid : stmts) {
     const Stmt& s = f.m.s(sid);
@@ -40,6 +72,7 @@ bool releases(const Facts& f, const std::vector<Id>& stmts, const std::string& d
           (a == "cpu"sv || (a == "to"sv && f.arg(s.value, 0, "device") != kNone &&
                             f.cpu_device_at(f.arg(s.value, 0, "device")))))
         return true;
+      if (lightning_run_of(f, stmts, s.value, d)) return true;
     }
   }
   return false;
