@@ -233,6 +233,9 @@ bool iterates_batches(const Facts& f, int loop) {
   // read from (`config.dataset`) say nothing of what the loop walks.
   const bool count = f.e(iter).kind == ExprKind::Call && f.e(f.e(iter).kids[0]).kind == ExprKind::Name &&
                      f.e(f.e(iter).kids[0]).text == "range"sv && f.qual(f.e(iter).kids[0]).empty();
+  const Id stop = count && f.e(iter).kids.size() >= 2 && f.e(iter).kids.size() <= 4
+                      ? f.e(iter).kids[f.e(iter).kids.size() == 2 ? 1 : 2]
+                      : kNone;
   for_each_expr(f.m, iter, [&](Id x) {
     if (found) return false;
     const Expr& e = f.e(x);
@@ -253,7 +256,12 @@ bool iterates_batches(const Facts& f, int loop) {
     // `batch_n = list(out.shape)[0]; range(batch_n)`: a size read from a tensor, the same.
     if (e.kind == ExprKind::Name && size_of_a_tensor(f, f.loops[loop].func, e.text)) return false;
     if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute) {
-      for (const auto& t : Facts::name_tokens(e.text))
+      const auto toks = Facts::name_tokens(e.text);
+      // `range(self.ghost_batch_size)`, `range(batch_len)` as the bound: the size of a batch
+      // counts its items (or its chunks), not batches. (As the step, `range(0, len(data),
+      // batch_size)`, it walks data batch by batch.)
+      if (x == stop && !toks.empty() && in(toks.back(), {"size", "sz", "len", "length"})) return false;
+      for (const auto& t : toks)
         if (t == "loader"sv || t == "dataloader"sv || t == "batches"sv || t == "batch"sv || t == "dataset"sv || t == "dl"sv ||
             t == "ds"sv || t == "loaders"sv || t == "iterator"sv)
           found = true;
