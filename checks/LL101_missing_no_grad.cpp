@@ -1271,6 +1271,40 @@ void summarize_LL101(const Facts& f, FileSummary& out) {
   }
 }
 
+// Is the model `d` switched to train mode (`d.train()`, `d.train(True)`) by a statement before
+// `stmt` in the block of `func` that holds it?
+bool train_mode_set_before(const Facts& f, Id func, Id stmt, const std::string& d) {
+  if (stmt == kNone || d.empty()) return false;
+  // The block holding `stmt`: the body of a statement of the function, else its top level
+  // (the statements no other statement of it holds).
+  const std::vector<Id>* b = nullptr;
+  std::set<Id> nested;
+  for (Id sid : f.stmts_in(func)) {
+    const Stmt& s = f.m.s(sid);
+    std::vector<const std::vector<Id>*> subs{&s.body, &s.orelse, &s.finalbody};
+    for (const Handler& h : s.handlers) subs.push_back(&h.body);
+    for (const std::vector<Id>* sub : subs) {
+      nested.insert(sub->begin(), sub->end());
+      if (!b && std::find(sub->begin(), sub->end(), stmt) != sub->end()) b = sub;
+    }
+  }
+  std::vector<Id> top;
+  if (!b) {
+    for (Id sid : f.stmts_in(func))
+      if (!nested.count(sid)) top.push_back(sid);
+    b = &top;
+  }
+  for (Id sid : *b) {
+    if (sid == stmt) break;
+    const Stmt& s = f.m.s(sid);
+    if (s.kind != StmtKind::Expr || s.value == kNone || f.e(s.value).kind != ExprKind::Call) continue;
+    if (f.callee_attr(s.value) != "train"sv || f.dotted(f.callee_receiver(s.value)) != d) continue;
+    const Id mode = f.arg(s.value, 0, "mode");
+    if (mode == kNone || (f.e(mode).kind == ExprKind::Literal && f.e(mode).lit == LitKind::True)) return true;
+  }
+  return false;
+}
+
 // The forward `c` is the receiver of `.detach()` (`outp = teacher(x).detach()`), with grad on:
 // its activations are saved for a backward that no output can reach. Reports it, with a fix
 // that runs the assignment under no_grad when the statement is just that assignment.
@@ -1430,6 +1464,10 @@ void check_LL101(CheckContext& ctx) {
           kept_nowhere(f, c.stmt, !f.is_notebook()))
         continue;
       if (c.loop >= 0 && f.loop_reaches_backprop(c.loop)) continue;
+      // Training code whose backward is elsewhere: the model switched to train mode just before
+      // (`self.bert_model.train()`, then the forward whose loss the method returns), or a
+      // function whose result a caller back-propagates, in this file or another.
+      if (train_mode_set_before(f, c.func, c.stmt, f.dotted(callee)) || f.called_from_training(c.func)) continue;
       why = "in a program that never back-propagates, on a loaded model";
       serving = true;
     }

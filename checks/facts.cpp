@@ -2156,8 +2156,9 @@ FileSummary Facts::summarize() const {
       if (entry_off_[f] && !decorated_off_[f] && !framework_off_[f] && called_by_name(f))
         out.name_off_methods.push_back(m.classes[m.funcs[f].cls].name + "." + m.funcs[f].name);
   }
-  // Evaluation by name across files: unresolved calls named like evaluation whose result
-  // this file back-propagates, and this file's functions so named.
+  // Training through a call across files: unresolved calls whose result this file
+  // back-propagates, and this file's functions a caller could train through
+  // (FileSummary::backprop_results, eval_named).
   {
     // Per function that back-propagates, the names its backward reads and, up to three
     // assignments back, the names those were computed from (without program order: this is
@@ -2167,7 +2168,7 @@ FileSummary Facts::summarize() const {
     std::map<Id, std::set<std::string>> feeds;  // function -> names that reach its backward
     std::map<Id, std::set<Id>> backprop_stmts;
     for (const CallSite& b : calls)
-      if (b.func != kNone && b.stmt != kNone && is_backprop(b)) {
+      if (b.stmt != kNone && is_backprop(b)) {  // (kNone: a script's top level)
         backprop_stmts[b.func].insert(b.stmt);
         std::set<std::string>& names = feeds[b.func];
         for_each_expr(m, b.call, [&](Id y) {
@@ -2192,13 +2193,16 @@ FileSummary Facts::summarize() const {
         if (!grew) break;
       }
     for (const CallSite& c : calls) {
-      if (c.target_func != kNone || c.func == kNone || c.stmt == kNone) continue;
+      if (c.target_func != kNone || c.stmt == kNone) continue;
       auto fd = feeds.find(c.func);
       if (fd == feeds.end()) continue;
       const Expr& callee = e(e(c.call).kids[0]);
       if (callee.kind != ExprKind::Name && callee.kind != ExprKind::Attribute) continue;
       const std::string name = callee.kind == ExprKind::Name ? callee.text : callee_attr(c.call);
-      if (name.empty() || trained.count(name) || !is_eval_function_name(name)) continue;
+      // (Any method of an object, `out = model.run_batch(batch)` then `out["loss"].backward()`;
+      // a plain function only when named like evaluation.)
+      if (name.empty() || trained.count(name) || (!is_eval_function_name(name) && callee.kind != ExprKind::Attribute))
+        continue;
       // A library's object (`m = Categorical(probs); action = m.sample()`), not a function
       // another file of the run could define.
       if (callee.kind == ExprKind::Attribute && from_library(c.func, callee.kids[0])) continue;
@@ -2213,7 +2217,9 @@ FileSummary Facts::summarize() const {
       if (hit) trained.insert(name);
     }
     for (Id fn = 0; fn < m.funcs.size(); ++fn)
-      if (is_eval_function_name(m.funcs[fn].name)) named.insert(m.funcs[fn].name);
+      if (is_eval_function_name(m.funcs[fn].name) ||
+          (m.funcs[fn].cls != kNone && !starts_with(m.funcs[fn].name, "__") && !returned_values(fn).empty()))
+        named.insert(m.funcs[fn].name);
     out.backprop_results.assign(trained.begin(), trained.end());
     out.eval_named.assign(named.begin(), named.end());
   }

@@ -224,9 +224,10 @@ struct FileSummary {
   // the import qualifies them ("train_test.train"): they reach that module's definition, not
   // another module's function of the same name. (Not in `referenced`.)
   std::vector<std::string> imported_refs;
-  // Evaluation by name (LL101 reads a function named `sample`, `predict`, ... as one): the
-  // names of calls this file cannot resolve whose result it back-propagates, and this file's
-  // functions so named.
+  // Training through a call across files: the names of calls this file cannot resolve whose
+  // result it back-propagates (any method of an object, `model.run_batch(b)`; a plain function
+  // when named like evaluation, `sample`, `predict`), and this file's functions that a caller
+  // could so train through (named like evaluation, or methods that return a value).
   std::vector<std::string> backprop_results;
   std::vector<std::string> eval_named;
   struct Holding {
@@ -310,6 +311,8 @@ struct ProjectView {
   std::set<std::string> linear_classes;
   // Imported classes (as this file names them) that another file of the run defines as a module.
   std::set<std::string> module_classes;
+  // Imported classes (as this file names them) that another file of the run defines, module or not.
+  std::set<std::string> run_classes;
   // Imported module classes (as this file names them) and the elements of their forward's
   // tuple that carry no history (FileSummary::detached_forward_elements).
   std::map<std::string, std::vector<int>> detached_forward_elements;
@@ -337,7 +340,7 @@ struct ProjectView {
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && called_tests.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && backprop_method_imports.empty() && history_method_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && loop_called_hooks.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
-           imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && communicating_classes.empty() &&
+           imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && run_classes.empty() && communicating_classes.empty() &&
            optimizer_factory_kinds.empty() && batch_summed_losses.empty() && point_to_point_imports.empty() && detached_forward_elements.empty() && mode_free_classes.empty() && number_losses.empty() && other_losses.empty();
   }
 };

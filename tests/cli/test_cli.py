@@ -417,6 +417,29 @@ def main(model):
         # evaluate() is only called under no_grad (from train.py): no LL101.
         self.assertNotIn(("evaluation.py", "LL101"), got)
 
+    def test_a_method_whose_returned_loss_another_module_back_propagates(self):
+        # A wrapper class loads its network with from_pretrained and returns the training
+        # forward's loss in a dict; the training script of another module back-propagates it.
+        # The program back-propagates: the forward is no inference program's.
+        models = ("import torch\nfrom transformers import BertModel\n\n\nclass EntityModel:\n"
+                  "    def __init__(self, name):\n        self.bert_model = BertModel.from_pretrained(name).cuda()\n\n"
+                  "    def run_batch(self, batch, training=True):\n        out = {{}}\n        if training:\n"
+                  "{train}            loss = self.bert_model(**batch).last_hidden_state.pow(2).mean()\n"
+                  "            out['loss'] = loss\n        else:\n            with torch.no_grad():\n"
+                  "                out['pred'] = self.bert_model(**batch).last_hidden_state.argmax(-1)\n        return out\n")
+        self.write("entity.py", models.format(train=""))
+        self.write("run.py", "import torch\nfrom entity import EntityModel\n\nmodel = EntityModel('bert')\n"
+                   "opt = torch.optim.AdamW(model.bert_model.parameters())\nfor batch in torch.load('batches.pt'):\n"
+                   "    output_dict = model.run_batch(batch, training=True)\n    loss = output_dict['loss']\n"
+                   "    loss.backward()\n    opt.step()\n    opt.zero_grad()\n")
+        self.assertNotIn(("entity.py", "LL101"), self.findings(self.dir))
+        # Alone, the file shows the model switched to train mode just before the forward.
+        self.write("entity.py", models.format(train="            self.bert_model.train()\n"))
+        self.assertNotIn(("entity.py", "LL101"), self.findings(os.path.join(self.dir, "entity.py")))
+        # Without either, it reads as an inference program.
+        self.write("entity.py", models.format(train=""))
+        self.assertIn(("entity.py", "LL101"), self.findings(os.path.join(self.dir, "entity.py")))
+
     def test_a_same_named_dataset_in_another_package_is_not_the_one_loaded(self):
         # Two chapters of a book, each with its own dsets.LunaDataset; only ch2 trains with
         # workers. A relative import (`from .dsets`) and a script's plain import (`from
@@ -1876,6 +1899,29 @@ class ModelSweepAcrossModules(Tmp):
         # Named alone, the sweep's trainer is unknown.
         rc, out, err = run(["--format", "json", "--no-cache", os.path.join(self.dir, "sweep.py")])
         self.assertEqual([f["severity"] for f in json.loads(out)["findings"] if f["rule"] == "LL301"], ["warning"])
+
+    def test_a_project_template_class_named_like_a_pipeline_is_no_model(self):
+        # `pipeline = FullPipeline(model, ...)` per seed, where the run defines FullPipeline as a
+        # plain class holding a scikit-learn-style template: no torch module is built. A
+        # project module class named so still is one.
+        self.write("pipe.py", "class FullPipeline:\n    def __init__(self, model, name):\n        self.model = model\n"
+                   "        self.name = name\n\n    def fit(self, df):\n        return self.model.fit(df)\n\n\n"
+                   "class PipelineCV:\n    def __init__(self, pipeline):\n        self.pipeline = pipeline\n\n"
+                   "    def fit(self, df):\n        return self.pipeline.fit(df)\n")
+        self.write("nn_model.py", "import torch\n\n\nclass NN:\n    def __init__(self, hidden, seed):\n"
+                   "        self.hidden = hidden\n        self.model = None\n\n    def fit(self, df):\n"
+                   "        self.model = torch.nn.Linear(len(df), self.hidden).cuda()\n        return self\n")
+        self.write("run.py", "import torch\nfrom pipe import FullPipeline, PipelineCV\nfrom nn_model import NN\n\n"
+                   "for seed in range(3):\n    template = NN(500, seed)\n    pipeline = FullPipeline(template, name=str(seed))\n"
+                   "    cv = PipelineCV(pipeline)\n    cv.fit(torch.load('df.pt'))\n")
+        self.assertEqual(self.ll301("--no-cache"), [])
+        self.write("pipe.py", "import torch\nimport torch.nn as nn\n\n\nclass FullPipeline(nn.Module):\n"
+                   "    def __init__(self, model, name):\n        super().__init__()\n        self.head = nn.Linear(500, 10)\n\n"
+                   "    def forward(self, x):\n        return self.head(x)\n")
+        self.write("run.py", "import torch\nfrom pipe import FullPipeline\nfrom nn_model import NN\n\n"
+                   "for seed in range(3):\n    template = NN(500, seed)\n"
+                   "    pipeline = FullPipeline(template, name=str(seed)).cuda()\n    pipeline(torch.load('x.pt').cuda())\n")
+        self.assertEqual([line for _, line, _, _ in self.ll301("--no-cache")], [7])
 
     def test_sweep_trained_by_a_module_that_reaches_torch_through_a_star_import(self):
         # The trainer's module imports torch only through a project module (`from helpers import
