@@ -519,8 +519,12 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
                            : callee.kind == ExprKind::Attribute ? std::string_view(callee.text) : std::string_view();
   bool builder = false;
   auto ctoks = Facts::name_tokens(cname);
-  if (!ctoks.empty() && (ctoks.back() == "model"sv || ctoks.back() == "pipeline"sv || ctoks.back() == "net"sv ||
-                         ctoks.back() == "network"sv))
+  // (A class another module of the run defines is judged by what it is, below: a project's
+  // `FullPipeline(model)` of a scikit-learn-style template is no torch module.)
+  const bool run_class = !q.empty() && !cname.empty() && std::isupper(static_cast<unsigned char>(cname[0])) &&
+                         f.project && f.project->run_classes.count(q) && !f.project->module_classes.count(q);
+  if (!run_class && !ctoks.empty() &&
+      (ctoks.back() == "model"sv || ctoks.back() == "pipeline"sv || ctoks.back() == "net"sv || ctoks.back() == "network"sv))
     builder = true;  // build_model(cfg), load_pipeline(name); not model_cls()
   if (q == "torch.load"sv) builder = true;
   if (!builder && callee.kind == ExprKind::Name && q.empty())

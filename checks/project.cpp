@@ -315,7 +315,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
   // Index definitions by their simple name, then confirm the module.
   std::unordered_map<std::string, std::vector<size_t>> class_def, func_def, wrap_def, off_forward_def, sharding_def,
       synthetic_def, linear_def, module_def, comm_def, method_def, eval_def, freeze_def, size_def,
-      trainer_def, helper_def, detached_def, mode_free_def, factory_def, summed_def, p2p_def;
+      trainer_def, helper_def, detached_def, mode_free_def, factory_def, summed_def, p2p_def, class_any_def;
   const ModuleIndex index(files);
   const auto& by_last = index.by_last();
   // Imported calls whose mode the entry of the function holding them decides
@@ -339,6 +339,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     for (const auto& c : files[i].synthetic_datasets) synthetic_def[c].push_back(i);
     for (const auto& c : files[i].linear_classes) linear_def[c].push_back(i);
     for (const auto& c : files[i].module_classes) module_def[c].push_back(i);
+    for (const auto& c : files[i].defined_classes)
+      if (auto& v = class_any_def[c]; v.empty() || v.back() != i) v.push_back(i);
     for (const auto& c : files[i].communicating_classes) comm_def[c].push_back(i);
     for (const auto& [g, k] : files[i].optimizer_factories) factory_def[g].push_back(i);
     for (const auto& g : files[i].batch_summed_losses) summed_def[g].push_back(i);
@@ -478,6 +480,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (l != linear_def.end() && defined(l->second)) views[i].linear_classes.insert(q);
       auto mc = module_def.find(lq);
       if (mc != module_def.end() && defined(mc->second)) views[i].module_classes.insert(q);
+      auto ac = class_any_def.find(lq);
+      if (ac != class_any_def.end() && defined(ac->second)) views[i].run_classes.insert(q);
       // (Any definition of the name that communicates: a class of that name might be it.)
       if (comm_def.count(lq)) views[i].communicating_classes.insert(q);
       // LL206: an optimizer factory, or a loss summed over the batch, of the one module defining it.
