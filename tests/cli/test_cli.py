@@ -1734,14 +1734,17 @@ class UncalledCode(Tmp):
         decorated = [lines[i + 1].strip() for i, l in enumerate(lines[:-1]) if "no_grad" in l]
         self.assertEqual(decorated, ["def validate(self, loader):"], "\n".join(lines))
 
-    def test_a_notebook_method_nothing_calls_is_weak_and_stays_so_when_fixed(self):
-        # A notebook's findings are placed in the .ipynb file's bytes: the functions holding
-        # them must be too, or the policy misses them (or weakens another function's).
+    def write_trainer_notebook(self):
         cells = [self.TRAINER, "t = Trainer(torch.nn.Linear(2, 2))\nprint(t.validate([torch.zeros(1, 2)]))\n"]
         self.write("trainer.ipynb", json.dumps({
             "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
                        "source": c.splitlines(True)} for c in cells],
             "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+
+    def test_a_notebook_method_nothing_calls_is_weak_and_stays_so_when_fixed(self):
+        # A notebook's findings are placed in the .ipynb file's bytes: the functions holding
+        # them must be too, or the policy misses them (or weakens another function's).
+        self.write_trainer_notebook()
         self.assertEqual([weak for _, _, _, weak in self.ll101(self.dir)], [True, False])  # test(), validate()
         p = subprocess.run([BIN, "--fix", "--unsafe-fixes", "--no-cache", self.dir], capture_output=True, text=True,
                            timeout=120)
@@ -1752,15 +1755,10 @@ class UncalledCode(Tmp):
         decorated = [src[i + 1].strip() for i, l in enumerate(src[:-1]) if "no_grad" in l]
         self.assertEqual(decorated, ["def validate(self, loader):"])
 
-
     def test_a_notebook_method_is_reached_only_from_the_notebook(self):
         # No file imports a notebook: another file's call of its own `test()` does not reach
         # the notebook's `Trainer.test`, which the notebook never calls.
-        cells = [self.TRAINER, "t = Trainer(torch.nn.Linear(2, 2))\nprint(t.validate([torch.zeros(1, 2)]))\n"]
-        self.write("trainer.ipynb", json.dumps({
-            "cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                       "source": c.splitlines(True)} for c in cells],
-            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1))
+        self.write_trainer_notebook()
         self.write("runner.py", "import torch\n\n\nclass Suite:\n    def test(self, xs):\n        return len(xs)\n\n\n"
                    "if __name__ == '__main__':\n    print(Suite().test([torch.zeros(1)]))\n")
         self.assertEqual([weak for _, _, _, weak in self.ll101(self.dir)], [True, False])  # test(), validate()
