@@ -1430,6 +1430,9 @@ void check_LL101(CheckContext& ctx) {
     if (const int frozen = frozen_state(f, c.func, callee, &frozen_part); frozen == 1) continue;
     else if (frozen < 0) frozen_part.clear();
     if (f.forward_grad_off(c.func, callee)) continue;
+    // A module without parameters (a greedy CTC decoder, a normalisation step) records a graph
+    // only of inputs that carry one, and the forward that made them is the one to guard.
+    if (parameter_free_model(f, c.func, callee)) continue;
     std::string why = eval_loop_reason(f, c);
     if (why.empty()) why = evaluation_pass(ctx, c);
     bool serving = false;

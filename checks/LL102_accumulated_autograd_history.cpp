@@ -606,6 +606,8 @@ class History {
         // A frozen module (all parameters switched off) keeps history only of its inputs.
         Id m = f_.forward_receiver(call);
         if (f_.frozen_at(c.func, f_.dotted(m), e.range.begin) || f_.forward_grad_off(c.func, m)) return false;
+        // So does a module with no parameters at all (a greedy CTC decoder).
+        if (parameter_free_model(f_, c.func, m)) return any_arg_carries(call, off, depth);
         // An instance of a module class of this file whose forward detaches what it works on
         // (a RISE explainer computing on `.data`): its returns decide. A forward that detaches
         // nothing is taken to return history whatever it calls (an ODE solver of another

@@ -51,4 +51,8 @@ bool model_method_call(const Facts& f, const CallSite& x);
 // called with each size; false when a value is unknown or `visit` refuses one.
 bool each_model_size(const Facts& f, Id func, Id x, const std::function<bool(const ModelSize&)>& visit);
 
+// Does every model the receiver `x` can hold have no parameters at all (a greedy CTC decoder,
+// a normalisation module)? Its forward records a graph only of inputs that carry one.
+bool parameter_free_model(const Facts& f, Id func, Id x);
+
 }  // namespace ll
