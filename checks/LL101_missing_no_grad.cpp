@@ -635,8 +635,7 @@ OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 
       // the `idx` that `idx = torch.cat((idx, nxt), dim=1)` extends): what every same-file
       // caller hands in (`m.generate(torch.zeros((1, 1)), 500)`).
       bool from_param = false;
-      if (func != kNone && std::find(f.m.funcs[func].params.begin(), f.m.funcs[func].params.end(), e.text) !=
-                               f.m.funcs[func].params.end()) {
+      if (func != kNone && f.is_param(func, e.text)) {
         from_param = vs.empty();
         if (const Id st = f.stmt_of(x); !from_param && st != kNone) f.flow().reaching(st, e.text, &from_param);
       }

@@ -21,8 +21,6 @@ bool mentions(const Facts& f, Id x, const std::string& d) {
   return hit;
 }
 
-// `del x`, `x = None`, `x.cpu()`, `x.to("cpu")` (also through a device bound to the CPU) among
-// the statements.
 // A Lightning Trainer's run (`trainer.fit(module)`, also `validate`, `test`, `predict`) of the
 // model, or of a LightningModule built around it in these statements (`ModelWrapper(model=
 // model)`): its teardown moves the module to the CPU (Strategy.teardown), which releases the
@@ -55,6 +53,8 @@ bool lightning_run_of(const Facts& f, const std::vector<Id>& stmts, Id call, con
   return false;
 }
 
+// `del x`, `x = None`, `x.cpu()`, `x.to("cpu")` (also through a device bound to the CPU) among
+// the statements, or a Lightning run of the model (lightning_run_of).
 bool releases(const Facts& f, const std::vector<Id>& stmts, const std::string& d, uint32_t before) {
   for (Id sid : stmts) {
     const Stmt& s = f.m.s(sid);

@@ -620,12 +620,31 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
   // from one trainer base, the evaluator's own the only one called).
   // (A torch base, `nn.Module`, or `object` relates nothing: its methods are not the run's. Any
   // other base does, by its last name, which errs on the side of a caller.)
-  std::unordered_map<std::string_view, std::vector<std::string_view>> bases_of;  // class -> base names
-  for (const auto& s : summaries)
-    for (const auto& [k, q] : s.class_bases)
+  // `all_bases` keeps every base as qualified, for the test below of bases defined in the run.
+  std::unordered_map<std::string_view, std::vector<std::string_view>> bases_of, all_bases;  // class -> bases
+  std::unordered_set<std::string_view> defined;
+  for (const auto& s : summaries) {
+    for (const auto& k : s.defined_classes) defined.insert(k);
+    for (const auto& [k, q] : s.class_bases) {
+      all_bases[k].push_back(q);
       if (const std::string_view base = std::string_view(q).substr(q.find_last_of('.') + 1);
           !is_torch_family(q) && base != "object"sv && !base.empty())
         bases_of[k].push_back(base);
+    }
+  }
+  // Is every base up the class's chain defined in the run (or `nn.Module`)? Then a base's call
+  // of a method by dispatch is a read the run shows. (Namesake classes pool their bases.)
+  std::function<bool(std::string_view, int)> bases_in_run = [&](std::string_view k, int depth) {
+    if (depth > 16) return false;
+    auto it = all_bases.find(k);
+    if (it == all_bases.end()) return true;
+    for (std::string_view q : it->second) {
+      if (q == "torch.nn.Module"sv || q == "torch.nn.modules.module.Module"sv || q == "object"sv) continue;
+      const std::string_view base = q.substr(q.find_last_of('.') + 1);
+      if (base == k || !defined.count(base) || !bases_in_run(base, depth + 1)) return false;
+    }
+    return true;
+  };
   // Each class with its ancestors (itself included; a cycle or a chain past 32 stops).
   std::unordered_map<std::string_view, std::vector<std::string_view>> lineage;
   for (const auto& [k, unused] : bases_of) {
@@ -639,31 +658,12 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
       if (auto it = bases_of.find(c); it != bases_of.end()) work.insert(work.end(), it->second.begin(), it->second.end());
     }
   }
-  // (class, name): a self read of the name reaches that class's method of the name.
-  std::set<std::pair<std::string_view, std::string_view>> self_read;
-  // Is every base up the class's chain defined in the run (or `nn.Module`)? Then a base's call
-  // of a method by dispatch is a read the run shows. (Namesake classes pool their bases.)
-  std::unordered_set<std::string_view> defined;
-  std::unordered_map<std::string_view, std::vector<std::string_view>> all_bases;
-  for (const auto& s : summaries) {
-    for (const auto& k : s.defined_classes) defined.insert(k);
-    for (const auto& [k, q] : s.class_bases) all_bases[k].push_back(q);
-  }
-  std::function<bool(std::string_view, int)> bases_in_run = [&](std::string_view k, int depth) {
-    if (depth > 16) return false;
-    auto it = all_bases.find(k);
-    if (it == all_bases.end()) return true;
-    for (std::string_view q : it->second) {
-      if (q == "torch.nn.Module"sv || q == "torch.nn.modules.module.Module"sv || q == "object"sv) continue;
-      const std::string_view base = q.substr(q.find_last_of('.') + 1);
-      if (base == k || !defined.count(base) || !bases_in_run(base, depth + 1)) return false;
-    }
-    return true;
-  };
   // Each ancestor with the lineages it is in, and each class with the classes related to it so.
   std::unordered_map<std::string_view, std::vector<const std::vector<std::string_view>*>> lineages_with;
   for (const auto& [d, anc] : lineage)
     for (std::string_view a : anc) lineages_with[a].push_back(&anc);
+  // (class, name): a self read of the name reaches that class's method of the name.
+  std::set<std::pair<std::string_view, std::string_view>> self_read;
   std::unordered_map<std::string_view, std::vector<std::string_view>> related;
   auto note_self_read = [&](std::string_view k, std::string_view n) {
     self_read.insert({k, n});
@@ -748,8 +748,7 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
     }
     // A notebook is imported by no file: only its own reads reach its functions (a class's
     // `generate()` it never calls, beside other files' calls of their own `generate`).
-    const std::string& path = summaries[i].path;
-    const bool notebook = path.size() > 6 && path.compare(path.size() - 6, 6, ".ipynb") == 0;
+    const bool notebook = ends_with(summaries[i].path, ".ipynb");
     weaken_uncalled_in(results[i], summaries[i], [&](const FileSummary::Holding& h) {
       if (notebook)
         return !h.interface && !std::binary_search(summaries[i].referenced.begin(), summaries[i].referenced.end(), h.name);

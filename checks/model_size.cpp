@@ -138,8 +138,6 @@ bool settings_parameter(const Facts& f, Id init, const std::string& name) {
   return false;
 }
 
-// The size of a same-file module class built with the parameter values `env`: every
-// statement of __init__ assigns a layer of visible size.
 // Is `self.<attr>` of class `k` only data (`self.labels[i]`, `i != self.blank`): no method
 // calls it, calls a method on it, or hands it to a call? A module handed to the constructor is
 // run or handed on somewhere; a vocabulary or a flag is read.
@@ -156,6 +154,8 @@ bool data_attribute(const Facts& f, Id k, const std::string& attr) {
   return true;
 }
 
+// The size of a same-file module class built with the parameter values `env`: every
+// statement of __init__ assigns a layer of visible size, a literal, a setting or data.
 ModelSize class_size(const Facts& f, Id k, const IntEnv& env, int depth) {
   if (!f.is_module_class(k)) return {};
   // Layers a base class builds in its own __init__ (`class Classifier(Backbone)`) are not
