@@ -45,6 +45,12 @@ bool imports_torch(const Module& m) {
     if (is_torch_family(qualified)) return true;
   for (const auto& mod : m.star_imports)
     if (is_torch_family(mod)) return true;
+  // Code written for a namespace that already holds torch (a notebook exported cell by cell,
+  // a script run with `%run` or exec): `torch` read as a global that nothing in the module
+  // binds, which the frontend resolves to torch itself.
+  if (m.lang != Lang::Python || m.aliases.count("torch") || imports_other_framework(m)) return false;
+  for (const Expr& x : m.exprs)
+    if (x.kind == ExprKind::Name && x.qname == "torch") return true;
   return false;
 }
 

@@ -51,6 +51,16 @@ TEST(RelevancePython, TorchFamilyImportsInEveryForm) {
   EXPECT_TRUE(module_imports_torch("def f():\n    import torch\n    return torch.zeros(1)\n"));
 }
 
+TEST(RelevancePython, TorchReadAsAGlobalNothingBindsIsTorch) {
+  // A notebook exported cell by cell, a script meant for `%run`: torch comes from the session.
+  EXPECT_TRUE(module_imports_torch("for x, y in loader:\n    torch.cuda.empty_cache()\n"));
+  EXPECT_TRUE(module_imports_torch("def f(m):\n    with torch.no_grad():\n        return m(1)\n"));
+  // Not when a name binds it, or beside another framework's import.
+  EXPECT_FALSE(module_imports_torch("import tensorflow as tf\nx = torch.zeros(1)\n"));
+  EXPECT_FALSE(module_imports_torch("def f(torch_like):\n    return torch_like.zeros(1)\n"));
+  EXPECT_FALSE(module_imports_torch("x = 'torch'\n"));
+}
+
 TEST(RelevancePython, OtherFrameworksAndPlainPythonAreNotTorch) {
   EXPECT_FALSE(module_imports_torch("import tensorflow as tf\n"));
   EXPECT_FALSE(module_imports_torch("from mxnet import autograd, gluon\n"));
