@@ -111,6 +111,23 @@ bool stored(const Facts& f, const std::vector<Id>& stmts, const std::string& d) 
   return false;
 }
 
+// Is a device among the call's arguments (`device`, `"cuda:0"`, `use_gpu`, `device_map=`)?
+bool names_a_device(const Facts& f, Id call) {
+  bool device = false;
+  for (size_t i = 1; i < f.e(call).kids.size() && !device; ++i)
+    for_each_expr(f.m, f.e(call).kids[i], [&](Id x) {
+      const Expr& e = f.e(x);
+      std::string_view text = e.kind == ExprKind::Literal || e.kind == ExprKind::Name || e.kind == ExprKind::Attribute
+                                  ? std::string_view(e.text)
+                                  : std::string_view();
+      for (const auto& t : Facts::name_tokens(text))
+        if (in(t, {"cuda", "device", "gpu"})) device = true;
+      return !device;
+    });
+  for (const std::string& k : f.e(call).kw) device = device || in(k, {"device", "device_map"});
+  return device;
+}
+
 // A module built by its constructor (a same-file nn.Module class, a torch.nn or
 // torchvision model), or loaded with `from_pretrained(...)` (which loads on the CPU unless
 // told otherwise), with no device among its arguments: its parameters are on the CPU.
@@ -144,18 +161,7 @@ bool constructed_on_cpu(const Facts& f, Id func, Id value, int depth = 0) {
   if (!ctor && !last.empty() && q.rfind("torch", 0) != 0 && std::isupper(static_cast<unsigned char>(last[0])))
     ctor = true;
   if (!ctor) return false;
-  bool device = false;
-  for (size_t i = 1; i < f.e(value).kids.size() && !device; ++i)
-    for_each_expr(f.m, f.e(value).kids[i], [&](Id x) {
-      const Expr& e = f.e(x);
-      std::string_view text = e.kind == ExprKind::Literal || e.kind == ExprKind::Name || e.kind == ExprKind::Attribute
-                                  ? std::string_view(e.text)
-                                  : std::string_view();
-      for (const auto& t : Facts::name_tokens(text))
-        if (in(t, {"cuda", "device", "gpu"})) device = true;
-      return !device;
-    });
-  for (const std::string& k : f.e(value).kw) device = device || in(k, {"device", "device_map"});
+  bool device = names_a_device(f, value);
   // Assembled from modules that exist already (`from_pretrained(name, unet=unet)`): those
   // may be on a GPU.
   // (A layer built right there, `nn.Sequential(nn.Linear(n, 64), ...)`, is on the CPU too.)
@@ -407,11 +413,12 @@ bool handed_back_in(const Facts& f, Id func, const std::vector<Id>& stmts, const
 // GPU in the loop: not by `.to()`/`.cuda()` there, nor by a function it is handed to (a
 // same-file function that does not move that parameter is fine; another one may).
 // `stmts`: the loop's statements, or a method's (`loop` -1: nothing trains between two calls).
-bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmts, int loop, const std::string& d) {
+bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmts, int loop, const std::string& d,
+                  bool assume_cpu = false) {
   Id where = f.arg(value, static_cast<size_t>(-1), "map_location");
   if (where == kNone) where = f.arg(value, static_cast<size_t>(-1), "device");
   const bool cpu = where != kNone && f.e(where).kind == ExprKind::Literal && f.e(where).text == "cpu"sv;
-  if (!cpu && !constructed_on_cpu(f, func, value)) return false;
+  if (!cpu && !assume_cpu && !constructed_on_cpu(f, func, value)) return false;
   // The new model lands on the CPU, so while it loads only the old one is on the GPU, and
   // the rebinding drops the old one before `model.to(device)` moves the new one — unless the
   // iteration binds the model to another name too (an optimizer, a wrapper, an attribute, the
@@ -457,6 +464,37 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmt
     if (moved) return false;
   }
   return true;
+}
+
+// A model from a builder whose placement the file does not show (a registry or factory of
+// another module, `models.get_trained_model(name)`; a same-file function that moves nothing),
+// handed no device, which the iteration itself moves to the device after the rebinding
+// (`model.to(device)`): the move says the builder hands it back on the CPU, though nothing shows
+// it. Returns the builder's name, or "" when the placement is known or the model is not moved.
+std::string placed_out_of_sight(const Facts& f, Id func, Id value, const std::vector<Id>& stmts, Id sid,
+                                const std::string& d) {
+  if (f.e(value).kind != ExprKind::Call || names_a_device(f, value)) return "";
+  const Expr& callee = f.e(f.e(value).kids[0]);
+  if (callee.kind != ExprKind::Name && callee.kind != ExprKind::Attribute) return "";
+  // A checkpoint load places what it loads where the checkpoint was saved.
+  const std::string& q = f.callee_qual(value);
+  if (starts_with(q, "torch.")) return "";
+  if (Id g = f.same_file_target(value, func); g != kNone)
+    for (int ci : f.calls_in(g)) {
+      const Id x = f.calls[ci].call;
+      if (in(f.callee_attr(x), {"to", "cuda"}) || names_a_device(f, x)) return "";
+    }
+  const uint32_t after = f.m.s(sid).range.end;
+  bool moved = false;
+  for (Id x : stmts) {
+    const Stmt& st = f.m.s(x);
+    if (st.range.begin < after || (st.kind != StmtKind::Expr && st.kind != StmtKind::Assign) || st.value == kNone)
+      continue;
+    const Id v = st.value;
+    if (f.e(v).kind == ExprKind::Call && in(f.callee_attr(v), {"to", "cuda"}) && f.dotted(f.callee_receiver(v)) == d)
+      moved = true;
+  }
+  return moved ? std::string(callee.text) : std::string();
 }
 
 // Is `d` bound in `func` to a value of another framework (`layers.Conv2D.from_config(cfg)`,
@@ -975,6 +1013,8 @@ void check_LL301(CheckContext& ctx) {
       for (int l = site.loop; l >= 0 && once; l = f.loops[l].parent) once = constant_trips(f, l, 1) == 1;
       if (once) continue;
       if (stays_on_cpu(f, site.func, s.value, L.stmts, site.loop, d)) continue;
+      const std::string builder = placed_out_of_sight(f, site.func, s.value, L.stmts, site.stmt, d);
+      const bool likely_cpu = !builder.empty() && stays_on_cpu(f, site.func, s.value, L.stmts, site.loop, d, true);
       // Released in the iteration, or kept on purpose (an ensemble) in any enclosing loop.
       bool kept = releases(f, L.stmts, d, UINT32_MAX);
       for (int l = site.loop; l >= 0 && !kept; l = f.loops[l].parent) kept = stored(f, f.loops[l].stmts, d);
@@ -1006,7 +1046,11 @@ void check_LL301(CheckContext& ctx) {
                           !aliased_in(f, L.stmts, d, /*but_optimizers=*/true, site.func, &f.m.s(L.stmt).body);
       const bool last = ends_the_loop_after(f, f.m.s(L.stmt).body, site.stmt) && loop_back_propagates(f, site.loop, d);
       report_once(site.loop, site.stmt, site.func, d,
-                  trains ? "each iteration trains with the model it builds, and a training step holds parameters, "
+                  likely_cpu
+                      ? "where `" + builder + "` places the model is not shown, and the loop moves it to the device "
+                        "after the rebinding: built on the CPU, the old model is dropped before the move, with no "
+                        "peak of old + new"
+                  : trains ? "each iteration trains with the model it builds, and a training step holds parameters, "
                            "gradients, optimizer state and activations: more than the moment of old + new at the "
                            "rebinding, so the program's peak stays where training puts it"
                   : last ? "the rebinding ends the training loop (a `break` follows it), so it runs once, and the "
