@@ -452,15 +452,17 @@ static bool parsed_record(const Facts& f, Id func, Id x, int depth = 0) {
 }
 
 // Are the container's elements records parsed from the data's text (CopySite::records)?
-static bool parsed_records(const Facts& f, Id init, const std::string& d, Id value) {
+// (`builders`: the functions that build the dataset, whose appends grow it.)
+static bool parsed_records(const Facts& f, Id init, const std::vector<Id>& builders, const std::string& d, Id value) {
   const Expr& v = f.e(value);
   if (v.kind == ExprKind::Comprehension && v.text == "list"sv && !v.kids.empty()) return parsed_record(f, init, v.kids[0]);
   if (v.kind != ExprKind::Sequence || !v.kids.empty()) return false;
   bool any = false;
   for (const CallSite& c : f.calls) {
-    if (c.func != init || c.loop < 0 || f.callee_attr(c.call) != "append"sv || f.dotted(f.callee_receiver(c.call)) != d)
+    if (std::find(builders.begin(), builders.end(), c.func) == builders.end() || c.loop < 0 ||
+        f.callee_attr(c.call) != "append"sv || f.dotted(f.callee_receiver(c.call)) != d)
       continue;
-    if (!parsed_record(f, init, f.arg(c.call, 0))) return false;
+    if (!parsed_record(f, c.func, f.arg(c.call, 0))) return false;
     any = true;
   }
   return any;
@@ -475,32 +477,51 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
     if (f.m.funcs[fn].name == "__getitem__"sv) getitem = fn;
   }
   if (init == kNone || getitem == kNone) return out;
-  // Containers assigned in __init__; `self.x = []` grown by appends in a loop counts too.
+  // Where the dataset is built: __init__, and the methods of the class it calls on `self` to
+  // load the data (`self.load()` reading a JSON corpus), two calls deep, unless
+  // `__getitem__` calls them too (a lazy load per sample builds no shared container).
+  std::vector<Id> builders{init};
+  for (size_t i = 0; i < builders.size() && builders.size() < 8; ++i)
+    for (int ci : f.calls_in(builders[i])) {
+      const Id g = f.calls[ci].target_func;
+      if (g == kNone || g == getitem || f.class_of(g) != cls || i >= 2 ||
+          std::find(builders.begin(), builders.end(), g) != builders.end() ||
+          f.dotted(f.callee_receiver(f.calls[ci].call)) != "self"sv)
+        continue;
+      bool lazy = false;
+      for (int cj : f.calls_in(getitem)) lazy = lazy || f.calls[cj].target_func == g;
+      if (!lazy) builders.push_back(g);
+    }
+  // Containers assigned there; `self.x = []` grown by appends in a loop counts too.
   for (const StmtSite& site : f.stmt_sites) {
-    if (site.func != init) continue;
+    if (std::find(builders.begin(), builders.end(), site.func) == builders.end()) continue;
+    const Id builder = site.func;
     const Stmt& s = f.m.s(site.stmt);
     if (s.kind != StmtKind::Assign || s.value == kNone) continue;
     for (Id t : s.targets) {
       const std::string& d = f.dotted(t);
       if (d.rfind("self.", 0) != 0 || !reads_attr(f, getitem, d)) continue;
-      std::string what = python_container(f, s.value, init);
+      std::string what = python_container(f, s.value, builder);
       const Expr& v = f.e(s.value);
       if (what.empty() && v.kind == ExprKind::Sequence && v.kids.empty() && (v.text == "list"sv || v.text == "dict"sv)) {
-        // Grown later in __init__ by appends / item assignment.
+        // Grown later by appends in a loop, there or in another builder.
         for (const CallSite& c : f.calls)
-          if (c.func == init && c.loop >= 0 && (f.callee_attr(c.call) == "append"sv || f.callee_attr(c.call) == "extend"sv) &&
+          if (std::find(builders.begin(), builders.end(), c.func) != builders.end() && c.loop >= 0 && (f.callee_attr(c.call) == "append"sv || f.callee_attr(c.call) == "extend"sv) &&
               f.dotted(f.callee_receiver(c.call)) == d)
             what = "appends in a loop";
       }
       if (what.empty()) continue;
       // Turned into an array before __init__ ends (`self.pts = np.vstack(self.pts)`,
       // `self.rays = torch.cat(self.rays)`): workers read one buffer, no per-element objects.
-      // (A statement of __init__'s own body, not under an `if`; a stacking or array call whose
-      // dtype is not `object`, which would keep the Python objects.)
+      // (A statement of the builder's own body, or of __init__'s after it, not under an `if`; a
+      // stacking or array call whose dtype is not `object`, which would keep the Python objects.)
       bool packed = false;
-      for (Id sid2 : f.m.funcs[init].body) {
-        const Stmt& ls = f.m.s(sid2);
-        if (ls.kind != StmtKind::Assign || ls.value == kNone || ls.range.begin <= s.range.begin ||
+      std::vector<Id> later = f.m.funcs[builder].body;
+      const size_t own = later.size();
+      if (builder != init) later.insert(later.end(), f.m.funcs[init].body.begin(), f.m.funcs[init].body.end());
+      for (size_t j = 0; j < later.size(); ++j) {
+        const Stmt& ls = f.m.s(later[j]);
+        if (ls.kind != StmtKind::Assign || ls.value == kNone || (j < own && ls.range.begin <= s.range.begin) ||
             f.e(ls.value).kind != ExprKind::Call)
           continue;
         const std::string& q = f.callee_qual(ls.value);
@@ -515,7 +536,7 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
       }
       if (packed) continue;
       out.push_back({site.stmt, d, what, per_sample(f, cls, getitem, d), coco_index(f, s.value),
-                     parsed_records(f, init, d, s.value)});
+                     parsed_records(f, builder, builders, d, s.value)});
     }
   }
   return out;
