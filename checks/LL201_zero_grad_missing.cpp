@@ -111,6 +111,10 @@ bool loop_resets(const Facts& f, int loop, const std::string& opt, Id func) {
     if (o == kNone) return true;  // model.zero_grad(), p.grad.zero_()
     const std::string& d = f.dotted(f.e(o).kind == ExprKind::Subscript ? f.e(o).kids[0] : o);
     if (names.count(d) || opt.empty()) return true;
+    // An optimizer the stepped one holds (`wrapper.opt.zero_grad()` beside `wrapper.step()`,
+    // whose step runs `self.opt.step()`): it holds the same parameters.
+    for (const std::string& n : names)
+      if (d.size() > n.size() && d.compare(0, n.size(), n) == 0 && d[n.size()] == '.') return true;
     if (!d.empty())
       for (const std::string& m : param_modules(f, c.func, d)) others.insert(m);
     return false;
