@@ -3755,14 +3755,18 @@ bool Facts::forward_grad_off(Id func, Id obj, int depth) const {
     return true;
   }
   if (values.empty()) return false;
+  bool any = false;
   for (Id v : values) {
+    // Rebound to itself, moved or wrapped (`gen = gen.cuda().eval()`, `DataParallel(gen)`).
+    if (same_object(v, d)) continue;
+    any = true;
     v = unplaced(v);
     // `self.model = model` in `__init__(self, model: Transformer)`.
     if (e(v).kind == ExprKind::Name && annotated_grad_off(function_at(e(v).range.begin), e(v).text)) continue;
     if (!project || e(v).kind != ExprKind::Call || !project->grad_off_forward_classes.count(e(e(v).kids[0]).qname))
       return false;
   }
-  return true;
+  return any;
 }
 
 bool Facts::part_of_forward(Id func) const {

@@ -997,6 +997,17 @@ def main(rank, net, train_set, val_set):
                    "    def forward(self, x):\n        return self.net(x)\n")
         self.assertEqual(self.lines_of("LL101"), {("evaluate.py", 9)})
 
+    def test_imported_class_whose_forward_disables_grad_rebound_to_itself_when_moved(self):
+        # `gen = gen.cuda().eval()` moves the same object: what it was built as decides, also
+        # for an explicit `gen.forward(...)`. Before, the rebinding hid the class.
+        self.write("sampler.py", "import torch\nimport torch.nn as nn\n\n\nclass Sampler(nn.Module):\n"
+                   "    def __init__(self, net):\n        super().__init__()\n        self.net = net\n\n"
+                   "    @torch.no_grad()\n    def forward(self, x):\n        return self.net(x)\n")
+        self.write("infer.py", "import torch\nfrom sampler import Sampler\n\n\ndef infer(net, loader):\n"
+                   "    gen = Sampler(net)\n    gen = gen.cuda().eval()\n    outs = []\n    for x in loader:\n"
+                   "        outs.append(gen.forward(x.cuda()))\n        outs.append(gen(x.cuda()))\n    return outs\n")
+        self.assertEqual(self.lines_of("LL101") | self.lines_of("LL102"), set())
+
     def test_parameter_typed_with_an_imported_class_whose_forward_disables_grad(self):
         # gen.py never constructs the model: it is handed one typed with model.py's class,
         # whose forward runs under inference_mode. Without the decorator it records a graph.
