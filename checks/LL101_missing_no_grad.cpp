@@ -7,6 +7,7 @@
 #include <set>
 
 #include "checks/common.hpp"
+#include "checks/dataloader.hpp"
 #include "checks/model_size.hpp"
 #include "checks/flow.hpp"
 
@@ -543,6 +544,74 @@ long loop_graph_width(const Facts& f, const CallSite& c, std::map<const std::vec
   }
   it->second = total;
   return total;
+}
+
+// Impact: one batch's graph of visible size at most this many floats (64 MB) is small next to
+// a GPU's memory: a small CNN on MNIST or CIFAR-10 images.
+constexpr long kSmallBatchGraph = 16L * 1024 * 1024;
+
+// The graph one batch keeps when every forward with grad on in the call's loop runs a model of
+// visible layers (feature_map_graph) on the loop's samples, drawn from a DataLoader over a
+// torchvision dataset of known shape (sample_shape) in batches of visible size: its floats,
+// and what they rest on. -1 when any part is not visible.
+struct BatchGraph {
+  long floats = -1, per_sample = 0, batch = 0;
+  SampleShape shape;
+};
+BatchGraph batch_graph(const Facts& f, const CallSite& c) {
+  BatchGraph out;
+  if (f.m.lang != Lang::Python || c.loop < 0) return out;
+  const Loop& L = f.loops[c.loop];
+  if (L.stmt == kNone || L.iter == kNone || f.e(L.iter).kind != ExprKind::Name) return out;
+  const std::vector<Id> made = f.bindings_at(L.func, f.e(L.iter).text, L.iter);
+  if (made.size() != 1 || f.e(made[0]).kind != ExprKind::Call || !is_dataloader_call(f, made[0])) return out;
+  auto li = f.call_index.find(made[0]);
+  if (li == f.call_index.end()) return out;
+  const auto shape = sample_shape(f, f.calls[li->second]);
+  if (!shape || shape->c <= 0 || shape->h <= 0 || shape->w <= 0) return out;
+  long batch = 1;  // DataLoader's default
+  if (const Id b = f.arg(made[0], 1, "batch_size"); b != kNone) {
+    const Expr* lit = f.literal_of(b, L.func);
+    if (!lit && L.func != kNone) lit = f.literal_of(b, kNone);
+    if (!lit || lit->lit != LitKind::Int) return out;
+    batch = int_literal_text(lit->text);
+  }
+  if (batch <= 0) return out;
+  // The loop's sample: the first name it binds (`for data, target in loader`).
+  const Stmt& loop = f.m.s(L.stmt);
+  if (loop.targets.size() != 1) return out;
+  Id t = loop.targets[0];
+  if (f.e(t).kind == ExprKind::Sequence && !f.e(t).kids.empty()) t = f.e(t).kids[0];
+  if (f.e(t).kind != ExprKind::Name) return out;
+  const std::string& sample = f.e(t).text;
+  long total = 0;
+  for (int xi : L.calls) {
+    const CallSite& x = f.calls[xi];
+    if (x.in_lambda || f.grad_off(x)) continue;
+    if (!f.is_model_call(x)) {
+      if (model_method_call(f, x)) return out;
+      continue;
+    }
+    // Fed the sample itself, perhaps moved (`model(data.to(device))`, `data = data.cuda()`).
+    Id a = f.e(x.call).kids.size() > 1 ? f.unplaced(f.e(x.call).kids[1]) : kNone;
+    if (a == kNone || f.e(a).kind != ExprKind::Name) return out;
+    if (f.e(a).text != sample) {
+      const std::vector<Id> vs = f.bindings_at(x.func, f.e(a).text, a);
+      if (vs.empty()) return out;
+      for (Id v : vs)
+        if (f.dotted(f.unplaced(v)) != sample) return out;
+    }
+    long most = -1;
+    const bool known = each_model_value(f, x.func, f.forward_receiver(x.call), [&](Id fn, Id v) {
+      const long g = feature_map_graph(f, fn, v, shape->c, shape->h, shape->w);
+      most = std::max(most, g);
+      return g >= 0;
+    });
+    if (!known || most < 0) return out;
+    total += most;
+  }
+  out = {total * batch, total, batch, *shape};
+  return out;
 }
 
 // "3,030"
@@ -1561,6 +1630,7 @@ void check_LL101(CheckContext& ctx) {
     // h, w)); c, h, w = out.size()[1:]`). A loop of such forwards times it and stays full.
     const bool probe = made && !smoke && c.loop < 0 && (c.func == kNone || f.runs_at_most_once(c.func));
     const long width = loop_graph_width(f, c, graph_widths, helpers_for_width);
+    BatchGraph graph;  // asked only where the reasons before it do not hold
     // One item per forward, nothing of it kept: a greedy decoding of a sentence, a caption for
     // each of a few images (the missing no_grad costs one item's activations at a time).
     // Only in a loop of decoding steps (`range(max_len)`, a `while`), within at most a few
@@ -1652,6 +1722,15 @@ void check_LL101(CheckContext& ctx) {
                                             with_commas(width) + " floats (" +
                                             std::to_string((width * 4 + 1023) / 1024) +
                                             " KB) per sample, a graph of the order of the batch itself")
+                  : !f.cpu_only_program() && !f.cpu_only_at(f.e(c.call).range.begin) && width < 0 &&
+                          (graph = batch_graph(f, c)).floats >= 0 && graph.floats <= kSmallBatchGraph
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "the forward keeps about " + with_commas(graph.per_sample) + " floats per " +
+                                            std::to_string(graph.shape.c) + " x " + std::to_string(graph.shape.h) +
+                                            " x " + std::to_string(graph.shape.w) + " sample, " +
+                                            std::to_string((graph.floats * 4 + (1 << 20) - 1) >> 20) +
+                                            " MB for a batch of " + std::to_string(graph.batch) +
+                                            ": a small graph next to a GPU's memory")
                   : placed_on_cpu(f, c)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the model was moved to the CPU before this forward, so the graph costs host "

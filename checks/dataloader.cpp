@@ -214,10 +214,15 @@ std::optional<SampleShape> sample_shape(const Facts& f, const CallSite& loader) 
   if (tf_arg != kNone && (tf == kNone || f.e(tf).kind != ExprKind::Call)) return std::nullopt;
   if (tf != kNone) {
     const std::string& tq = f.callee_qual(tf);
-    if (tq.rfind("torchvision.transforms", 0) != 0 || f.last_component(tq) != "Compose"sv) return std::nullopt;
-    const Id steps = single_value(f, loader.func, f.arg(tf, 0, "transforms"));
-    if (steps == kNone || f.e(steps).kind != ExprKind::Sequence) return std::nullopt;
-    for (Id t : f.e(steps).kids) {
+    if (tq.rfind("torchvision.transforms", 0) != 0) return std::nullopt;
+    // One step (`transform=transforms.ToTensor()`), or the steps of a Compose.
+    std::vector<Id> step_list{tf};
+    if (f.last_component(tq) == "Compose"sv) {
+      const Id steps = single_value(f, loader.func, f.arg(tf, 0, "transforms"));
+      if (steps == kNone || f.e(steps).kind != ExprKind::Sequence) return std::nullopt;
+      step_list = f.e(steps).kids;
+    }
+    for (Id t : step_list) {
       if (f.e(t).kind != ExprKind::Call) return std::nullopt;  // a name, `*extra`
       const std::string& sq = f.callee_qual(t);
       if (sq.rfind("torchvision.transforms", 0) != 0) return std::nullopt;  // the project's own step

@@ -1,6 +1,7 @@
 #include "checks/model_size.hpp"
 
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 
 #include "checks/common.hpp"
@@ -32,6 +33,15 @@ long visible_int(const Facts& f, Id func, Id x, const IntEnv* env, int depth = 0
   if (!lit && func != kNone) lit = f.literal_of(x, kNone);
   if (!lit || lit->lit != LitKind::Int) return -1;
   return int_literal_text(lit->text);
+}
+
+// A size visible at `x`, or a square one (`(3, 3)`, a kernel or window).
+long square_int(const Facts& f, Id func, Id x, const IntEnv* env) {
+  if (x != kNone && f.e(x).kind == ExprKind::Sequence && f.e(x).kids.size() == 2) {
+    const long p = visible_int(f, func, f.e(x).kids[0], env);
+    return p == visible_int(f, func, f.e(x).kids[1], env) ? p : -1;
+  }
+  return visible_int(f, func, x, env);
 }
 
 constexpr long kUnknown = -1;
@@ -96,6 +106,7 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
     return total;
   }
   auto n = [&](size_t pos, std::string_view kw) { return visible_int(f, func, f.arg(v, pos, kw), env); };
+  auto square = [&](size_t pos, std::string_view kw) { return square_int(f, func, f.arg(v, pos, kw), env); };
   if (name == "Linear"sv || name == "Bilinear"sv) {
     long a = n(0, "in_features"), b = n(1, name == "Linear"sv ? "out_features" : "in2_features");
     if (name == "Bilinear"sv) {
@@ -109,7 +120,7 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
     return a < 0 || b < 0 ? ModelSize{} : ModelSize{a * b, kUnknown};
   }
   if (name == "Conv1d"sv || name == "Conv2d"sv || name == "Conv3d"sv || name == "ConvTranspose2d"sv) {
-    long a = n(0, "in_channels"), b = n(1, "out_channels"), k = n(2, "kernel_size");
+    long a = n(0, "in_channels"), b = n(1, "out_channels"), k = square(2, "kernel_size");
     if (a < 0 || b < 0 || k < 0) return {};
     long area = name == "Conv1d"sv ? k : name == "Conv3d"sv ? k * k * k : k * k;
     return {a * b * area + b, kUnknown};
@@ -173,6 +184,7 @@ ModelSize class_size(const Facts& f, Id k, const IntEnv& env, int depth) {
         f.callee_attr(s.value) == "__init__"sv)
       continue;  // super().__init__()
     if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Literal) continue;
+    if (s.kind == StmtKind::Pass || (s.kind == StmtKind::Return && s.value == kNone)) continue;  // `return` at the end
     // Initialising weights changes no size (`nn.init.xavier_uniform_(self.fc.weight)`).
     if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call &&
         f.callee_qual(s.value).rfind("torch.nn.init.", 0) == 0)
@@ -258,7 +270,143 @@ ModelSize size_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env) {
 }
 
 
+// The shape of one sample flowing through a forward: feature maps (c x h x w), or `flat`
+// features after a reshape or a fully-connected layer.
+struct MapShape {
+  long c = 0, h = 0, w = 0, n = 0;
+  bool flat = false;
+  long size() const { return flat ? n : c * h * w; }
+};
+
+// Applies one layer construction `v` (built in `func` under `env`) to `s`, adding the floats its
+// output keeps per sample to `kept`. False when the layer or its sizes are not visible.
+bool apply_layer(const Facts& f, Id func, Id v, const IntEnv* env, MapShape& s, long& kept, int depth = 0) {
+  if (depth > 8 || v == kNone || f.e(v).kind != ExprKind::Call) return false;
+  const std::string& q = f.callee_qual(v);
+  if (q.rfind("torch.nn.", 0) != 0) return false;
+  const std::string_view name = f.last_component(q);
+  auto n = [&](size_t pos, std::string_view kw, long dflt) {
+    const Id a = f.arg(v, pos, kw);
+    return a == kNone ? dflt : square_int(f, func, a, env);
+  };
+  auto slide = [&](long k, long stride, long pad) {
+    if (k <= 0 || stride <= 0 || pad < 0 || s.flat) return false;
+    s.h = (s.h + 2 * pad - k) / stride + 1;
+    s.w = (s.w + 2 * pad - k) / stride + 1;
+    return s.h > 0 && s.w > 0;
+  };
+  if (name == "Sequential"sv) {
+    const Expr& call = f.e(v);
+    if (call.kids.size() < 2) return false;
+    for (size_t k = 1; k < call.kids.size(); ++k)
+      if (!apply_layer(f, func, call.kids[k], env, s, kept, depth + 1)) return false;
+    return true;
+  }
+  if (name == "Conv2d"sv) {
+    const long out = n(1, "out_channels", -1), k = n(2, "kernel_size", -1), stride = n(3, "stride", 1);
+    long pad = n(4, "padding", 0);
+    const Id pa = f.arg(v, 4, "padding");
+    if (pa != kNone && f.e(pa).kind == ExprKind::Literal && f.e(pa).lit == LitKind::String) {
+      if (f.e(pa).text.find("same") == std::string::npos) return false;
+      pad = k > 0 ? (k - 1) / 2 : -1;
+    }
+    if (out <= 0 || !slide(k, stride, pad)) return false;
+    s.c = out;
+  } else if (name == "MaxPool2d"sv || name == "AvgPool2d"sv) {
+    const long k = n(0, "kernel_size", -1);
+    if (!slide(k, n(1, "stride", k), n(2, "padding", 0))) return false;
+  } else if (name == "AdaptiveAvgPool2d"sv || name == "AdaptiveMaxPool2d"sv) {
+    const long o = n(0, "output_size", -1);
+    if (o <= 0 || s.flat) return false;
+    s.h = s.w = o;
+  } else if (name == "Flatten"sv) {
+    if (!s.flat) s = {0, 0, 0, s.size(), true};
+    return true;  // a view: nothing new is kept
+  } else if (name == "Linear"sv) {
+    const long in = n(0, "in_features", -1), out = n(1, "out_features", -1);
+    if (!s.flat || in != s.n || out <= 0) return false;
+    s.n = out;
+  } else if (name.rfind("BatchNorm", 0) == 0 || name.rfind("Dropout", 0) == 0 ||
+             in(name, {"ReLU"sv, "ReLU6"sv, "LeakyReLU"sv, "ELU"sv, "GELU"sv, "SiLU"sv, "Sigmoid"sv, "Tanh"sv,
+                       "Softmax"sv, "LogSoftmax"sv, "Identity"sv, "Hardswish"sv, "Mish"sv})) {
+    // Keeps the shape.
+  } else {
+    return false;
+  }
+  kept += s.size();
+  return true;
+}
+
 }  // namespace
+
+long feature_map_graph(const Facts& f, Id func, Id v, long c, long h, long w) {
+  if (f.m.lang != Lang::Python || v == kNone || c <= 0 || h <= 0 || w <= 0) return -1;
+  v = f.unplaced(v);
+  if (f.e(v).kind != ExprKind::Call) return -1;
+  MapShape s{c, h, w, 0, false};
+  long kept = 0;
+  if (f.callee_qual(v) == "torch.nn.Sequential"sv) return apply_layer(f, func, v, nullptr, s, kept) ? kept : -1;
+  // A same-file module class whose every part is visible (class_size), run by a forward that
+  // is a straight line: `x = self.pool(F.relu(self.conv1(x)))`, ..., `return self.fc(x)`.
+  const Id k = f.constructed_class(v);
+  if (k == kNone || model_size(f, func, v).params < 0) return -1;
+  const Id init = f.method_in(k, "__init__"), fw = f.method_in(k, "forward");
+  if (init == kNone || fw == kNone || f.class_of(fw) != k) return -1;
+  const IntEnv env = constructor_env(f, k, v, func, nullptr);
+  for (Id sid : f.m.funcs[fw].body) {
+    const Stmt& st = f.m.s(sid);
+    const bool line = (st.kind == StmtKind::Assign && st.targets.size() == 1 && f.e(st.targets[0]).kind == ExprKind::Name) ||
+                      st.kind == StmtKind::Return ||
+                      (st.kind == StmtKind::Expr && st.value != kNone && f.e(st.value).kind == ExprKind::Literal);
+    if (!line) return -1;
+  }
+  // The layer each `self.<name>` holds: its one assignment in __init__.
+  auto layer_of = [&](const std::string& d) -> Id {
+    Id found = kNone;
+    for (Id sid : f.m.funcs[init].body) {
+      const Stmt& st = f.m.s(sid);
+      if (st.kind != StmtKind::Assign || st.targets.size() != 1 || f.dotted(st.targets[0]) != d) continue;
+      if (found != kNone) return kNone;
+      found = st.value;
+    }
+    return found;
+  };
+  // The forward's calls in the order they run: an inner call ends before the one around it.
+  std::vector<Id> order;
+  for (int ci : f.calls_in(fw)) order.push_back(f.calls[ci].call);
+  std::sort(order.begin(), order.end(), [&](Id a, Id b) { return f.e(a).range.end < f.e(b).range.end; });
+  for (Id x : order) {
+    const std::string& q = f.callee_qual(x);
+    const std::string_view attr = f.callee_attr(x);
+    const std::string& d = f.dotted(f.e(x).kids[0]);
+    const std::string_view last = q.empty() ? attr : f.last_component(q);
+    const bool functional = starts_with(q, "torch.nn.functional.") || (starts_with(q, "torch.") && q.find('.', 6) == std::string::npos);
+    if (starts_with(d, "self.") && d.find('.', 5) == std::string::npos) {
+      if (!apply_layer(f, init, layer_of(d), &env, s, kept)) return -1;
+    } else if ((functional || (q.empty() && !attr.empty())) &&
+               in(last, {"relu"sv, "relu6"sv, "leaky_relu"sv, "elu"sv, "gelu"sv, "silu"sv, "sigmoid"sv, "tanh"sv,
+                         "dropout"sv, "dropout2d"sv, "softmax"sv, "log_softmax"sv})) {
+      kept += s.size();
+    } else if (functional && in(last, {"max_pool2d"sv, "avg_pool2d"sv})) {
+      const Id ka = f.arg(x, 1, "kernel_size"), sa = f.arg(x, 2, "stride");
+      const long kk = square_int(f, fw, ka, nullptr), ss = sa == kNone ? kk : square_int(f, fw, sa, nullptr);
+      if (kk <= 0 || ss <= 0 || s.flat) return -1;
+      s.h = (s.h - kk) / ss + 1;
+      s.w = (s.w - kk) / ss + 1;
+      if (s.h <= 0 || s.w <= 0) return -1;
+      kept += s.size();
+    } else if (q == "torch.flatten"sv || (q.empty() && in(attr, {"view"sv, "reshape"sv, "flatten"sv}))) {
+      if (!s.flat) s = {0, 0, 0, s.size(), true};
+    } else if ((q.empty() && in(attr, {"size"sv, "dim"sv, "nelement"sv, "numel"sv})) ||
+               (f.e(f.e(x).kids[0]).kind == ExprKind::Name && q.empty() &&
+                in(d, {"print"sv, "len"sv, "int"sv, "float"sv}))) {
+      // Reads a shape.
+    } else {
+      return -1;
+    }
+  }
+  return kept;
+}
 
 ModelSize model_size(const Facts& f, Id func, Id v) { return size_of(f, func, v, 0); }
 
@@ -283,6 +431,10 @@ bool model_method_call(const Facts& f, const CallSite& x) {
 }
 
 bool each_model_size(const Facts& f, Id func, Id x, const std::function<bool(const ModelSize&)>& visit) {
+  return each_model_value(f, func, x, [&](Id fn, Id v) { return visit(model_size(f, fn, v)); });
+}
+
+bool each_model_value(const Facts& f, Id func, Id x, const std::function<bool(Id, Id)>& visit) {
   std::function<bool(Id, Id, int)> walk = [&](Id fn, Id y, int depth) {
     const std::string& d = f.dotted(y);
     if (d.empty() || depth > 2 || f.m.lang != Lang::Python) return false;
@@ -293,15 +445,30 @@ bool each_model_size(const Facts& f, Id func, Id x, const std::function<bool(con
         if (!walk(caller, a, depth + 1)) return false;
       return true;
     }
-    std::vector<Id> vals = f.bindings_at(fn, d, y);
-    // `net = net.to(device)` moves the same object (`DDP(net)` wraps it): what it was bound
-    // to before counts.
-    auto moved_self = [&](Id v) { return f.same_object(v, d); };
-    if (std::any_of(vals.begin(), vals.end(), moved_self)) vals = f.bindings(fn, d);
-    vals.erase(std::remove_if(vals.begin(), vals.end(), moved_self), vals.end());
+    // `net = net.to(device)` moves the same object (`DDP(net)` wraps it): what reached that
+    // binding's own read of the name counts, a few rebindings deep (not every binding of the
+    // name: a notebook rebinds `model` to other classes in other cells).
+    std::vector<Id> vals, work = f.bindings_at(fn, d, y);
+    std::set<Id> seen;
+    while (!work.empty()) {
+      const Id v = work.back();
+      work.pop_back();
+      if (!seen.insert(v).second) continue;
+      if (!f.same_object(v, d)) {
+        vals.push_back(v);
+        continue;
+      }
+      Id read = kNone;
+      for_each_expr(f.m, v, [&](Id z) {
+        if (read == kNone && f.dotted(z) == d) read = z;
+        return read == kNone;
+      });
+      if (read == kNone || seen.size() > 16) return false;
+      for (Id w : f.bindings_at(fn, d, read)) work.push_back(w);
+    }
     if (vals.empty()) return false;
     for (Id v : vals)
-      if (!visit(model_size(f, fn, v))) return false;
+      if (!visit(fn, v)) return false;
     return true;
   };
   return walk(func, x, 0);

@@ -37,6 +37,12 @@ std::string param_count(long params);
 // only).
 ModelSize model_size(const Facts& f, Id func, Id v);
 
+// Floats per sample that the forward of the model value `v` (built in `func`) keeps for an
+// input of c x h x w: the output of every layer and function it runs. For `nn.Sequential(...)`
+// of visible layers, or a same-file module class of visible size whose forward is a straight
+// line of its layers, elementwise functions, pooling and reshapes. -1 otherwise.
+long feature_map_graph(const Facts& f, Id func, Id v, long c, long h, long w);
+
 // The size of same-file module class `k` built with its defaults (FileSummary::model_sizes).
 ModelSize class_size(const Facts& f, Id k);
 
@@ -50,6 +56,9 @@ bool model_method_call(const Facts& f, const CallSite& x);
 // parameter the function never rebinds, what every same-file caller hands in. `visit` is
 // called with each size; false when a value is unknown or `visit` refuses one.
 bool each_model_size(const Facts& f, Id func, Id x, const std::function<bool(const ModelSize&)>& visit);
+
+// The same walk, handing `visit` each value (and the function it is bound in) instead.
+bool each_model_value(const Facts& f, Id func, Id x, const std::function<bool(Id, Id)>& visit);
 
 // Does every model the receiver `x` can hold have no parameters at all (a greedy CTC decoder,
 // a normalisation module)? Its forward records a graph only of inputs that carry one.
