@@ -19,6 +19,14 @@ bool coco_index(const Facts& f, Id v) {
 
 // Is the value a container of Python objects (not numpy/tensor/bytes/table)? (`func`: where it
 // is bound, for the objects a method is called on.)
+// `df.to_dict("records")` / `"index"` (also by `orient=`): one Python dict for every row of
+// a table, the dataset's content.
+static bool table_rows(const Facts& f, Id v) {
+  const Id o = f.arg(v, 0, "orient");
+  return o != kNone && f.e(o).kind == ExprKind::Literal && f.e(o).lit == LitKind::String &&
+         (f.e(o).text.find("records") != std::string::npos || f.e(o).text.find("index") != std::string::npos);
+}
+
 std::string python_container(const Facts& f, Id v, Id func) {
   const Expr& e = f.e(v);
   if (e.kind == ExprKind::Comprehension && (e.text == "list"sv || e.text == "dict"sv)) {
@@ -60,6 +68,8 @@ std::string python_container(const Facts& f, Id v, Id func) {
       q == "yaml.load"sv || q == "ujson.load"sv || q == "orjson.loads"sv)
     return "`" + q + "(...)`";
   if (a == "tolist"sv) return "`.tolist()`";
+  // A table's rows as Python dicts (`df.to_dict("index")`, `"records"`).
+  if (a == "to_dict"sv && table_rows(f, v)) return "`.to_dict(...)`, a Python dict for every row";
   if (coco_index(f, v)) return "a COCO annotation index, `COCO(...)`: a dict per image and per annotation";
   // The ids a COCO index lists (`self.ids = self.coco.getImgIds()`): a list of every image's.
   if (in(a, {"getImgIds", "getAnnIds", "getCatIds", "loadAnns", "loadImgs"})) {
@@ -460,6 +470,7 @@ static bool parsed_record(const Facts& f, Id func, Id x, int depth = 0) {
 // (`builders`: the functions that build the dataset, whose appends grow it.)
 static bool parsed_records(const Facts& f, Id init, const std::vector<Id>& builders, const std::string& d, Id value) {
   const Expr& v = f.e(value);
+  if (v.kind == ExprKind::Call && f.callee_attr(value) == "to_dict"sv && table_rows(f, value)) return true;
   if (v.kind == ExprKind::Comprehension && v.text == "list"sv && !v.kids.empty()) return parsed_record(f, init, v.kids[0]);
   if (v.kind != ExprKind::Sequence || !v.kids.empty()) return false;
   bool any = false;
@@ -511,9 +522,21 @@ std::vector<CopySite> copy_on_access_sites(const Facts& f, Id cls) {
       if (what.empty() && v.kind == ExprKind::Sequence && v.kids.empty() && (v.text == "list"sv || v.text == "dict"sv)) {
         // Grown later by appends in a loop, there or in another builder.
         for (const CallSite& c : f.calls)
-          if (std::find(builders.begin(), builders.end(), c.func) != builders.end() && c.loop >= 0 && (f.callee_attr(c.call) == "append"sv || f.callee_attr(c.call) == "extend"sv) &&
+          if (std::find(builders.begin(), builders.end(), c.func) != builders.end() && c.loop >= 0 &&
+              (f.callee_attr(c.call) == "append"sv || f.callee_attr(c.call) == "extend"sv) &&
               f.dotted(f.callee_receiver(c.call)) == d)
             what = "appends in a loop";
+        // ... or by item assignments in a loop (`self.masks[key] = rle`).
+        for (size_t i = 0; what.empty() && i < f.loops.size(); ++i) {
+          if (std::find(builders.begin(), builders.end(), f.loops[i].func) == builders.end()) continue;
+          for (Id sid : f.loops[i].stmts) {
+            const Stmt& ls = f.m.s(sid);
+            if (ls.kind != StmtKind::Assign) continue;
+            for (Id lt : ls.targets)
+              if (f.e(lt).kind == ExprKind::Subscript && !f.e(lt).kids.empty() && f.dotted(f.e(lt).kids[0]) == d)
+                what = "item assignments in a loop";
+          }
+        }
       }
       if (what.empty()) continue;
       // Turned into an array before __init__ ends (`self.pts = np.vstack(self.pts)`,
