@@ -576,7 +576,7 @@ BatchGraph batch_graph(const Facts& f, const CallSite& c) {
     if (!lit || lit->lit != LitKind::Int) return out;
     batch = int_literal_text(lit->text);
   }
-  if (batch <= 0) return out;
+  if (batch <= 0 || batch > (1L << 24)) return out;
   // The loop's sample: the first name it binds (`for data, target in loader`).
   const Stmt& loop = f.m.s(L.stmt);
   if (loop.targets.size() != 1) return out;
@@ -607,8 +607,9 @@ BatchGraph batch_graph(const Facts& f, const CallSite& c) {
       most = std::max(most, g);
       return g >= 0;
     });
-    if (!known || most < 0) return out;
+    if (!known || most < 0 || most > (1L << 36)) return out;
     total += most;
+    if (total > (1L << 36)) return out;
   }
   out = {total * batch, total, batch, *shape};
   return out;

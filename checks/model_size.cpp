@@ -270,6 +270,9 @@ ModelSize size_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env) {
 }
 
 
+// Sizes beyond these are not followed (no product of them overflows).
+constexpr long kMaxSide = 1L << 16, kMaxChannels = 1L << 20;
+
 // The shape of one sample flowing through a forward: feature maps (c x h x w), or `flat`
 // features after a reshape or a fully-connected layer.
 struct MapShape {
@@ -290,7 +293,7 @@ bool apply_layer(const Facts& f, Id func, Id v, const IntEnv* env, MapShape& s, 
     return a == kNone ? dflt : square_int(f, func, a, env);
   };
   auto slide = [&](long k, long stride, long pad) {
-    if (k <= 0 || stride <= 0 || pad < 0 || s.flat) return false;
+    if (k <= 0 || stride <= 0 || pad < 0 || s.flat || k > kMaxSide || pad > kMaxSide) return false;
     s.h = (s.h + 2 * pad - k) / stride + 1;
     s.w = (s.w + 2 * pad - k) / stride + 1;
     return s.h > 0 && s.w > 0;
@@ -310,21 +313,21 @@ bool apply_layer(const Facts& f, Id func, Id v, const IntEnv* env, MapShape& s, 
       if (f.e(pa).text.find("same") == std::string::npos) return false;
       pad = k > 0 ? (k - 1) / 2 : -1;
     }
-    if (out <= 0 || !slide(k, stride, pad)) return false;
+    if (out <= 0 || out > kMaxChannels || !slide(k, stride, pad)) return false;
     s.c = out;
   } else if (name == "MaxPool2d"sv || name == "AvgPool2d"sv) {
     const long k = n(0, "kernel_size", -1);
     if (!slide(k, n(1, "stride", k), n(2, "padding", 0))) return false;
   } else if (name == "AdaptiveAvgPool2d"sv || name == "AdaptiveMaxPool2d"sv) {
     const long o = n(0, "output_size", -1);
-    if (o <= 0 || s.flat) return false;
+    if (o <= 0 || o > kMaxSide || s.flat) return false;
     s.h = s.w = o;
   } else if (name == "Flatten"sv) {
     if (!s.flat) s = {0, 0, 0, s.size(), true};
     return true;  // a view: nothing new is kept
   } else if (name == "Linear"sv) {
     const long in = n(0, "in_features", -1), out = n(1, "out_features", -1);
-    if (!s.flat || in != s.n || out <= 0) return false;
+    if (!s.flat || in != s.n || out <= 0 || out > kMaxChannels) return false;
     s.n = out;
   } else if (name.rfind("BatchNorm", 0) == 0 || name.rfind("Dropout", 0) == 0 ||
              in(name, {"ReLU"sv, "ReLU6"sv, "LeakyReLU"sv, "ELU"sv, "GELU"sv, "SiLU"sv, "Sigmoid"sv, "Tanh"sv,
@@ -334,13 +337,15 @@ bool apply_layer(const Facts& f, Id func, Id v, const IntEnv* env, MapShape& s, 
     return false;
   }
   kept += s.size();
-  return true;
+  return kept < (1L << 50);  // a graph this large is no small one; stop before any overflow
 }
 
 }  // namespace
 
 long feature_map_graph(const Facts& f, Id func, Id v, long c, long h, long w) {
-  if (f.m.lang != Lang::Python || v == kNone || c <= 0 || h <= 0 || w <= 0) return -1;
+  if (f.m.lang != Lang::Python || v == kNone || c <= 0 || h <= 0 || w <= 0 || c > kMaxChannels || h > kMaxSide ||
+      w > kMaxSide)
+    return -1;
   v = f.unplaced(v);
   if (f.e(v).kind != ExprKind::Call) return -1;
   MapShape s{c, h, w, 0, false};
@@ -404,6 +409,7 @@ long feature_map_graph(const Facts& f, Id func, Id v, long c, long h, long w) {
     } else {
       return -1;
     }
+    if (kept >= (1L << 50)) return -1;  // no small graph; stop before any overflow
   }
   return kept;
 }
