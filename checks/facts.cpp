@@ -3448,6 +3448,13 @@ class Facts::NumberReader {
              in(callee.text, {"float", "int", "round", "len"})) ||
             in(f_.callee_attr(x), {"item", "tolist"}) || starts_with(q, "math.") || starts_with(q, "random.") ||
             starts_with(q, "numpy.random.");
+        // A fresh object of a class of the file that is no module, built with nothing
+        // (`AverageMeter()`): it holds no tensor yet (a `*_loss_meter_setup()` returning a
+        // meter and a dict of them returns no loss).
+        if (!r && v.kids.size() == 1) {
+          const Id k = f_.constructed_class(x);
+          r = k != kNone && !f_.is_module_class(k);
+        }
         break;
       }
       case ExprKind::BinOp:
@@ -3519,8 +3526,16 @@ std::string Facts::loss_call_name(Id call) const {
     name = callee.text;
   } else if (callee.kind == ExprKind::Name) {
     const std::string& q = qual(e(call).kids[0]);
-    if (q.empty() || starts_with(q, "torch.")) return "";
-    name = std::string_view(q).substr(q.rfind('.') + 1);
+    // (A name a star import brings, `from utils import *`, that the file does not define: by
+    // its own spelling, which the run's summaries know.)
+    if (q.empty() && !m.star_imports.empty() && module_func_at(callee.text, callee.range.begin) == kNone &&
+        class_at(callee.text, callee.range.begin) == kNone &&
+        bindings(function_at(callee.range.begin), callee.text).empty())
+      name = callee.text;
+    else if (q.empty() || starts_with(q, "torch."))
+      return "";
+    else
+      name = std::string_view(q).substr(q.rfind('.') + 1);
   }
   return named_like_a_loss(name) ? std::string(name) : std::string();
 }

@@ -526,7 +526,8 @@ class Facts {
   // A name that says loss (`loss`, `criterion`, `nll`, `objective`, as one of its words).
   static bool named_like_a_loss(std::string_view name);
   // Does every `return` of `fn` hand back a Python number (`self.loss.item()`, `float(x)`, a
-  // literal, a display of them), at least one?
+  // literal, a display of them) or a fresh object of a class of the file that is no module
+  // (`AverageMeter()`), at least one?
   bool returns_number(Id fn) const;
   // The name a call named like a loss is looked up by across the run: a method's attribute
   // (`model.get_current_loss()`, `NLL.cal_nll_with_label(...)`) or an imported function's

@@ -313,6 +313,7 @@ bool apply_layer(const Facts& f, Id func, Id v, const IntEnv* env, MapShape& s, 
       if (f.e(pa).text.find("same") == std::string::npos) return false;
       pad = k > 0 ? (k - 1) / 2 : -1;
     }
+    if (n(5, "dilation", 1) != 1) return false;  // a dilated kernel spans more than its size
     if (out <= 0 || out > kMaxChannels || !slide(k, stride, pad)) return false;
     s.c = out;
   } else if (name == "MaxPool2d"sv || name == "AvgPool2d"sv) {

@@ -997,6 +997,22 @@ def main(rank, net, train_set, val_set):
                    "    def forward(self, x):\n        return self.net(x)\n")
         self.assertEqual(self.lines_of("LL101"), {("evaluate.py", 9)})
 
+    def test_a_loss_named_factory_of_meters_through_a_star_import_returns_no_loss(self):
+        # `loss_average_meter_setup()` of utils.py, star-imported, hands back fresh meter
+        # objects, not a loss: what the meters average was fed `.item()` numbers.
+        self.write("utils.py", "class Meter(object):\n    def __init__(self):\n        self.avg = 0\n"
+                   "        self.sum = 0\n        self.count = 0\n\n    def update(self, val, n=1):\n"
+                   "        self.sum += val * n\n        self.count += n\n        self.avg = self.sum / self.count\n\n\n"
+                   "def loss_average_meter_setup():\n    train_loss_meter = Meter()\n"
+                   "    val_loss_meters = {'emd': Meter(), 'cd': Meter()}\n    return train_loss_meter, val_loss_meters\n")
+        self.write("train.py", "import torch\nfrom utils import *\n\n\ndef train(net, loader, opt, epochs):\n"
+                   "    train_loss_meter, val_loss_meters = loss_average_meter_setup()\n    curve, val_curve = [], []\n"
+                   "    for epoch in range(epochs):\n        for x, y in loader:\n            opt.zero_grad()\n"
+                   "            loss = (net(x.cuda()) - y.cuda()).pow(2).mean()\n            loss.backward()\n"
+                   "            opt.step()\n            train_loss_meter.update(loss.item())\n"
+                   "        curve.append(train_loss_meter.avg)\n        val_curve.append(val_loss_meters['emd'].avg)\n")
+        self.assertEqual(self.lines_of("LL102"), set())
+
     def test_imported_class_whose_forward_disables_grad_rebound_to_itself_when_moved(self):
         # `gen = gen.cuda().eval()` moves the same object: what it was built as decides, also
         # for an explicit `gen.forward(...)`. Before, the rebinding hid the class.
