@@ -1113,6 +1113,21 @@ class History {
     return false;
   }
 
+  // Does the loop walk a DataLoader: one built there, or a name that says loader?
+  bool walks_a_loader(int loop) const {
+    bool found = false;
+    for_each_expr(f_.m, f_.loops[loop].iter, [&](Id x) {
+      const Expr& e = f_.e(x);
+      if (e.kind == ExprKind::Call && in(f_.callee_qual(x), {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}))
+        found = true;
+      if (e.kind == ExprKind::Name || e.kind == ExprKind::Attribute)
+        for (const auto& t : Facts::name_tokens(e.text))
+          found = found || in(t, {"loader"sv, "dataloader"sv, "loaders"sv, "dl"sv});
+      return !found;
+    });
+    return found;
+  }
+
   // Does a binding of `d` that reaches statement `a` also reach statement `b`? (True when the
   // flow graph cannot say.)
   bool same_binding(const std::string& d, Id a, Id b) const {
@@ -1609,8 +1624,11 @@ class History {
     // The same inside `forward` itself (or a method it calls), even when the loop
     // back-propagates (a meta-learner taking inner-loop gradients for fast weights): one call
     // of the forward holds the list, and the graph it keeps is what the outer backward needs.
-    if (f_.func_is_method_of_module(func_) && !iterates_batches(f_, loop) &&
-        (f_.m.funcs[func_].name == "forward"sv || f_.part_of_forward(func_)))
+    // (A forward takes one batch: a loop there over something named for batches,
+    // `for idx in num_batch_turn:`, walks that batch's items; only a loader is walked batch by
+    // batch.)
+    if (f_.func_is_method_of_module(func_) && (f_.m.funcs[func_].name == "forward"sv || f_.part_of_forward(func_)) &&
+        !walks_a_loader(loop))
       return;
     if (accumulator_wanted(base, loop)) return;
     // Per-step states of a recurrent unroll (`h = cell(x[t], h); outs.append(h)`): the last
