@@ -127,6 +127,15 @@ class Events {
           continue;
         }
       }
+      // A method of the model whose class the call does not resolve (the model is handed in),
+      // named as methods of the file's module classes that each put the module or a part of it
+      // in train mode (`discriminator.train_custom()` calling `self.classifier_head.train()`,
+      // the part that trains): leaving eval mode.
+      if (c.target_func == kNone && recv != kNone && !attr.empty() && f_.qual(recv).empty() &&
+          !f_.dotted(f_.unplaced(recv)).empty() && trains_by_name(attr)) {
+        out.push_back({'T', map_name(model_name(f_, c.func, recv), rename), here, ci, is_model(c, recv)});
+        continue;
+      }
       // A forward: a model call, or (C++) a call that resolves to a same-file `forward` method.
       const bool forward = f_.is_model_call(c) ||
                            (c.target_func != kNone && f_.m.funcs[c.target_func].name == "forward"sv &&
@@ -180,6 +189,32 @@ class Events {
     return it->second;
   }
   std::unordered_map<Id, bool> eventful_;
+
+  // Is every method so named, of the file's module classes, one that calls `self.train()` or
+  // `self.<part>.train()` (at least one such method)?
+  bool trains_by_name(const std::string& name) {
+    auto [it, fresh] = trains_by_name_.try_emplace(name, false);
+    if (!fresh) return it->second;
+    bool any = false, all = true;
+    for (Id k = 0; k < f_.m.classes.size() && all; ++k) {
+      if (!f_.is_module_class(k)) continue;
+      for (Id g : f_.m.classes[k].methods) {
+        if (f_.m.funcs[g].name != name || name == "train"sv || name == "eval"sv) continue;
+        bool sets = false;
+        for (int ci : f_.calls_in(g)) {
+          const Id x = f_.calls[ci].call;
+          if (f_.callee_attr(x) != "train"sv || f_.e(x).kids.size() > 1) continue;
+          const std::string& r = f_.dotted(f_.callee_receiver(x));
+          sets = sets || r == "self"sv || starts_with(r, "self.");
+        }
+        any = any || sets;
+        all = all && sets;
+      }
+    }
+    it->second = any && all;
+    return it->second;
+  }
+  std::unordered_map<std::string, bool> trains_by_name_;
   static constexpr size_t kMaxExpanded = 20000;
   size_t expanded_ = 0;
 
