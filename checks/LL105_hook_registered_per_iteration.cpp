@@ -183,8 +183,10 @@ std::string root_name(const std::string& dotted) {
 }
 
 // Is `root` (`self.conv`, or a local) a new object made by the constructor itself
-// (`nn.Conv2d(...)`, `nn.Sequential(...)`, `copy.deepcopy(model)`), rather than something its
-// caller handed in (`model`, `model.layer4`, `getattr(model, name)`, `model.to(device)`)?
+// (`nn.Conv2d(...)`, `nn.Sequential(...)`, `copy.deepcopy(model)`, or a network it loads:
+// `torch.hub.load(...)`, `clip.load(...)`, `from_pretrained(...)`, a torchvision builder),
+// rather than something its caller handed in (`model`, `model.layer4`, `getattr(model, name)`,
+// `model.to(device)`)?
 bool built_by_constructor(const Facts& f, Id ctor, const std::string& root) {
   if (root.empty()) return false;
   std::vector<Id> values = f.bindings(ctor, root);
@@ -194,7 +196,10 @@ bool built_by_constructor(const Facts& f, Id ctor, const std::string& root) {
     const std::string& d = f.dotted(f.e(v).kids[0]);
     std::string_view last = f.last_component(d);
     if (last.empty()) return false;
-    if (!std::isupper(static_cast<unsigned char>(last[0])) && last != "deepcopy"sv) return false;
+    if (!std::isupper(static_cast<unsigned char>(last[0])) &&
+        !in(last, {"deepcopy"sv, "load"sv, "from_pretrained"sv, "create_model"sv}) &&
+        !torchvision_model_builder(f.callee_qual(v)))
+      return false;
   }
   return true;
 }
@@ -407,7 +412,7 @@ void check_LL105(CheckContext& ctx) {
       if (!caller && !elsewhere) continue;
       // An object built per batch hooks its own new submodules (`self.conv = nn.Conv2d(...)`):
       // they die with it. What it was handed (`model`, `self.model = model`) lives on.
-      if (ctor_of != kNone && built_by_constructor(f, c.func, root_name(rd))) continue;
+      if (ctor_of != kNone && built_by_constructor(f, c.func, root_of(f, recv))) continue;
     }
 
     // The handle: discarded, kept in a `with`, or stored/returned and removed somewhere.

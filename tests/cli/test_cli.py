@@ -997,6 +997,25 @@ def main(rank, net, train_set, val_set):
                    "    def forward(self, x):\n        return self.net(x)\n")
         self.assertEqual(self.lines_of("LL101"), {("evaluate.py", 9)})
 
+    def test_constructor_hooks_a_part_of_the_network_it_loads_itself(self):
+        # run.py builds a PatchCore per class; each constructor loads its own backbone and hooks
+        # `self.model.layer2[-1]`: the hooks die with that network. Handed the backbone instead,
+        # the constructor hooks what lives on, and the hooks pile up.
+        core = ("import torch\n\n\nclass PatchCore(torch.nn.Module):\n    def __init__(self, backbone=None):\n"
+                "        super().__init__()\n        self.features = []\n\n        def hook(module, inp, out):\n"
+                "            self.features.append(out)\n\n"
+                "        self.model = torch.hub.load('pytorch/vision', 'wide_resnet50_2', pretrained=True)\n"
+                "        self.model.layer2[-1].register_forward_hook(hook)\n\n    def forward(self, x):\n"
+                "        self.features = []\n        with torch.no_grad():\n            self.model(x)\n"
+                "        return self.features\n")
+        self.write("core.py", core)
+        self.write("run.py", "from core import PatchCore\n\n\ndef run(classes, loaders):\n    for cls in classes:\n"
+                   "        patch_core = PatchCore()\n        for x in loaders[cls]:\n            patch_core(x)\n")
+        self.assertEqual(self.lines_of("LL105"), set())
+        self.write("core.py", core.replace("torch.hub.load('pytorch/vision', 'wide_resnet50_2', pretrained=True)",
+                                           "backbone"))
+        self.assertEqual(self.lines_of("LL105"), {("core.py", 13)})
+
     def test_a_loss_named_factory_of_meters_through_a_star_import_returns_no_loss(self):
         # `loss_average_meter_setup()` of utils.py, star-imported, hands back fresh meter
         # objects, not a loss: what the meters average was fed `.item()` numbers.
