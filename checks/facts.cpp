@@ -2203,9 +2203,6 @@ FileSummary Facts::summarize() const {
       // a plain function only when named like evaluation.)
       if (name.empty() || trained.count(name) || (!is_eval_function_name(name) && callee.kind != ExprKind::Attribute))
         continue;
-      // A library's object (`m = Categorical(probs); action = m.sample()`), not a function
-      // another file of the run could define.
-      if (callee.kind == ExprKind::Attribute && from_library(c.func, callee.kids[0])) continue;
       bool hit = backprop_stmts[c.func].count(c.stmt) > 0;
       const Stmt& st = m.s(c.stmt);
       if (!hit && st.kind == StmtKind::Assign)
@@ -2214,11 +2211,23 @@ FileSummary Facts::summarize() const {
             if (const std::string& d = dotted(y); !d.empty() && fd->second.count(d)) hit = true;
             return !hit && e(y).kind == ExprKind::Sequence;
           });
+      // A library's object (`m = Categorical(probs); action = m.sample()`), not a function
+      // another file of the run could define. (Asked last: it reads the receiver's bindings.)
+      if (hit && callee.kind == ExprKind::Attribute && from_library(c.func, callee.kids[0])) continue;
       if (hit) trained.insert(name);
     }
+    // (A method only when it runs a forward, the one thing such a caller changes the reading
+    // of: a name another file trains through makes that file's view, and a second reading of
+    // it, for nothing otherwise.)
+    auto runs_a_forward = [&](Id fn) {
+      for (int ci : calls_in(fn))
+        if (is_model_call(calls[ci])) return true;
+      return false;
+    };
     for (Id fn = 0; fn < m.funcs.size(); ++fn)
       if (is_eval_function_name(m.funcs[fn].name) ||
-          (m.funcs[fn].cls != kNone && !starts_with(m.funcs[fn].name, "__") && !returned_values(fn).empty()))
+          (m.funcs[fn].cls != kNone && !starts_with(m.funcs[fn].name, "__") && runs_a_forward(fn) &&
+           !returned_values(fn).empty()))
         named.insert(m.funcs[fn].name);
     out.backprop_results.assign(trained.begin(), trained.end());
     out.eval_named.assign(named.begin(), named.end());

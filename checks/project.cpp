@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "checks/common.hpp"
+
 namespace ll {
 
 std::string module_of_path(const std::string& path) {
@@ -480,8 +482,14 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (l != linear_def.end() && defined(l->second)) views[i].linear_classes.insert(q);
       auto mc = module_def.find(lq);
       if (mc != module_def.end() && defined(mc->second)) views[i].module_classes.insert(q);
+      // (Only a class that is no module and is named like one, `FullPipeline`, where LL301
+      // reads it: a view, and a second reading of the file, for nothing otherwise.)
       auto ac = class_any_def.find(lq);
-      if (ac != class_any_def.end() && defined(ac->second)) views[i].run_classes.insert(q);
+      if (ac != class_any_def.end() && !views[i].module_classes.count(q)) {
+        const auto toks = Facts::name_tokens(lq);
+        if (!toks.empty() && in(toks.back(), {"model", "pipeline", "net", "network"}) && defined(ac->second))
+          views[i].run_classes.insert(q);
+      }
       // (Any definition of the name that communicates: a class of that name might be it.)
       if (comm_def.count(lq)) views[i].communicating_classes.insert(q);
       // LL206: an optimizer factory, or a loss summed over the batch, of the one module defining it.
