@@ -3652,6 +3652,19 @@ bool Facts::forward_decorated_off(Id cls) const {
   return any;
 }
 
+bool Facts::data_attribute(Id k, const std::string& attr) const {
+  if (!starts_with(attr, "self.") || attr.find('.', 5) != std::string::npos) return false;
+  for (Id g : m.classes[k].methods)
+    for (int ci : calls_in(g)) {
+      const Id call = calls[ci].call;
+      const Id callee = e(call).kids[0];
+      if (dotted(callee) == attr || dotted(callee_receiver(call)) == attr) return false;
+      for (size_t i = 1; i < e(call).kids.size(); ++i)
+        if (dotted(e(call).kids[i]) == attr) return false;
+    }
+  return true;
+}
+
 bool Facts::constructor_freezes(Id cls, std::string* param) const {
   const Id init = method_in(cls, "__init__");
   if (init == kNone || class_of(init) != cls || m.lang != Lang::Python) return false;
@@ -3672,6 +3685,41 @@ bool Facts::constructor_freezes(Id cls, std::string* param) const {
         if (!starts_with(d, "self.") || d.find('.', 5) != std::string::npos || !seen.insert(d).second) continue;
         const Id v = s.value;
         if (v != kNone && e(v).kind == ExprKind::Literal) continue;
+        // Data, not a part: an empty container (`self.memory_bank = []`) or a constructor
+        // parameter kept only to be read (`self.k_nearest = k_nearest`).
+        if (v != kNone && e(v).kind == ExprKind::Sequence && e(v).kids.empty()) {
+          // (Never filled with layers: `self.blocks = []`, then `self.blocks.append(nn.Linear(...))`,
+          // holds parts that may train.)
+          bool layers = false;
+          for (Id g : m.classes[cls].methods)
+            for (int ci : calls_in(g)) {
+              const Id call = calls[ci].call;
+              if (dotted(callee_receiver(call)) != d || !in(callee_attr(call), {"append", "extend", "insert"})) continue;
+              for (size_t i = 1; i < e(call).kids.size(); ++i) {
+                const Id a = e(call).kids[i];
+                if (e(a).kind == ExprKind::Call &&
+                    (starts_with(callee_qual(a), "torch.nn.") || constructed_class(a) != kNone))
+                  layers = true;
+              }
+            }
+          if (!layers) continue;
+        }
+        if (v != kNone && e(v).kind == ExprKind::Name && is_param(init, e(v).text)) {
+          // (A setting by its declaration: a literal default other than None, or a plain
+          // type, `k_nearest: int = 3`, `backbone: str = 'wide_resnet50_2'`.)
+          const Function& ifn = m.funcs[init];
+          bool setting = false;
+          for (size_t i = 0; i < ifn.params.size(); ++i) {
+            if (ifn.params[i] != e(v).text) continue;
+            const std::string& dflt = i < ifn.param_defaults.size() ? ifn.param_defaults[i] : std::string();
+            const std::string& type = i < ifn.param_types.size() ? ifn.param_types[i] : std::string();
+            setting = (!dflt.empty() && dflt != "None" &&
+                       (std::isdigit(static_cast<unsigned char>(dflt[0])) || dflt[0] == '\'' || dflt[0] == '"' ||
+                        dflt[0] == '-' || dflt[0] == '.' || dflt == "True" || dflt == "False")) ||
+                      in(type, {"int", "float", "str", "bool"});
+          }
+          if (setting || data_attribute(cls, d)) continue;
+        }
         if (v != kNone && e(v).kind == ExprKind::Call) {
           static constexpr std::string_view kParameterFree[] = {
               "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
@@ -3750,7 +3798,17 @@ bool Facts::annotated_grad_off(Id func, const std::string& name) const {
 
 bool Facts::forward_grad_off(Id func, Id obj, int depth) const {
   const std::string& d = dotted(obj);
-  if (d.empty() || d == "self"sv) return false;
+  if (d.empty()) return false;
+  // `self(sample)` in a method of a module whose forward runs with grad off, or whose
+  // constructor freezes every part (a frozen backbone and pooling, settings kept as data).
+  // (Not a freeze a constructor parameter may switch off: how this object was built is not
+  // known here.)
+  if (d == "self"sv) {
+    const Id k = class_of(func);
+    if (k == kNone || !is_module_class(k)) return false;
+    std::string param;
+    return forward_decorated_off(k) || (constructor_freezes(k, &param) && param.empty());
+  }
   std::vector<Id> values = bindings(func, d);
   if (Id k = instance_class(func, obj); k != kNone) {
     for (Id v : values) {

@@ -301,6 +301,10 @@ class Facts {
   // vendored pytorch_fid's InceptionV3), then `*param` names it: a construction that passes it
   // may switch them back on.
   bool constructor_freezes(Id cls, std::string* param = nullptr) const;
+  // Is `self.<attr>` of class `k` only data (`self.labels[i]`, `i != self.blank`): no method
+  // calls it, calls a method on it, or hands it to a call? A module handed to the constructor
+  // is run or handed on somewhere; a vocabulary, a setting or a flag is read.
+  bool data_attribute(Id k, const std::string& attr) const;
   // Calling an instance of the class records no graph: its forward is decorated off, or its
   // constructor freezes it and `construction` (a call of the class, or kNone) does not pass
   // the switch.

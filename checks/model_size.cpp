@@ -149,21 +149,6 @@ bool settings_parameter(const Facts& f, Id init, const std::string& name) {
   return false;
 }
 
-// Is `self.<attr>` of class `k` only data (`self.labels[i]`, `i != self.blank`): no method
-// calls it, calls a method on it, or hands it to a call? A module handed to the constructor is
-// run or handed on somewhere; a vocabulary or a flag is read.
-bool data_attribute(const Facts& f, Id k, const std::string& attr) {
-  if (!starts_with(attr, "self.") || attr.find('.', 5) != std::string::npos) return false;
-  for (Id g : f.m.classes[k].methods)
-    for (int ci : f.calls_in(g)) {
-      const Id call = f.calls[ci].call;
-      const Id callee = f.e(call).kids[0];
-      if (f.dotted(callee) == attr || f.dotted(f.callee_receiver(call)) == attr) return false;
-      for (size_t i = 1; i < f.e(call).kids.size(); ++i)
-        if (f.dotted(f.e(call).kids[i]) == attr) return false;
-    }
-  return true;
-}
 
 // The size of a same-file module class built with the parameter values `env`: every
 // statement of __init__ assigns a layer of visible size, a literal, a setting or data.
@@ -193,7 +178,7 @@ ModelSize class_size(const Facts& f, Id k, const IntEnv& env, int depth) {
     if (f.e(s.value).kind == ExprKind::Literal) continue;  // `self.n = 3`
     if (f.e(s.value).kind == ExprKind::Name && settings_parameter(f, init, f.e(s.value).text)) continue;
     if (f.e(s.value).kind == ExprKind::Name && f.is_param(init, f.e(s.value).text) &&
-        data_attribute(f, k, f.dotted(s.targets[0])))
+        f.data_attribute(k, f.dotted(s.targets[0])))
       continue;
     if (f.e(s.value).kind != ExprKind::Call) return {};
     total = total + layer_size(f, init, s.value, depth + 1, &env);
