@@ -482,10 +482,26 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
     return unused;
   };
   // `torch.device("cpu")` / `torch::Device(torch::kCPU)` names a device, the CPU.
+  // (Also device names that place nothing: a string compared with, `if device_type ==
+  // "cuda":`, a test; a key a load maps to the CPU, `map_location={"cuda:0": "cpu"}`.)
   std::unordered_set<Id> cpu_device_callees;
   for (Id xi = 0; xi < m.exprs.size(); ++xi) {
     const Expr& x = m.exprs[xi];
-    if (x.kind != ExprKind::Call || x.kids.empty()) continue;
+    if (x.kids.empty()) continue;
+    if (x.kind == ExprKind::Compare) {
+      for (Id k : x.kids)
+        if (m.exprs[k].kind == ExprKind::Literal && m.exprs[k].lit == LitKind::String) cpu_device_callees.insert(k);
+      continue;
+    }
+    if (x.kind == ExprKind::Sequence && x.text == "dict"sv && x.kids.size() % 2 == 0) {
+      for (size_t i = 0; i + 1 < x.kids.size(); i += 2) {
+        const Expr& v = m.exprs[x.kids[i + 1]];
+        if (v.kind == ExprKind::Literal && v.lit == LitKind::String && v.text == "cpu"sv)
+          cpu_device_callees.insert(x.kids[i]);
+      }
+      continue;
+    }
+    if (x.kind != ExprKind::Call) continue;
     const std::string& q = m.exprs[x.kids[0]].qname;
     if ((q == "torch.device"sv || q == "torch.Device"sv) && cpu_device_value(xi)) cpu_device_callees.insert(x.kids[0]);
   }
@@ -498,47 +514,23 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
   // A flag that is only ever false (`use_cuda = False`, then `net.module if use_cuda else net`):
   // every binding of the name is the literal False, 0 or None, and no function takes it as a
   // parameter. Reading it chooses the CPU.
-  // (One pass over the bindings of plain names, made on the first question: name -> only
-  // ever bound to a false literal.)
-  std::unordered_map<std::string_view, bool> false_flags;
-  bool flags_known = false;
-  auto false_flag = [&](Id xi) {
-    const Expr& x = e(xi);
-    if (x.kind != ExprKind::Name || !x.qname.empty()) return false;
-    if (!flags_known) {
-      flags_known = true;
-      for (const StmtSite& site : stmt_sites) {
-        const Stmt& st = m.s(site.stmt);
-        if (st.targets.empty()) continue;
-        const Expr* v = st.kind == StmtKind::Assign && st.value != kNone ? &e(st.value) : nullptr;
-        const bool is_false = v && v->kind == ExprKind::Literal &&
-                              (v->lit == LitKind::False || v->lit == LitKind::None ||
-                               (v->lit == LitKind::Int && v->text == "0"));
-        for (Id t : st.targets)
-          for_each_expr(m, t, [&](Id y) {
-            if (e(y).kind != ExprKind::Name) return true;
-            auto [it, fresh] = false_flags.try_emplace(e(y).text, is_false);
-            if (!fresh) it->second = it->second && is_false;
-            return true;
-          });
-      }
-      for (const Function& fn : m.funcs)
-        for (const std::string& p : fn.params) false_flags[p] = false;
-    }
-    auto it = false_flags.find(x.text);
-    return it != false_flags.end() && it->second;
-  };
-  // What only runs when such a flag holds (`if use_cuda: net.cuda()`, `x.cuda() if use_cuda
-  // else x`) never runs.
+  auto false_flag = [&](Id xi) { return flag(xi, false); };
+  // What only runs when a test is always false (`if use_cuda: net.cuda()`, `x.cuda() if use_cuda
+  // else x`, `"cuda" if torch.cuda.is_available() and not force_cpu else "cpu"`) never runs, and
+  // the test itself chooses nothing.
   std::vector<std::pair<uint32_t, uint32_t>> never_runs;  // [begin, end)
   for (const StmtSite& site : stmt_sites) {
     const Stmt& st = m.s(site.stmt);
-    if (st.kind == StmtKind::If && st.value != kNone && !st.body.empty() && false_flag(st.value))
+    if (st.kind == StmtKind::If && st.value != kNone && !st.body.empty() && always_false(st.value)) {
       never_runs.push_back({m.s(st.body.front()).range.begin, m.s(st.body.back()).range.end});
+      never_runs.push_back({e(st.value).range.begin, e(st.value).range.end});  // (its test chooses nothing)
+    }
   }
   for (const Expr& x : m.exprs)
-    if (x.kind == ExprKind::Conditional && x.kids.size() == 3 && false_flag(x.kids[1]))
+    if (x.kind == ExprKind::Conditional && x.kids.size() == 3 && always_false(x.kids[1])) {
       never_runs.push_back({e(x.kids[0]).range.begin, e(x.kids[0]).range.end});
+      never_runs.push_back({e(x.kids[1]).range.begin, e(x.kids[1]).range.end});
+    }
   auto dead = [&](Id xi) {
     for (const auto& [b, en] : never_runs)
       if (b <= e(xi).range.begin && e(xi).range.end <= en) return true;
@@ -573,7 +565,10 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
                may_name_a_gpu(std::string_view(x.text).substr(0, 64))) {
       std::string low;
       for (char ch : x.text.substr(0, 64)) low.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
-      evidence = (low.find("cuda") != std::string::npos || low.find("gpu") != std::string::npos ||
+      // (Prose is no device: `print("Training on the GPU")`, a help text.)
+      const bool prose = low.find_first_of(" \t\n") != std::string::npos;
+      evidence = !prose &&
+                 (low.find("cuda") != std::string::npos || low.find("gpu") != std::string::npos ||
                   low.rfind("mps", 0) == 0 || low.rfind("xla", 0) == 0) &&
                  !ignorable(xi);
     } else if (x.kind == ExprKind::Attribute && x.text == "device"sv && follows_a_tensor(xi)) {
@@ -638,6 +633,48 @@ bool Facts::follows_a_tensor(Id x) const {
   return fn != kNone && is_param(fn, o.text);
 }
 
+bool Facts::flag(Id xi, bool truth) const {
+  const Expr& x = e(xi);
+  if (x.kind != ExprKind::Name || !x.qname.empty()) return false;
+  if (!flags_known_) {
+    flags_known_ = true;
+    for (const StmtSite& site : stmt_sites) {
+      const Stmt& st = m.s(site.stmt);
+      if (st.targets.empty()) continue;
+      const Expr* v = st.kind == StmtKind::Assign && st.value != kNone ? &e(st.value) : nullptr;
+      const bool is_false = v && v->kind == ExprKind::Literal &&
+                            (v->lit == LitKind::False || v->lit == LitKind::None ||
+                             (v->lit == LitKind::Int && v->text == "0"));
+      const bool is_true = v && v->kind == ExprKind::Literal && v->lit == LitKind::True;
+      for (Id t : st.targets)
+        for_each_expr(m, t, [&](Id y) {
+          if (e(y).kind != ExprKind::Name) return true;
+          auto [it, fresh] = false_flags_.try_emplace(e(y).text, is_false);
+          if (!fresh) it->second = it->second && is_false;
+          auto [jt, jfresh] = true_flags_.try_emplace(e(y).text, is_true);
+          if (!jfresh) jt->second = jt->second && is_true;
+          return true;
+        });
+    }
+    for (const Function& fn : m.funcs)
+      for (const std::string& p : fn.params) false_flags_[p] = true_flags_[p] = false;
+  }
+  const auto& flags = truth ? true_flags_ : false_flags_;
+  auto it = flags.find(x.text);
+  return it != flags.end() && it->second;
+}
+
+bool Facts::always_false(Id xi) const {
+  for (int depth = 0; xi != kNone && depth < 8; ++depth) {
+    const Expr& x = e(xi);
+    if (x.kind == ExprKind::UnaryOp && x.text == "not"sv && !x.kids.empty()) return flag(x.kids[0], true);
+    if (x.kind != ExprKind::BoolOp || x.text != "and"sv || x.kids.size() != 2) return flag(xi, false);
+    if (always_false(x.kids[0])) return true;
+    xi = x.kids[1];
+  }
+  return false;
+}
+
 bool Facts::cpu_device_name(Id x) const {
   // `device = torch.device("cpu")`, `torch::Device device(torch::kCPU);`: a name that only
   // ever holds the CPU places nothing on a GPU.
@@ -646,7 +683,11 @@ bool Facts::cpu_device_name(Id x) const {
   if (d.empty() || st == kNone) return false;
   auto site = stmt_index.find(st);
   if (site == stmt_index.end()) return false;
-  std::vector<Id> values = bindings(stmt_sites[site->second].func, d);
+  const Id func = stmt_sites[site->second].func;
+  std::vector<Id> values = bindings(func, d);
+  // (A global the function reads, `device = "cpu"` at the top of a script; not a parameter.)
+  if (values.empty() && func != kNone && (d.find('.') != std::string::npos || !is_param(func, d)))
+    values = bindings(kNone, d);
   if (values.empty()) return false;
   for (Id v : values)
     if (!cpu_device_value(v)) return false;
@@ -656,6 +697,11 @@ bool Facts::cpu_device_name(Id x) const {
 bool Facts::cpu_device_value(Id v) const {
   auto cpu = [&](Id x) {
     const Expr& xe = e(x);
+    // `"cuda" if torch.cuda.is_available() and not force_cpu else "cpu"`: the test is always false.
+    if (xe.kind == ExprKind::Conditional && xe.kids.size() == 3 && always_false(xe.kids[1])) {
+      const Expr& other = e(xe.kids[2]);
+      return other.kind == ExprKind::Literal && other.lit == LitKind::String && other.text == "cpu"sv;
+    }
     if (xe.kind == ExprKind::Literal) return xe.lit == LitKind::String && xe.text == "cpu"sv;
     if (xe.kind == ExprKind::Name || xe.kind == ExprKind::Attribute)
       return xe.qname == "torch.kCPU"sv || xe.qname == "c10.kCPU"sv || xe.qname == "c10.DeviceType.CPU"sv;
@@ -668,10 +714,11 @@ bool Facts::cpu_device_value(Id v) const {
   if (cpu(a)) return true;
   // A local that only ever holds the CPU's type (`torch::DeviceType device_type =
   // torch::kCPU; torch::Device device(device_type, 0);`).
+  // (Or a global, `device_type = "cpu"` at the top of a script or notebook.)
   if (e(a).kind != ExprKind::Name || !e(a).qname.empty()) return false;
   const Id fn = function_at(e(a).range.begin);
-  if (fn == kNone) return false;
-  const std::vector<Id> values = bindings(fn, e(a).text);
+  std::vector<Id> values = bindings(fn, e(a).text);
+  if (values.empty() && fn != kNone && !is_param(fn, e(a).text)) values = bindings(kNone, e(a).text);
   if (values.empty()) return false;
   for (Id b : values)
     if (!cpu(b)) return false;

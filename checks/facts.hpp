@@ -485,6 +485,10 @@ class Facts {
   bool follows_a_tensor(Id x) const;  // `x.device` of a parameter, `next(m.parameters()).device`
   // `"cpu"`, `torch::kCPU`, `torch.device("cpu")`, `torch::Device(torch::kCPU)`.
   bool cpu_device_value(Id expr) const;
+  // A test that is always false: a plain name only ever bound to False, 0 or None (and no
+  // function's parameter), `not` of one only ever bound to True (`force_cpu = True`), or an
+  // `and` holding such a test (`torch.cuda.is_available() and not force_cpu`).
+  bool always_false(Id test) const;
   // Is the device `x` the CPU where it is read: `"cpu"`, `torch.device("cpu")`, or a name or
   // attribute that every path binds to one right there (`args.device = "cpu"` earlier in the
   // iteration, whatever it held before)? A parameter or an attribute set elsewhere may hold a GPU.
@@ -678,6 +682,11 @@ class Facts {
   static constexpr uint32_t kNotComputed = UINT32_MAX - 1;
   mutable uint32_t gpu_evidence_pos_ = kNotComputed;  // first_gpu_evidence(), memoised
   mutable signed char any_gpu_evidence_ = -1;          // has_gpu_evidence(), memoised
+  // always_false(): per plain name, only ever bound to a false literal / to True; built on
+  // first use.
+  mutable std::unordered_map<std::string_view, bool> false_flags_, true_flags_;
+  mutable bool flags_known_ = false;
+  bool flag(Id x, bool truth) const;
   uint32_t scan_gpu_evidence(bool any) const;          // any: stop at the first piece found
   // Byte of the file's first GPU evidence: 0 for a framework that places the model itself,
   // UINT32_MAX when there is none.
