@@ -482,29 +482,36 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
     return unused;
   };
   // `torch.device("cpu")` / `torch::Device(torch::kCPU)` names a device, the CPU.
-  // (Also device names that place nothing: a string compared with, `if device_type ==
-  // "cuda":`, a test; a key a load maps to the CPU, `map_location={"cuda:0": "cpu"}`.)
   std::unordered_set<Id> cpu_device_callees;
   for (Id xi = 0; xi < m.exprs.size(); ++xi) {
     const Expr& x = m.exprs[xi];
-    if (x.kids.empty()) continue;
-    if (x.kind == ExprKind::Compare) {
-      for (Id k : x.kids)
-        if (m.exprs[k].kind == ExprKind::Literal && m.exprs[k].lit == LitKind::String) cpu_device_callees.insert(k);
-      continue;
-    }
-    if (x.kind == ExprKind::Sequence && x.text == "dict"sv && x.kids.size() % 2 == 0) {
-      for (size_t i = 0; i + 1 < x.kids.size(); i += 2) {
-        const Expr& v = m.exprs[x.kids[i + 1]];
-        if (v.kind == ExprKind::Literal && v.lit == LitKind::String && v.text == "cpu"sv)
-          cpu_device_callees.insert(x.kids[i]);
-      }
-      continue;
-    }
-    if (x.kind != ExprKind::Call) continue;
+    if (x.kind != ExprKind::Call || x.kids.empty()) continue;
     const std::string& q = m.exprs[x.kids[0]].qname;
     if ((q == "torch.device"sv || q == "torch.Device"sv) && cpu_device_value(xi)) cpu_device_callees.insert(x.kids[0]);
   }
+  // Strings that name a device and place nothing: one compared with (`if device_type ==
+  // "cuda":`, a test), a key a load maps to the CPU (`map_location={"cuda:0": "cpu"}`). Found
+  // on the first string that names a GPU (most files hold none).
+  std::unordered_set<Id> not_placing;
+  bool not_placing_known = false;
+  auto places_nothing = [&](Id lit) {
+    if (!not_placing_known) {
+      not_placing_known = true;
+      for (Id xi = 0; xi < m.exprs.size(); ++xi) {
+        const Expr& x = m.exprs[xi];
+        if (x.kind == ExprKind::Compare) {
+          for (Id k : x.kids)
+            if (m.exprs[k].kind == ExprKind::Literal && m.exprs[k].lit == LitKind::String) not_placing.insert(k);
+        } else if (x.kind == ExprKind::Sequence && x.text == "dict"sv && x.kids.size() % 2 == 0) {
+          for (size_t i = 0; i + 1 < x.kids.size(); i += 2) {
+            const Expr& v = m.exprs[x.kids[i + 1]];
+            if (v.kind == ExprKind::Literal && v.lit == LitKind::String && v.text == "cpu"sv) not_placing.insert(x.kids[i]);
+          }
+        }
+      }
+    }
+    return not_placing.count(lit) > 0;
+  };
   // `torch.cuda.manual_seed(...)`, `torch.backends.cudnn.benchmark`: the whole chain, its
   // `torch.cuda` part included, places nothing.
   std::unordered_set<Id> settings;
@@ -570,7 +577,7 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
       evidence = !prose &&
                  (low.find("cuda") != std::string::npos || low.find("gpu") != std::string::npos ||
                   low.rfind("mps", 0) == 0 || low.rfind("xla", 0) == 0) &&
-                 !ignorable(xi);
+                 !ignorable(xi) && !places_nothing(xi);
     } else if (x.kind == ExprKind::Attribute && x.text == "device"sv && follows_a_tensor(xi)) {
       // `torch.zeros(n, device=x.device)`: the device of a tensor the code already has places
       // nothing new.
@@ -646,22 +653,22 @@ bool Facts::flag(Id xi, bool truth) const {
                             (v->lit == LitKind::False || v->lit == LitKind::None ||
                              (v->lit == LitKind::Int && v->text == "0"));
       const bool is_true = v && v->kind == ExprKind::Literal && v->lit == LitKind::True;
+      const unsigned char bits = (is_false ? 1 : 0) | (is_true ? 2 : 0);
       for (Id t : st.targets)
         for_each_expr(m, t, [&](Id y) {
           if (e(y).kind != ExprKind::Name) return true;
-          auto [it, fresh] = false_flags_.try_emplace(e(y).text, is_false);
-          if (!fresh) it->second = it->second && is_false;
-          auto [jt, jfresh] = true_flags_.try_emplace(e(y).text, is_true);
-          if (!jfresh) jt->second = jt->second && is_true;
+          auto [it, fresh] = flags_.try_emplace(e(y).text, bits);
+          if (!fresh) it->second &= bits;
           return true;
         });
     }
+    // (A name no statement binds is no flag either way: only those bound are looked up.)
     for (const Function& fn : m.funcs)
-      for (const std::string& p : fn.params) false_flags_[p] = true_flags_[p] = false;
+      for (const std::string& p : fn.params)
+        if (auto it = flags_.find(p); it != flags_.end()) it->second = 0;
   }
-  const auto& flags = truth ? true_flags_ : false_flags_;
-  auto it = flags.find(x.text);
-  return it != flags.end() && it->second;
+  auto it = flags_.find(x.text);
+  return it != flags_.end() && (it->second & (truth ? 2 : 1)) != 0;
 }
 
 bool Facts::always_false(Id xi) const {
@@ -686,7 +693,8 @@ bool Facts::cpu_device_name(Id x) const {
   const Id func = stmt_sites[site->second].func;
   std::vector<Id> values = bindings(func, d);
   // (A global the function reads, `device = "cpu"` at the top of a script; not a parameter.)
-  if (values.empty() && func != kNone && (d.find('.') != std::string::npos || !is_param(func, d)))
+  if (values.empty() && func != kNone && !starts_with(d, "self.") &&
+      (d.find('.') != std::string::npos || !is_param(func, d)))
     values = bindings(kNone, d);
   if (values.empty()) return false;
   for (Id v : values)
@@ -3716,14 +3724,19 @@ bool Facts::constructor_freezes(Id cls, std::string* param) const {
   const Id init = method_in(cls, "__init__");
   if (init == kNone || class_of(init) != cls || m.lang != Lang::Python) return false;
   if (param) param->clear();
-  if (frozen_at(init, "self", m.funcs[init].range.end)) return true;
+  // (Freezes the constructor makes itself: none, and neither the whole nor a part is frozen.)
+  const bool freezes_here = freezes_.count(init) > 0;
+  if (freezes_here && frozen_at(init, "self", m.funcs[init].range.end)) return true;
   // Part by part: every attribute the constructor binds is frozen there (`for p in
   // self.features.parameters(): p.requires_grad = False`), a torch.nn layer without parameters
   // (`nn.AdaptiveAvgPool2d(1)`, `nn.ReLU()`, `nn.Flatten()`), or a literal setting; at least one
   // frozen. (An attribute bound to anything else, a head handed in, may train.)
-  {
+  if (freezes_here) {
     bool any_frozen = false, all_off = true;
     std::set<std::string> seen;
+    // Attributes that are data if nothing else in them is a part (an empty container, a
+    // constructor parameter): asked last, only when the rest is frozen.
+    std::vector<std::pair<Id, Id>> maybe_data;  // target, value
     for (Id sid : stmts_in(init)) {
       const Stmt& s = m.s(sid);
       if (s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign) continue;
@@ -3734,38 +3747,10 @@ bool Facts::constructor_freezes(Id cls, std::string* param) const {
         if (v != kNone && e(v).kind == ExprKind::Literal) continue;
         // Data, not a part: an empty container (`self.memory_bank = []`) or a constructor
         // parameter kept only to be read (`self.k_nearest = k_nearest`).
-        if (v != kNone && e(v).kind == ExprKind::Sequence && e(v).kids.empty()) {
-          // (Never filled with layers: `self.blocks = []`, then `self.blocks.append(nn.Linear(...))`,
-          // holds parts that may train.)
-          bool layers = false;
-          for (Id g : m.classes[cls].methods)
-            for (int ci : calls_in(g)) {
-              const Id call = calls[ci].call;
-              if (dotted(callee_receiver(call)) != d || !in(callee_attr(call), {"append", "extend", "insert"})) continue;
-              for (size_t i = 1; i < e(call).kids.size(); ++i) {
-                const Id a = e(call).kids[i];
-                if (e(a).kind == ExprKind::Call &&
-                    (starts_with(callee_qual(a), "torch.nn.") || constructed_class(a) != kNone))
-                  layers = true;
-              }
-            }
-          if (!layers) continue;
-        }
-        if (v != kNone && e(v).kind == ExprKind::Name && is_param(init, e(v).text)) {
-          // (A setting by its declaration: a literal default other than None, or a plain
-          // type, `k_nearest: int = 3`, `backbone: str = 'wide_resnet50_2'`.)
-          const Function& ifn = m.funcs[init];
-          bool setting = false;
-          for (size_t i = 0; i < ifn.params.size(); ++i) {
-            if (ifn.params[i] != e(v).text) continue;
-            const std::string& dflt = i < ifn.param_defaults.size() ? ifn.param_defaults[i] : std::string();
-            const std::string& type = i < ifn.param_types.size() ? ifn.param_types[i] : std::string();
-            setting = (!dflt.empty() && dflt != "None" &&
-                       (std::isdigit(static_cast<unsigned char>(dflt[0])) || dflt[0] == '\'' || dflt[0] == '"' ||
-                        dflt[0] == '-' || dflt[0] == '.' || dflt == "True" || dflt == "False")) ||
-                      in(type, {"int", "float", "str", "bool"});
-          }
-          if (setting || data_attribute(cls, d)) continue;
+        if (v != kNone && ((e(v).kind == ExprKind::Sequence && e(v).kids.empty()) ||
+                           (e(v).kind == ExprKind::Name && is_param(init, e(v).text)))) {
+          maybe_data.emplace_back(t, v);
+          continue;
         }
         if (v != kNone && e(v).kind == ExprKind::Call) {
           static constexpr std::string_view kParameterFree[] = {
@@ -3787,13 +3772,51 @@ bool Facts::constructor_freezes(Id cls, std::string* param) const {
       }
       if (!all_off) break;
     }
+    // (An empty container never filled with layers, `self.memory_bank = []`, not
+    // `self.blocks = []` then `self.blocks.append(nn.Linear(...))`; a parameter that is a
+    // setting by its declaration, a literal default other than None or a plain type,
+    // `k_nearest: int = 3`, or only read.)
+    auto data = [&](const std::string& d, Id v) {
+      if (e(v).kind == ExprKind::Sequence) {
+        for (Id g : m.classes[cls].methods)
+          for (int ci : calls_in(g)) {
+            const Id call = calls[ci].call;
+            if (dotted(callee_receiver(call)) != d || !in(callee_attr(call), {"append", "extend", "insert"})) continue;
+            for (size_t i = 1; i < e(call).kids.size(); ++i) {
+              const Id a = e(call).kids[i];
+              if (e(a).kind == ExprKind::Call && (starts_with(callee_qual(a), "torch.nn.") || constructed_class(a) != kNone))
+                return false;
+            }
+          }
+        return true;
+      }
+      const Function& ifn = m.funcs[init];
+      for (size_t i = 0; i < ifn.params.size(); ++i) {
+        if (ifn.params[i] != e(v).text) continue;
+        const std::string& dflt = i < ifn.param_defaults.size() ? ifn.param_defaults[i] : std::string();
+        const std::string& type = i < ifn.param_types.size() ? ifn.param_types[i] : std::string();
+        if ((!dflt.empty() && dflt != "None" &&
+             (std::isdigit(static_cast<unsigned char>(dflt[0])) || dflt[0] == '\'' || dflt[0] == '"' || dflt[0] == '-' ||
+              dflt[0] == '.' || dflt == "True" || dflt == "False")) ||
+            in(type, {"int", "float", "str", "bool"}))
+          return true;
+      }
+      return data_attribute(cls, d);
+    };
+    // (A part handed in and frozen there, `self.backbone = backbone` then its parameters
+    // switched off, is frozen as any other.)
+    for (size_t i = 0; i < maybe_data.size() && all_off; ++i) {
+      const std::string& d = dotted(maybe_data[i].first);
+      const Id v = maybe_data[i].second;
+      if (e(v).kind == ExprKind::Name && frozen_at(init, d, m.funcs[init].range.end)) any_frozen = true;
+      else if (!data(d, v)) all_off = false;
+    }
     if (any_frozen && all_off) return true;
   }
   // `for p in self.parameters(): p.requires_grad = requires_grad`, the parameter defaulting to False.
   const Function& fn = m.funcs[init];
-  for (const StmtSite& ss : stmt_sites) {
-    if (ss.func != init) continue;
-    const Stmt& s = m.s(ss.stmt);
+  for (Id sid : stmts_in(init)) {
+    const Stmt& s = m.s(sid);
     if (s.kind != StmtKind::For || s.targets.size() != 1 || s.value == kNone || e(s.value).kind != ExprKind::Call ||
         callee_attr(s.value) != "parameters"sv || dotted(callee_receiver(s.value)) != "self"sv ||
         e(s.targets[0]).kind != ExprKind::Name)
@@ -3852,9 +3875,14 @@ bool Facts::forward_grad_off(Id func, Id obj, int depth) const {
   // known here.)
   if (d == "self"sv) {
     const Id k = class_of(func);
-    if (k == kNone || !is_module_class(k)) return false;
-    std::string param;
-    return forward_decorated_off(k) || (constructor_freezes(k, &param) && param.empty());
+    if (k == kNone) return false;
+    if (self_grad_off_.size() != m.classes.size()) self_grad_off_.assign(m.classes.size(), -1);
+    signed char& memo = self_grad_off_[k];
+    if (memo < 0) {
+      std::string param;
+      memo = is_module_class(k) && (forward_decorated_off(k) || (constructor_freezes(k, &param) && param.empty())) ? 1 : 0;
+    }
+    return memo == 1;
   }
   std::vector<Id> values = bindings(func, d);
   if (Id k = instance_class(func, obj); k != kNone) {

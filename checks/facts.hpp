@@ -684,7 +684,8 @@ class Facts {
   mutable signed char any_gpu_evidence_ = -1;          // has_gpu_evidence(), memoised
   // always_false(): per plain name, only ever bound to a false literal / to True; built on
   // first use.
-  mutable std::unordered_map<std::string_view, bool> false_flags_, true_flags_;
+  mutable std::unordered_map<std::string_view, unsigned char> flags_;  // bit 1: only false, 2: only True
+  mutable std::vector<signed char> self_grad_off_;  // forward_grad_off() of `self`, per class
   mutable bool flags_known_ = false;
   bool flag(Id x, bool truth) const;
   uint32_t scan_gpu_evidence(bool any) const;          // any: stop at the first piece found
