@@ -3031,12 +3031,33 @@ bool Facts::is_model_call(const CallSite& c) const {
   return memo == 1;
 }
 
+bool Facts::another_frameworks_call(const CallSite& c) const {
+  for (Id g = c.func; g != kNone; g = m.funcs[g].parent)
+    for (Id d : m.funcs[g].decorators) {
+      const Id callee = e(d).kind == ExprKind::Call ? e(d).kids[0] : d;
+      if (in_other_framework(qual(callee))) return true;  // `@tf.function`, `@jax.jit`
+    }
+  const Expr& call = e(c.call);
+  if (std::find(call.kw.begin(), call.kw.end(), "training") == call.kw.end()) return false;
+  const Id callee = call.kids[0];
+  if (e(callee).kind != ExprKind::Name && e(callee).kind != ExprKind::Attribute) return false;
+  const Id k = instance_class(c.func, callee);
+  return k == kNone || !is_module_class(k);
+}
+
 bool Facts::compute_is_model_call(const CallSite& c) const {
   const Expr& call = e(c.call);
   Id callee = call.kids[0];
   const Expr& ce = e(callee);
   // A library call that runs the model it is handed (`sliding_window_inference(x, roi, 4, model)`).
   if (Id model = runner_model(c.call); model != kNone) return is_model_value(c.func, model);
+  // Another framework's model in a file that imports it beside torch (a book's notebook with
+  // TensorFlow and PyTorch chapters): a call in a `@tf.function`, or one made the Keras way
+  // (`model(x, training=False)`) on a receiver not known to be a torch module.
+  if (m.lang == Lang::Python) {
+    if (other_framework_ < 0) other_framework_ = imports_other_framework(m) ? 1 : 0;
+    if (other_framework_ == 1 && another_frameworks_call(c)) return false;
+  }
   if (ce.kind == ExprKind::Attribute && ce.text == "forward"sv && !ce.kids.empty()) {
     const Expr& r = e(ce.kids[0]);
     if (r.kind == ExprKind::Call && callee_qual(ce.kids[0]).empty() && e(r.kids[0]).kind == ExprKind::Name &&

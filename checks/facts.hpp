@@ -489,6 +489,10 @@ class Facts {
   // function's parameter), `not` of one only ever bound to True (`force_cpu = True`), or an
   // `and` holding such a test (`torch.cuda.is_available() and not force_cpu`).
   bool always_false(Id test) const;
+  // In a file that imports another framework beside torch: a call in a function that framework
+  // compiles (`@tf.function`), or a call made the Keras way (`model(x, training=False)`) on a
+  // receiver not known to be a torch module.
+  bool another_frameworks_call(const CallSite& c) const;
   // Is the device `x` the CPU where it is read: `"cpu"`, `torch.device("cpu")`, or a name or
   // attribute that every path binds to one right there (`args.device = "cpu"` earlier in the
   // iteration, whatever it held before)? A parameter or an attribute set elsewhere may hold a GPU.
@@ -686,6 +690,7 @@ class Facts {
   // first use.
   mutable std::unordered_map<std::string_view, unsigned char> flags_;  // bit 1: only false, 2: only True
   mutable std::vector<signed char> self_grad_off_;  // forward_grad_off() of `self`, per class
+  mutable signed char other_framework_ = -1;         // imports_other_framework(m), memoised
   mutable bool flags_known_ = false;
   bool flag(Id x, bool truth) const;
   uint32_t scan_gpu_evidence(bool any) const;          // any: stop at the first piece found
