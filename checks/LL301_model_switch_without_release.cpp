@@ -556,13 +556,11 @@ bool loads_model(const Facts& f, Id func, Id v, const std::string& target, int d
   std::string_view cname = callee.kind == ExprKind::Name ? std::string_view(callee.text)
                            : callee.kind == ExprKind::Attribute ? std::string_view(callee.text) : std::string_view();
   bool builder = false;
-  auto ctoks = Facts::name_tokens(cname);
   // (A class another module of the run defines is judged by what it is, below: a project's
   // `FullPipeline(model)` of a scikit-learn-style template is no torch module.)
   const bool run_class = !q.empty() && !cname.empty() && std::isupper(static_cast<unsigned char>(cname[0])) &&
                          f.project && f.project->run_classes.count(q) && !f.project->module_classes.count(q);
-  if (!run_class && !ctoks.empty() &&
-      (ctoks.back() == "model"sv || ctoks.back() == "pipeline"sv || ctoks.back() == "net"sv || ctoks.back() == "network"sv))
+  if (!run_class && last_word_names_a_model(cname))
     builder = true;  // build_model(cfg), load_pipeline(name); not model_cls()
   if (q == "torch.load"sv) builder = true;
   if (!builder && callee.kind == ExprKind::Name && q.empty())

@@ -216,6 +216,11 @@ static bool size_of_one_batch(const Facts& f, Id x) {
   return false;
 }
 
+bool last_word_names_a_model(std::string_view name) {
+  const auto toks = Facts::name_tokens(name);
+  return !toks.empty() && in(toks.back(), {"model"sv, "pipeline"sv, "net"sv, "network"sv});
+}
+
 bool iterates_batches(const Facts& f, int loop) {
   if (loop < 0) return false;
   Id iter = f.loops[loop].iter;

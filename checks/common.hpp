@@ -24,6 +24,10 @@ bool walks_data(const Facts& f, int loop, Id func);
 // back-propagates (an attack's or a multi-view step's inner loop)?
 bool feeds_enclosing_training(const Facts& f, const CallSite& c);
 
+// A name whose last word says it makes or holds a model (`build_model`, `load_pipeline`,
+// `FullPipeline`, `UNet`, `PolicyNetwork`).
+bool last_word_names_a_model(std::string_view name);
+
 // Does the loop iterate batches (a DataLoader, loader, batches, dataset, or enumerate/tqdm
 // of one)?
 bool iterates_batches(const Facts& f, int loop);

@@ -682,6 +682,14 @@ bool Facts::always_false(Id xi) const {
   return false;
 }
 
+std::vector<Id> Facts::own_or_global_bindings(Id func, const std::string& d) const {
+  std::vector<Id> values = bindings(func, d);
+  if (values.empty() && func != kNone && !starts_with(d, "self.") &&
+      (d.find('.') != std::string::npos || !is_param(func, d)))
+    values = bindings(kNone, d);
+  return values;
+}
+
 bool Facts::cpu_device_name(Id x) const {
   // `device = torch.device("cpu")`, `torch::Device device(torch::kCPU);`: a name that only
   // ever holds the CPU places nothing on a GPU.
@@ -690,12 +698,7 @@ bool Facts::cpu_device_name(Id x) const {
   if (d.empty() || st == kNone) return false;
   auto site = stmt_index.find(st);
   if (site == stmt_index.end()) return false;
-  const Id func = stmt_sites[site->second].func;
-  std::vector<Id> values = bindings(func, d);
-  // (A global the function reads, `device = "cpu"` at the top of a script; not a parameter.)
-  if (values.empty() && func != kNone && !starts_with(d, "self.") &&
-      (d.find('.') != std::string::npos || !is_param(func, d)))
-    values = bindings(kNone, d);
+  const std::vector<Id> values = own_or_global_bindings(stmt_sites[site->second].func, d);
   if (values.empty()) return false;
   for (Id v : values)
     if (!cpu_device_value(v)) return false;
@@ -724,9 +727,7 @@ bool Facts::cpu_device_value(Id v) const {
   // torch::kCPU; torch::Device device(device_type, 0);`).
   // (Or a global, `device_type = "cpu"` at the top of a script or notebook.)
   if (e(a).kind != ExprKind::Name || !e(a).qname.empty()) return false;
-  const Id fn = function_at(e(a).range.begin);
-  std::vector<Id> values = bindings(fn, e(a).text);
-  if (values.empty() && fn != kNone && !is_param(fn, e(a).text)) values = bindings(kNone, e(a).text);
+  const std::vector<Id> values = own_or_global_bindings(function_at(e(a).range.begin), e(a).text);
   if (values.empty()) return false;
   for (Id b : values)
     if (!cpu(b)) return false;

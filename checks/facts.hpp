@@ -485,6 +485,9 @@ class Facts {
   bool follows_a_tensor(Id x) const;  // `x.device` of a parameter, `next(m.parameters()).device`
   // `"cpu"`, `torch::kCPU`, `torch.device("cpu")`, `torch::Device(torch::kCPU)`.
   bool cpu_device_value(Id expr) const;
+  // What `func` reads for `d`: its own bindings, or, for a name it neither binds nor takes as a
+  // parameter (and no attribute of `self`), the module's (`device = "cpu"` at a script's top).
+  std::vector<Id> own_or_global_bindings(Id func, const std::string& d) const;
   // A test that is always false: a plain name only ever bound to False, 0 or None (and no
   // function's parameter), `not` of one only ever bound to True (`force_cpu = True`), or an
   // `and` holding such a test (`torch.cuda.is_available() and not force_cpu`).

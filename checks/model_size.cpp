@@ -149,7 +149,6 @@ bool settings_parameter(const Facts& f, Id init, const std::string& name) {
   return false;
 }
 
-
 // The size of a same-file module class built with the parameter values `env`: every
 // statement of __init__ assigns a layer of visible size, a literal, a setting or data.
 ModelSize class_size(const Facts& f, Id k, const IntEnv& env, int depth) {
@@ -266,6 +265,15 @@ struct MapShape {
   long size() const { return flat ? n : c * h * w; }
 };
 
+// Slides a window of `k` (stride, padding) over the feature maps of `s`: a convolution's or a
+// pooling's output size. False when it does not fit or a size is out of range.
+bool slide(MapShape& s, long k, long stride, long pad) {
+  if (k <= 0 || stride <= 0 || pad < 0 || s.flat || k > kMaxSide || pad > kMaxSide) return false;
+  s.h = (s.h + 2 * pad - k) / stride + 1;
+  s.w = (s.w + 2 * pad - k) / stride + 1;
+  return s.h > 0 && s.w > 0;
+}
+
 // Applies one layer construction `v` (built in `func` under `env`) to `s`, adding the floats its
 // output keeps per sample to `kept`. False when the layer or its sizes are not visible.
 bool apply_layer(const Facts& f, Id func, Id v, const IntEnv* env, MapShape& s, long& kept, int depth = 0) {
@@ -276,12 +284,6 @@ bool apply_layer(const Facts& f, Id func, Id v, const IntEnv* env, MapShape& s, 
   auto n = [&](size_t pos, std::string_view kw, long dflt) {
     const Id a = f.arg(v, pos, kw);
     return a == kNone ? dflt : square_int(f, func, a, env);
-  };
-  auto slide = [&](long k, long stride, long pad) {
-    if (k <= 0 || stride <= 0 || pad < 0 || s.flat || k > kMaxSide || pad > kMaxSide) return false;
-    s.h = (s.h + 2 * pad - k) / stride + 1;
-    s.w = (s.w + 2 * pad - k) / stride + 1;
-    return s.h > 0 && s.w > 0;
   };
   if (name == "Sequential"sv) {
     const Expr& call = f.e(v);
@@ -299,11 +301,11 @@ bool apply_layer(const Facts& f, Id func, Id v, const IntEnv* env, MapShape& s, 
       pad = k > 0 ? (k - 1) / 2 : -1;
     }
     if (n(5, "dilation", 1) != 1) return false;  // a dilated kernel spans more than its size
-    if (out <= 0 || out > kMaxChannels || !slide(k, stride, pad)) return false;
+    if (out <= 0 || out > kMaxChannels || !slide(s, k, stride, pad)) return false;
     s.c = out;
   } else if (name == "MaxPool2d"sv || name == "AvgPool2d"sv) {
     const long k = n(0, "kernel_size", -1);
-    if (!slide(k, n(1, "stride", k), n(2, "padding", 0))) return false;
+    if (!slide(s, k, n(1, "stride", k), n(2, "padding", 0))) return false;
   } else if (name == "AdaptiveAvgPool2d"sv || name == "AdaptiveMaxPool2d"sv) {
     const long o = n(0, "output_size", -1);
     if (o <= 0 || o > kMaxSide || s.flat) return false;
@@ -381,10 +383,7 @@ long feature_map_graph(const Facts& f, Id func, Id v, long c, long h, long w) {
     } else if (functional && in(last, {"max_pool2d"sv, "avg_pool2d"sv})) {
       const Id ka = f.arg(x, 1, "kernel_size"), sa = f.arg(x, 2, "stride");
       const long kk = square_int(f, fw, ka, nullptr), ss = sa == kNone ? kk : square_int(f, fw, sa, nullptr);
-      if (kk <= 0 || ss <= 0 || s.flat) return -1;
-      s.h = (s.h - kk) / ss + 1;
-      s.w = (s.w - kk) / ss + 1;
-      if (s.h <= 0 || s.w <= 0) return -1;
+      if (!slide(s, kk, ss, 0)) return -1;
       kept += s.size();
     } else if (q == "torch.flatten"sv || (q.empty() && in(attr, {"view"sv, "reshape"sv, "flatten"sv}))) {
       if (!s.flat) s = {0, 0, 0, s.size(), true};

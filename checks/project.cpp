@@ -486,9 +486,7 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       // reads it: a view, and a second reading of the file, for nothing otherwise.)
       auto ac = class_any_def.find(lq);
       if (ac != class_any_def.end() && !views[i].module_classes.count(q)) {
-        const auto toks = Facts::name_tokens(lq);
-        if (!toks.empty() && in(toks.back(), {"model", "pipeline", "net", "network"}) && defined(ac->second))
-          views[i].run_classes.insert(q);
+        if (last_word_names_a_model(lq) && defined(ac->second)) views[i].run_classes.insert(q);
       }
       // (Any definition of the name that communicates: a class of that name might be it.)
       if (comm_def.count(lq)) views[i].communicating_classes.insert(q);
