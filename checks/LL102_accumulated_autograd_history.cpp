@@ -1807,6 +1807,13 @@ class History {
                                            "`" + base + "` is a local of `" + f_.m.funcs[func_].name +
                                                "()` filled at most " + std::to_string(trips) +
                                                " times per call, so it holds that many graphs until the call returns")
+                    : one_pass_kept && !freed_by.empty() && !container
+                        ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                           freed_by +
+                                               ", which frees its saved activations, and `" + base +
+                                               "` is a sum that lives one pass over the data: it holds one tensor and "
+                                               "each step's autograd nodes (host memory, about a kilobyte per operation "
+                                               "of the forward), released when the pass ends")
                     : one_pass_kept && !freed_by.empty() && loop_models_params(loop) >= 0
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            freed_by +

@@ -735,7 +735,10 @@ void weaken_uncalled(std::vector<FileResult>& results, const std::vector<FileSum
       }
       for (const auto& [caller, callee] : summaries[i].own_reads) {
         auto it = read.find(caller);
-        if (!caller.empty() && it != read.end() && (it->second.first > 1 || it->second.second != i)) reach(caller);
+        // (Also a caller another file imports by its name: `from train_eval import run`.)
+        if (!caller.empty() &&
+            ((it != read.end() && (it->second.first > 1 || it->second.second != i)) || credited[i].count(caller)))
+          reach(caller);
       }
       std::unordered_map<std::string_view, std::vector<std::string_view>> reads_of;  // caller -> callees
       for (const auto& [caller, callee] : summaries[i].own_reads) reads_of[caller].push_back(callee);

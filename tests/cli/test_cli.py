@@ -2743,6 +2743,22 @@ class ReviewedHiddenLeaks(Tmp):
         self.assertEqual(self.findings("attr", {"lib.py": lib, "main.py": main.replace("CALL", "print(lib.run_score(None, []))")}),
                          [("lib.py", 6, "note"), ("lib.py", 11, "warning")])
 
+    def test_a_helper_function_called_by_one_a_program_imports_by_name_is_live(self):
+        # `from lib import run` in the program: `run` is credited to lib, and what `run` calls
+        # (`train(...)` inside lib) is reached through it, not "called by nothing".
+        lib = ('import torch\n\n\ndef train(model, loader, opt):\n    losses = []\n    for x, y in loader:\n'
+               '        opt.zero_grad()\n        loss = (model(x.cuda()) - y.cuda()).pow(2).mean()\n'
+               '        loss.backward()\n        opt.step()\n        losses.append(loss)\n    return losses\n\n\n'
+               'def run(model, loader, opt, epochs):\n    for _ in range(epochs):\n        train(model, loader, opt)\n')
+        main = ("import torch\nfrom lib import run\n\nif __name__ == \"__main__\":\n"
+                "    model = torch.nn.Linear(2, 2).cuda()\n    run(model, [], torch.optim.SGD(model.parameters(), 0.1), 3)\n")
+        self.assertEqual(self.findings("imported", {"lib.py": lib, "main.py": main}), [("lib.py", 11, "error")])
+        # With the program importing another of its functions, both are dead.
+        self.assertEqual(self.findings("dead", {"lib.py": lib + "\n\ndef version():\n    return 1\n",
+                                               "main.py": main.replace("import run", "import version")
+                                               .replace("    run(", "    print(version(), ")}),
+                         [("lib.py", 11, "warning")])  # (weak: a warning, not an error)
+
     def test_fix_keeps_a_methods_decision_apart_from_a_helper_function_of_the_same_name(self):
         # A dead helper function `evaluate` and a live method `Runner.evaluate`: the fix loop's
         # re-lint must not hide the method's finding that the plain run reports.

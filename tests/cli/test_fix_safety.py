@@ -42,15 +42,16 @@ def embed(encoder, batches):
     return out
 
 
-def train(model, loader, optimizer):
+def train(model, loader, optimizer, epochs):
     total = 0.0
-    for x, y in loader:
-        optimizer.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        optimizer.step()
-        total += loss
-    return total / len(loader)
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            total += loss
+    return total / (epochs * len(loader))
 """
 FIXED = SOURCE.replace("with torch.no_grad:", "with torch.no_grad():").replace(
     "total += loss\n", "total += loss.item()\n")
