@@ -448,6 +448,31 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
   // targets are never read elsewhere are no evidence.
   std::unordered_map<Id, bool> unused_assignment;  // statement -> its targets are never read
   std::unordered_map<std::string, int> uses;        // dotted target -> expressions naming it or inside it
+  // What a `print(...)` or a logging call shows is read, not used (`print("device:", device)`
+  // places nothing): the expressions in such calls' arguments, found once, when first needed.
+  std::unordered_set<Id> shown;
+  bool shown_known = false;
+  auto shown_only = [&](Id y) {
+    if (!shown_known) {
+      shown_known = true;
+      for (Id xi = 0; xi < m.exprs.size(); ++xi) {
+        const Expr& c = m.exprs[xi];
+        if (c.kind != ExprKind::Call || c.kids.size() < 2) continue;
+        const Expr& ce = m.exprs[c.kids[0]];
+        bool logs = ce.kind == ExprKind::Name && ce.text == "print"sv &&
+                    std::none_of(m.funcs.begin(), m.funcs.end(), [](const Function& f) { return f.name == "print"sv; });
+        if (!logs && ce.kind == ExprKind::Attribute && !ce.kids.empty() && m.exprs[ce.kids[0]].kind == ExprKind::Name) {
+          const std::string_view base = m.exprs[ce.kids[0]].text;
+          const std::string_view leaf = ce.text;
+          logs = (base == "logging"sv || base == "logger"sv || base == "log"sv || base == "LOGGER"sv) &&
+                 (leaf == "info"sv || leaf == "debug"sv || leaf == "warning"sv || leaf == "warn"sv);
+        }
+        if (logs)
+          for (size_t i = 1; i < c.kids.size(); ++i) for_each_expr(m, c.kids[i], [&](Id z) { shown.insert(z); return true; });
+      }
+    }
+    return shown.count(y) > 0;
+  };
   // `args.device` is read by `args.device` and `args.device.type`.
   auto names = [&](Id y, const std::string& d) {
     if (e(y).kind != ExprKind::Name && e(y).kind != ExprKind::Attribute) return 0;
@@ -469,7 +494,7 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
       auto u = uses.find(d);
       if (u == uses.end()) {
         int n = 0;
-        for (Id y = 0; y < m.exprs.size(); ++y) n += names(y, d);
+        for (Id y = 0; y < m.exprs.size(); ++y) n += names(y, d) && !shown_only(y) ? 1 : 0;
         u = uses.emplace(d, n).first;
       }
       // Occurrences inside the statement itself (its targets, its value) do not count.
@@ -593,7 +618,7 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
         if (in(t, {"cuda", "gpu", "gpus", "device", "devices", "accelerator", "distributed", "ddp", "rank",
                    "mps", "xla", "tpu", "kcuda", "cudnn"}) &&
             !ignorable(xi) && !(in(t, {"device", "devices"}) && (cpu_device_name(xi) || handed_device(xi))) &&
-            !false_flag(xi)) {
+            !false_flag(xi) && !shown_only(xi)) {
           evidence = true;
           break;
         }

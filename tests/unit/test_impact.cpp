@@ -901,13 +901,14 @@ TEST(Impact, AnImportedNameCountsByWhatItIsNotHowItIsSpelled) {
 
 TEST(Impact, ADeviceChosenButNeverUsedPlacesNothing) {
   // `args.device` is picked from torch.cuda.is_available() and never read: nothing is placed
-  // on a GPU. Reading it (`model.to(args.device)`) is evidence again.
+  // on a GPU, also when it is only shown (`print("device:", args.device)`, a logger's info).
+  // Reading it (`model.to(args.device)`) is evidence again.
   const std::string chosen = "args.device = 'cuda' if torch.cuda.is_available() else 'cpu'\n";
-  {
-    const FileResult r = analyze_text("bn.py", script(chosen), Config{}, EngineOptions{});
+  for (const std::string& shown : {"", "print('device:', args.device)\n", "logger.info(f'on {args.device}')\n"}) {
+    const FileResult r = analyze_text("bn.py", script(chosen + shown), Config{}, EngineOptions{});
     const Finding* f = only(r, "LL101");
-    ASSERT_NE(f, nullptr);
-    EXPECT_TRUE(f->low_confidence);
+    ASSERT_NE(f, nullptr) << shown;
+    EXPECT_TRUE(f->low_confidence) << shown;
   }
   const FileResult r = analyze_text("bn.py", script(chosen + "model.to(args.device)\n"), Config{}, EngineOptions{});
   const Finding* f = only(r, "LL101");
