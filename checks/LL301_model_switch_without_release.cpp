@@ -490,8 +490,14 @@ std::string placed_out_of_sight(const Facts& f, Id func, Id value, const std::ve
     const Stmt& st = f.m.s(x);
     if (st.range.begin < after || (st.kind != StmtKind::Expr && st.kind != StmtKind::Assign) || st.value == kNone)
       continue;
-    const Id v = st.value;
-    if (f.e(v).kind == ExprKind::Call && in(f.callee_attr(v), {"to", "cuda"}) && f.dotted(f.callee_receiver(v)) == d)
+    // (Through mode switches and casts chained on the move: `model = model.cuda().eval()`.)
+    Id v = st.value;
+    for (int hops = 0; hops < 6 && v != kNone && f.e(v).kind == ExprKind::Call &&
+                       in(f.callee_attr(v), {"eval", "train", "half", "float", "bfloat16", "requires_grad_"});
+         ++hops)
+      v = f.callee_receiver(v);
+    if (v != kNone && f.e(v).kind == ExprKind::Call && in(f.callee_attr(v), {"to", "cuda"}) &&
+        f.dotted(f.callee_receiver(v)) == d)
       moved = true;
   }
   return moved ? std::string(callee.text) : std::string();
