@@ -548,8 +548,9 @@ bool mode_free_function(const Facts& f, Id fn, int depth) {
 
 // `model.cuda()`, `Net().to(device)`, `net.double()`: the module that is moved or cast.
 Id moved_module(const Facts& f, Id v) {
+  // (A mode switch hands back the module itself: `model = model.train()`.)
   while (f.e(v).kind == ExprKind::Call && f.callee_receiver(v) != kNone &&
-         in(f.callee_attr(v), {"cuda", "to", "cpu", "double", "float", "half"}))
+         in(f.callee_attr(v), {"cuda", "to", "cpu", "double", "float", "half", "train", "eval"}))
     v = f.callee_receiver(v);
   return v;
 }
@@ -652,9 +653,13 @@ bool model_is_mode_free(const Facts& f, Id func, const std::string& name, Id at,
     }
   if (st == kNone || outside)
     for (Id v : f.bindings_at(func, name, at)) vals.push_back({v, -1});
-  // A parameter of the function, never rebound here: what every caller of the file hands in
-  // (`train(model, ...)` called with the notebook's `Model()`).
-  if (vals.empty() && name.find('.') == std::string::npos) {
+  // (Rebindings of itself, `model = model.train()`, bind nothing new.)
+  vals.erase(std::remove_if(vals.begin(), vals.end(),
+                            [&](const std::pair<Id, int>& vk) { return f.dotted(moved_module(f, vk.first)) == name; }),
+             vals.end());
+  // A parameter of the function, rebound here only to itself: what every caller of the file
+  // hands in (`train(model, ...)` called with the notebook's `Model()`).
+  if (vals.empty() && name.find('.') == std::string::npos && f.is_param(func, name)) {
     const auto args = f.argument_values(func, name);
     for (const auto& [where, a] : args) {
       const std::string& d = f.dotted(a);

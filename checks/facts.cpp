@@ -467,8 +467,16 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
           logs = (base == "logging"sv || base == "logger"sv || base == "log"sv || base == "LOGGER"sv) &&
                  (leaf == "info"sv || leaf == "debug"sv || leaf == "warning"sv || leaf == "warn"sv);
         }
-        if (logs)
-          for (size_t i = 1; i < c.kids.size(); ++i) for_each_expr(m, c.kids[i], [&](Id z) { shown.insert(z); return true; });
+        // (Not what a call among the arguments does: `print(score(x.cuda()))` moves `x`.)
+        std::vector<Id> work;
+        if (logs) work.assign(c.kids.begin() + 1, c.kids.end());
+        while (!work.empty()) {
+          const Id z = work.back();
+          work.pop_back();
+          if (z == kNone || m.exprs[z].kind == ExprKind::Call) continue;
+          shown.insert(z);
+          work.insert(work.end(), m.exprs[z].kids.begin(), m.exprs[z].kids.end());
+        }
       }
     }
     return shown.count(y) > 0;
