@@ -1163,8 +1163,12 @@ void Facts::collect_bindings() {
       }
     }
     // .eval() calls, in source order, for LL101's ".eval() called earlier" criterion.
-    if (s.kind == StmtKind::Expr && s.value != kNone && e(s.value).kind == ExprKind::Call) {
+    // (Also as a rebinding: `model = model.eval().cuda()` switches the object the name then
+    // holds again; `net = model.eval()` switches it for both names.)
+    if ((s.kind == StmtKind::Expr || (s.kind == StmtKind::Assign && s.targets.size() == 1)) && s.value != kNone &&
+        e(s.value).kind == ExprKind::Call) {
       Id c = s.value;
+      const std::string target = s.kind == StmtKind::Assign ? dotted(s.targets[0]) : std::string();
       // model.cuda().eval(), model.eval().to(dev): any .eval() in the chain
       // And the calls that switch it back, `.train()`, `.train(True)`, `.train(flag)` (`.train(False)`
       // is an eval()): a forward after them is no longer shown to be an evaluation by the eval().
@@ -1184,6 +1188,8 @@ void Facts::collect_bindings() {
         // (A train() under an `if` of the function, `if adapt_bn: model.train()`, may not run:
         // it does not undo the eval().)
         if (!d.empty() && (eval || !under_if)) (eval ? evals_ : trains_)[func].emplace_back(d, e(x).range.begin);
+        if (!d.empty() && !target.empty() && target != d && (eval || !under_if))
+          (eval ? evals_ : trains_)[func].emplace_back(target, e(x).range.begin);
       }
     }
     note_freezes(s, func);
