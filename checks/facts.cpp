@@ -241,7 +241,17 @@ void Facts::mark_framework_steps() {
 bool Facts::framework_fit(const CallSite& c) const {
   // `learn.fit(5)`, `learn.fit_one_cycle(...)`, `trainer.fit(model)`: a training framework
   // runs backward() and the steps inside its library.
+  // (`trainer.train()`: Hugging Face's and TRL's trainers, and a project's trainer object,
+  // which run the steps in `train()`; on a receiver named for a trainer only, as `model.train()`
+  // is a mode switch.)
   const std::string& a = callee_attr(c.call);
+  if (a == "train"sv) {
+    const Id r = callee_receiver(c.call);
+    if (r == kNone || e(r).kind == ExprKind::Call) return false;
+    for (const auto& t : name_tokens(last_component(dotted(r))))
+      if (in(t, {"trainer", "learner"})) return true;
+    return false;
+  }
   if (!in(a, {"fit", "fit_one_cycle", "fine_tune", "fit_flat_cos", "fit_sgdr"})) return false;
   for (const auto& [local, q] : m.aliases)
     for (std::string_view fw : {"fastai", "miniai", "lightning", "pytorch_lightning", "poutyne", "skorch", "ignite"})
