@@ -4404,13 +4404,20 @@ void Facts::note_freezes(const Stmt& s, Id func) {
   } else if ((s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign) && s.value != kNone) {
     std::string d = frozen_receiver(*this, s.value, &on);
     for (Id t : s.targets) {
-      const std::string& td = dotted(t);
+      // `model.classifier[6] = nn.Linear(...)`: a new layer in the part `model.classifier`.
+      const bool slot = e(t).kind == ExprKind::Subscript && !e(t).kids.empty();
+      const std::string& td = dotted(slot ? e(t).kids[0] : t);
       if (td.empty()) continue;
+      // A layer without parameters (`model.avgpool = nn.Identity()`) adds nothing that
+      // requires grad: the holder stays frozen as it was.
+      if (e(s.value).kind == ExprKind::Call && starts_with(callee_qual(s.value), "torch.nn.") &&
+          parameter_free_layer(last_component(callee_qual(s.value))))
+        continue;
       // `ema = copy.deepcopy(G).eval().requires_grad_(False)`: the new name is frozen.
-      if (!d.empty()) events.push_back({td, s.range.begin, !on});
+      if (!d.empty() && !slot) events.push_back({td, s.range.begin, !on});
       // A view or copy of a frozen module is frozen too: `extractor =
       // create_feature_extractor(model, ...)`, `net = torch.compile(model)`, `copy.deepcopy(model)`.
-      if (d.empty() && e(s.value).kind == ExprKind::Call && e(s.value).kids.size() >= 2) {
+      if (d.empty() && !slot && e(s.value).kind == ExprKind::Call && e(s.value).kids.size() >= 2) {
         const Expr& callee = e(e(s.value).kids[0]);
         const std::string_view name = callee.kind == ExprKind::Name || callee.kind == ExprKind::Attribute
                                           ? std::string_view(callee.text) : std::string_view();
@@ -4422,7 +4429,8 @@ void Facts::note_freezes(const Stmt& s, Id func) {
       // `model.fc = nn.Linear(...)`: a new submodule whose parameters require grad (its
       // holder is no longer frozen as a whole; its other parts stay as they were).
       size_t dot = td.rfind('.');
-      if (dot != std::string::npos && td.compare(dot, std::string::npos, ".requires_grad") != 0)
+      if ((dot != std::string::npos || slot) && td.compare(dot == std::string::npos ? td.size() : dot, std::string::npos,
+                                                           ".requires_grad") != 0)
         events.push_back({td, s.range.begin, false});
     }
   } else if (s.kind == StmtKind::For && !s.targets.empty() && s.value != kNone && e(s.value).kind == ExprKind::Call &&
