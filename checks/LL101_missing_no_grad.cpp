@@ -663,7 +663,23 @@ bool placed_on_cpu(const Facts& f, const CallSite& c) {
     last = a == "cpu"sv || (dev != kNone && f.cpu_device_value(dev)) ? 1 : 0;
     last_pos = pos;
   }
-  return last == 1;
+  if (last != 1) return false;
+  // The name rebound after that move to another model (`net = Net2(...).to(device)` in a later
+  // cell) holds an object the move never touched: placed where its own value puts it.
+  for (Id v : f.bindings_at(c.func, name, c.call)) {
+    if (f.e(v).range.begin < last_pos) continue;
+    Id root = v;
+    bool cpu = false;
+    while (f.e(root).kind == ExprKind::Call && in(f.callee_attr(root), {"cpu"sv, "cuda"sv, "to"sv, "eval"sv, "train"sv})) {
+      const Id dev = f.callee_attr(root) == "to"sv ? f.arg(root, 0, "device") : kNone;
+      cpu = cpu || f.callee_attr(root) == "cpu"sv || (dev != kNone && f.cpu_device_value(dev));
+      root = f.callee_receiver(root);
+      if (root == kNone) break;
+    }
+    if (root != kNone && f.dotted(root) == name) continue;  // `net = net.to("cpu")`: the move above
+    if (!cpu) return false;
+  }
+  return true;
 }
 
 // Every argument of the forward is a tensor the program makes from nothing.

@@ -2967,3 +2967,28 @@ TEST(Impact, AnEpochSumOfAFewBackpropagatedLossesKeptPerEpochIsWeak) {
     EXPECT_FALSE(weak[14]);
   }
 }
+
+TEST(Impact, AModelReboundAfterItsCpuMoveIsWhereItsNewValuePutsIt) {
+  // A notebook moves its first model to the CPU to plot its weights (`w = net.to("cpu")`), then
+  // rebinds `net` to a new model on the device: the evaluation loop's forward runs that one, not
+  // a model on the CPU. A rebinding that is the same move (`net = net.to("cpu")`) stays on the CPU.
+  auto program = [](const std::string& rebinding) {
+    return "import torch\nimport torch.nn as nn\nfrom models import Net, Net2\n"
+           "device = torch.device('cuda:0' if torch.cuda.is_available() else 'cpu')\n"
+           "net = Net(n_input, n_output).to(device)\n"
+           "w = net.to('cpu').l1.weight.data.numpy()\n" + rebinding +
+           "net.eval()\n"
+           "for images, labels in test_loader:\n"
+           "    outputs = net(images.to(device))\n"
+           "    print((outputs.argmax(1) == labels.to(device)).sum().item())\n";
+  };
+  const FileResult fresh = analyze_text("nb.py", program("net = Net2(n_input, n_output).to(device)\n"), Config{}, EngineOptions{});
+  const Finding* f = only(fresh, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence) << f->message;
+  const FileResult same = analyze_text("nb.py", program("net = net.to('cpu')\n"), Config{}, EngineOptions{});
+  const Finding* g = only(same, "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->low_confidence);
+  EXPECT_NE(g->message.find("moved to the CPU"), std::string::npos) << g->message;
+}
