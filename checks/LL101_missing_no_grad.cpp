@@ -495,6 +495,21 @@ bool one_linear_layer(const Facts& f, const CallSite& c) {
   return true;
 }
 
+// Is every model the forward's receiver holds one linear layer itself (`nn.Linear(...)`, or a
+// same-file probe class whose forward returns `self.fc(x)`), rather than a class that may run
+// other parts under no_grad (Facts::linear_past_grad_off; a class of another module, whose
+// form the file does not show)? For the message of one_linear_layer().
+bool linear_layer_itself(const Facts& f, const CallSite& c) {
+  const Id callee = f.forward_receiver(c.call);
+  if (callee == kNone || f.dotted(callee).empty()) return false;
+  for (Id v : f.bindings(c.func, f.dotted(callee))) {
+    if (f.dotted(f.unplaced(v)) == f.dotted(callee) || f.linear_layer(v)) continue;
+    const Id k = f.constructed_class(f.unplaced(v));
+    if (k == kNone || !f.linear_probe_class(k)) return false;
+  }
+  return true;
+}
+
 // Impact: a fully-connected model of visible size keeps at most this many floats per sample
 // in its graph (64 KB), and at most kInputMultiple times the features each sample brings: its
 // graph is about the size of the batch itself.
@@ -1730,8 +1745,12 @@ void check_LL101(CheckContext& ctx) {
                   // (A CPU-only program is the stronger reason, given below.)
                   : !f.cpu_only_program() && !f.cpu_only_at(f.e(c.call).range.begin) && one_linear_layer(f, c)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
-                                        model + " is one linear layer: its graph saves the input and the weight, both "
-                                                "alive anyway, so nothing beyond the output is kept")
+                                        linear_layer_itself(f, c)
+                                            ? model + " is one linear layer: its graph saves the input and the weight, "
+                                                      "both alive anyway, so nothing beyond the output is kept"
+                                            : model + " records a graph only in linear layers (its other parts, if "
+                                                      "any, run under `torch.no_grad()`): the graph saves their inputs "
+                                                      "and weights, a small share of a forward's activations")
                   : !f.cpu_only_program() && !f.cpu_only_at(f.e(c.call).range.begin) && width >= 0 &&
                           width <= kSmallGraphWidth
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,

@@ -2108,6 +2108,12 @@ bool Facts::linear_layer(Id v) const {
 }
 
 bool Facts::one_linear_class(Id cls) const {
+  if (linear_probe_class(cls)) return true;
+  const Id fwd = is_module_class(cls) ? method_in(cls, "forward") : kNone;
+  return fwd != kNone && linear_past_grad_off(fwd);
+}
+
+bool Facts::linear_probe_class(Id cls) const {
   const Id fwd = is_module_class(cls) ? method_in(cls, "forward") : kNone;
   if (fwd == kNone) return false;
   // `return self.fc(x)`, after a docstring at most.
@@ -2127,6 +2133,27 @@ bool Facts::one_linear_class(Id cls) const {
     return false;
   const std::vector<Id> layers = bindings(fwd, layer);
   return !layers.empty() && std::all_of(layers.begin(), layers.end(), [&](Id v) { return linear_layer(v); });
+}
+
+bool Facts::linear_past_grad_off(Id fwd) const {
+  // A forward that runs its other parts under `torch.no_grad()` (a frozen backbone as a feature
+  // extractor) and only linear layers with grad on: `with torch.no_grad(): f = self.backbone(x)`,
+  // then `return self.linear(f.flatten(1))`. Its graph is that of linear layers.
+  bool linear = false;
+  for (int ci : calls_in(fwd)) {
+    const CallSite& c = calls[ci];
+    if (c.func != fwd || c.in_lambda) continue;
+    const Id callee = e(c.call).kids.empty() ? kNone : e(c.call).kids[0];
+    const std::string& d = callee == kNone ? std::string() : dotted(callee);
+    // (Only the module's own parts: `self.<name>(...)`; methods of tensors and torch's
+    // functions are judged with the layers whose outputs they take.)
+    if (!starts_with(d, "self.") || d.find('.', 5) != std::string::npos) continue;
+    if (c.local_off) continue;
+    const std::vector<Id> layers = bindings(fwd, d);
+    if (layers.empty() || !std::all_of(layers.begin(), layers.end(), [&](Id v) { return linear_layer(v); })) return false;
+    linear = true;
+  }
+  return linear;
 }
 
 // Is parameter `k` of `fn` defaulted to `False` (a call that leaves it out passes False)?

@@ -310,8 +310,11 @@ class Facts {
   // the switch.
   bool graph_free_class(Id cls, Id construction = kNone) const;
   // A module class that is one linear layer: its `forward` returns `self.fc(x)` of its input,
-  // `self.fc` an `nn.Linear` (a linear probe).
+  // `self.fc` an `nn.Linear` (a linear probe), or whose forward runs every other part of it
+  // under `torch.no_grad()` (linear_past_grad_off).
   bool one_linear_class(Id cls) const;
+  bool linear_probe_class(Id cls) const;  // the first form only
+  bool linear_past_grad_off(Id fwd) const;
   // `nn.Linear(...)` (through `.to(device)` and the like).
   bool linear_layer(Id value) const;
   // `obj` (read in `func`) holds an instance of such a class: of this file, or imported from

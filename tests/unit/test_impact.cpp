@@ -2992,3 +2992,34 @@ TEST(Impact, AModelReboundAfterItsCpuMoveIsWhereItsNewValuePutsIt) {
   EXPECT_TRUE(g->low_confidence);
   EXPECT_NE(g->message.find("moved to the CPU"), std::string::npos) << g->message;
 }
+
+TEST(Impact, AModelThatRunsOnlyLinearLayersPastItsGradOffBackboneIsWeak) {
+  // `with torch.no_grad(): f = self.backbone(x)`, then `return self.linear(f.flatten(1))`: the
+  // graph is the linear layer's. A convolution after the backbone with grad on keeps the error.
+  auto program = [](const std::string& head, const std::string& after) {
+    return "import torch\nimport torch.nn as nn\nfrom torchvision import models\n"
+           "class Encoder(nn.Module):\n"
+           "    def __init__(self):\n"
+           "        super().__init__()\n"
+           "        self.backbone = nn.Sequential(*list(models.resnet152(weights='DEFAULT').children())[:-2])\n"
+           "        self.head = " + head + "\n"
+           "    def forward(self, imgs):\n"
+           "        with torch.no_grad():\n"
+           "            features = self.backbone(imgs)\n"
+           "        return " + after + "\n"
+           "encoder = Encoder().cuda()\nencoder.eval()\n"
+           "for img in images:\n"
+           "    print(encoder(img.cuda()).norm().item())\n";
+  };
+  const FileResult weak = analyze_text("demo.py", program("nn.Linear(2048, 512)", "self.head(features.mean((2, 3)))"),
+                                       Config{}, EngineOptions{});
+  const Finding* f = only(weak, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_NE(f->message.find("records a graph only in linear layers"), std::string::npos) << f->message;
+  const FileResult full = analyze_text("demo.py", program("nn.Conv2d(2048, 512, 1)", "self.head(features).mean((2, 3))"),
+                                       Config{}, EngineOptions{});
+  const Finding* g = only(full, "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence) << g->message;
+}
