@@ -495,6 +495,35 @@ bool one_linear_layer(const Facts& f, const CallSite& c) {
   return true;
 }
 
+// Does every value the receiver `x` (read in `func`) can hold come from a same-file Python class
+// that derives from nothing (no torch module, no framework base) and whose methods never ask
+// for gradients: no `requires_grad`, `nn.Parameter`, torch.nn layer or autograd call (a
+// perceptron written with plain tensors, `self.weights = torch.zeros(n)`)? Its `forward`
+// computes on tensors that record no graph.
+bool plain_tensor_object(const Facts& f, Id func, Id x) {
+  if (f.m.lang != Lang::Python) return false;
+  return each_model_value(f, func, x, [&](Id, Id v) {
+    const Id k = f.constructed_class(f.unplaced(v));
+    // (A class with no base at all: Facts::is_module_class also takes a class with a `forward`
+    // for a module whose base it cannot see.)
+    if (k == kNone || !f.m.classes[k].bases.empty() || !f.m.classes[k].decorators.empty()) return false;
+    for (Id fn : f.m.classes[k].methods)
+      for (int ci : f.calls_in(fn)) {
+        const Id call = f.calls[ci].call;
+        const std::string& q = f.callee_qual(call);
+        if (starts_with(q, "torch.nn.") || starts_with(q, "torch.autograd") || f.callee_attr(call) == "requires_grad_"sv ||
+            f.arg(call, static_cast<size_t>(-1), "requires_grad") != kNone)
+          return false;
+      }
+    // (`self.w.requires_grad = True`, an attribute set rather than a call.)
+    bool asks = false;
+    for (Id e = 0; e < f.m.exprs.size() && !asks; ++e)
+      asks = f.m.exprs[e].kind == ExprKind::Attribute && f.m.exprs[e].text == "requires_grad"sv &&
+             f.m.exprs[e].range.begin >= f.m.classes[k].range.begin && f.m.exprs[e].range.end <= f.m.classes[k].range.end;
+    return !asks;
+  });
+}
+
 // Is every model the forward's receiver holds one linear layer itself (`nn.Linear(...)`, or a
 // same-file probe class whose forward returns `self.fc(x)`), rather than a class that may run
 // other parts under no_grad (Facts::linear_past_grad_off; a class of another module, whose
@@ -1533,6 +1562,7 @@ void check_LL101(CheckContext& ctx) {
     // A module without parameters (a greedy CTC decoder, a normalisation step) records a graph
     // only of inputs that carry one, and the forward that made them is the one to guard.
     if (parameter_free_model(f, c.func, callee)) continue;
+    if (plain_tensor_object(f, c.func, callee)) continue;
     std::string why = eval_loop_reason(f, c);
     if (why.empty()) why = evaluation_pass(ctx, c);
     bool serving = false;
