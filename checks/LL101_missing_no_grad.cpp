@@ -501,7 +501,9 @@ bool one_linear_layer(const Facts& f, const CallSite& c) {
 // perceptron written with plain tensors, `self.weights = torch.zeros(n)`)? Its `forward`
 // computes on tensors that record no graph.
 bool plain_tensor_object(const Facts& f, Id func, Id x) {
-  if (f.m.lang != Lang::Python) return false;
+  if (f.m.lang != Lang::Python ||
+      std::none_of(f.m.classes.begin(), f.m.classes.end(), [](const Class& k) { return k.bases.empty(); }))
+    return false;
   return each_model_value(f, func, x, [&](Id, Id v) {
     const Id k = f.constructed_class(f.unplaced(v));
     // (A class with no base at all: Facts::is_module_class also takes a class with a `forward`

@@ -459,37 +459,36 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
   std::unordered_map<Id, bool> unused_assignment;  // statement -> its targets are never read
   std::unordered_map<std::string, int> uses;        // dotted target -> expressions naming it or inside it
   // What a `print(...)` or a logging call shows is read, not used (`print("device:", device)`
-  // places nothing): the expressions in such calls' arguments, found once, when first needed.
-  std::unordered_set<Id> shown;
-  bool shown_known = false;
+  // places nothing): an expression in such a call's arguments, when the call is its statement
+  // and no call among the arguments contains it (`print(score(x.cuda()))` moves `x`).
+  int print_defined = -1;  // the file defines its own `print` (asked once)
   auto shown_only = [&](Id y) {
-    if (!shown_known) {
-      shown_known = true;
-      for (Id xi = 0; xi < m.exprs.size(); ++xi) {
-        const Expr& c = m.exprs[xi];
-        if (c.kind != ExprKind::Call || c.kids.size() < 2) continue;
-        const Expr& ce = m.exprs[c.kids[0]];
-        bool logs = ce.kind == ExprKind::Name && ce.text == "print"sv &&
-                    std::none_of(m.funcs.begin(), m.funcs.end(), [](const Function& f) { return f.name == "print"sv; });
-        if (!logs && ce.kind == ExprKind::Attribute && !ce.kids.empty() && m.exprs[ce.kids[0]].kind == ExprKind::Name) {
-          const std::string_view base = m.exprs[ce.kids[0]].text;
-          const std::string_view leaf = ce.text;
-          logs = (base == "logging"sv || base == "logger"sv || base == "log"sv || base == "LOGGER"sv) &&
-                 (leaf == "info"sv || leaf == "debug"sv || leaf == "warning"sv || leaf == "warn"sv);
-        }
-        // (Not what a call among the arguments does: `print(score(x.cuda()))` moves `x`.)
-        std::vector<Id> work;
-        if (logs) work.assign(c.kids.begin() + 1, c.kids.end());
-        while (!work.empty()) {
-          const Id z = work.back();
-          work.pop_back();
-          if (z == kNone || m.exprs[z].kind == ExprKind::Call) continue;
-          shown.insert(z);
-          work.insert(work.end(), m.exprs[z].kids.begin(), m.exprs[z].kids.end());
-        }
-      }
+    const Id st = stmt_of(y);
+    if (st == kNone || m.s(st).kind != StmtKind::Expr || m.s(st).value == kNone) return false;
+    const Id c = m.s(st).value;
+    const Expr& call = e(c);
+    if (call.kind != ExprKind::Call || call.kids.size() < 2 || y == c) return false;
+    const Expr& ce = e(call.kids[0]);
+    if (ce.kind == ExprKind::Name && ce.text == "print"sv && print_defined < 0)
+      print_defined = std::any_of(m.funcs.begin(), m.funcs.end(), [](const Function& fn) { return fn.name == "print"sv; });
+    bool logs = ce.kind == ExprKind::Name && ce.text == "print"sv && print_defined == 0;
+    if (!logs && ce.kind == ExprKind::Attribute && !ce.kids.empty() && e(ce.kids[0]).kind == ExprKind::Name) {
+      const std::string_view base = e(ce.kids[0]).text;
+      const std::string_view leaf = ce.text;
+      logs = (base == "logging"sv || base == "logger"sv || base == "log"sv || base == "LOGGER"sv) &&
+             (leaf == "info"sv || leaf == "debug"sv || leaf == "warning"sv || leaf == "warn"sv);
     }
-    return shown.count(y) > 0;
+    if (!logs) return false;
+    const Range& r = e(y).range;
+    if (r.begin < e(call.kids[0]).range.end) return false;  // (the callee itself)
+    bool inside_call = false;
+    for (size_t i = 1; i < call.kids.size() && !inside_call; ++i)
+      for_each_expr(m, call.kids[i], [&](Id z) {
+        const Expr& ze = e(z);
+        if (ze.kind == ExprKind::Call && ze.range.begin <= r.begin && r.end <= ze.range.end) inside_call = true;
+        return !inside_call;
+      });
+    return !inside_call;
   };
   // `args.device` is read by `args.device` and `args.device.type`.
   auto names = [&](Id y, const std::string& d) {
@@ -512,7 +511,8 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
       auto u = uses.find(d);
       if (u == uses.end()) {
         int n = 0;
-        for (Id y = 0; y < m.exprs.size(); ++y) n += names(y, d) && !shown_only(y) ? 1 : 0;
+        for (Id y = 0; y < m.exprs.size(); ++y)
+          if (names(y, d) && !shown_only(y)) ++n;
         u = uses.emplace(d, n).first;
       }
       // Occurrences inside the statement itself (its targets, its value) do not count.
@@ -635,8 +635,8 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
         // `torch.distributed as dist` is caught by its qualified name above.)
         if (in(t, {"cuda", "gpu", "gpus", "device", "devices", "accelerator", "distributed", "ddp", "rank",
                    "mps", "xla", "tpu", "kcuda", "cudnn"}) &&
-            !ignorable(xi) && !(in(t, {"device", "devices"}) && (cpu_device_name(xi) || handed_device(xi))) &&
-            !false_flag(xi) && !shown_only(xi)) {
+            !shown_only(xi) && !ignorable(xi) &&
+            !(in(t, {"device", "devices"}) && (cpu_device_name(xi) || handed_device(xi))) && !false_flag(xi)) {
           evidence = true;
           break;
         }
@@ -1178,7 +1178,6 @@ void Facts::collect_bindings() {
     if ((s.kind == StmtKind::Expr || (s.kind == StmtKind::Assign && s.targets.size() == 1)) && s.value != kNone &&
         e(s.value).kind == ExprKind::Call) {
       Id c = s.value;
-      const std::string target = s.kind == StmtKind::Assign ? dotted(s.targets[0]) : std::string();
       // model.cuda().eval(), model.eval().to(dev): any .eval() in the chain
       // And the calls that switch it back, `.train()`, `.train(True)`, `.train(flag)` (`.train(False)`
       // is an eval()): a forward after them is no longer shown to be an evaluation by the eval().
@@ -1198,8 +1197,9 @@ void Facts::collect_bindings() {
         // (A train() under an `if` of the function, `if adapt_bn: model.train()`, may not run:
         // it does not undo the eval().)
         if (!d.empty() && (eval || !under_if)) (eval ? evals_ : trains_)[func].emplace_back(d, e(x).range.begin);
-        if (!d.empty() && !target.empty() && target != d && (eval || !under_if))
-          (eval ? evals_ : trains_)[func].emplace_back(target, e(x).range.begin);
+        if (s.kind == StmtKind::Assign && !d.empty() && (eval || !under_if))
+          if (const std::string& target = dotted(s.targets[0]); !target.empty() && target != d)
+            (eval ? evals_ : trains_)[func].emplace_back(target, e(x).range.begin);
       }
     }
     note_freezes(s, func);
@@ -2139,8 +2139,12 @@ bool Facts::linear_past_grad_off(Id fwd) const {
   // A forward that runs its other parts under `torch.no_grad()` (a frozen backbone as a feature
   // extractor) and only linear layers with grad on: `with torch.no_grad(): f = self.backbone(x)`,
   // then `return self.linear(f.flatten(1))`. Its graph is that of linear layers.
-  bool linear = false;
-  for (int ci : calls_in(fwd)) {
+  // (At least one part under no_grad: a stack of linear layers alone is a fully-connected model,
+  // which the size policy decides.)
+  const std::vector<int>& in_fwd = calls_in(fwd);
+  if (std::none_of(in_fwd.begin(), in_fwd.end(), [&](int ci) { return calls[ci].local_off; })) return false;
+  bool linear = false, off = false;
+  for (int ci : in_fwd) {
     const CallSite& c = calls[ci];
     if (c.func != fwd || c.in_lambda) continue;
     const Id callee = e(c.call).kids.empty() ? kNone : e(c.call).kids[0];
@@ -2148,12 +2152,15 @@ bool Facts::linear_past_grad_off(Id fwd) const {
     // (Only the module's own parts: `self.<name>(...)`; methods of tensors and torch's
     // functions are judged with the layers whose outputs they take.)
     if (!starts_with(d, "self.") || d.find('.', 5) != std::string::npos) continue;
-    if (c.local_off) continue;
+    if (c.local_off) {
+      off = true;
+      continue;
+    }
     const std::vector<Id> layers = bindings(fwd, d);
     if (layers.empty() || !std::all_of(layers.begin(), layers.end(), [&](Id v) { return linear_layer(v); })) return false;
     linear = true;
   }
-  return linear;
+  return linear && off;
 }
 
 // Is parameter `k` of `fn` defaulted to `False` (a call that leaves it out passes False)?
@@ -4433,12 +4440,17 @@ void Facts::note_freezes(const Stmt& s, Id func) {
     for (Id t : s.targets) {
       // `model.classifier[6] = nn.Linear(...)`: a new layer in the part `model.classifier`.
       const bool slot = e(t).kind == ExprKind::Subscript && !e(t).kids.empty();
-      const std::string& td = dotted(slot ? e(t).kids[0] : t);
+      // (Through the registry of submodules: `model.classifier._modules["6"] = ...`.)
+      Id holder = slot ? e(t).kids[0] : t;
+      if (slot && e(holder).kind == ExprKind::Attribute && e(holder).text == "_modules"sv && !e(holder).kids.empty())
+        holder = e(holder).kids[0];
+      const std::string& td = dotted(holder);
       if (td.empty()) continue;
       // A layer without parameters (`model.avgpool = nn.Identity()`) adds nothing that
       // requires grad: the holder stays frozen as it was.
-      if (e(s.value).kind == ExprKind::Call && starts_with(callee_qual(s.value), "torch.nn.") &&
-          parameter_free_layer(last_component(callee_qual(s.value))))
+      if (e(s.value).kind == ExprKind::Call && !e(s.value).kids.empty() && !e(e(s.value).kids[0]).text.empty() &&
+          std::isupper(static_cast<unsigned char>(e(e(s.value).kids[0]).text[0])) &&
+          parameter_free_layer(e(e(s.value).kids[0]).text) && starts_with(callee_qual(s.value), "torch.nn."))
         continue;
       // `ema = copy.deepcopy(G).eval().requires_grad_(False)`: the new name is frozen.
       if (!d.empty() && !slot) events.push_back({td, s.range.begin, !on});

@@ -3022,4 +3022,12 @@ TEST(Impact, AModelThatRunsOnlyLinearLayersPastItsGradOffBackboneIsWeak) {
   const Finding* g = only(full, "LL101");
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->low_confidence) << g->message;
+  // Linear layers with nothing under no_grad are a fully-connected model: the size policy
+  // decides, not this one (a backbone of unknown size run with grad on, here).
+  std::string mlp = program("nn.Linear(2048, 512)", "self.head(self.backbone(imgs).mean((2, 3)))");
+  mlp.replace(mlp.find("        with torch.no_grad():\n            features = self.backbone(imgs)\n"), 73, "");
+  const FileResult stack = analyze_text("demo.py", mlp, Config{}, EngineOptions{});
+  const Finding* h = only(stack, "LL101");
+  ASSERT_NE(h, nullptr) << mlp;
+  EXPECT_EQ(h->message.find("records a graph only in linear layers"), std::string::npos) << h->message;
 }
