@@ -1161,6 +1161,22 @@ class History {
   }
 
   // Does a `return` of the function read `base` (`return losses`, `return total / n`)?
+  // Is the value (or every binding of the name it is) what a call of another module's object
+  // returns, whose called method back-propagates (`loss = loss_func(out, y, norm)` on a
+  // `SimpleLossCompute` whose `__call__` runs `loss.backward()` and the step)? Its graph's saved
+  // tensors were freed there, and such a method most often hands back a number.
+  bool from_imported_backprop(Id value) const {
+    auto made_by = [&](Id v) {
+      auto ci = f_.call_index.find(v);
+      return f_.e(v).kind == ExprKind::Call && ci != f_.call_index.end() && f_.imported_backprop_call(f_.calls[ci->second]);
+    };
+    if (made_by(value)) return true;
+    const std::string& d = f_.e(value).kind == ExprKind::Name ? f_.dotted(value) : std::string();
+    if (d.empty()) return false;
+    const std::vector<Id> vals = f_.bindings_at(func_, d, value);
+    return !vals.empty() && std::all_of(vals.begin(), vals.end(), made_by);
+  }
+
   bool returned_by_the_call(const std::string& base) const {
     if (func_ == kNone) return false;
     for (Id r : f_.returned_values(func_)) {
@@ -1772,6 +1788,11 @@ class History {
                ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                   "its only history is `" + from_sum + "`'s, which is reported where it accumulates: "
                                   "accumulating a number there leaves this value none")
+           : f_.project && !f_.project->backprop_method_imports.empty() && from_imported_backprop(value)
+               ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
+                                  "`" + shown + "` is what a method of another module's object returns after it "
+                                  "back-propagated the loss itself: its saved tensors are freed, and such a method "
+                                  "most often hands back a number")
            : trips > 0 && trips <= kFewIterations && only_freed
                         ? ctx_.report_weak("LL102", f_.m.s(sid).range, std::move(message),
                                            "the loops around it run at most " + std::to_string(trips) +

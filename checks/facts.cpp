@@ -216,7 +216,10 @@ Facts::Facts(const Module& mod, const Config& config, const std::string& p, cons
   for (size_t ci = 0; ci < calls.size(); ++ci)
     if (calls[ci].stmt != kNone) calls_in_stmt[calls[ci].stmt].push_back(static_cast<int>(ci));
   for (const auto& c : calls)
-    if (is_backprop(c) || optimizer_of_step(c) != kNone || framework_fit(c)) { file_trains_ = true; break; }
+    if (is_backprop(c) || optimizer_of_step(c) != kNone || framework_fit(c) || imported_backprop_call(c)) {
+      file_trains_ = true;
+      break;
+    }
 }
 
 void Facts::mark_framework_steps() {
@@ -236,6 +239,28 @@ void Facts::mark_framework_steps() {
     for (Id f : m.classes[k].methods)
       if (in(m.funcs[f].name, {"validation_step", "val_step", "test_step", "predict_step"})) framework_off_[f] = 1;
   }
+}
+
+bool Facts::imported_backprop_call(const CallSite& c) const {
+  // `loss = loss_func(out, y, norm)` on `loss_func = SimpleLossCompute(...)` of the project's
+  // utils, whose `__call__` runs `loss.backward()` and the step; `trainer.step(batch)` the same
+  // through a method (FileSummary::backprop_methods).
+  if (!project || project->backprop_method_imports.empty() || e(c.call).kids.empty()) return false;
+  const Id callee = e(c.call).kids[0];
+  const Expr& ce = e(callee);
+  Id owner = kNone;
+  std::string method;
+  if (ce.kind == ExprKind::Name && ce.qname.empty()) {
+    owner = callee;
+    method = "__call__";
+  } else if (ce.kind == ExprKind::Attribute && !ce.kids.empty()) {
+    owner = ce.kids[0];
+    method = ce.text;
+  }
+  const std::string& d = owner == kNone ? std::string() : dotted(owner);
+  if (d.empty()) return false;
+  const std::string q = imported_class_built_by(bindings_at(c.func, d, owner));
+  return !q.empty() && project->backprop_method_imports.count(q + "." + method) > 0;
 }
 
 bool Facts::framework_fit(const CallSite& c) const {

@@ -2759,6 +2759,28 @@ class ReviewedHiddenLeaks(Tmp):
                                                .replace("    run(", "    print(version(), ")}),
                          [("lib.py", 11, "warning")])  # (weak: a warning, not an error)
 
+    def test_a_loss_object_of_another_module_that_back_propagates_trains_the_program(self):
+        # `loss_func = SimpleLossCompute(...)` from the project's utils, whose `__call__` runs
+        # `loss.backward()` and the optimizer step and hands back `loss.item() * norm`: the
+        # notebook trains (no "never back-propagates" for its loop, though it loads weights
+        # later), and the sum of what the object returns is weak, not an error.
+        utils = ("import torch\n\n\nclass SimpleLossCompute:\n    def __init__(self, generator, criterion, opt=None):\n"
+                 "        self.generator = generator\n        self.criterion = criterion\n        self.opt = opt\n\n"
+                 "    def __call__(self, x, y, norm):\n        x = self.generator(x)\n"
+                 "        loss = self.criterion(x.view(-1, x.size(-1)), y.view(-1)) / norm\n        loss.backward()\n"
+                 "        if self.opt is not None:\n            self.opt.step()\n            self.opt.zero_grad()\n"
+                 "        return loss.data.item() * norm.float()\n")
+        train = ("import torch\nfrom utils import SimpleLossCompute\n\n"
+                 "model = torch.load('transformer.pt').cuda()\n"
+                 "loss_func = SimpleLossCompute(model.generator, torch.nn.CrossEntropyLoss(), torch.optim.Adam(model.parameters()))\n"
+                 "for epoch in range(10):\n    tloss = 0\n    for src, tgt, y, ntokens in loader:\n"
+                 "        out = model(src.cuda(), tgt.cuda())\n        loss = loss_func(out, y.cuda(), ntokens)\n"
+                 "        tloss += loss\n    print(epoch, tloss)\n")
+        self.assertEqual(self.findings("lossobj", {"utils.py": utils, "train.py": train}), [("train.py", 11, "warning")])
+        # Alone (its class unseen), the same program is an inference program with an error sum.
+        self.assertEqual(self.findings("alone", {"train.py": train}),
+                         [("train.py", 9, "warning"), ("train.py", 11, "error")])
+
     def test_fix_keeps_a_methods_decision_apart_from_a_helper_function_of_the_same_name(self):
         # A dead helper function `evaluate` and a live method `Runner.evaluate`: the fix loop's
         # re-lint must not hide the method's finding that the plain run reports.
