@@ -1177,6 +1177,20 @@ class History {
     return !vals.empty() && std::all_of(vals.begin(), vals.end(), made_by);
   }
 
+  // Does the function declare `global <base>` (or `nonlocal`)? Without it, an assignment in
+  // the function makes the name its own local, whatever the module binds (a notebook's other
+  // cell summing into a `tloss` of its own).
+  bool declared_global(const std::string& base) const {
+    if (func_ == kNone) return true;
+    for (Id sid : f_.stmts_in(func_)) {
+      const Stmt& st = f_.m.s(sid);
+      if (st.kind == StmtKind::Other && (st.text == "global"sv || st.text == "nonlocal"sv))
+        for (Id t : st.targets)
+          if (f_.dotted(t) == base) return true;
+    }
+    return false;
+  }
+
   bool returned_by_the_call(const std::string& base) const {
     if (func_ == kNone) return false;
     for (Id r : f_.returned_values(func_)) {
@@ -1764,7 +1778,7 @@ class History {
       // (A name the module binds too may be declared `global` there; a container the function
       // returns may be extended by its caller every epoch.)
       const bool one_pass_kept =
-          recreated || (local_of_the_call(base) && f_.bindings(kNone, base).empty() &&
+          recreated || (local_of_the_call(base) && (f_.bindings(kNone, base).empty() || !declared_global(base)) &&
                         !(container && returned_by_the_call(base)) && f_.loops[loop].parent < 0 &&
                         walks_a_collection(loop));
       // The back-propagated scalar the value is ("" when none), and a one-step-in-so-many

@@ -36,7 +36,8 @@ enum class K : uint8_t {
   SetComprehension, DictionaryComprehension, GeneratorExpression, ForInClause, IfClause,
   Lambda, ConditionalExpression, Await, NamedExpression, Parameters, LambdaParameters,
   DefaultParameter, TypedParameter, TypedDefaultParameter, ListSplatPattern,
-  DictionarySplatPattern, Keyword, Async, StringContent, Type, AssertStatement,
+  DictionarySplatPattern, Keyword, Async, StringContent, Type, AssertStatement, GlobalStatement,
+  NonlocalStatement,
 };
 
 struct Grammar {
@@ -58,7 +59,8 @@ const Grammar& grammar() {
         {"function_definition", K::FunctionDefinition}, {"class_definition", K::ClassDefinition},
         {"decorated_definition", K::DecoratedDefinition}, {"decorator", K::Decorator},
         {"expression_statement", K::ExpressionStatement}, {"assignment", K::Assignment},
-        {"assert_statement", K::AssertStatement},
+        {"assert_statement", K::AssertStatement}, {"global_statement", K::GlobalStatement},
+        {"nonlocal_statement", K::NonlocalStatement},
         {"augmented_assignment", K::AugmentedAssignment}, {"return_statement", K::ReturnStatement},
         {"delete_statement", K::DeleteStatement}, {"pass_statement", K::PassStatement},
         {"break_statement", K::BreakStatement}, {"continue_statement", K::ContinueStatement},
@@ -878,6 +880,14 @@ class Lowerer {
       default: {
         s.kind = StmtKind::Other;
         if (kind_of(n) == K::AssertStatement) s.text = "assert";
+        // `global a, b` / `nonlocal a`: the names it declares, as targets (of an Other statement,
+        // which binds nothing).
+        if (kind_of(n) == K::GlobalStatement || kind_of(n) == K::NonlocalStatement) {
+          s.text = kind_of(n) == K::GlobalStatement ? "global" : "nonlocal";
+          for (const auto& c : kids)
+            if (is_named(c.node) && kind_of(c.node) != K::Comment) s.targets.push_back(expr(c.node, depth + 1));
+          break;
+        }
         for (const auto& c : kids) {
           if (!is_named(c.node) || kind_of(c.node) == K::Comment) continue;
           if (kind_of(c.node) == K::Block) {

@@ -2532,7 +2532,10 @@ TEST(Impact, ABackpropagatedLossSummedForOnePassIsWeak) {
            "    print(total)\n";
   };
   for (const std::string& program : {epoch_fn("Net()", keep, bw), epoch_fn("Net()", "        total += loss * x.size(0)\n", bw),
-                                     reset_by_epochs(""), epoch_fn("torchvision.models.resnet18()", keep, bw)}) {
+                                     reset_by_epochs(""), epoch_fn("torchvision.models.resnet18()", keep, bw),
+                                     // (a notebook's other cell binding `total` at module level: without
+                                     // `global`, the function's `total` is its own local)
+                                     "total = 0\n" + epoch_fn("Net()", keep, bw)}) {
     const FileResult r = analyze_text("train.py", program, Config{}, EngineOptions{});
     const Finding* f = only(r, "LL102");
     ASSERT_NE(f, nullptr) << program;
@@ -2558,8 +2561,13 @@ TEST(Impact, ABackpropagatedLossSummedForOnePassIsWeak) {
         epoch_fn("Net()", keep, "        if train:\n            loss.backward()\n"),
         // an endless generator over the loader: the whole training is one 'pass'
         epoch_fn_loop("    for x, y in forever(loader):\n", keep),
-        // a name the module binds too (possibly declared global in the function)
-        "total = 0\n" + epoch_fn("Net()", keep, bw)}) {
+        // a name the module binds too, declared global in the function
+        [&] {
+          std::string p = "total = 0\n" + epoch_fn("Net()", keep, bw);
+          const std::string def = "def train_one_epoch(model, loader, opt, criterion):\n    total = 0\n";
+          p.replace(p.find(def), def.size(), "def train_one_epoch(model, loader, opt, criterion):\n    global total\n    total = 0\n");
+          return p;
+        }()}) {
     const FileResult r = analyze_text("train.py", program, Config{}, EngineOptions{});
     const Finding* f = only(r, "LL102");
     ASSERT_NE(f, nullptr) << program;
