@@ -1160,7 +1160,6 @@ class History {
     return it != kNone && !f_.dotted(it).empty();
   }
 
-  // Does a `return` of the function read `base` (`return losses`, `return total / n`)?
   // Is the value (or every binding of the name it is) what a call of another module's object
   // returns, whose called method back-propagates (`loss = loss_func(out, y, norm)` on a
   // `SimpleLossCompute` whose `__call__` runs `loss.backward()` and the step)? Its graph's saved
@@ -1191,6 +1190,7 @@ class History {
     return false;
   }
 
+  // Does a `return` of the function read `base` (`return losses`, `return total / n`)?
   bool returned_by_the_call(const std::string& base) const {
     if (func_ == kNone) return false;
     for (Id r : f_.returned_values(func_)) {
@@ -1775,8 +1775,8 @@ class History {
       // Re-created by an enclosing loop (each epoch), or a local of a function whose own loop
       // walks a collection once per call (`train_one_epoch()`), not a count of steps: it lives
       // one pass over the data.
-      // (A name the module binds too may be declared `global` there; a container the function
-      // returns may be extended by its caller every epoch.)
+      // (A name the module binds too and the function declares `global` lives on; a container
+      // the function returns may be extended by its caller every epoch.)
       const bool one_pass_kept =
           recreated || (local_of_the_call(base) && (f_.bindings(kNone, base).empty() || !declared_global(base)) &&
                         !(container && returned_by_the_call(base)) && f_.loops[loop].parent < 0 &&

@@ -471,10 +471,10 @@ class Facts {
   bool file_trains() const { return file_trains_; }  // any backward(), autograd.grad() or optimizer step
   // A training framework's fit (`learn.fit_one_cycle(5)`, `trainer.fit(model)`): it
   // back-propagates inside the library.
+  bool framework_fit(const CallSite& c) const;
   // A call of an object of another module's class whose called method back-propagates
   // (ProjectView::backprop_method_imports): the loop or file that makes it trains.
   bool imported_backprop_call(const CallSite& c) const;
-  bool framework_fit(const CallSite& c) const;
   // A module-level function that runs at most once per program run: every call of it in the
   // run is a statement outside loops at the top level of the file (a main guard's
   // `load_demo()`), or in a function that itself runs once that way; or a script (a file
