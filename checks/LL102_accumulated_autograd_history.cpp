@@ -1496,24 +1496,46 @@ class History {
   // (`break`, `continue`, `return`, `raise`, also nested in an `if` or a `try`) can skip it; 0
   // when such a jump comes first; -1 when the block ends with neither.
   int emptied_after(const Block& b, const std::string& base) const {
-    for (size_t i = b.pos + 1; i < b.body->size(); ++i) {
-      const Id sid = (*b.body)[i];
+    const BodyIndex& ix = body_index(*b.body);
+    const size_t jump = ix.next_jump[b.pos + 1];
+    auto e = ix.empties.find(base);
+    if (e != ix.empties.end()) {
+      auto first = std::upper_bound(e->second.begin(), e->second.end(), b.pos);
+      if (first != e->second.end() && *first < jump) return 1;
+    }
+    return jump < b.body->size() ? 0 : -1;
+  }
+  // Per block body, asked once (a block of n statements asks for each): the index of the next
+  // statement at or after each position that may jump, and the statements that empty a name
+  // (`values.clear()`, `values = []`, `del values`), by name.
+  struct BodyIndex {
+    std::vector<size_t> next_jump;
+    std::unordered_map<std::string, std::vector<size_t>> empties;
+  };
+  mutable std::map<const std::vector<Id>*, BodyIndex> body_index_;
+  const BodyIndex& body_index(const std::vector<Id>& body) const {
+    auto [it, fresh] = body_index_.try_emplace(&body);
+    BodyIndex& ix = it->second;
+    if (!fresh) return ix;
+    ix.next_jump.assign(body.size() + 1, body.size());
+    for (size_t i = body.size(); i-- > 0;) {
+      const Id sid = body[i];
       const Stmt& s = f_.m.s(sid);
-      if (may_jump(sid)) return 0;
+      ix.next_jump[i] = may_jump(sid) ? i : ix.next_jump[i + 1];
       if (s.kind == StmtKind::Expr && s.value != kNone && f_.e(s.value).kind == ExprKind::Call &&
-          f_.callee_attr(s.value) == "clear"sv && f_.e(s.value).kids.size() == 1) {
-        const Id r = f_.callee_receiver(s.value);
-        if (r != kNone && f_.dotted(r) == base) return 1;
-      }
+          f_.callee_attr(s.value) == "clear"sv && f_.e(s.value).kids.size() == 1)
+        if (const Id r = f_.callee_receiver(s.value); r != kNone && !f_.dotted(r).empty())
+          ix.empties[f_.dotted(r)].push_back(i);
       if (s.kind == StmtKind::Assign && s.value != kNone && f_.e(s.value).kind == ExprKind::Sequence &&
           f_.e(s.value).kids.empty())
         for (Id t : s.targets)
-          if (f_.dotted(t) == base) return 1;
+          if (!f_.dotted(t).empty()) ix.empties[f_.dotted(t)].push_back(i);
       if (s.kind == StmtKind::Delete)
         for (Id t : s.targets)
-          if (f_.dotted(t) == base) return 1;
+          if (!f_.dotted(t).empty()) ix.empties[f_.dotted(t)].push_back(i);
     }
-    return -1;
+    for (auto& [name, at] : ix.empties) std::sort(at.begin(), at.end());
+    return ix;
   }
 
   // Does the statement hold a jump out of straight-line code, at any depth (not inside a nested

@@ -547,8 +547,17 @@ static long counter_exit_trips(const Facts& f, const Loop& L) {
   return fewest;
 }
 
+long constant_trips_uncached(const Facts& f, int loop, long limit);
+
+// (Asked per statement of a loop by several rules: answered once per loop and limit.)
 long constant_trips(const Facts& f, int loop, long limit) {
   if (loop < 0) return 0;
+  auto [it, fresh] = f.constant_trips_memo_.try_emplace({loop, limit}, 0);
+  if (fresh) it->second = constant_trips_uncached(f, loop, limit);
+  return it->second;
+}
+
+long constant_trips_uncached(const Facts& f, int loop, long limit) {
   const Loop& L = f.loops[loop];
   if (L.stmt != kNone && breaks_in_first_iteration(f, L)) return 1;
   if (L.stmt != kNone)
@@ -867,8 +876,17 @@ bool mentions_attached(const Facts& f, Id x, const std::set<std::string>& names)
   return hit;
 }
 
+bool carried_in_loop_uncached(const Facts& f, int loop, const std::string& d);
+
+// (Asked per statement of a loop: answered once per loop and name.)
 bool carried_in_loop(const Facts& f, int loop, const std::string& d) {
   if (loop < 0 || d.empty()) return false;
+  auto [it, fresh] = f.carried_in_loop_memo_.try_emplace({loop, d}, false);
+  if (fresh) it->second = carried_in_loop_uncached(f, loop, d);
+  return it->second;
+}
+
+bool carried_in_loop_uncached(const Facts& f, int loop, const std::string& d) {
   // Names computed from `d` earlier in the iteration (`x0 = (x_t - eps) / a` before
   // `x_t = b * x0 + dir`): the new value reads the old one through them.
   std::set<std::string> from{d};
@@ -907,31 +925,34 @@ bool carried_in_loop(const Facts& f, int loop, const std::string& d) {
 
 bool assigned_in_loop(const Facts& f, int loop, const std::string& d) {
   if (loop < 0 || d.empty()) return false;
-  for (Id sid : f.loops[loop].stmts) {
-    const Stmt& s = f.m.s(sid);
-    if (s.kind == StmtKind::Assign || s.kind == StmtKind::AnnAssign || s.kind == StmtKind::For ||
-        s.kind == StmtKind::With) {
+  // The names each statement of the loop binds that its value does not read, gathered once per
+  // loop (asked per name and statement: a loop of n rebindings would be quadratic).
+  auto [it, fresh] = f.loop_assigned_memo_.try_emplace(loop);
+  if (fresh) {
+    std::unordered_set<std::string>& out = it->second;
+    for (Id sid : f.loops[loop].stmts) {
+      const Stmt& s = f.m.s(sid);
+      if (s.kind != StmtKind::Assign && s.kind != StmtKind::AnnAssign && s.kind != StmtKind::For &&
+          s.kind != StmtKind::With)
+        continue;
       // `total = total + loss` accumulates; it does not re-initialise.
-      bool self_ref = false;
+      std::unordered_set<std::string> read;
       if (s.kind == StmtKind::Assign && s.value != kNone)
         for_each_expr(f.m, s.value, [&](Id x) {
-          if (f.dotted(x) == d) self_ref = true;
-          return !self_ref;
+          if (const std::string& n = f.dotted(x); !n.empty()) read.insert(n);
+          return true;
         });
-      if (self_ref) continue;
       for (Id t : s.targets) {
         if (t == kNone) continue;
-        bool hit = false;
         for_each_expr(f.m, t, [&](Id x) {
-          if (f.dotted(x) == d) hit = true;
-          return !hit && (f.e(x).kind == ExprKind::Sequence || f.e(x).kind == ExprKind::Starred);
+          if (const std::string& n = f.dotted(x); !n.empty() && !read.count(n)) out.insert(n);
+          return f.e(x).kind == ExprKind::Sequence || f.e(x).kind == ExprKind::Starred;
         });
-        if (hit) return true;
       }
     }
   }
   // A comprehension loop binds nothing outside itself.
-  return false;
+  return it->second.count(d) > 0;
 }
 
 std::string spelling_of(const Module& m, const std::string& qualified) {

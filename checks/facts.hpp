@@ -563,6 +563,12 @@ class Facts {
   // Memo of checks/dataloader.cpp's dataloader_sites(): the call sites (indices into calls)
   // that construct a DataLoader.
   mutable std::optional<std::vector<int>> dataloader_sites_memo_;
+  // Memo of checks/common.cpp's assigned_in_loop(): per loop, the names it re-initialises.
+  mutable std::unordered_map<int, std::unordered_set<std::string>> loop_assigned_memo_;
+  // Memo of checks/common.cpp's constant_trips(): per (loop, limit), the trips.
+  mutable std::map<std::pair<int, long>, long> constant_trips_memo_;
+  // Memo of checks/common.cpp's carried_in_loop(): per (loop, name).
+  mutable std::map<std::pair<int, std::string>, bool> carried_in_loop_memo_;
 
  private:
   class NumberReader;

@@ -327,6 +327,11 @@ std::string scaling_source(const std::string& shape, int n) {
     }
     s += "def train(loader, model, optimizer):\n    for x, y in loader:\n        loss = model(x).sum()\n"
          "        optimizer.zero_grad()\n        loss.backward()\n        f1(model)\n        optimizer.step()\n";
+  } else if (shape == "sampling-loop") {
+    // A loop of steps that never trains, each forward fed what the loop computed from the one
+    // before: whether a forward reads a chained name is asked per forward, of one answer per loop.
+    s += "model = torch.jit.load('m.pt')\nx = torch.randn(8, 2)\nfor t in range(100):\n";
+    for (int i = 0; i < n; ++i) s += "    y = model(x, t)\n    x = x - 0.1 * y\n";
   } else if (shape == "findings") {
     // Many findings in one file (one per line): reporting each must not scan the others.
     s += "total = 0\nfor x in loader:\n    loss = model(x).sum()\n    loss.backward()\n";
@@ -349,7 +354,7 @@ uint64_t analysis_work(const std::string& shape, int n) {
 TEST(Scaling, AnalysisWorkIsLinearInTheInput) {
   for (const char* shape : {"loop", "eval-loop", "mlp-eval-loop", "eval-loops", "statements", "loaded-statements",
                             "functions", "methods", "helper-class", "elif", "with", "findings", "names", "names-branches",
-                            "helper-chain", "mode-chain"}) {
+                            "helper-chain", "mode-chain", "sampling-loop"}) {
     const uint64_t small = analysis_work(shape, 1000);
     const uint64_t large = analysis_work(shape, 2000);
     ASSERT_GT(small, 1000u) << shape;
