@@ -259,7 +259,26 @@ bool Facts::imported_backprop_call(const CallSite& c) const {
   }
   const std::string& d = owner == kNone ? std::string() : dotted(owner);
   if (d.empty()) return false;
-  const std::string q = imported_class_built_by(bindings_at(c.func, d, owner));
+  const std::vector<Id> values = bindings_at(c.func, d, owner);
+  std::string q = imported_class_built_by(values);
+  // A class a star import brings (`from utils import *`, then `SimpleLossCompute(...)`): by its
+  // own name, as the project records it, when this file defines nothing so named.
+  if (q.empty() && !values.empty()) {
+    for (Id v : values) {
+      const Expr& ve = e(unplaced(v));
+      const Expr* callee = ve.kind == ExprKind::Call && !ve.kids.empty() ? &e(ve.kids[0]) : nullptr;
+      if (!callee || callee->kind != ExprKind::Name || !callee->qname.empty() || (!q.empty() && callee->text != q)) {
+        q.clear();
+        break;
+      }
+      q = callee->text;
+    }
+    for (const Class& k : m.classes)
+      if (k.name == q) q.clear();
+    if (!q.empty() && !bindings(kNone, q).empty()) q.clear();
+    for (Id fn = 0; fn < static_cast<Id>(m.funcs.size()) && !q.empty(); ++fn)
+      if (m.funcs[fn].name == q && m.funcs[fn].cls == kNone) q.clear();
+  }
   return !q.empty() && project->backprop_method_imports.count(q + "." + method) > 0;
 }
 

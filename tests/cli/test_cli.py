@@ -2780,6 +2780,12 @@ class ReviewedHiddenLeaks(Tmp):
         # Alone (its class unseen), the same program is an inference program with an error sum.
         self.assertEqual(self.findings("alone", {"train.py": train}),
                          [("train.py", 9, "warning"), ("train.py", 11, "error")])
+        # The class brought by a star import (`from utils import *`), as a tutorial's notebook
+        # takes it: the same facts. A class of that name defined in the file itself is its own.
+        star = train.replace("from utils import SimpleLossCompute", "from utils import *")
+        self.assertEqual(self.findings("star", {"utils.py": utils, "train.py": star}), [("train.py", 11, "warning")])
+        own = star.replace("\nmodel = ", "\nclass SimpleLossCompute:\n    pass\n\nmodel = ")
+        self.assertIn(("train.py", 14, "error"), self.findings("own", {"utils.py": utils, "train.py": own}))
 
     def test_fix_keeps_a_methods_decision_apart_from_a_helper_function_of_the_same_name(self):
         # A dead helper function `evaluate` and a live method `Runner.evaluate`: the fix loop's
