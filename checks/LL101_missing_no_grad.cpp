@@ -33,6 +33,42 @@ std::string no_grad_message(const std::string& model, const std::string& why,
 }
 
 // The outermost loop around `loop` that does not train (one finding per such loop).
+// The forward `c` runs in its loop after every backward and optimizer step of the loop's own
+// iterations (at least one), and after an `eval()` of its model in the same loop that no
+// `train()` undid: the validation part of a training iteration. (Per loop, asked once: where
+// its last step is, and its mode switches by model.)
+struct LoopSteps {
+  bool nested_step = false;  // a step in a loop inside it
+  uint32_t last_step = 0;    // 0: none
+  std::map<std::string, std::vector<std::pair<uint32_t, bool>>> modes;  // model -> (where, eval?)
+};
+bool validation_after_step(const Facts& f, const CallSite& c, std::map<int, LoopSteps>& memo) {
+  const std::string& d = f.dotted(f.forward_receiver(c.call));
+  if (c.loop < 0 || d.empty()) return false;
+  auto [it, fresh] = memo.try_emplace(c.loop);
+  LoopSteps& ls = it->second;
+  if (fresh)
+    for (int ci : f.loops[c.loop].calls) {
+      const CallSite& x = f.calls[ci];
+      const uint32_t pos = f.e(x.call).range.begin;
+      if (f.is_backprop(x) || f.optimizer_of_step(x) != kNone) {
+        if (x.loop != c.loop) ls.nested_step = true;
+        ls.last_step = std::max(ls.last_step, pos + 1);
+      }
+      const std::string_view a = f.callee_attr(x.call);
+      if (x.loop == c.loop && (a == "eval"sv || a == "train"sv))
+        ls.modes[f.dotted(f.callee_receiver(x.call))].emplace_back(pos, a == "eval"sv);
+    }
+  const uint32_t at = f.e(c.call).range.begin;
+  if (ls.nested_step || ls.last_step == 0 || ls.last_step > at) return false;
+  auto m = ls.modes.find(d);
+  if (m == ls.modes.end()) return false;
+  bool eval = false;
+  for (const auto& [pos, is_eval] : m->second)
+    if (pos < at) eval = is_eval;
+  return eval;
+}
+
 int outermost_eval_loop(const Facts& f, int loop) {
   int outer = loop;
   while (outer >= 0 && f.loops[outer].parent >= 0 && !f.loop_trains(f.loops[outer].parent))
@@ -214,6 +250,22 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
 // runs on a PyTorch that ignores `volatile` and has no `.data[0]` on 0-dim losses.
 bool legacy_scalar_reads(const Facts& f);
 
+// A NumPy value made in the expression itself: `pred.cpu().numpy()`, `np.float32(x)`, and what
+// is taken of them (`pred.cpu().numpy()[0]`, `.squeeze()`). Its `.item()` is NumPy's.
+bool numpy_value(const Facts& f, Id x) {
+  for (int depth = 0; x != kNone && depth < 8; ++depth) {
+    const Expr& e = f.e(x);
+    if (e.kind == ExprKind::Subscript && !e.kids.empty()) {
+      x = e.kids[0];
+      continue;
+    }
+    if (e.kind != ExprKind::Call) return false;
+    if (f.callee_attr(x) == "numpy"sv || starts_with(f.callee_qual(x), "numpy.")) return true;
+    x = f.callee_receiver(x);
+  }
+  return false;
+}
+
 bool written_for_0_4_or_later(const Facts& f) {
   bool item = false;
   for (const CallSite& c : f.calls) {
@@ -222,7 +274,8 @@ bool written_for_0_4_or_later(const Facts& f) {
         starts_with(q, "torch.cuda.amp.") || starts_with(q, "torch.amp."))
       return true;
     const Expr& x = f.e(c.call);
-    if (f.callee_attr(c.call) == "item"sv && x.kids.size() == 1) item = true;
+    if (f.callee_attr(c.call) == "item"sv && x.kids.size() == 1 && !numpy_value(f, f.callee_receiver(c.call)))
+      item = true;
     for (const auto& k : x.kw)
       if (k == "reduction"sv) return true;
   }
@@ -564,6 +617,184 @@ long fully_connected_width(const Facts& f, Id func, Id x) {
   return known ? most : -1;
 }
 
+enum class OneItem { No, Yes, Cycle };
+OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 0);
+
+bool one_environment_step(const Facts& f, Id call);
+
+// Does the forward `c` run in a loop of steps (`range(...)`, `reversed(range(T))`, a progress
+// bar around them, a `while`) that never trains, and hand what it returns back into its own
+// next call through tensor arithmetic (`eps = model(x, t)`, then `x = (x - k * eps) / a`)? Each
+// step's graph then stays chained to the next: a sampling loop (a diffusion model's, an ODE's),
+// whatever else it says. Draws and reductions to indices (`argmax`, `multinomial`, `.item()`)
+// and `.detach()` cut the chain. Not in a module's own methods, nor in a function whose
+// result a caller back-propagates (an unrolled recurrence), nor a loop that steps an
+// environment.
+// (Per loop, asked once: the names the loop binds from what its forwards return, each with the
+// end of its last such binding in the loop's body; empty when the loop is no loop of steps.)
+using LoopChains = std::map<int, std::map<std::string, uint32_t>>;
+const std::map<std::string, uint32_t>& chained_names(const Facts& f, int loop, LoopChains& memo) {
+  auto [it, fresh] = memo.try_emplace(loop);
+  if (!fresh) return it->second;
+  std::map<std::string, uint32_t>& out = it->second;
+  const Loop& L = f.loops[loop];
+  if (L.stmt == kNone) return out;
+  if (f.m.s(L.stmt).kind == StmtKind::For) {
+    Id x = L.iter;
+    for (int hops = 0; x != kNone && hops < 3 && f.e(x).kind == ExprKind::Call; ++hops) {
+      if (python_builtin_call(f, x) && f.e(f.e(x).kids[0]).text == "range"sv) break;
+      if (!(python_builtin_call(f, x) && in(f.e(f.e(x).kids[0]).text, {"reversed", "list", "enumerate"})) &&
+          !starts_with(f.callee_qual(x), "tqdm"))
+        return out;
+      x = f.e(x).kids.size() >= 2 ? f.e(x).kids[1] : kNone;
+    }
+    if (x == kNone || f.e(x).kind != ExprKind::Call || !python_builtin_call(f, x) || f.e(f.e(x).kids[0]).text != "range"sv)
+      return out;
+  } else if (f.m.s(L.stmt).kind != StmtKind::While) {
+    return out;
+  }
+  for (int ci : L.calls)
+    if (one_environment_step(f, f.calls[ci].call)) return out;
+  std::set<std::string> derived;
+  for (int ci : L.calls) {
+    const CallSite& c = f.calls[ci];
+    if (c.stmt == kNone || c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
+    const Stmt& st = f.m.s(c.stmt);
+    if (st.kind != StmtKind::Assign || st.value != c.call) continue;
+    for (Id t : st.targets) {
+      std::vector<Id> ts{t};
+      if (f.e(t).kind == ExprKind::Sequence) ts = f.e(t).kids;
+      for (Id n : ts)
+        if (f.e(n).kind == ExprKind::Name) derived.insert(f.e(n).text);
+    }
+  }
+  if (derived.empty()) return out;
+  // Does `x` compute from a derived name through what keeps history?
+  std::function<bool(Id, int)> carries = [&](Id x, int depth) -> bool {
+    if (x == kNone || depth > 32) return false;
+    const Expr& e = f.e(x);
+    if (e.kind == ExprKind::Name) return derived.count(e.text) > 0;
+    if (e.kind == ExprKind::Lambda || e.kind == ExprKind::Literal) return false;
+    if (e.kind == ExprKind::Call) {
+      const std::string& a = f.callee_attr(x);
+      const std::string& q = f.callee_qual(x);
+      if (in(a, {"detach", "detach_", "item", "tolist", "numpy", "argmax", "argmin", "multinomial", "sample", "size",
+                 "dim", "numel", "long", "int", "bool"}) ||
+          in(q, {"torch.argmax", "torch.argmin", "torch.multinomial", "numpy.array", "numpy.asarray"}) ||
+          (f.e(e.kids[0]).kind == ExprKind::Name && python_builtin_call(f, x)))
+        return false;
+    }
+    for (Id k : e.kids)
+      if (carries(k, depth + 1)) return true;
+    return false;
+  };
+  // Two passes: a name bound late in the body from one bound early.
+  for (int pass = 0; pass < 2; ++pass)
+    for (Id sid : L.stmts) {
+      const Stmt& s = f.m.s(sid);
+      if ((s.kind != StmtKind::Assign && s.kind != StmtKind::AugAssign) || s.value == kNone) continue;
+      const Expr& v = f.e(s.value);
+      if (v.kind == ExprKind::Call) {  // (the forwards' own statements seed the set)
+        auto ci = f.call_index.find(s.value);
+        if (ci != f.call_index.end() && f.is_model_call(f.calls[ci->second])) continue;
+      }
+      if (!carries(s.value, 0)) continue;
+      for (Id t : s.targets)
+        if (f.e(t).kind == ExprKind::Name) {
+          derived.insert(f.e(t).text);
+          uint32_t& end = out[f.e(t).text];
+          end = std::max(end, s.range.end);
+        }
+    }
+  return out;
+}
+
+// Does the forward `c` run in a loop of steps (`range(...)`, `reversed(range(T))`, a progress
+// bar around them, a `while`) that never trains, and read what the loop computed from a
+// forward's result after it, in the previous iteration, through tensor arithmetic (`eps =
+// model(x, t)`, then `x = (x - k * eps) / a`)? Each step's graph then stays chained to the
+// next: a sampling loop (a diffusion model's, an ODE's), whatever else it says. Draws and
+// reductions to indices (`argmax`, `multinomial`, `.item()`) and `.detach()` cut the chain.
+// Not in a module's own methods, nor in a function whose result a caller back-propagates (an
+// unrolled recurrence), nor a loop that steps an environment.
+bool sampling_chain(const Facts& f, const CallSite& c, LoopChains& memo) {
+  if (c.loop < 0 || c.stmt == kNone || f.loop_trains(c.loop)) return false;
+  if (c.func != kNone && (f.func_is_method_of_module(c.func) || f.part_of_forward(c.func) ||
+                          f.in_module_forward(c.func) || f.called_from_training(c.func)))
+    return false;
+  const std::map<std::string, uint32_t>& chained = chained_names(f, c.loop, memo);
+  if (chained.empty()) return false;
+  const uint32_t at = f.m.s(c.stmt).range.end;
+  const Expr& call = f.e(c.call);
+  for (size_t k = 1; k < call.kids.size(); ++k) {
+    bool reads = false;
+    for_each_expr(f.m, call.kids[k], [&](Id y) {
+      if (f.e(y).kind == ExprKind::Name)
+        if (auto it = chained.find(f.e(y).text); it != chained.end() && it->second > at) reads = true;
+      return !reads;
+    });
+    if (reads) return true;
+  }
+  return false;
+}
+
+// Is the call `at` handed back what its own statement bound in the previous iteration, a step
+// of a decoding: `char, h = predict_next_char(model, chars[-1], h)` (the state `h`, or the last
+// of the characters the loop appends each call's result to)? Not a pass over frames or items.
+bool feeds_back(const Facts& f, const CallSite& at) {
+  if (at.stmt == kNone || at.loop < 0 || f.m.s(at.stmt).kind != StmtKind::Assign || f.m.s(at.stmt).value != at.call)
+    return false;
+  std::set<std::string> bound;
+  for (Id t : f.m.s(at.stmt).targets) {
+    std::vector<Id> ts{t};
+    if (f.e(t).kind == ExprKind::Sequence) ts = f.e(t).kids;
+    for (Id n : ts)
+      if (f.e(n).kind == ExprKind::Name) bound.insert(f.e(n).text);
+  }
+  // Lists the loop appends a bound name to (`chars.append(char)`).
+  std::set<std::string> grown;
+  for (int ci : f.loops[at.loop].calls) {
+    const Id x = f.calls[ci].call;
+    if (f.callee_attr(x) != "append"sv || f.e(x).kids.size() != 2) continue;
+    const Expr& a = f.e(f.e(x).kids[1]);
+    if (a.kind == ExprKind::Name && bound.count(a.text)) grown.insert(f.dotted(f.callee_receiver(x)));
+  }
+  const Expr& call = f.e(at.call);
+  for (size_t k = 1; k < call.kids.size(); ++k) {
+    const Expr& a = f.e(call.kids[k]);
+    if (a.kind == ExprKind::Name && bound.count(a.text)) return true;
+    if (a.kind == ExprKind::Subscript && !a.kids.empty() && grown.count(f.dotted(a.kids[0]))) return true;
+  }
+  return false;
+}
+
+// Does the forward `c` take one item (a batch of one) in one of its arguments?
+bool takes_one_item(const Facts& f, const CallSite& c) {
+  const Expr& call = f.e(c.call);
+  for (size_t k = 1; k < call.kids.size(); ++k) {
+    std::set<Id> seen;
+    if (one_item(f, c.func, call.kids[k], seen) == OneItem::Yes) return true;
+  }
+  return false;
+}
+
+
+// What the fully-connected model of a forward on one item (a batch of one: a table's row scored
+// row by row) keeps in its graph, in floats, whatever the features it takes; -1 when its input is
+// not one item or the model is not such a model. (One item's graph is the whole cost, not a
+// multiple of a batch.)
+long one_item_graph_width(const Facts& f, const CallSite& c) {
+  if (f.m.lang != Lang::Python) return -1;
+  if (!takes_one_item(f, c)) return -1;
+  long most = -1;
+  const bool known = each_model_size(f, c.func, f.forward_receiver(c.call), [&](const ModelSize& size) {
+    if (size.width < 0) return false;
+    most = std::max(most, size.width);
+    return true;
+  });
+  return known ? most : -1;
+}
+
 // ... summed over every forward with grad on in the call's loop (or its statement, outside
 // loops), each keeping at most kInputMultiple times its input: `probe(backbone(x))` keeps the
 // backbone's activations too. -1 when any is not such a model, or when the scope also runs a
@@ -693,13 +924,13 @@ std::string own_layers_walked(const Facts& f, int loop) {
 // The last placement of the model before the forward, in its function, is `model.cpu()` or
 // `model.to("cpu")` (`model.eval(); model = model.cpu()` before a validation loop): the
 // forward runs on the CPU.
-bool placed_on_cpu(const Facts& f, const CallSite& c) {
-  const std::string& name = f.dotted(f.forward_receiver(c.call));
+// (Of the model `name` read in `func` by the expression `read`.)
+bool placed_on_cpu(const Facts& f, Id func, const std::string& name, Id read) {
   if (name.empty() || name == "self"sv) return false;
-  const uint32_t at = f.e(c.call).range.begin;
+  const uint32_t at = f.e(read).range.begin;
   int last = -1;  // 1 CPU, 0 another device
   uint32_t last_pos = 0;
-  for (int ci : f.calls_in(c.func)) {
+  for (int ci : f.calls_in(func)) {
     const Id x = f.calls[ci].call;
     const uint32_t pos = f.e(x).range.begin;
     if (pos >= at || pos < last_pos) continue;
@@ -712,7 +943,7 @@ bool placed_on_cpu(const Facts& f, const CallSite& c) {
   if (last != 1) return false;
   // The name rebound after that move to another model (`net = Net2(...).to(device)` in a later
   // cell) holds an object the move never touched: placed where its own value puts it.
-  for (Id v : f.bindings_at(c.func, name, c.call)) {
+  for (Id v : f.bindings_at(func, name, read)) {
     if (f.e(v).range.begin < last_pos) continue;
     Id root = v;
     bool cpu = false;
@@ -726,6 +957,10 @@ bool placed_on_cpu(const Facts& f, const CallSite& c) {
     if (!cpu) return false;
   }
   return true;
+}
+
+bool placed_on_cpu(const Facts& f, const CallSite& c) {
+  return placed_on_cpu(f, c.func, f.dotted(f.forward_receiver(c.call)), c.call);
 }
 
 // Every argument of the forward is a tensor the program makes from nothing.
@@ -742,8 +977,7 @@ bool made_inputs(const Facts& f, const CallSite& c) {
 // what keeps the batch (`.to(device)`, `torch.from_numpy`, `torch.tensor`, a concatenation
 // along another axis, `np.append(x, [[w]], axis=1)`), and through names, whose every binding
 // that reaches the read must be one.
-enum class OneItem { No, Yes, Cycle };
-OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 0) {
+OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth) {
   if (x == kNone || depth > 12) return OneItem::No;
   // (A binding met again on the way, `x = np.append(x, ...)`, is what is being decided: the
   // other bindings decide, and at least one must be one item by itself.)
@@ -816,8 +1050,27 @@ OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 
         if (first != kNone && f.e(first).kind == ExprKind::Sequence && !f.e(first).kids.empty()) first = f.e(first).kids[0];
         return one_item(f, func, first, seen, depth + 1);
       }
-      if (in(q, {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.LongTensor", "torch.FloatTensor",
-                 "torch.autograd.Variable", "numpy.array", "numpy.asarray"}))
+      // A typed constructor, also through a name bound to one for the device
+      // (`LongTensor = torch.cuda.LongTensor if CUDA else torch.LongTensor`).
+      auto typed_tensor = [&](const std::string& qual) {
+        return starts_with(qual, "torch.") && qual.size() > 6 && qual.compare(qual.size() - 6, 6, "Tensor") == 0;
+      };
+      auto typed_constructor = [&] {
+        const Id callee = e.kids[0];
+        if (f.e(callee).kind != ExprKind::Name || !q.empty()) return typed_tensor(q);
+        const std::vector<Id> vs = f.bindings(kNone, f.e(callee).text);
+        if (vs.empty() || vs.size() > 4) return false;
+        for (Id v : vs) {
+          std::vector<Id> parts{v};
+          if (f.e(v).kind == ExprKind::Conditional && f.e(v).kids.size() == 3) parts = {f.e(v).kids[0], f.e(v).kids[2]};
+          for (Id p : parts)
+            if (f.e(p).kind != ExprKind::Attribute || !typed_tensor(f.qual(p))) return false;
+        }
+        return true;
+      };
+      if (in(q, {"torch.from_numpy", "torch.tensor", "torch.as_tensor", "torch.autograd.Variable", "numpy.array",
+                 "numpy.asarray"}) ||
+          typed_constructor())
         return one_item(f, func, f.arg(x, 0), seen, depth + 1);
       // A sequence's seed made with a leading dimension of one: `torch.zeros((num_samples, 1))`
       // with `num_samples=1`, `torch.full((1, 1), bos)`, `torch.zeros(1, 5)`. (Not random
@@ -832,6 +1085,13 @@ OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 
       if (a == "view"sv || a == "reshape"sv) return yes(e.kids.size() >= 2 && one(e.kids[1]));
       if (in(a, {"to", "cuda", "float", "long", "int", "half", "double", "contiguous", "clone", "type"}))
         return one_item(f, func, f.callee_receiver(x), seen, depth + 1);
+      // A same-file function encoding the item (`one_hot_encode(x, n_labels)`, `preprocess(img)`),
+      // not a model: what it returns is of its first argument's batch.
+      if (e.kids.size() >= 2 && f.e(e.kids[1]).kind != ExprKind::Starred) {
+        const Id g = f.same_file_target(x, func);
+        if (g != kNone && f.m.funcs[g].cls == kNone && f.constructed_class(x) == kNone)
+          return one_item(f, func, e.kids[1], seen, depth + 1);
+      }
       return OneItem::No;
     }
     default:
@@ -873,7 +1133,10 @@ bool steps_one_environment(const Facts& f, int loop) {
 // states)`) are read in the loop only after they are bound and only to be turned into numbers
 // (`.item()`, `.tolist()`, `.detach()`, `.argmax()`, `.data`, a comparison, `print`), and after
 // the loop not at all.
-bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer) {
+// With `recurrent`, what the forward returns may also be handed back to the same forward in the
+// next iteration (`logits, h, c = model(x, h, c)`): a recurrent state, whose graph then spans the
+// iterations of one sequence.
+bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer, bool recurrent = false) {
   if (outer < 0 || c.stmt == kNone) return false;
   const Loop& L = f.loops[outer];
   std::map<std::string, uint32_t> names;  // name -> end of the statement binding it
@@ -895,7 +1158,31 @@ bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer) {
     producers.insert(st.value);
     return true;
   };
+  // Turned into numbers in its own statement (`action = policy(obs).argmax().item()`): nothing
+  // of the forward's output outlives it.
+  {
+    Id v = f.m.s(c.stmt).value;
+    if (v != c.call && v != kNone && f.e(v).kind == ExprKind::Call && in(f.callee_attr(v), {"item", "tolist"}) &&
+        f.e(v).kids.size() == 1) {
+      for (int depth = 0; v != kNone && v != c.call && depth < 8; ++depth)
+        v = f.e(v).kind == ExprKind::Call ? f.callee_receiver(v)
+            : f.e(v).kind == ExprKind::Subscript && !f.e(v).kids.empty() ? f.e(v).kids[0]
+                                                                          : kNone;
+      if (v == c.call) return true;
+    }
+  }
   if (f.m.s(c.stmt).value != c.call || !bind(c.stmt)) return false;
+  // A recurrent state: a later element of the tuple the forward's own statement unpacks (`h`
+  // and `c` of `logits, h, c = model(x, h, c)`), in a `for` loop (a `while` may run on without
+  // end). Not the output itself fed back (`tgt = out`), nor a cache taken from it.
+  auto recurrent_state = [&](const std::string& name) {
+    if (f.loops[outer].stmt == kNone || f.m.s(f.loops[outer].stmt).kind != StmtKind::For) return false;
+    for (Id t : f.m.s(c.stmt).targets)
+      if (f.e(t).kind == ExprKind::Sequence)
+        for (size_t k = 1; k < f.e(t).kids.size(); ++k)
+          if (f.e(f.e(t).kids[k]).kind == ExprKind::Name && f.e(f.e(t).kids[k]).text == name) return true;
+    return false;
+  };
   // A value computed from them and bound to plain names (`logits = logits[:, -1, :]`, `probs =
   // F.softmax(logits, dim=-1)`): followed as they are, to where it becomes numbers.
   auto derive = [&](Id sid) { return f.m.s(sid).kind == StmtKind::Assign && f.m.s(sid).value != kNone && bind(sid); };
@@ -913,7 +1200,12 @@ bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer) {
         if (e.kind == ExprKind::Name) {
           auto it = names.find(e.text);
           if (it == names.end() || numbers) return;
-          if (e.range.begin < it->second && e.range.begin >= L.range.begin) bad = true;  // carried
+          if (e.range.begin < it->second && e.range.begin >= L.range.begin) {  // carried
+            const Expr& fw = f.e(c.call);
+            bool state = false;
+            for (size_t k = 1; k < fw.kids.size() && recurrent; ++k) state = state || fw.kids[k] == x;
+            bad = !state || !recurrent_state(e.text);
+          }
           // Fed to another forward whose statement binds names: those are followed instead.
           else if (st.value != kNone && f.e(st.value).kind == ExprKind::Call && !producers.count(st.value)) {
             const Expr& call = f.e(st.value);
@@ -938,6 +1230,13 @@ bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer) {
             f.e(e.kids[0]).kind == ExprKind::Call &&
             in(f.callee_attr(e.kids[0]), {"max", "min", "topk", "sort", "kthvalue", "mode"}))
           inner = true;
+        // An index is integers or a mask, which carry no history into what they pick
+        // (`dataset.vocab[next_token]`): only the indexed value may.
+        if (e.kind == ExprKind::Subscript && e.kids.size() >= 2) {
+          walk(e.kids[0], inner);
+          for (size_t k = 1; k < e.kids.size(); ++k) walk(e.kids[k], true);
+          return;
+        }
         if (e.kind == ExprKind::Call) {
           const std::string& a = f.callee_attr(x);
           const std::string& q = f.callee_qual(x);
@@ -1498,6 +1797,77 @@ int frozen_state(const Facts& f, Id func, Id x, std::string* part, int depth = 0
   return all == -2 ? -1 : all;
 }
 
+// Is `loop` (in `func`, within the evaluation loop `outer`) a loop of decoding steps: `range(n)`
+// or a `while`, not a pass over a data set by index, inside loops of a few trips at most? Or a
+// loop over the characters of a prompt written out (`for ch in prime:`, with `prime="The"` and
+// every same-file caller handing a string literal)?
+bool decoding_steps(const Facts& f, int loop, int outer, Id func) {
+  const Loop& L = f.loops[loop];
+  auto literal_string = [&](Id x) {
+    return x != kNone && f.e(x).kind == ExprKind::Literal && f.e(x).lit == LitKind::String;
+  };
+  bool prompt = false;
+  if (L.stmt != kNone && f.m.s(L.stmt).kind == StmtKind::For && L.iter != kNone && f.e(L.iter).kind == ExprKind::Name &&
+      func != kNone && f.is_param(func, f.e(L.iter).text) && f.own_bindings(func, f.e(L.iter).text).empty()) {
+    const Function& fn = f.m.funcs[func];
+    const std::string& name = f.e(L.iter).text;
+    for (size_t i = 0; i < fn.params.size() && i < fn.param_defaults.size(); ++i)
+      if (fn.params[i] == name) {
+        const std::string& d = fn.param_defaults[i];
+        prompt = !d.empty() && (d[0] == '"' || d[0] == '\'');
+      }
+    for (const auto& [caller, arg] : f.argument_values(func, name)) prompt = prompt && literal_string(arg);
+  }
+  const bool steps = prompt || (L.stmt != kNone && (f.m.s(L.stmt).kind == StmtKind::While ||
+                                                    (L.iter != kNone && f.e(L.iter).kind == ExprKind::Call &&
+                                                     python_builtin_call(f, L.iter) &&
+                                                     f.e(f.e(L.iter).kids[0]).text == "range"sv)));
+  if (!steps) return false;
+  // (`range(len(test_dataset))`, `range(data_len)` with `data_len = len(test_dataset)`: a
+  // pass over a data set by index, not steps of a decoding.)
+  if (L.iter != kNone && f.e(L.iter).kind == ExprKind::Call)
+    for (size_t k = 1; k < f.e(L.iter).kids.size(); ++k) {
+      Id bound = f.e(L.iter).kids[k];
+      if (size_read_of(f, bound) != kNone) return false;
+      if (f.e(bound).kind == ExprKind::Name)
+        for (Id v : f.bindings_at(func, f.e(bound).text, bound))
+          if (size_read_of(f, v) != kNone) return false;
+    }
+  for (int l = loop; l != outer && l >= 0;) {
+    l = f.loops[l].parent;
+    if (l >= 0 && constant_trips(f, l, kFewDecodedItems) == 0) return false;
+  }
+  return true;
+}
+
+// How many times the same-file callers of `func` run it, when every call site sits in code that
+// runs at most once, within loops of constant trips: the sum over the sites (0 when unknown or
+// beyond `limit`).
+long caller_trips(const Facts& f, Id func, long limit) {
+  if (func == kNone || f.handed_on(func) || f.callers(func).empty()) return 0;
+  long total = 0;
+  for (int ci : f.callers(func)) {
+    const CallSite& at = f.calls[ci];
+    if (at.in_lambda || at.func == func || (at.func != kNone && !f.runs_at_most_once(at.func))) return 0;
+    long trips = 1;
+    for (int l = at.loop; l >= 0 && trips > 0; l = f.loops[l].parent)
+      if (trips *= constant_trips(f, l, limit); trips > limit) trips = 0;
+    if (trips == 0 || (total += trips) > limit) return 0;
+  }
+  return total;
+}
+
+// The model a function runs is a parameter it never rebinds, and every same-file caller hands
+// in one it moved to the CPU before the call.
+bool handed_in_on_cpu(const Facts& f, Id func, const std::string& name) {
+  if (func == kNone || name.empty() || !f.is_param(func, name) || !f.own_bindings(func, name).empty()) return false;
+  const auto args = f.argument_values(func, name);
+  if (args.empty()) return false;
+  for (const auto& [caller, a] : args)
+    if (!placed_on_cpu(f, caller, f.dotted(f.unplaced(a)), a)) return false;
+  return true;
+}
+
 void check_LL101(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   std::set<int> reported_loops;
@@ -1513,6 +1883,8 @@ void check_LL101(CheckContext& ctx) {
   std::map<const std::vector<int>*, long> graph_widths;  // scope's calls -> loop_graph_width
   std::map<Id, const CallSite*> helpers_for_width;       // helper_forward's memo
   std::map<const std::vector<int>*, bool> attribution_scopes;  // scope's calls -> hands the model to an attribution
+  LoopChains loop_chains;                                       // sampling_chain's memo
+  std::map<int, LoopSteps> loop_steps;                          // validation_after_step's memo
   // The fix that decorates a whole evaluation function `func` (top level, never
   // back-propagating, named for evaluation or serving, not handing `model` to code the file
   // does not show): offered on `fd`, which then stands for the function's other forwards.
@@ -1538,10 +1910,37 @@ void check_LL101(CheckContext& ctx) {
   auto acting_on_one_environment = [&](const CallSite& at, int outer) {
     return at.loop >= 0 && outer >= 0 && steps_one_environment(f, at.loop) && outputs_die_in_iteration(f, at, outer);
   };
-  // A helper's forward: weak in an episode of acting, else a memory claim.
-  auto report_helper = [&](const CallSite& at, int outer, std::string msg) {
-    if (!f.cpu_only_program() && !f.cpu_only_at(f.e(at.call).range.begin) && acting_on_one_environment(at, outer))
+  // A helper's forward `fw`, called at `at` in the evaluation loop `outer`: weak in an episode
+  // of acting, in loops of a few trips, on a model the caller moved to the CPU, or on one item
+  // per decoding step; else a memory claim. (The impact of the forward's own loop, asked of the
+  // helper's call.)
+  auto report_helper = [&](const CallSite& at, int outer, std::string msg, const CallSite* fw) {
+    const bool gpu = !f.cpu_only_program() && !f.cpu_only_at(f.e(at.call).range.begin);
+    if (gpu && acting_on_one_environment(at, outer))
       return ctx.report_weak("LL101", f.e(at.call).range, std::move(msg), kActingReason);
+    long trips = 1;
+    for (int l = at.loop; l >= 0 && trips > 0; l = l == outer ? -1 : f.loops[l].parent)
+      if (trips *= constant_trips(f, l, kFewDemoForwards); trips > kFewDemoForwards) trips = 0;
+    const bool runs_once = at.func == kNone || f.runs_at_most_once(at.func);
+    if (trips > 0 && (trips <= kFewForwards || runs_once))
+      return ctx.report_weak("LL101", f.e(at.call).range, std::move(msg),
+                             trips == 1 ? "the loop runs once, the same as a single forward"
+                                        : "the loop runs " + std::to_string(trips) +
+                                              " times, the same as that many single forwards");
+    // The model the helper runs is a parameter it never rebinds: the caller's argument.
+    if (!fw) return report_memory_claim(ctx, "LL101", f.e(at.call).range, std::move(msg));
+    const std::string& inner = f.dotted(f.forward_receiver(fw->call));
+    if (!inner.empty() && fw->func != kNone && f.is_param(fw->func, inner) && f.own_bindings(fw->func, inner).empty())
+      if (const Id given = f.argument_for(at.call, fw->func, inner);
+          given != kNone && placed_on_cpu(f, at.func, f.dotted(f.unplaced(given)), at.call))
+        return ctx.report_weak("LL101", f.e(at.call).range, std::move(msg),
+                               "the model was moved to the CPU before this call, so the graph costs host memory "
+                               "of a CPU run");
+    if (fw->loop < 0 && at.loop >= 0 && feeds_back(f, at) && decoding_steps(f, at.loop, outer, at.func) &&
+        takes_one_item(f, *fw))
+      return ctx.report_weak("LL101", f.e(at.call).range, std::move(msg),
+                             "each call runs the forward on one item (a batch of one) per decoding step: one "
+                             "sequence's graph at most, what one training sample costs");
     return report_memory_claim(ctx, "LL101", f.e(at.call).range, std::move(msg));
   };
   auto hands_to_attribution = [&](const std::vector<int>& scope) {
@@ -1579,6 +1978,17 @@ void check_LL101(CheckContext& ctx) {
       // no_grad around that forward, not grad switched by the pass.
       if (gated && detached_at_once(ctx, c, reported_forwards)) continue;
     }
+    // A validation inside a training iteration: after the iteration's backward and step, the
+    // model switched to eval mode in the same iteration (`model.eval(); out = model(x, edges)`
+    // in a full-batch graph training loop), its outputs back-propagated nowhere (asked below).
+    bool validation_in_step = false;
+    if (why.empty() && !gated && c.loop >= 0 && f.loop_trains(c.loop) && validation_after_step(f, c, loop_steps)) {
+      why = "after `" + f.dotted(callee) + ".eval()`, after the training step of its iteration";
+      validation_in_step = true;
+    }
+    if (why.empty() && sampling_chain(f, c, loop_chains))
+      why = "in a loop that feeds what it returns back into it (a sampling loop): each step's graph stays chained "
+            "to the next";
     if (why.empty()) {
       // Inference-only programs: a loaded model's forward, loop or not.
       if (f.file_trains() || !f.is_loaded_model(c.func, callee)) continue;
@@ -1662,8 +2072,16 @@ void check_LL101(CheckContext& ctx) {
     // (A loop over tensors the program makes times the model: decided below.)
     const bool runs_once = c.func == kNone || f.runs_at_most_once(c.func);
     const bool made = made_inputs(f, c);
-    const bool few_trips =
+    bool few_trips =
         trips > 0 && (trips <= kFewForwards || (runs_once && !made && trips <= kFewDemoForwards));
+    // A helper's single forward, which its callers run a few times (`for surname in ['McMahan',
+    // 'Nakamoto']: print(predict(surname, model))`): that many single forwards.
+    if (!few_trips && c.loop < 0 && c.func != kNone && !runs_once)
+      if (const long n = caller_trips(f, c.func, kFewDemoForwards); n > 0) {
+        trips = n;
+        few_trips = true;
+        layers = "(" + f.m.funcs[c.func].name;  // (see the message below)
+      }
     // (Test code: the impact pass after the checks makes the finding weak; run_checks.)
     // A forward on tensors the program makes (`net(torch.randn(2, 3, 32, 32))`), once or a
     // fixed number of times: a shape or timing check of the model, not a pass over data.
@@ -1695,46 +2113,24 @@ void check_LL101(CheckContext& ctx) {
     const bool probe = made && !smoke && c.loop < 0 && (c.func == kNone || f.runs_at_most_once(c.func));
     const long width = loop_graph_width(f, c, graph_widths, helpers_for_width);
     BatchGraph graph;  // asked only where the reasons before it do not hold
+    long item_width = -1;  // likewise
     // One item per forward, nothing of it kept: a greedy decoding of a sentence, a caption for
     // each of a few images (the missing no_grad costs one item's activations at a time).
     // Only in a loop of decoding steps (`range(max_len)`, a `while`), within at most a few
     // items: a pass over a data set one item at a time keeps the full severity (an item may be
     // a video frame pair or a volume, and the whole set is walked).
     bool batch_of_one = false;
-    auto decoding_steps = [&] {
-      const Loop& L = f.loops[c.loop];
-      const bool steps = L.stmt != kNone && (f.m.s(L.stmt).kind == StmtKind::While ||
-                                             (L.iter != kNone && f.e(L.iter).kind == ExprKind::Call &&
-                                              python_builtin_call(f, L.iter) && f.e(f.e(L.iter).kids[0]).text == "range"sv));
-      if (!steps) return false;
-      // (`range(len(test_dataset))`, `range(data_len)` with `data_len = len(test_dataset)`: a
-      // pass over a data set by index, not steps of a decoding.)
-      if (L.iter != kNone && f.e(L.iter).kind == ExprKind::Call)
-        for (size_t k = 1; k < f.e(L.iter).kids.size(); ++k) {
-          Id bound = f.e(L.iter).kids[k];
-          if (size_read_of(f, bound) != kNone) return false;
-          if (f.e(bound).kind == ExprKind::Name)
-            for (Id v : f.bindings_at(c.func, f.e(bound).text, bound))
-              if (size_read_of(f, v) != kNone) return false;
-        }
-      for (int l = c.loop; l != outer && l >= 0;) {
-        l = f.loops[l].parent;
-        if (l >= 0 && constant_trips(f, l, kFewDecodedItems) == 0) return false;
+    bool recurrent_item = false;  // ... whose recurrent state alone goes on to the next step
+    if (c.loop >= 0 && !few_trips && decoding_steps(f, c.loop, outer, c.func)) {
+      if (takes_one_item(f, c)) {
+        batch_of_one = outputs_die_in_iteration(f, c, outer);
+        recurrent_item = !batch_of_one && outputs_die_in_iteration(f, c, outer, true);
       }
-      return true;
-    };
-    if (c.loop >= 0 && !few_trips && decoding_steps()) {
-      const Expr& call = f.e(c.call);
-      for (size_t k = 1; k < call.kids.size() && !batch_of_one; ++k) {
-        std::set<Id> seen;
-        batch_of_one = one_item(f, c.func, call.kids[k], seen) == OneItem::Yes;
-      }
-      batch_of_one = batch_of_one && outputs_die_in_iteration(f, c, outer);
     }
 
     // One environment stepped every iteration (an episode of acting, a replay recorded for a
     // video): each forward acts on one observation, and what it returns dies with the step.
-    const bool acting = !batch_of_one && !few_trips && acting_on_one_environment(c, outer);
+    const bool acting = !batch_of_one && !recurrent_item && !few_trips && acting_on_one_environment(c, outer);
     // (File-wide facts, asked once: a file of thousands of forwards asks them for each.)
     if (!modern) modern = written_for_0_4_or_later(f);
     if (!pre_0_4) pre_0_4 = pre_0_4_file(f, *modern);
@@ -1799,10 +2195,22 @@ void check_LL101(CheckContext& ctx) {
                                             std::to_string((graph.floats * 4 + (1 << 20) - 1) >> 20) +
                                             " MB for a batch of " + std::to_string(graph.batch) +
                                             ": a small graph next to a GPU's memory")
+                  : !f.cpu_only_program() && !f.cpu_only_at(f.e(c.call).range.begin) && width < 0 &&
+                          (item_width = one_item_graph_width(f, c)) >= 0 && item_width <= kSmallGraphWidth
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "the forward takes one item (a batch of one) through a fully-connected "
+                                        "model that keeps about " +
+                                            with_commas(item_width) + " floats (" +
+                                            std::to_string((item_width * 4 + 1023) / 1024) +
+                                            " KB) of graph for it")
                   : placed_on_cpu(f, c)
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the model was moved to the CPU before this forward, so the graph costs host "
                                         "memory of a CPU run")
+                  : handed_in_on_cpu(f, c.func, f.dotted(callee))
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "every caller moves the model it hands in to the CPU before the call, so the "
+                                        "graph costs host memory of a CPU run")
                   : !frozen_part.empty()
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the model's parameters were frozen but for `" + frozen_part +
@@ -1816,10 +2224,19 @@ void check_LL101(CheckContext& ctx) {
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the forward takes one item (a batch of one) and nothing it returns outlives "
                                         "the iteration: one item's graph at a time")
+                  : recurrent_item
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
+                                        "the forward takes one item (a batch of one) per decoding step and only "
+                                        "its recurrent state goes on to the next step: one sequence's graph at "
+                                        "most, what one training sample costs")
                   : acting ? ctx.report_weak("LL101", f.e(c.call).range, msg, kActingReason)
                   : few_trips
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
-                                        trips == 1 && !layers.empty()
+                                        starts_with(layers, "(")
+                                            ? "its callers run `" + layers.substr(1) + "()` " +
+                                                  (trips == 1 ? std::string("once") : std::to_string(trips) + " times") +
+                                                  ", the same as that many single forwards"
+                                        : trips == 1 && !layers.empty()
                                             ? "the loop walks the layers of `" + layers +
                                                   "` once, the same as a single forward"
                                         : trips == 1 ? "the loop runs once, the same as a single forward"
@@ -1850,6 +2267,13 @@ void check_LL101(CheckContext& ctx) {
     std::string no_grad = spelling_of(f.m, "torch.no_grad");
     if (no_grad.empty() && f.m.aliases.count("torch") == 0) no_grad = "";
     if (no_grad.empty()) continue;
+    // In a training loop only the forward's statement is wrapped: the loop's step needs grad.
+    if (validation_in_step) {
+      Fix fix = wrap_statement_fix(ctx, c.stmt, "with " + no_grad + "():",
+                                   "Wrap the forward's statement in `with " + no_grad + "():`");
+      if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
+      continue;
+    }
     // The scope also calls something it was handed (`attack(x, y)`) while the file has code
     // that needs autograd outside training (an adversarial attack's `torch.autograd.grad`):
     // disabling grad around it could break it. Only the forward's own statement is wrapped.
@@ -1934,7 +2358,7 @@ void check_LL101(CheckContext& ctx) {
       continue;
     }
     std::string msg = no_grad_message("`" + d + "` in `" + helper + "()`", why);
-    Finding* fd = report_helper(h, outer, msg);
+    Finding* fd = report_helper(h, outer, msg, fw);
     if (!fd) continue;
     fd->notes.push_back({f.e(fw->call).range, "the forward `" + helper + "()` runs"});
     if (h.func == kNone || calls_code_that_may_need_grad(f, f.calls_in(h.func), file_needs_grad) ||
@@ -1967,7 +2391,7 @@ void check_LL101(CheckContext& ctx) {
       if (why.empty()) continue;
       const int outer = outermost_eval_loop(f, h.loop);
       if (!reported_loops.insert(outer).second) continue;
-      Finding* fd = report_helper(h, outer, no_grad_message("`" + d + "` in `" + std::string(f.last_component(q)) + "()`", why));
+      Finding* fd = report_helper(h, outer, no_grad_message("`" + d + "` in `" + std::string(f.last_component(q)) + "()`", why), nullptr);
       if (!fd) continue;
       offer_wrap_loop_fix(ctx, fd, outer, h.stmt);
       continue;
@@ -2010,7 +2434,7 @@ void check_LL101(CheckContext& ctx) {
     const int outer = outermost_eval_loop(f, h.loop);
     if (!reported_loops.insert(outer).second) continue;
     std::string msg = no_grad_message("`" + d + "` in `" + cls + "." + attr + "()`", why);
-    Finding* fd = report_helper(h, outer, msg);
+    Finding* fd = report_helper(h, outer, msg, nullptr);
     if (!fd) continue;
     if (!hands_model_to_unseen_code(f, f.loops[outer].calls, owner)) offer_wrap_loop_fix(ctx, fd, outer, h.stmt);
   }

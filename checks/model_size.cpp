@@ -29,8 +29,24 @@ long visible_int(const Facts& f, Id func, Id x, const IntEnv* env, int depth = 0
     auto it = env->find(e.text);
     return it == env->end() || !f.bindings(func, e.text).empty() ? -1 : it->second;
   }
+  // `int(hidden / 2)`: a true division cast back to an integer.
+  if (e.kind == ExprKind::Call && e.kids.size() == 2 && python_builtin_call(f, x) && f.e(e.kids[0]).text == "int"sv) {
+    const Expr& d = f.e(e.kids[1]);
+    if (d.kind == ExprKind::BinOp && d.text == "/"sv && d.kids.size() == 2)
+      return int_arithmetic("//", visible_int(f, func, d.kids[0], env, depth + 1),
+                            visible_int(f, func, d.kids[1], env, depth + 1));
+    return visible_int(f, func, e.kids[1], env, depth + 1);
+  }
   const Expr* lit = f.literal_of(x, func);
   if (!lit && func != kNone) lit = f.literal_of(x, kNone);
+  if (!lit && e.kind == ExprKind::Name) {
+    // A name bound once to such arithmetic (`h2 = int(h1 / 2)`), here or at the top level.
+    std::vector<Id> vs = f.bindings(func, e.text);
+    if (vs.empty() && func != kNone && !f.is_param(func, e.text)) vs = f.bindings(kNone, e.text);
+    if (vs.size() == 1 && vs[0] != x && (f.e(vs[0]).kind == ExprKind::BinOp || f.e(vs[0]).kind == ExprKind::Call))
+      return visible_int(f, func == kNone || !f.bindings(func, e.text).empty() ? func : kNone, vs[0], env, depth + 1);
+    return -1;
+  }
   if (!lit || lit->lit != LitKind::Int) return -1;
   return int_literal_text(lit->text);
 }
@@ -93,7 +109,9 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
       if ((f.e(a).kind == ExprKind::Name || f.e(a).kind == ExprKind::Attribute) &&
           !(func != kNone && f.e(a).kind == ExprKind::Name && f.is_param(func, f.e(a).text))) {
         const std::string& d = f.dotted(a);
-        std::vector<Id> vals = d.empty() ? std::vector<Id>{} : f.bindings(func, d);
+        // (The bindings that reach the read: `linear3 = nn.Linear(h, 1)` written twice, the
+        // second replacing the first.)
+        std::vector<Id> vals = d.empty() ? std::vector<Id>{} : f.bindings_at(func, d, a);
         if (vals.empty() && func != kNone && !d.empty()) vals = f.bindings(kNone, d);
         if (vals.size() == 1 && vals[0] != v && f.e(vals[0]).kind == ExprKind::Call &&
             f.callee_qual(vals[0]).rfind("torch.nn.", 0) == 0)
@@ -101,7 +119,7 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
       }
       if (f.e(a).kind != ExprKind::Call) return {};  // `*layers`, a name bound otherwise
       total = total + layer_size(f, func, a, depth + 1, env);
-      if (total.params < 0) return {};
+      if (total.params < 0 && total.width < 0) return {};
     }
     return total;
   }
@@ -113,6 +131,9 @@ ModelSize layer_size(const Facts& f, Id func, Id v, int depth, const IntEnv* env
       const long o = n(2, "out_features");
       return a < 0 || b < 0 || o < 0 ? ModelSize{} : ModelSize{a * b * o + o, kKeptPerFeature * o, a + b};
     }
+    // (Its input features from data, `nn.Linear(n_features, 64)`: the parameters are not
+    // visible, what its forward keeps per sample is.)
+    if (a < 0 && b >= 0) return {kUnknown, kKeptPerFeature * b, kUnknown};
     return a < 0 || b < 0 ? ModelSize{} : ModelSize{a * b + b, kKeptPerFeature * b, a};
   }
   if (name == "Embedding"sv) {
@@ -181,7 +202,7 @@ ModelSize class_size(const Facts& f, Id k, const IntEnv& env, int depth) {
       continue;
     if (f.e(s.value).kind != ExprKind::Call) return {};
     total = total + layer_size(f, init, s.value, depth + 1, &env);
-    if (total.params < 0) return {};
+    if (total.params < 0 && total.width < 0) return {};
   }
   return total;
 }

@@ -3039,3 +3039,221 @@ TEST(Impact, AModelThatRunsOnlyLinearLayersPastItsGradOffBackboneIsWeak) {
   ASSERT_NE(h, nullptr) << mlp;
   EXPECT_EQ(h->message.find("records a graph only in linear layers"), std::string::npos) << h->message;
 }
+
+TEST(Impact, VolatileEvaluationOfAFileWhoseOnlyItemIsNumpysIsLegacyCode) {
+  // Code for PyTorch 0.3: `Variable(x, volatile=True)` in validation, losses read as
+  // `loss.data[0]` in a meter's update. `pred.cpu().numpy().item()` is NumPy's item, no sign of
+  // 0.4; a tensor's `.item()` is, and there `volatile` is ignored: the full finding.
+  auto program = [](const std::string& read) {
+    return "import torch\nfrom torch.autograd import Variable\n"
+           "def validate(loader, model, criterion, meter):\n"
+           "    model.eval()\n"
+           "    for images, labels in loader:\n"
+           "        images, labels = Variable(images.cuda(), volatile=True), Variable(labels.cuda())\n"
+           "        outputs = model(images)\n"
+           "        loss = criterion(outputs, labels)\n"
+           "        meter.update(loss.data[0], images.size(0))\n"
+           "def predict(model, x):\n"
+           "    p = model(Variable(x.cuda())).data\n"
+           "    return " + read + "\n";
+  };
+  const FileResult legacy = analyze_text("train.py", program("p.cpu().numpy().item()"), Config{}, EngineOptions{});
+  const Finding* f = nullptr;
+  for (const auto& x : legacy.findings)
+    if (x.rule == "LL101" && x.range.line == 7) f = &x;
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_NE(f->message.find("volatile"), std::string::npos) << f->message;
+  const FileResult modern = analyze_text("train.py", program("p.cpu().item()"), Config{}, EngineOptions{});
+  const Finding* g = nullptr;
+  for (const auto& x : modern.findings)
+    if (x.rule == "LL101" && x.range.line == 7) g = &x;
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence) << g->message;
+}
+
+TEST(Impact, ARowScoredAtATimeThroughASmallFullyConnectedModelIsWeak) {
+  // A tabular net whose first layer takes the features the data has (`nn.Linear(N_FEATURES,
+  // h1)`, sizes such as `int(h1 / 2)`, a layer bound twice), scoring a table row by row: one
+  // row's graph is a few KB. The same model on whole batches of unknown size keeps the error.
+  auto program = [](const std::string& input) {
+    return "import torch\nimport torch.nn as nn\nimport pandas as pd\n"
+           "df = pd.read_csv('train.csv')\nN_FEATURES = df.shape[1]\n"
+           "h1 = 64\nh2 = int(h1 / 2)\n"
+           "linear1 = nn.Linear(N_FEATURES, h1)\nlinear2 = nn.Linear(h1, h2)\n"
+           "linear3 = nn.Linear(h2, 1)\nlinear3 = nn.Linear(h2, 1)\n"
+           "net = nn.Sequential(linear1, nn.BatchNorm1d(h1), nn.ReLU(), linear2, nn.ReLU(), linear3, nn.Sigmoid())\n"
+           "net.cuda()\nnet.eval()\nrows = []\n"
+           "for index, row in pd.read_csv('test.csv').iterrows():\n"
+           "    x = torch.from_numpy(row.values).cuda()" + input + "\n"
+           "    p = net(x).data.float()\n"
+           "    rows.append(p.cpu().item())\n";
+  };
+  const FileResult row = analyze_text("nb.py", program(".view(1, N_FEATURES)"), Config{}, EngineOptions{});
+  const Finding* f = only(row, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_NE(f->message.find("one item (a batch of one) through a fully-connected model"), std::string::npos)
+      << f->message;
+  const FileResult batch = analyze_text("nb.py", program(""), Config{}, EngineOptions{});
+  const Finding* g = only(batch, "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence) << g->message;
+}
+
+TEST(Impact, AnActionTurnedIntoANumberInItsOwnStatementDiesWithTheStep) {
+  // Showing a trained policy: `model(obs).argmax().item()` each step of one environment. An
+  // output kept across steps keeps the full severity.
+  auto program = [](const std::string& act) {
+    return "import gymnasium as gym\nimport torch\nfrom nets import MLP\n"
+           "device = torch.device('cuda')\n"
+           "def show(path, episodes):\n"
+           "    env = gym.make('CartPole-v1', render_mode='human')\n"
+           "    model = MLP(4, 2)\n"
+           "    model.load_state_dict(torch.load(path))\n"
+           "    model = model.eval().to(device)\n"
+           "    kept = []\n"
+           "    for episode in range(episodes):\n"
+           "        state = env.reset()[0]\n"
+           "        done = False\n"
+           "        while not done:\n" + act +
+           "            state, _, done, _, _ = env.step(action)\n"
+           "    return kept\n"
+           "if __name__ == '__main__':\n"
+           "    show('dqn.pt', 10)\n";
+  };
+  const FileResult dies = analyze_text(
+      "main.py", program("            action = model(torch.tensor(state).float().to(device)).argmax().item()\n"),
+      Config{}, EngineOptions{});
+  const Finding* f = only(dies, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_NE(f->message.find("steps one environment"), std::string::npos) << f->message;
+  const FileResult kept = analyze_text("main.py",
+                                       program("            q = model(torch.tensor(state).float().to(device))\n"
+                                               "            kept.append(q)\n"
+                                               "            action = q.argmax().item()\n"),
+                                       Config{}, EngineOptions{});
+  const Finding* g = only(kept, "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence) << g->message;
+}
+
+TEST(Impact, AHelpersForwardIsJudgedByTheLoopThatCallsIt) {
+  // `predict_nationality(surname, classifier, vectorizer)` runs the model once per call. Called
+  // for four names written out, it is four forwards; for a list the program reads, a pass over
+  // data, unless the caller moved the model it hands in to the CPU.
+  auto program = [](const std::string& before, const std::string& names) {
+    return "import torch\nfrom models import Classifier\n"
+           "classifier = Classifier().cuda()\n"
+           "classifier.load_state_dict(torch.load('best.pt'))\n"
+           "classifier.eval()\n"
+           "def predict_nationality(surname, classifier, vectorizer):\n"
+           "    x = torch.tensor(vectorizer.vectorize(surname)).unsqueeze(dim=0)\n"
+           "    result = classifier(x.cuda(), apply_softmax=True)\n"
+           "    return result.max(dim=1)[1].item()\n" +
+           before + "for surname in " + names + ":\n"
+           "    print(predict_nationality(surname, classifier, vectorizer))\n";
+  };
+  auto judge = [&](const std::string& before, const std::string& names) {
+    const FileResult r = analyze_text("nb.py", program(before, names), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    return f ? std::optional<std::pair<bool, std::string>>({f->low_confidence, f->message}) : std::nullopt;
+  };
+  const auto few = judge("", "['McMahan', 'Nakamoto', 'Wan', 'Cho']");
+  ASSERT_TRUE(few);
+  EXPECT_TRUE(few->first);
+  EXPECT_NE(few->second.find("its callers run `predict_nationality()` 4 times"), std::string::npos) << few->second;
+  const auto data = judge("", "open('names.txt').read().split()");
+  ASSERT_TRUE(data);
+  EXPECT_FALSE(data->first) << data->second;
+  const auto cpu = judge("classifier = classifier.to('cpu')\n", "open('names.txt').read().split()");
+  ASSERT_TRUE(cpu);
+  EXPECT_TRUE(cpu->first);
+  EXPECT_NE(cpu->second.find("moves the model it hands in to the CPU"), std::string::npos) << cpu->second;
+  // In a notebook that also trains, the call in the loop is what is reported: the same policy.
+  const std::string trains = "opt = torch.optim.Adam(classifier.parameters())\n"
+                             "for x, y in loader:\n    classifier(x).sum().backward()\n    opt.step()\n";
+  const auto few_trained = judge(trains, "['McMahan', 'Nakamoto', 'Wan', 'Cho']");
+  ASSERT_TRUE(few_trained);
+  EXPECT_TRUE(few_trained->first) << few_trained->second;
+  const auto data_trained = judge(trains, "open('names.txt').read().split()");
+  ASSERT_TRUE(data_trained);
+  EXPECT_FALSE(data_trained->first) << data_trained->second;
+  const auto cpu_trained = judge(trains + "classifier = classifier.to('cpu')\n", "open('names.txt').read().split()");
+  ASSERT_TRUE(cpu_trained);
+  EXPECT_TRUE(cpu_trained->first) << cpu_trained->second;
+}
+
+TEST(Impact, OneItemPerDecodingStepThroughAHelperOrARecurrentStateIsWeak) {
+  // Character-level sampling: one character per step, encoded by a same-file helper or built
+  // with a device-chosen `LongTensor`; the LSTM's state goes on to the next step. A batch read
+  // from data keeps the full severity.
+  const std::string helper =
+      "import torch\nfrom models import CharRNN\n"
+      "device = torch.device('cuda')\n"
+      "def one_hot_encode(ids, n):\n"
+      "    out = torch.zeros((ids.numel(), n))\n"
+      "    return out.reshape((*ids.shape, n))\n"
+      "def predict_next_char(model, char, h):\n"
+      "    x = torch.tensor([[model.char2int[char]]])\n"
+      "    x = one_hot_encode(x, len(model.chars)).to(device)\n"
+      "    h = tuple([each.data for each in h])\n"
+      "    out, h = model(x, h)\n"
+      "    p = torch.softmax(out, dim=1).data.cpu()\n"
+      "    return model.int2char[p.argmax().item()], h\n"
+      "def sample(model, size, prime='The'):\n"
+      "    model.to(device)\n"
+      "    model.eval()\n"
+      "    h = model.init_hidden(1)\n"
+      "    for ch in prime:\n"
+      "        char, h = predict_next_char(model, ch, h)\n"
+      "    chars = [char]\n"
+      "    for ii in range(size):\n"
+      "        char, h = predict_next_char(model, chars[-1], h)\n"
+      "        chars.append(char)\n"
+      "    return ''.join(chars)\n"
+      "net = CharRNN(open('chars.txt').read())\n"
+      "net.load_state_dict(torch.load('rnn.pt'))\n"
+      "print(sample(net, 1000, prime='Anna'))\n";
+  const FileResult r = analyze_text("nb.py", helper, Config{}, EngineOptions{});
+  const Finding* f = only(r, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence);
+  EXPECT_NE(f->message.find("one item (a batch of one) per decoding step"), std::string::npos) << f->message;
+  std::string from_data = helper;
+  from_data.replace(from_data.find("for ch in prime:"), 16, "for ch in open('book.txt').read():");
+  const FileResult d = analyze_text("nb.py", from_data, Config{}, EngineOptions{});
+  const Finding* g = only(d, "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence) << g->message;
+
+  auto recurrent = [](const std::string& input) {
+    return "import torch\nimport torch.nn.functional as F\nfrom models import CharLM\n"
+           "CUDA = torch.cuda.is_available()\n"
+           "if CUDA:\n    LongTensor = torch.cuda.LongTensor\nelse:\n    LongTensor = torch.LongTensor\n"
+           "def generate_text(n_chars, model, dataset, prompt_text='Hello'):\n"
+           "    resulting_string = prompt_text\n"
+           "    model.eval()\n"
+           "    h, c = None, None\n"
+           "    for _ in range(n_chars):\n"
+           "        input_ints = " + input + "\n"
+           "        logits, h, c = model(input_ints, h, c)\n"
+           "        top_k_logits, top_k_indices = torch.topk(logits[0], 2)\n"
+           "        next_token = top_k_indices.gather(-1, torch.multinomial(F.softmax(top_k_logits, dim=-1), 1))\n"
+           "        resulting_string += dataset.vocab[next_token]\n"
+           "    return resulting_string\n"
+           "model = CharLM(100).cuda()\nmodel.load_state_dict(torch.load('lm.pt'))\n"
+           "print(generate_text(100, model, dataset))\n";
+  };
+  const FileResult one = analyze_text("nb.py", recurrent("LongTensor([[dataset.char2int[resulting_string[-1]]]])"),
+                                      Config{}, EngineOptions{});
+  const Finding* h = only(one, "LL101");
+  ASSERT_NE(h, nullptr);
+  EXPECT_TRUE(h->low_confidence);
+  EXPECT_NE(h->message.find("only its recurrent state goes on"), std::string::npos) << h->message;
+  const FileResult many = analyze_text("nb.py", recurrent("LongTensor(dataset.batch_of_prompts())"), Config{}, EngineOptions{});
+  const Finding* k = only(many, "LL101");
+  ASSERT_NE(k, nullptr);
+  EXPECT_FALSE(k->low_confidence) << k->message;
+}
