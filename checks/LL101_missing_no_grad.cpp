@@ -211,6 +211,12 @@ bool asks_for_gradients(const Facts& f, Id g) {
   return false;
 }
 
+// The model a helper's forward runs: the receiver of its forward (`model(x)`, `model.forward(x)`),
+// or of a method of the model it calls (`model.encode(src)`).
+Id helper_model(const Facts& f, const CallSite& fw) {
+  return f.is_model_call(fw) ? f.forward_receiver(fw.call) : f.callee_receiver(fw.call);
+}
+
 // The forward a same-file helper always runs, for an evaluation loop that calls it
 // (`dev_loss += batch_loss(x, y).item()`, where the training step calls `batch_loss` too):
 // one at the helper's top level, with grad not disabled there, in a helper that sets no grad
@@ -230,8 +236,23 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
     else if (!fw && c.loop < 0 && !c.in_lambda && f.is_model_call(c))
       fw = &c;
   }
+  // Else a method of the model it is handed, at its top level (`memory = model.encode(src)` of a
+  // greedy decoder, before its loop of `model.decode(...)` steps): another forward of it.
+  if (!fw && ok)
+    for (int ci : f.calls_in(g)) {
+      const CallSite& c = f.calls[ci];
+      if (c.loop >= 0 || c.in_lambda || !model_method_call(f, c)) continue;
+      const Id r = f.callee_receiver(c.call);
+      if (f.e(r).kind == ExprKind::Name && f.is_param(g, f.e(r).text) && f.own_bindings(g, f.e(r).text).empty() &&
+          !in(f.callee_attr(c.call), {"forward"sv, "apply"sv, "register_forward_hook"sv, "register_buffer"sv,
+                                      "add_module"sv, "get_submodule"sv, "named_modules"sv, "buffers"sv}) &&
+          !starts_with(f.callee_attr(c.call), "register_") && !starts_with(f.callee_attr(c.call), "set_")) {
+        fw = &c;
+        break;
+      }
+    }
   if (fw) {
-    Id callee = f.forward_receiver(fw->call);
+    Id callee = helper_model(f, *fw);
     const std::string& d = f.dotted(callee);
     // `self.<layer>(x)` runs the object's own model: in a method of a module class, the module
     // itself (`agent.get_action(obs)`: the caller's `agent`); in a method of a plain class, its
@@ -839,8 +860,14 @@ BatchGraph batch_graph(const Facts& f, const CallSite& c) {
   BatchGraph out;
   if (f.m.lang != Lang::Python || c.loop < 0) return out;
   const Loop& L = f.loops[c.loop];
-  if (L.stmt == kNone || L.iter == kNone || f.e(L.iter).kind != ExprKind::Name) return out;
-  const std::vector<Id> made = f.bindings_at(L.func, f.e(L.iter).text, L.iter);
+  if (L.stmt == kNone || L.iter == kNone) return out;
+  // Also through `enumerate(loader)` (`for i, data in enumerate(testloader, 0)`).
+  Id iter = L.iter;
+  const bool enumerated = f.e(iter).kind == ExprKind::Call && python_builtin_call(f, iter) &&
+                          f.e(f.e(iter).kids[0]).text == "enumerate"sv && f.e(iter).kids.size() >= 2;
+  if (enumerated) iter = f.e(iter).kids[1];
+  if (f.e(iter).kind != ExprKind::Name) return out;
+  const std::vector<Id> made = f.bindings_at(L.func, f.e(iter).text, iter);
   if (made.size() != 1 || f.e(made[0]).kind != ExprKind::Call || !is_dataloader_call(f, made[0])) return out;
   auto li = f.call_index.find(made[0]);
   if (li == f.call_index.end()) return out;
@@ -854,13 +881,26 @@ BatchGraph batch_graph(const Facts& f, const CallSite& c) {
     batch = int_literal_text(lit->text);
   }
   if (batch <= 0 || batch > (1L << 24)) return out;
-  // The loop's sample: the first name it binds (`for data, target in loader`).
+  // The loop's sample: the first name it binds (`for data, target in loader`), or the first
+  // element of the pair it binds (`for data in testloader:`, then `images = data[0]`).
   const Stmt& loop = f.m.s(L.stmt);
   if (loop.targets.size() != 1) return out;
   Id t = loop.targets[0];
+  if (enumerated) {
+    if (f.e(t).kind != ExprKind::Sequence || f.e(t).kids.size() != 2) return out;
+    t = f.e(t).kids[1];
+  }
+  const bool pair = f.e(t).kind == ExprKind::Name;
   if (f.e(t).kind == ExprKind::Sequence && !f.e(t).kids.empty()) t = f.e(t).kids[0];
   if (f.e(t).kind != ExprKind::Name) return out;
   const std::string& sample = f.e(t).text;
+  auto is_sample = [&](Id v) {
+    v = f.unplaced(v);
+    if (f.dotted(v) == sample) return true;
+    const Expr& e = f.e(v);
+    return pair && e.kind == ExprKind::Subscript && e.kids.size() == 2 && f.dotted(e.kids[0]) == sample &&
+           int_literal_value(f.e(e.kids[1])) == 0 && f.e(e.kids[1]).text == "0"sv;
+  };
   long total = 0;
   for (int xi : L.calls) {
     const CallSite& x = f.calls[xi];
@@ -872,11 +912,11 @@ BatchGraph batch_graph(const Facts& f, const CallSite& c) {
     // Fed the sample itself, perhaps moved (`model(data.to(device))`, `data = data.cuda()`).
     Id a = f.e(x.call).kids.size() > 1 ? f.unplaced(f.e(x.call).kids[1]) : kNone;
     if (a == kNone || f.e(a).kind != ExprKind::Name) return out;
-    if (f.e(a).text != sample) {
+    if (f.e(a).text != sample || pair) {
       const std::vector<Id> vs = f.bindings_at(x.func, f.e(a).text, a);
       if (vs.empty()) return out;
       for (Id v : vs)
-        if (f.dotted(f.unplaced(v)) != sample) return out;
+        if (!is_sample(v)) return out;
     }
     long most = -1;
     const bool known = each_model_value(f, x.func, f.forward_receiver(x.call), [&](Id fn, Id v) {
@@ -1929,7 +1969,7 @@ void check_LL101(CheckContext& ctx) {
                                               " times, the same as that many single forwards");
     // The model the helper runs is a parameter it never rebinds: the caller's argument.
     if (!fw) return report_memory_claim(ctx, "LL101", f.e(at.call).range, std::move(msg));
-    const std::string& inner = f.dotted(f.forward_receiver(fw->call));
+    const std::string& inner = f.dotted(helper_model(f, *fw));
     if (!inner.empty() && fw->func != kNone && f.is_param(fw->func, inner) && f.own_bindings(fw->func, inner).empty())
       if (const Id given = f.argument_for(at.call, fw->func, inner);
           given != kNone && placed_on_cpu(f, at.func, f.dotted(f.unplaced(given)), at.call))
@@ -2304,7 +2344,7 @@ void check_LL101(CheckContext& ctx) {
     if (!fw || reported_forwards.count(fw->call) || f.loop_trains(h.loop) || feeds_enclosing_training(f, h) ||
         hands_to_attribution(f.calls_in(h.target_func)) || backpropagated_by_its_object(f, *fw))
       continue;
-    Id callee = f.forward_receiver(fw->call);
+    Id callee = helper_model(f, *fw);
     std::string d = f.dotted(callee);
     bool unshown_base = false;
     // A method of a module class runs the caller's module: `agent.get_action(obs)` runs `agent`.
@@ -2339,7 +2379,7 @@ void check_LL101(CheckContext& ctx) {
                                                                                 : eval_loop_reason(f, h);
     // The helper switches the model it runs to eval mode itself (`def prediction(model, ...):
     // model.eval(); output = model(data)`), in a loop that does not train: the loop evaluates.
-    if (const std::string& inner = f.dotted(f.forward_receiver(fw->call));
+    if (const std::string& inner = f.dotted(helper_model(f, *fw));
         why.empty() && !inner.empty() && f.eval_called_before(h.target_func, inner, f.e(fw->call).range.begin))
       why = "after `" + inner + ".eval()` in `" + f.m.funcs[h.target_func].name + "()`";
     // A plain wrapper's own `eval()` called on the object (it has one only because it defines it).

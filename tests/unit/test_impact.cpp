@@ -3257,3 +3257,44 @@ TEST(Impact, OneItemPerDecodingStepThroughAHelperOrARecurrentStateIsWeak) {
   ASSERT_NE(k, nullptr);
   EXPECT_FALSE(k->low_confidence) << k->message;
 }
+
+TEST(Impact, ASmallCnnOverALoaderIsSizedWhenTheLoopBindsTheWholePair) {
+  // The CIFAR-10 tutorial's test pass: `for data in testloader:` (or `for i, data in
+  // enumerate(testloader, 0):`), then `images = data[0].to(device)`. The sample is the pair's
+  // first element, as in `for images, labels in testloader:`. In batches of 4 the graph is
+  // 1 MB (weak); in batches of 4,096 it is about 240 MB (full severity).
+  auto program = [](const std::string& batch, const std::string& loop) {
+    return "import torch\nimport torchvision\nimport torchvision.transforms as transforms\n"
+           "import torch.nn as nn\nimport torch.nn.functional as F\n"
+           "transform = transforms.Compose([transforms.ToTensor()])\n"
+           "testset = torchvision.datasets.CIFAR10(root='./data', train=False, download=True, transform=transform)\n"
+           "testloader = torch.utils.data.DataLoader(testset, batch_size=" + batch + ", shuffle=False)\n"
+           "device = torch.device('cuda:0')\n"
+           "class Net(nn.Module):\n"
+           "    def __init__(self):\n"
+           "        super().__init__()\n"
+           "        self.conv1 = nn.Conv2d(3, 6, 5)\n        self.pool = nn.MaxPool2d(2, 2)\n"
+           "        self.conv2 = nn.Conv2d(6, 16, 5)\n        self.fc1 = nn.Linear(16 * 5 * 5, 120)\n"
+           "        self.fc2 = nn.Linear(120, 84)\n        self.fc3 = nn.Linear(84, 10)\n"
+           "    def forward(self, x):\n"
+           "        x = self.pool(F.relu(self.conv1(x)))\n        x = self.pool(F.relu(self.conv2(x)))\n"
+           "        x = torch.flatten(x, 1)\n        x = F.relu(self.fc1(x))\n        x = F.relu(self.fc2(x))\n"
+           "        return self.fc3(x)\n"
+           "net = Net().to(device)\nnet.load_state_dict(torch.load('cifar_net.pth'))\nnet.eval()\ncorrect = 0\n" +
+           loop +
+           "    images, labels = data[0].to(device), data[1].to(device)\n"
+           "    outputs = net(images)\n"
+           "    correct += (outputs.argmax(1) == labels).sum().item()\n";
+  };
+  for (const std::string loop : {"for data in testloader:\n", "for i, data in enumerate(testloader, 0):\n"}) {
+    const FileResult small = analyze_text("cifar.py", program("4", loop), Config{}, EngineOptions{});
+    const Finding* f = only(small, "LL101");
+    ASSERT_NE(f, nullptr) << loop;
+    EXPECT_TRUE(f->low_confidence) << loop;
+    EXPECT_NE(f->message.find("per 3 x 32 x 32 sample, 1 MB for a batch of 4"), std::string::npos) << f->message;
+    const FileResult large = analyze_text("cifar.py", program("4096", loop), Config{}, EngineOptions{});
+    const Finding* g = only(large, "LL101");
+    ASSERT_NE(g, nullptr) << loop;
+    EXPECT_FALSE(g->low_confidence) << g->message;
+  }
+}
