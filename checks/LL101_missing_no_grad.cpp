@@ -270,6 +270,7 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
 // relatives), `torch.device(...)`, `torch.cuda.amp` / `torch.amp`, a loss's `reduction=`. It
 // runs on a PyTorch that ignores `volatile` and has no `.data[0]` on 0-dim losses.
 bool legacy_scalar_reads(const Facts& f);
+bool legacy_loss_reads(const Facts& f);
 
 // A NumPy value made in the expression itself: `pred.cpu().numpy()`, `np.float32(x)`, and what
 // is taken of them (`pred.cpu().numpy()[0]`, `.squeeze()`). Its `.item()` is NumPy's.
@@ -302,7 +303,37 @@ bool written_for_0_4_or_later(const Facts& f) {
   }
   // `.item()` is NumPy's too (`checkpoint['filter_sizes'].item()`): no evidence in a file that
   // reads its losses as `loss.data[0]`, which raises on the 0-dim losses of 0.5 and later.
-  return item && !legacy_scalar_reads(f);
+  return item && !legacy_scalar_reads(f) && !legacy_loss_reads(f);
+}
+
+// Reads of a loss as `loss.data[0]` anywhere (`losses.update(loss.data[0], n)`,
+// `print(cost.data[0])`): a name the file back-propagates or named for a loss. (Elsewhere
+// `out.data[0]` may be the first row of a batch.)
+bool legacy_loss_reads(const Facts& f) {
+  std::set<std::string_view> backpropagated;
+  bool any = false;
+  for (Id x = 0; x < static_cast<Id>(f.m.exprs.size()) && !any; ++x) {
+    const Expr& v = f.e(x);
+    any = v.kind == ExprKind::Subscript && v.kids.size() == 2 && f.e(v.kids[1]).kind == ExprKind::Literal &&
+          f.e(v.kids[1]).text == "0"sv && f.e(v.kids[0]).kind == ExprKind::Attribute &&
+          f.e(v.kids[0]).text == "data"sv && !f.e(v.kids[0]).kids.empty();
+  }
+  if (!any) return false;  // (cheap first: most files have no `.data[0]`)
+  for (const CallSite& c : f.calls)
+    if (f.is_backward(c))
+      if (const Id r = f.callee_receiver(c.call); r != kNone && f.e(r).kind == ExprKind::Name)
+        backpropagated.insert(f.e(r).text);
+  for (Id x = 0; x < static_cast<Id>(f.m.exprs.size()); ++x) {
+    const Expr& v = f.e(x);
+    if (v.kind != ExprKind::Subscript || v.kids.size() != 2 || f.e(v.kids[1]).kind != ExprKind::Literal ||
+        f.e(v.kids[1]).text != "0"sv || f.e(v.kids[0]).kind != ExprKind::Attribute ||
+        f.e(v.kids[0]).text != "data"sv || f.e(v.kids[0]).kids.empty())
+      continue;
+    const Expr& loss = f.e(f.e(v.kids[0]).kids[0]);
+    if (loss.kind == ExprKind::Name && (backpropagated.count(loss.text) || Facts::named_like_a_loss(loss.text)))
+      return true;
+  }
+  return false;
 }
 
 // The function wraps inputs in `Variable(x, volatile=True)` (or `volatile=<flag>`): PyTorch before 0.4 ran such a
