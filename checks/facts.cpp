@@ -613,12 +613,27 @@ uint32_t Facts::scan_gpu_evidence(bool any) const {
   // else x`, `"cuda" if torch.cuda.is_available() and not force_cpu else "cpu"`) never runs, and
   // the test itself chooses nothing.
   std::vector<std::pair<uint32_t, uint32_t>> never_runs;  // [begin, end)
+  // A statement that only sets the GPU's seed or cuDNN's flags (`torch.cuda.manual_seed(0)`,
+  // `torch.backends.cudnn.deterministic = True`).
+  auto setting_statement = [&](Id sid) {
+    const Stmt& st = m.s(sid);
+    if (st.kind == StmtKind::Expr && st.value != kNone && e(st.value).kind == ExprKind::Call)
+      return gpu_setting_only(e(e(st.value).kids[0]).qname);
+    if (st.kind == StmtKind::Assign && !st.targets.empty())
+      return std::all_of(st.targets.begin(), st.targets.end(), [&](Id t) { return gpu_setting_only(e(t).qname); });
+    return false;
+  };
   for (const StmtSite& site : stmt_sites) {
     const Stmt& st = m.s(site.stmt);
     if (st.kind == StmtKind::If && st.value != kNone && !st.body.empty() && always_false(st.value)) {
       never_runs.push_back({m.s(st.body.front()).range.begin, m.s(st.body.back()).range.end});
       never_runs.push_back({e(st.value).range.begin, e(st.value).range.end});  // (its test chooses nothing)
     }
+    // `if torch.cuda.is_available(): torch.cuda.manual_seed(0)`: a test that only guards
+    // settings chooses nothing either.
+    if (st.kind == StmtKind::If && st.value != kNone && !st.body.empty() && st.orelse.empty() &&
+        std::all_of(st.body.begin(), st.body.end(), setting_statement))
+      never_runs.push_back({e(st.value).range.begin, e(st.value).range.end});
   }
   for (const Expr& x : m.exprs)
     if (x.kind == ExprKind::Conditional && x.kids.size() == 3 && always_false(x.kids[1])) {

@@ -566,12 +566,23 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
     }
     // Classes a star import brings (`from src.methods.gradCAM import *`): their methods that
     // back-propagate, by the class's own name, "Class.method", as the file names it.
-    if (!method_def.empty())
-      for (const std::string& mod : files[i].star_modules)
-        if (auto m = by_last.find(last(mod)); m != by_last.end())
-          for (size_t j : m->second)
-            if (j != i && !files[j].backprop_methods.empty() && (files[j].module == mod || module_is(files[j].module, mod)))
+    // Also through further star imports (`from model import *` in a notebook, where model.py
+    // does `from utils import *`), a few modules deep.
+    if (!method_def.empty() && !files[i].star_modules.empty()) {
+      std::vector<std::string> frontier(files[i].star_modules.begin(), files[i].star_modules.end());
+      std::unordered_set<size_t> seen{i};
+      for (int depth = 0; depth < 4 && !frontier.empty(); ++depth) {
+        std::vector<std::string> next;
+        for (const std::string& mod : frontier)
+          if (auto m = by_last.find(last(mod)); m != by_last.end())
+            for (size_t j : m->second) {
+              if (!(files[j].module == mod || module_is(files[j].module, mod)) || !seen.insert(j).second) continue;
               views[i].backprop_method_imports.insert(files[j].backprop_methods.begin(), files[j].backprop_methods.end());
+              next.insert(next.end(), files[j].star_modules.begin(), files[j].star_modules.end());
+            }
+        frontier = std::move(next);
+      }
+    }
     // Methods of an imported class called in a loop: the defining module (found as the import
     // names it, one of them) learns its method runs once per iteration there.
     for (const auto& call : files[i].loop_method_calls) {

@@ -2784,6 +2784,11 @@ class ReviewedHiddenLeaks(Tmp):
         # takes it: the same facts. A class of that name defined in the file itself is its own.
         star = train.replace("from utils import SimpleLossCompute", "from utils import *")
         self.assertEqual(self.findings("star", {"utils.py": utils, "train.py": star}), [("train.py", 11, "warning")])
+        # Through a module that star-imports the defining one (`from model import *`, where
+        # model.py does `from utils import *`).
+        via = star.replace("from utils import *", "from model import *")
+        self.assertEqual(self.findings("via", {"utils.py": utils, "model.py": "from utils import *\n", "train.py": via}),
+                         [("train.py", 11, "warning")])
         own = star.replace("\nmodel = ", "\nclass SimpleLossCompute:\n    pass\n\nmodel = ")
         self.assertIn(("train.py", 14, "error"), self.findings("own", {"utils.py": utils, "train.py": own}))
 

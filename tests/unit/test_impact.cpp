@@ -51,6 +51,18 @@ TEST(Impact, SeedingCudaAndCudnnFlagsPlaceNothingOnAGpu) {
   const Finding* h = only(g, "LL101");
   ASSERT_NE(h, nullptr);
   EXPECT_FALSE(h->low_confidence) << h->message;
+  // Under a test for a GPU that guards only such settings, the test chooses nothing; one that
+  // also moves the model does.
+  const std::string guarded = "if torch.cuda.is_available():\n    torch.cuda.manual_seed(0)\n"
+                              "    torch.backends.cudnn.deterministic = True\n";
+  const FileResult k = analyze_text("demo.py", script(guarded), Config{}, EngineOptions{});
+  const Finding* w = only(k, "LL101");
+  ASSERT_NE(w, nullptr);
+  EXPECT_TRUE(w->low_confidence) << w->message;
+  const FileResult p = analyze_text("demo.py", script(guarded + "    model = model.to('cuda')\n"), Config{}, EngineOptions{});
+  const Finding* v = only(p, "LL101");
+  ASSERT_NE(v, nullptr);
+  EXPECT_FALSE(v->low_confidence) << v->message;
 }
 
 TEST(Impact, HuggingFaceModelsLoadOnTheCpuButItsTrainerPlacesTheModel) {
