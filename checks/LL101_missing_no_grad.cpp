@@ -707,17 +707,47 @@ const std::map<std::string, uint32_t>& chained_names(const Facts& f, int loop, L
   }
   for (int ci : L.calls)
     if (one_environment_step(f, f.calls[ci].call)) return out;
+  // What cuts a chain: draws and reductions to indices, `.detach()`, numbers.
+  auto cuts = [&](Id x) {
+    const Expr& e = f.e(x);
+    if (e.kind != ExprKind::Call) return e.kind == ExprKind::Lambda || e.kind == ExprKind::Literal;
+    const std::string& a = f.callee_attr(x);
+    const std::string& q = f.callee_qual(x);
+    return in(a, {"detach", "detach_", "item", "tolist", "numpy", "argmax", "argmin", "multinomial", "sample", "size",
+                  "dim", "numel", "long", "int", "bool"}) ||
+           in(q, {"torch.argmax", "torch.argmin", "torch.multinomial", "numpy.array", "numpy.asarray"}) ||
+           (f.e(e.kids[0]).kind == ExprKind::Name && python_builtin_call(f, x));
+  };
+  // Does `x` hold the forward `call`'s result, through what keeps history?
+  std::function<bool(Id, Id, int)> holds = [&](Id x, Id call, int depth) -> bool {
+    if (x == kNone || depth > 32) return false;
+    if (x == call) return true;
+    if (cuts(x)) return false;
+    for (Id k : f.e(x).kids)
+      if (holds(k, call, depth + 1)) return true;
+    return false;
+  };
+  // Seeds: what the loop's forwards' statements bind (`eps = model(x, t)`; also a forward
+  // inside the value, `x = (x - k * model(x, t)) / a`, whose binding is itself fed back).
   std::set<std::string> derived;
   for (int ci : L.calls) {
     const CallSite& c = f.calls[ci];
     if (c.stmt == kNone || c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
     const Stmt& st = f.m.s(c.stmt);
-    if (st.kind != StmtKind::Assign || st.value != c.call) continue;
+    if ((st.kind != StmtKind::Assign && st.kind != StmtKind::AugAssign) || st.value == kNone ||
+        !holds(st.value, c.call, 0))
+      continue;
     for (Id t : st.targets) {
       std::vector<Id> ts{t};
       if (f.e(t).kind == ExprKind::Sequence) ts = f.e(t).kids;
       for (Id n : ts)
-        if (f.e(n).kind == ExprKind::Name) derived.insert(f.e(n).text);
+        if (f.e(n).kind == ExprKind::Name) {
+          derived.insert(f.e(n).text);
+          if (st.value != c.call) {  // (the forward's own output bound by its statement is no chain yet)
+            uint32_t& end = out[f.e(n).text];
+            end = std::max(end, st.range.end);
+          }
+        }
     }
   }
   if (derived.empty()) return out;
@@ -726,16 +756,7 @@ const std::map<std::string, uint32_t>& chained_names(const Facts& f, int loop, L
     if (x == kNone || depth > 32) return false;
     const Expr& e = f.e(x);
     if (e.kind == ExprKind::Name) return derived.count(e.text) > 0;
-    if (e.kind == ExprKind::Lambda || e.kind == ExprKind::Literal) return false;
-    if (e.kind == ExprKind::Call) {
-      const std::string& a = f.callee_attr(x);
-      const std::string& q = f.callee_qual(x);
-      if (in(a, {"detach", "detach_", "item", "tolist", "numpy", "argmax", "argmin", "multinomial", "sample", "size",
-                 "dim", "numel", "long", "int", "bool"}) ||
-          in(q, {"torch.argmax", "torch.argmin", "torch.multinomial", "numpy.array", "numpy.asarray"}) ||
-          (f.e(e.kids[0]).kind == ExprKind::Name && python_builtin_call(f, x)))
-        return false;
-    }
+    if (cuts(x)) return false;
     for (Id k : e.kids)
       if (carries(k, depth + 1)) return true;
     return false;
@@ -776,13 +797,14 @@ bool sampling_chain(const Facts& f, const CallSite& c, LoopChains& memo) {
     return false;
   const std::map<std::string, uint32_t>& chained = chained_names(f, c.loop, memo);
   if (chained.empty()) return false;
+  // (A binding by the forward's own statement, `x = x - k * model(x, t)`, goes to the next step.)
   const uint32_t at = f.m.s(c.stmt).range.end;
   const Expr& call = f.e(c.call);
   for (size_t k = 1; k < call.kids.size(); ++k) {
     bool reads = false;
     for_each_expr(f.m, call.kids[k], [&](Id y) {
       if (f.e(y).kind == ExprKind::Name)
-        if (auto it = chained.find(f.e(y).text); it != chained.end() && it->second > at) reads = true;
+        if (auto it = chained.find(f.e(y).text); it != chained.end() && it->second >= at) reads = true;
       return !reads;
     });
     if (reads) return true;
@@ -1999,6 +2021,10 @@ void check_LL101(CheckContext& ctx) {
                                         : "the loop runs " + std::to_string(trips) +
                                               " times, the same as that many single forwards");
     // The model the helper runs is a parameter it never rebinds: the caller's argument.
+    if (interactive_loop(f, at))
+      return ctx.report_weak("LL101", f.e(at.call).range, std::move(msg),
+                             "the loop waits for a line the user types (`input()`) each time: one item per "
+                             "iteration, whose graph goes when the next replaces it");
     if (!fw) return report_memory_claim(ctx, "LL101", f.e(at.call).range, std::move(msg));
     const std::string& inner = f.dotted(helper_model(f, *fw));
     if (!inner.empty() && fw->func != kNone && f.is_param(fw->func, inner) && f.own_bindings(fw->func, inner).empty())

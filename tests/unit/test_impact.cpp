@@ -3310,3 +3310,62 @@ TEST(Impact, ASmallCnnOverALoaderIsSizedWhenTheLoopBindsTheWholePair) {
     EXPECT_FALSE(g->low_confidence) << g->message;
   }
 }
+
+TEST(Impact, AHelperCalledOncePerTypedLineIsInteractive) {
+  // A chatbot cell: `while True:` a typed question, greedily decoded by a same-file helper that
+  // runs the model's methods, after `model.eval()`. One question's graph at a time, like the
+  // helper's forward in its own interactive loop. The same helper over a loader keeps the error.
+  auto program = [](const std::string& loop) {
+    return "import torch\nfrom model import Seq2Seq\n"
+           "device = torch.device('cuda')\n"
+           "model = Seq2Seq().to(device)\nmodel.load_state_dict(torch.load('bot.pt'))\n"
+           "def greedy_decode(model, src, max_len):\n"
+           "    memory = model.encode(src)\n"
+           "    ys = torch.ones(1, 1).long().to(device)\n"
+           "    for i in range(max_len):\n"
+           "        prob = model.generator(model.decode(memory, ys)[:, -1])\n"
+           "        ys = torch.cat([ys, prob.argmax(1, keepdim=True)], dim=1)\n"
+           "    return ys\n"
+           "model.eval()\n" + loop;
+  };
+  const FileResult chat = analyze_text(
+      "bot.py", program("while True:\n    q = input('> ')\n    print(greedy_decode(model, encode(q).to(device), 20))\n"),
+      Config{}, EngineOptions{});
+  const Finding* f = only(chat, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(f->low_confidence) << f->message;
+  EXPECT_NE(f->message.find("`input()`"), std::string::npos) << f->message;
+  const FileResult data = analyze_text(
+      "bot.py", program("for src, tgt in val_loader:\n    print(greedy_decode(model, src.to(device), 20))\n"),
+      Config{}, EngineOptions{});
+  const Finding* g = only(data, "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(g->low_confidence) << g->message;
+}
+
+TEST(Impact, ASamplingStepWrittenAsOneStatementIsAChainToo) {
+  // A sampler that writes its step in one statement (`x = (x - k * model(x, t)) / a`) or counts
+  // its steps down in a `while` feeds each forward's result to the next as well.
+  auto program = [](const std::string& loop) {
+    return "import torch\nfrom nets import Denoiser\n"
+           "model = Denoiser().cuda()\nopt = torch.optim.Adam(model.parameters())\n"
+           "for step in range(1000):\n"
+           "    x0 = torch.randn(256, 2).cuda()\n"
+           "    loss = ((model(x0, torch.rand(256).cuda()) - x0) ** 2).mean()\n"
+           "    opt.zero_grad()\n    loss.backward()\n    opt.step()\n"
+           "x = torch.randn(8192, 2).cuda()\n" + loop + "print(x.mean(0))\n";
+  };
+  for (const std::string loop :
+       {"for t in reversed(range(100)):\n    x = (x - 0.01 * model(x, torch.full((8192,), t / 100).cuda())) / 0.99\n",
+        "t = 99\nwhile t >= 0:\n    eps = model(x, torch.full((8192,), t / 100).cuda())\n    x -= 0.01 * eps\n    t -= 1\n"}) {
+    const FileResult r = analyze_text("sample.py", program(loop), Config{}, EngineOptions{});
+    const Finding* f = only(r, "LL101");
+    ASSERT_NE(f, nullptr) << loop;
+    EXPECT_NE(f->message.find("feeds what it returns back into it"), std::string::npos) << f->message;
+  }
+  // Detached each step, nothing is chained: silent.
+  const FileResult cut = analyze_text(
+      "sample.py", program("for t in reversed(range(100)):\n    x = (x - 0.01 * model(x, t).detach()) / 0.99\n"),
+      Config{}, EngineOptions{});
+  EXPECT_EQ(only(cut, "LL101"), nullptr);
+}
