@@ -243,10 +243,15 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
       const CallSite& c = f.calls[ci];
       if (c.loop >= 0 || c.in_lambda || !model_method_call(f, c)) continue;
       const Id r = f.callee_receiver(c.call);
-      if (f.e(r).kind == ExprKind::Name && f.is_param(g, f.e(r).text) && f.own_bindings(g, f.e(r).text).empty() &&
+      // (Not `self`: a module's own method calling another is its computation.)
+      if (f.e(r).kind == ExprKind::Name && f.e(r).text != "self"sv && f.e(r).text != "cls"sv &&
+          f.is_param(g, f.e(r).text) && f.own_bindings(g, f.e(r).text).empty() &&
           !in(f.callee_attr(c.call), {"forward"sv, "apply"sv, "register_forward_hook"sv, "register_buffer"sv,
                                       "add_module"sv, "get_submodule"sv, "named_modules"sv, "buffers"sv}) &&
-          !starts_with(f.callee_attr(c.call), "register_") && !starts_with(f.callee_attr(c.call), "set_")) {
+          !starts_with(f.callee_attr(c.call), "register_") && !starts_with(f.callee_attr(c.call), "set_") &&
+          !starts_with(f.callee_attr(c.call), "get_") && !starts_with(f.callee_attr(c.call), "num_") &&
+          !starts_with(f.callee_attr(c.call), "is_") && !starts_with(f.callee_attr(c.call), "save") &&
+          !starts_with(f.callee_attr(c.call), "load")) {
         fw = &c;
         break;
       }
