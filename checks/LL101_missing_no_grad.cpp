@@ -19,6 +19,14 @@ constexpr long kFewForwards = 4;
 constexpr long kFewDemoForwards = 16;
 // A decoding loop (one item per step) inside loops over at most this many items is a demo.
 constexpr long kFewDecodedItems = 64;
+constexpr const char* kInteractiveReason =
+    "the loop waits for a line the user types (`input()`) each time: one item per iteration, whose graph goes "
+    "when the next replaces it";
+// "the loop runs 4 times, the same as that many single forwards"
+std::string few_trips_reason(long trips) {
+  return trips == 1 ? "the loop runs once, the same as a single forward"
+                    : "the loop runs " + std::to_string(trips) + " times, the same as that many single forwards";
+}
 constexpr const char* kActingReason =
     "every iteration steps one environment: the forward acts on one observation and nothing it returns outlives "
     "the step, so one observation's graph is kept at a time";
@@ -32,7 +40,6 @@ std::string no_grad_message(const std::string& model, const std::string& why,
          "peak memory, and any output kept beyond the iteration keeps its whole graph; " + remedy;
 }
 
-// The outermost loop around `loop` that does not train (one finding per such loop).
 // The forward `c` runs in its loop after every backward and optimizer step of the loop's own
 // iterations (at least one), and after an `eval()` of its model in the same loop that no
 // `train()` undid: the validation part of a training iteration. (Per loop, asked once: where
@@ -69,6 +76,7 @@ bool validation_after_step(const Facts& f, const CallSite& c, std::map<int, Loop
   return eval;
 }
 
+// The outermost loop around `loop` that does not train (one finding per such loop).
 int outermost_eval_loop(const Facts& f, int loop) {
   int outer = loop;
   while (outer >= 0 && f.loops[outer].parent >= 0 && !f.loop_trains(f.loops[outer].parent))
@@ -211,6 +219,9 @@ bool asks_for_gradients(const Facts& f, Id g) {
   return false;
 }
 
+// Methods of a model that run no forward: registrations, settings, queries, save and load.
+constexpr std::string_view kQueryPrefixes[] = {"register_", "set_", "get_", "num_", "is_", "save", "load"};
+
 // The model a helper's forward runs: the receiver of its forward (`model(x)`, `model.forward(x)`),
 // or of a method of the model it calls (`model.encode(src)`).
 Id helper_model(const Facts& f, const CallSite& fw) {
@@ -246,12 +257,9 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
       // (Not `self`: a module's own method calling another is its computation.)
       if (f.e(r).kind == ExprKind::Name && f.e(r).text != "self"sv && f.e(r).text != "cls"sv &&
           f.is_param(g, f.e(r).text) && f.own_bindings(g, f.e(r).text).empty() &&
-          !in(f.callee_attr(c.call), {"forward"sv, "apply"sv, "register_forward_hook"sv, "register_buffer"sv,
-                                      "add_module"sv, "get_submodule"sv, "named_modules"sv, "buffers"sv}) &&
-          !starts_with(f.callee_attr(c.call), "register_") && !starts_with(f.callee_attr(c.call), "set_") &&
-          !starts_with(f.callee_attr(c.call), "get_") && !starts_with(f.callee_attr(c.call), "num_") &&
-          !starts_with(f.callee_attr(c.call), "is_") && !starts_with(f.callee_attr(c.call), "save") &&
-          !starts_with(f.callee_attr(c.call), "load")) {
+          !in(f.callee_attr(c.call), {"forward"sv, "apply"sv, "add_module"sv, "named_modules"sv, "buffers"sv}) &&
+          std::none_of(std::begin(kQueryPrefixes), std::end(kQueryPrefixes),
+                       [&](std::string_view p) { return starts_with(f.callee_attr(c.call), p); })) {
         fw = &c;
         break;
       }
@@ -276,6 +284,16 @@ const CallSite* helper_forward(const Facts& f, Id g, std::map<Id, const CallSite
 // runs on a PyTorch that ignores `volatile` and has no `.data[0]` on 0-dim losses.
 bool legacy_scalar_reads(const Facts& f);
 bool legacy_loss_reads(const Facts& f);
+
+// `x.data[0]` (how PyTorch before 0.4 read a scalar): `x`, else kNone.
+Id data_0_receiver(const Facts& f, Id x) {
+  const Expr& v = f.e(x);
+  if (v.kind != ExprKind::Subscript || v.kids.size() != 2 || f.e(v.kids[1]).kind != ExprKind::Literal ||
+      f.e(v.kids[1]).text != "0"sv || f.e(v.kids[0]).kind != ExprKind::Attribute || f.e(v.kids[0]).text != "data"sv ||
+      f.e(v.kids[0]).kids.empty())
+    return kNone;
+  return f.e(v.kids[0]).kids[0];
+}
 
 // A NumPy value made in the expression itself: `pred.cpu().numpy()`, `np.float32(x)`, and what
 // is taken of them (`pred.cpu().numpy()[0]`, `.squeeze()`). Its `.item()` is NumPy's.
@@ -315,30 +333,19 @@ bool written_for_0_4_or_later(const Facts& f) {
 // `print(cost.data[0])`): a name the file back-propagates or named for a loss. (Elsewhere
 // `out.data[0]` may be the first row of a batch.)
 bool legacy_loss_reads(const Facts& f) {
+  // The names read as `name.data[0]` (cheap first: most files have none).
+  std::vector<std::string_view> read;
+  for (Id x = 0; x < static_cast<Id>(f.m.exprs.size()); ++x)
+    if (const Id r = data_0_receiver(f, x); r != kNone && f.e(r).kind == ExprKind::Name) read.push_back(f.e(r).text);
+  if (read.empty()) return false;
   std::set<std::string_view> backpropagated;
-  bool any = false;
-  for (Id x = 0; x < static_cast<Id>(f.m.exprs.size()) && !any; ++x) {
-    const Expr& v = f.e(x);
-    any = v.kind == ExprKind::Subscript && v.kids.size() == 2 && f.e(v.kids[1]).kind == ExprKind::Literal &&
-          f.e(v.kids[1]).text == "0"sv && f.e(v.kids[0]).kind == ExprKind::Attribute &&
-          f.e(v.kids[0]).text == "data"sv && !f.e(v.kids[0]).kids.empty();
-  }
-  if (!any) return false;  // (cheap first: most files have no `.data[0]`)
   for (const CallSite& c : f.calls)
     if (f.is_backward(c))
       if (const Id r = f.callee_receiver(c.call); r != kNone && f.e(r).kind == ExprKind::Name)
         backpropagated.insert(f.e(r).text);
-  for (Id x = 0; x < static_cast<Id>(f.m.exprs.size()); ++x) {
-    const Expr& v = f.e(x);
-    if (v.kind != ExprKind::Subscript || v.kids.size() != 2 || f.e(v.kids[1]).kind != ExprKind::Literal ||
-        f.e(v.kids[1]).text != "0"sv || f.e(v.kids[0]).kind != ExprKind::Attribute ||
-        f.e(v.kids[0]).text != "data"sv || f.e(v.kids[0]).kids.empty())
-      continue;
-    const Expr& loss = f.e(f.e(v.kids[0]).kids[0]);
-    if (loss.kind == ExprKind::Name && (backpropagated.count(loss.text) || Facts::named_like_a_loss(loss.text)))
-      return true;
-  }
-  return false;
+  return std::any_of(read.begin(), read.end(), [&](std::string_view n) {
+    return backpropagated.count(n) || Facts::named_like_a_loss(n);
+  });
 }
 
 // The function wraps inputs in `Variable(x, volatile=True)` (or `volatile=<flag>`): PyTorch before 0.4 ran such a
@@ -679,16 +686,9 @@ OneItem one_item(const Facts& f, Id func, Id x, std::set<Id>& seen, int depth = 
 
 bool one_environment_step(const Facts& f, Id call);
 
-// Does the forward `c` run in a loop of steps (`range(...)`, `reversed(range(T))`, a progress
-// bar around them, a `while`) that never trains, and hand what it returns back into its own
-// next call through tensor arithmetic (`eps = model(x, t)`, then `x = (x - k * eps) / a`)? Each
-// step's graph then stays chained to the next: a sampling loop (a diffusion model's, an ODE's),
-// whatever else it says. Draws and reductions to indices (`argmax`, `multinomial`, `.item()`)
-// and `.detach()` cut the chain. Not in a module's own methods, nor in a function whose
-// result a caller back-propagates (an unrolled recurrence), nor a loop that steps an
-// environment.
-// (Per loop, asked once: the names the loop binds from what its forwards return, each with the
-// end of its last such binding in the loop's body; empty when the loop is no loop of steps.)
+// For sampling_chain (below), per loop, asked once: the names the loop binds from what its
+// forwards return, each with the end of its last such binding in the loop's body; empty when the
+// loop is no loop of steps.
 using LoopChains = std::map<int, std::map<std::string, uint32_t>>;
 const std::map<std::string, uint32_t>& chained_names(const Facts& f, int loop, LoopChains& memo) {
   auto [it, fresh] = memo.try_emplace(loop);
@@ -1422,10 +1422,7 @@ bool legacy_scalar_reads(const Facts& f) {
     // `total += loss.data[0]`, `avg_psnr += 10 * log10(1 / mse.data[0])`
     bool legacy_read = false;
     for_each_expr(f.m, st.value, [&](Id x) {
-      const Expr& v = f.e(x);
-      if (v.kind == ExprKind::Subscript && v.kids.size() == 2 && f.e(v.kids[1]).kind == ExprKind::Literal &&
-          f.e(v.kids[1]).text == "0"sv && f.e(v.kids[0]).kind == ExprKind::Attribute && f.e(v.kids[0]).text == "data"sv)
-        legacy_read = true;
+      legacy_read = data_0_receiver(f, x) != kNone;
       return !legacy_read;
     });
     if (legacy_read) return true;
@@ -1938,6 +1935,15 @@ bool decoding_steps(const Facts& f, int loop, int outer, Id func) {
   return true;
 }
 
+// The product of the constant trips of `loop` and the loops around it, up to and including
+// `outermost` (-1: all), at most `limit`; 0 when one is unknown or the product exceeds it.
+long nest_trips(const Facts& f, int loop, int outermost, long limit) {
+  long trips = 1;
+  for (int l = loop; l >= 0 && trips > 0; l = l == outermost ? -1 : f.loops[l].parent)
+    if (trips *= constant_trips(f, l, limit); trips > limit) trips = 0;
+  return trips;
+}
+
 // How many times the same-file callers of `func` run it, when every call site sits in code that
 // runs at most once, within loops of constant trips: the sum over the sites (0 when unknown or
 // beyond `limit`).
@@ -1947,9 +1953,7 @@ long caller_trips(const Facts& f, Id func, long limit) {
   for (int ci : f.callers(func)) {
     const CallSite& at = f.calls[ci];
     if (at.in_lambda || at.func == func || (at.func != kNone && !f.runs_at_most_once(at.func))) return 0;
-    long trips = 1;
-    for (int l = at.loop; l >= 0 && trips > 0; l = f.loops[l].parent)
-      if (trips *= constant_trips(f, l, limit); trips > limit) trips = 0;
+    const long trips = nest_trips(f, at.loop, -1, limit);
     if (trips == 0 || (total += trips) > limit) return 0;
   }
   return total;
@@ -2016,21 +2020,13 @@ void check_LL101(CheckContext& ctx) {
     const bool gpu = !f.cpu_only_program() && !f.cpu_only_at(f.e(at.call).range.begin);
     if (gpu && acting_on_one_environment(at, outer))
       return ctx.report_weak("LL101", f.e(at.call).range, std::move(msg), kActingReason);
-    long trips = 1;
-    for (int l = at.loop; l >= 0 && trips > 0; l = l == outer ? -1 : f.loops[l].parent)
-      if (trips *= constant_trips(f, l, kFewDemoForwards); trips > kFewDemoForwards) trips = 0;
+    const long trips = nest_trips(f, at.loop, outer, kFewDemoForwards);
     const bool runs_once = at.func == kNone || f.runs_at_most_once(at.func);
     if (trips > 0 && (trips <= kFewForwards || runs_once))
-      return ctx.report_weak("LL101", f.e(at.call).range, std::move(msg),
-                             trips == 1 ? "the loop runs once, the same as a single forward"
-                                        : "the loop runs " + std::to_string(trips) +
-                                              " times, the same as that many single forwards");
-    // The model the helper runs is a parameter it never rebinds: the caller's argument.
-    if (interactive_loop(f, at))
-      return ctx.report_weak("LL101", f.e(at.call).range, std::move(msg),
-                             "the loop waits for a line the user types (`input()`) each time: one item per "
-                             "iteration, whose graph goes when the next replaces it");
+      return ctx.report_weak("LL101", f.e(at.call).range, std::move(msg), few_trips_reason(trips));
+    if (interactive_loop(f, at)) return ctx.report_weak("LL101", f.e(at.call).range, std::move(msg), kInteractiveReason);
     if (!fw) return report_memory_claim(ctx, "LL101", f.e(at.call).range, std::move(msg));
+    // The model the helper runs is a parameter it never rebinds: the caller's argument.
     const std::string& inner = f.dotted(helper_model(f, *fw));
     if (!inner.empty() && fw->func != kNone && f.is_param(fw->func, inner) && f.own_bindings(fw->func, inner).empty())
       if (const Id given = f.argument_for(at.call, fw->func, inner);
@@ -2178,11 +2174,11 @@ void check_LL101(CheckContext& ctx) {
         trips > 0 && (trips <= kFewForwards || (runs_once && !made && trips <= kFewDemoForwards));
     // A helper's single forward, which its callers run a few times (`for surname in ['McMahan',
     // 'Nakamoto']: print(predict(surname, model))`): that many single forwards.
+    bool by_callers = false;
     if (!few_trips && c.loop < 0 && c.func != kNone && !runs_once)
       if (const long n = caller_trips(f, c.func, kFewDemoForwards); n > 0) {
         trips = n;
-        few_trips = true;
-        layers = "(" + f.m.funcs[c.func].name;  // (see the message below)
+        few_trips = by_callers = true;
       }
     // (Test code: the impact pass after the checks makes the finding weak; run_checks.)
     // A forward on tensors the program makes (`net(torch.randn(2, 3, 32, 32))`), once or a
@@ -2318,10 +2314,7 @@ void check_LL101(CheckContext& ctx) {
                                         "the model's parameters were frozen but for `" + frozen_part +
                                             "`: only that part records a graph, a small share of "
                                             "the forward's activations")
-                  : interactive_loop(f, c)
-                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
-                                        "the loop waits for a line the user types (`input()`) each time: one item "
-                                        "per iteration, whose graph goes when the next replaces it")
+                  : interactive_loop(f, c) ? ctx.report_weak("LL101", f.e(c.call).range, msg, kInteractiveReason)
                   : batch_of_one
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "the forward takes one item (a batch of one) and nothing it returns outlives "
@@ -2334,16 +2327,14 @@ void check_LL101(CheckContext& ctx) {
                   : acting ? ctx.report_weak("LL101", f.e(c.call).range, msg, kActingReason)
                   : few_trips
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
-                                        starts_with(layers, "(")
-                                            ? "its callers run `" + layers.substr(1) + "()` " +
+                                        by_callers
+                                            ? "its callers run `" + f.m.funcs[c.func].name + "()` " +
                                                   (trips == 1 ? std::string("once") : std::to_string(trips) + " times") +
                                                   ", the same as that many single forwards"
                                         : trips == 1 && !layers.empty()
                                             ? "the loop walks the layers of `" + layers +
                                                   "` once, the same as a single forward"
-                                        : trips == 1 ? "the loop runs once, the same as a single forward"
-                                                  : "the loop runs " + std::to_string(trips) +
-                                                        " times, the same as that many single forwards")
+                                            : few_trips_reason(trips))
                       : report_memory_claim(ctx, "LL101", f.e(c.call).range, msg);
     reported_forwards.insert(c.call);
     if (!fd) continue;
