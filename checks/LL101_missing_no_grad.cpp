@@ -2047,7 +2047,9 @@ void check_LL101(CheckContext& ctx) {
     return it->second;
   };
   for (const CallSite& c : f.calls) {
-    if (c.in_lambda || f.grad_off(c) || !f.is_model_call(c)) continue;
+    // A forward under a grad switch the author wrote (`with torch.enable_grad():`,
+    // `with torch.set_grad_enabled(train):`) runs with the grad mode chosen on purpose.
+    if (c.in_lambda || f.grad_off(c) || c.grad_set || !f.is_model_call(c)) continue;
     Id callee = f.forward_receiver(c.call);
     // A module whose parameters were all switched off records no graph from them: there are
     // no activations to keep (its inputs come from data, or from forwards judged on their own).
@@ -2390,7 +2392,7 @@ void check_LL101(CheckContext& ctx) {
   std::map<Id, const CallSite*> helpers;
   for (const CallSite& h : f.calls) {
     if (h.loop < 0 || h.in_lambda || h.target_func == kNone || h.target_func == h.func || f.grad_off(h) ||
-        f.is_model_call(h))
+        h.grad_set || f.is_model_call(h))
       continue;
     const CallSite* fw = helper_forward(f, h.target_func, helpers);
     // A helper whose own forward is reported (a loaded model's serving helper) is fixed there.
@@ -2467,7 +2469,7 @@ void check_LL101(CheckContext& ctx) {
   // its calls on the object.
   std::map<std::pair<int, std::string>, size_t> calls_on;
   for (const CallSite& h : f.calls) {
-    if (h.loop < 0 || h.in_lambda || h.target_func != kNone || f.grad_off(h) || f.is_model_call(h) ||
+    if (h.loop < 0 || h.in_lambda || h.target_func != kNone || f.grad_off(h) || h.grad_set || f.is_model_call(h) ||
         f.loop_trains(h.loop) || feeds_enclosing_training(f, h))
       continue;
     // A function of another module handed the model: `val_outputs = inference(val_inputs, model)`.

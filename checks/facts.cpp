@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 #include <cctype>
 #include <cstring>
 
@@ -1043,14 +1044,21 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
       break;
     }
     case StmtKind::With: {
-      bool inner = off;
+      bool inner = off, sets_on = false;
       for (Id it : s.items) {
         ex(it, off);
         bool dis = false;
-        if (grad_item_effect(it, &dis)) inner = dis;
+        if (grad_item_effect(it, &dis)) {
+          inner = dis;
+          // (Not `inference_mode(flag)`: off, it leaves grad mode as it found it.)
+          const std::string& q = e(it).kind == ExprKind::Call ? callee_qual(it) : std::string();
+          sets_on = !dis && q.find("inference_mode") == std::string::npos;
+        }
       }
       for (Id t : s.targets) ex(t, off);
+      grad_set_depth_ += sets_on;
       walk_body(s.body, func, loop, inner, handler);
+      grad_set_depth_ -= sets_on;
       break;
     }
     case StmtKind::If: {
@@ -1092,13 +1100,17 @@ void Facts::walk_stmt(Id sid, Id func, int loop, bool& off, int handler) {
       const Function& f = m.funcs[s.func];
       for (Id d : f.decorators) ex(d, off);
       bool inner = false;
+      const int saved_set = std::exchange(grad_set_depth_, 0);
       walk_body(f.body, s.func, -1, inner, -1);
+      grad_set_depth_ = saved_set;
       break;
     }
     case StmtKind::ClassDef: {
       for (Id b : m.classes[s.cls].bases) ex(b, off);
       bool inner = false;
+      const int saved_set = std::exchange(grad_set_depth_, 0);
       walk_body(s.body, func, -1, inner, -1);
+      grad_set_depth_ = saved_set;
       break;
     }
     default: {
@@ -1151,7 +1163,7 @@ void Facts::walk_expr(Id root, Id stmt, Id func, int loop, bool off, int handler
     if (x.kind == ExprKind::Call) {
       CallSite c;
       c.call = it.id; c.stmt = stmt; c.func = func; c.loop = it.lambda ? -1 : it.loop;
-      c.local_off = off; c.in_lambda = it.lambda; c.try_handler = handler; c.guard = guard_;
+      c.local_off = off; c.grad_set = grad_set_depth_ > 0; c.in_lambda = it.lambda; c.try_handler = handler; c.guard = guard_;
       c.guard_chain = guard_top_;
       int ci = static_cast<int>(calls.size());
       call_index[it.id] = ci;

@@ -73,6 +73,8 @@ struct CallSite {
   Id func = kNone;       // enclosing function
   int loop = -1;         // innermost enclosing loop in this function
   bool local_off = false;  // grad disabled by a construct inside the function
+  bool grad_set = false;   // inside a `with` of the function that sets grad mode on purpose:
+                           // `torch.enable_grad()`, `torch.set_grad_enabled(<not False>)`
   bool in_lambda = false;
   int try_handler = -1;  // index into Facts::handlers when inside an except clause
   Id target_func = kNone;  // same-file function this call resolves to
@@ -627,6 +629,7 @@ class Facts {
   std::vector<Id> expr_stmt_;                      // expr -> innermost statement
   std::vector<std::pair<Id, int>> guard_nodes_;    // (condition, parent) chains
   int guard_top_ = -1;
+  int grad_set_depth_ = 0;  // `with` blocks around the walk that set grad mode on on purpose
 
   std::vector<char> entry_off_, decorated_off_, framework_off_, ctor_off_;
   std::vector<std::vector<int>> func_calls_;          // call sites inside each function
