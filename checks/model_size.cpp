@@ -1,4 +1,5 @@
 #include "checks/model_size.hpp"
+#include "checks/flow.hpp"
 
 #include <algorithm>
 #include <set>
@@ -249,25 +250,36 @@ ModelSize size_of(const Facts& f, Id func, Id v, int depth, const IntEnv* env) {
   if (Id g = f.same_file_target(v, func); g != kNone) {
     ModelSize most;
     bool first = true;
+    auto add = [&](Id fn, Id x) {
+      const ModelSize p = size_of(f, fn, x, depth + 1);
+      if (p.params < 0) return false;
+      most = first ? p
+                   : ModelSize{std::max(most.params, p.params),
+                               most.width < 0 || p.width < 0 ? kUnknown : std::max(most.width, p.width),
+                               most.in_width == p.in_width ? p.in_width : kUnknown};
+      first = false;
+      return true;
+    };
     for (Id r : f.returned_values(g)) {
-      std::vector<Id> values = {r};
-      if (f.e(r).kind == ExprKind::Name) {
-        values = f.bindings(g, f.e(r).text);
-        // Grown after it was built (`model.add_module(...)`, `layers.append(...)`).
-        for (const CallSite& c : f.calls)
-          if (c.func == g && f.dotted(f.callee_receiver(c.call)) == f.e(r).text &&
-              in(f.callee_attr(c.call), {"add_module", "append", "extend", "insert", "register_module"}))
-            return {};
+      // `return model, optimizer`: the one model of the tuple is what a caller runs.
+      if (f.e(r).kind == ExprKind::Sequence && f.e(r).text == "tuple"sv) {
+        Id only = kNone;
+        for (Id k : f.e(r).kids)
+          if (f.is_model_value(g, k)) only = only == kNone ? k : r;
+        if (only == kNone || only == r) return {};
+        r = only;
       }
-      for (Id x : values) {
-        const ModelSize p = size_of(f, g, x, depth + 1);
-        if (p.params < 0) return {};
-        most = first ? p
-                     : ModelSize{std::max(most.params, p.params),
-                                 most.width < 0 || p.width < 0 ? kUnknown : std::max(most.width, p.width),
-                                 most.in_width == p.in_width ? p.in_width : kUnknown};
-        first = false;
+      if (f.e(r).kind != ExprKind::Name) {
+        if (!add(g, r)) return {};
+        continue;
       }
+      // Grown after it was built (`model.add_module(...)`, `layers.append(...)`).
+      for (const CallSite& c : f.calls)
+        if (c.func == g && f.dotted(f.callee_receiver(c.call)) == f.e(r).text &&
+            in(f.callee_attr(c.call), {"add_module", "append", "extend", "insert", "register_module"}))
+          return {};
+      // What reaches the return, through `net = net.to(device)` and the like.
+      if (!each_model_value(f, g, r, add)) return {};
     }
     return most;
   }
@@ -461,6 +473,16 @@ bool each_model_value(const Facts& f, Id func, Id x, const std::function<bool(Id
     // binding's own read of the name counts, a few rebindings deep (not every binding of the
     // name: a notebook rebinds `model` to other classes in other cells).
     std::vector<Id> vals, work = f.bindings_at(fn, d, y);
+    // `model, opt = get_model()`: a same-file builder's tuple, whose one model is the name's
+    // (size_of picks it).
+    if (work.empty() && f.stmt_of(y) != kNone) {
+      bool outside = false;
+      for (const Def& df : f.flow().reaching(f.stmt_of(y), d, &outside))
+        if (df.kind == DefKind::Unpacked && df.value != kNone && f.e(df.value).kind == ExprKind::Call &&
+            f.same_file_target(df.value, fn) != kNone)
+          work.push_back(df.value);
+      if (outside) work.clear();
+    }
     std::set<Id> seen;
     while (!work.empty()) {
       const Id v = work.back();

@@ -3369,3 +3369,54 @@ TEST(Impact, ASamplingStepWrittenAsOneStatementIsAChainToo) {
       Config{}, EngineOptions{});
   EXPECT_EQ(only(cut, "LL101"), nullptr);
 }
+
+TEST(Impact, AModelAFactoryMovesBeforeReturningItIsSized) {
+  // `def build(): net = MLP(); net = net.to(device); return net` (or `if cuda: net =
+  // net.cuda()`, or `return net, optimizer` unpacked by the caller): what the factory returns is
+  // the small model it built, moved. The same factory returning a model of unknown size keeps
+  // the error.
+  auto program = [](const std::string& layers, const std::string& move, bool pair) {
+    return "import torch\nimport torch.nn as nn\n"
+           "device = torch.device('cuda')\n"
+           "class MLP(nn.Module):\n"
+           "    def __init__(self):\n"
+           "        super().__init__()\n"
+           "        self.layers = nn.Sequential(" + layers + ")\n"
+           "    def forward(self, x):\n"
+           "        return self.layers(x)\n"
+           "def build_model():\n"
+           "    net = MLP()\n" + move
+           + (pair ? "    return net, torch.optim.SGD(net.parameters(), lr=0.1)\n" : "    return net\n") +
+           "def test(model, loader):\n"
+           "    correct = 0\n"
+           "    for x, y in loader:\n"
+           "        out = model(x.to(device))\n"
+           "        correct += (out.argmax(1) == y.to(device)).sum().item()\n"
+           "    return correct\n"
+           "def main(train_loader, test_loader):\n"
+           + (pair ? "    model, opt = build_model()\n"
+                   : "    model = build_model()\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n") +
+           "    for epoch in range(3):\n"
+           "        for x, y in train_loader:\n"
+           "            loss = nn.functional.cross_entropy(model(x.to(device)), y.to(device))\n"
+           "            opt.zero_grad()\n"
+           "            loss.backward()\n"
+           "            opt.step()\n"
+           "        print(test(model, test_loader))\n";
+  };
+  const std::string small = "nn.Flatten(), nn.Linear(784, 200), nn.ReLU(), nn.Linear(200, 10)";
+  for (const auto& [move, pair] : std::vector<std::pair<std::string, bool>>{
+           {"    net = net.to(device)\n", false},
+           {"    if torch.cuda.is_available():\n        net = net.cuda()\n", false},
+           {"    net = net.to(device)\n", true}}) {
+    const FileResult sized = analyze_text("mnist.py", program(small, move, pair), Config{}, EngineOptions{});
+    const Finding* f = only(sized, "LL101");
+    ASSERT_NE(f, nullptr) << move;
+    EXPECT_TRUE(f->low_confidence) << move;
+    EXPECT_NE(f->message.find("fully-connected model"), std::string::npos) << f->message;
+    const FileResult unknown = analyze_text("mnist.py", program("*make_layers(cfg)", move, pair), Config{}, EngineOptions{});
+    const Finding* g = only(unknown, "LL101");
+    ASSERT_NE(g, nullptr) << move;
+    EXPECT_FALSE(g->low_confidence) << g->message;
+  }
+}
