@@ -2090,8 +2090,12 @@ void check_LL101(CheckContext& ctx) {
       why = "in a loop that feeds what it returns back into it (a sampling loop): each step's graph stays chained "
             "to the next";
     if (why.empty()) {
-      // Inference-only programs: a loaded model's forward, loop or not.
-      if (f.file_trains() || !f.is_loaded_model(c.func, callee)) continue;
+      // Inference-only programs: a loaded model's forward, loop or not; or a model whose
+      // weights the program loads, run over a loader (a prediction script that never calls
+      // `eval()`).
+      if (f.file_trains() || !(f.is_loaded_model(c.func, callee) ||
+                               (c.loop >= 0 && f.weights_loaded_into(c.func, callee) && walks_data(f, c.loop, c.func))))
+        continue;
       // Inside a module's own methods, calling submodules is the module's forward.
       if (f.func_is_method_of_module(c.func) && f.dotted(callee).rfind("self.", 0) == 0) continue;
       // Impact: a single forward in a test (a pytest function, a TestCase method, a test

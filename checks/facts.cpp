@@ -3109,7 +3109,9 @@ bool Facts::is_model_value_rec(Id func, Id x, int depth) const {
         return starts_with(q, "torch.nn.") && parameter_free_layer(last_component(q));
       }))
     return false;
-  if (eval_called_before(func, d, UINT32_MAX)) return true;
+  // Switched to eval mode, or given weights with `load_state_dict` (an optimizer's or a
+  // scheduler's is never called): a module, whatever class built it.
+  if (eval_called_before(func, d, UINT32_MAX) || loads_state(func, d) || loads_state(kNone, d)) return true;
   bool known_other = false, visible_other = false;
   std::vector<Id> named;  // bindings that are names (`self.model = model`)
   for (Id v : vals) {
@@ -4273,6 +4275,11 @@ bool Facts::loads_state(Id func, const std::string& d) const {
 }
 
 bool Facts::is_loaded_model(Id func, Id x) const { return loaded_model_rec(func, x, 0); }
+
+bool Facts::weights_loaded_into(Id func, Id x) const {
+  const std::string& d = dotted(x);
+  return !d.empty() && (loads_state(func, d) || loads_state(kNone, d));
+}
 
 bool Facts::returns_a_loss(Id func) const {
   for (Id r : returned_values(func)) {

@@ -335,6 +335,9 @@ class Facts {
   bool not_a_torch_model(Id receiver) const;
   // Obtained by loading weights, here or (a parameter) in what every caller of the file hands in.
   bool is_loaded_model(Id func, Id expr) const;
+  // Weights are loaded into the name itself (`net.load_state_dict(...)`, C++ `torch::load(net,
+  // path)`) in `func` or at module level, whether or not it is switched to eval mode after.
+  bool weights_loaded_into(Id func, Id expr) const;
   // Does the function hand back a loss (a returned name, attribute or call named like one, or
   // the function named like one: `compute_loss`, C++ `loss()`)?
   bool returns_a_loss(Id func) const;
