@@ -66,6 +66,40 @@ bool live_before(const Facts& f, const std::vector<Id>& body, size_t call, const
   return false;
 }
 
+// At the call, does what `name` names hold no tensor memory, by the values of its base that
+// reach the call? A literal holds none; the `.grad` of a tensor built there without
+// `requires_grad=True` (`x = torch.tensor([1, 2, 3])`, then `x.grad = None`) is None. (A
+// notebook's name bound to a GPU tensor only in a later cell says nothing about this point.)
+bool holds_nothing_at(const Facts& f, Id call_stmt, const std::string& name) {
+  const size_t dot = name.find('.');
+  const std::string base = name.substr(0, dot);
+  const std::string rest = dot == std::string::npos ? "" : name.substr(dot + 1);
+  bool outside = false;
+  const std::vector<Def> defs = f.flow().reaching(call_stmt, base, &outside);
+  if (outside || defs.empty()) return false;
+  for (const Def& df : defs) {
+    if (df.kind != DefKind::Assign || df.value == kNone) return false;
+    const Expr& v = f.e(df.value);
+    if (v.kind == ExprKind::Literal) continue;
+    if (rest != "grad" || v.kind != ExprKind::Call) return false;
+    const std::string& q = f.callee_qual(df.value);
+    if (!starts_with(q, "torch.") ||
+        !in(f.last_component(q), {"tensor"sv, "zeros"sv, "ones"sv, "rand"sv, "randn"sv, "randint"sv, "arange"sv,
+                                  "linspace"sv, "empty"sv, "full"sv, "from_numpy"sv, "as_tensor"sv, "eye"sv}))
+      return false;
+    const Id rg = f.arg(df.value, static_cast<size_t>(-1), "requires_grad");
+    if (rg != kNone && !(f.e(rg).kind == ExprKind::Literal && f.e(rg).lit == LitKind::False)) return false;
+  }
+  if (rest != "grad") return true;
+  // (Nor switched on anywhere in its scope: `x.requires_grad_()`, `x.requires_grad = True`.)
+  const auto si = f.stmt_index.find(call_stmt);
+  const Id func = si == f.stmt_index.end() ? kNone : f.stmt_sites[si->second].func;
+  for (int ci : f.calls_in(func))
+    if (f.callee_attr(f.calls[ci].call) == "requires_grad_"sv && f.dotted(f.callee_receiver(f.calls[ci].call)) == base)
+      return false;
+  return f.bindings(func, base + ".requires_grad").empty();
+}
+
 // A name that says it holds configuration (`dataset_config`, `args`, `cfg`, `out_dir`): an
 // object of settings and paths, with no tensor of its own for empty_cache() to return.
 bool names_configuration(const std::string& name) {
@@ -114,6 +148,7 @@ void check_block(CheckContext& ctx, const std::vector<Id>& body) {
       // `x = None` that initialises a new name, or releases an object bound after the
       // empty_cache() call, says nothing about what was live at the call.
       if (rebound.count(name) || names_configuration(name) || !live_before(f, body, i, name, func) ||
+          holds_nothing_at(f, body[i], name) ||
           (f.m.s(body[j]).kind == StmtKind::Assign &&
            bound_again(f, std::vector<Id>(body.begin() + static_cast<long>(j) + 1, body.end()), name))) {
         rebound.insert(name);
