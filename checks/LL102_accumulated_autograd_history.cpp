@@ -165,7 +165,8 @@ class History {
         const int tensor_test = tensor_type_test(e.kids[1]);
         const bool body_plain = tensor_test == 0 && same_value(e.kids[0], e.kids[1]);
         const bool else_plain = tensor_test == 1 && same_value(e.kids[2], e.kids[1]);
-        return (!body_plain && carries(e.kids[0], off, depth + 1)) || (!else_plain && carries(e.kids[2], off, depth + 1));
+        return (!body_plain && branch_carries(e.kids[0], e.kids[1], true, off, depth + 1)) ||
+               (!else_plain && branch_carries(e.kids[2], e.kids[1], false, off, depth + 1));
       }
       case ExprKind::Comprehension:
         return !e.kids.empty() && carries(e.kids[0], off, depth + 1);
@@ -291,6 +292,45 @@ class History {
     if (c.kind == ExprKind::UnaryOp) return !c.kids.empty() && same_value(branch, c.kids[0]);
     const std::string& d = f_.dotted(branch);
     return !d.empty() && c.kind == ExprKind::Call && c.kids.size() == 3 && f_.dotted(c.kids[1]) == d;
+  }
+
+  // A branch of `a if flag else b` that reads a name chosen by the same flag before
+  // (`aux = out.pow(2).mean() if use_aux else 0.0`, then `total += aux.item() if use_aux else
+  // aux`): under the flag's value, the name holds that binding's matching branch. The flag is a
+  // name or attribute (or its `not`) that the function never rebinds.
+  bool branch_carries(Id branch, Id test, bool truth, bool off, int depth) const {
+    const Expr& b = f_.e(branch);
+    if (b.kind != ExprKind::Name || depth > 48) return carries(branch, off, depth);
+    Id flag = test;
+    bool positive = true;
+    while (f_.e(flag).kind == ExprKind::UnaryOp && f_.e(flag).text == "not"sv && !f_.e(flag).kids.empty()) {
+      flag = f_.e(flag).kids[0];
+      positive = !positive;
+    }
+    const std::string& d = f_.dotted(flag);
+    const Id st = f_.stmt_of(branch);
+    if (d.empty() || st == kNone || !f_.own_bindings(func_, d).empty()) return carries(branch, off, depth);
+    bool outside = false;
+    const std::vector<Def> defs = f_.flow().reaching(st, b.text, &outside);
+    if (outside || defs.empty()) return carries(branch, off, depth);
+    std::vector<Id> chosen;
+    for (const Def& df : defs) {
+      if (df.kind != DefKind::Assign || df.value == kNone) return carries(branch, off, depth);
+      const Expr& v = f_.e(df.value);
+      if (v.kind != ExprKind::Conditional || v.kids.size() != 3) return carries(branch, off, depth);
+      Id vflag = v.kids[1];
+      bool vpositive = true;
+      while (f_.e(vflag).kind == ExprKind::UnaryOp && f_.e(vflag).text == "not"sv && !f_.e(vflag).kids.empty()) {
+        vflag = f_.e(vflag).kids[0];
+        vpositive = !vpositive;
+      }
+      if (f_.dotted(vflag) != d) return carries(branch, off, depth);
+      // The flag holds `truth == positive`; the binding took its body when it holds `vpositive`.
+      chosen.push_back((truth == positive) == vpositive ? v.kids[0] : v.kids[2]);
+    }
+    for (Id c : chosen)
+      if (carries(c, off, depth + 1)) return true;
+    return false;
   }
 
   // Does the name, read at expression `at`, carry history? Flow-sensitive: it does when a
