@@ -176,6 +176,31 @@ std::string evaluation_pass(const CheckContext& ctx, const CallSite& c) {
   return "";
 }
 
+// An evaluation in one forward: a function with no loop of its own that switches the model to
+// eval mode and runs it once (over a whole split, `out = model(X_test)`), never trains, and is
+// called by a training loop of the file (every epoch). Its activations are kept for a backward
+// that never comes, a peak of the whole split's graph each time. "" when it is not one.
+std::string single_pass_evaluation(const Facts& f, const CallSite& c) {
+  if (c.loop >= 0 || c.func == kNone || c.in_lambda) return "";
+  const std::string& d = f.dotted(f.forward_receiver(c.call));
+  if (d.empty() || !f.eval_called_before(c.func, d, f.e(c.call).range.begin)) return "";
+  if (std::any_of(f.loops.begin(), f.loops.end(), [&](const Loop& l) { return l.func == c.func; })) return "";
+  if (f.reaches(c.func, [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; }) ||
+      f.called_from_training(c.func))
+    return "";
+  // (Called by an evaluation loop too, the helper is reported at that loop's call.)
+  const CallSite* by = nullptr;
+  for (int ci : f.callers(c.func)) {
+    const CallSite& caller = f.calls[ci];
+    if (caller.loop < 0 || caller.in_lambda || f.grad_off(caller) || caller.grad_set) continue;
+    if (!f.loop_trains(caller.loop)) return "";
+    if (!by) by = &caller;
+  }
+  if (!by) return "";
+  return "after `" + d + ".eval()` in `" + f.m.funcs[c.func].name + "()`, which the training loop calls at line " +
+         std::to_string(f.e(by->call).range.line) + " (one forward over everything it is handed)";
+}
+
 // Does a method of class `cls`, or of a same-file base of it, bind attribute `d` (`self.model =
 // ...`)?
 bool binds_attribute(const Facts& f, Id cls, const std::string& d, int depth = 0) {
@@ -2086,6 +2111,7 @@ void check_LL101(CheckContext& ctx) {
       why = "after `" + f.dotted(callee) + ".eval()`, after the training step of its iteration";
       validation_in_step = true;
     }
+    if (why.empty() && c.loop < 0) why = single_pass_evaluation(f, c);
     if (why.empty() && sampling_chain(f, c, loop_chains))
       why = "in a loop that feeds what it returns back into it (a sampling loop): each step's graph stays chained "
             "to the next";
