@@ -281,17 +281,21 @@ class History {
       const int v = tensor_type_test(c.kids[0]);
       return v < 0 ? -1 : 1 - v;
     }
+    // `torch.is_tensor(loss)`, the same test.
+    if (c.kind == ExprKind::Call && c.kids.size() == 2 && f_.callee_qual(t) == "torch.is_tensor"sv) return 1;
     if (c.kind != ExprKind::Call || c.kids.size() != 3 || f_.e(c.kids[0]).kind != ExprKind::Name ||
         f_.e(c.kids[0]).text != "isinstance"sv)
       return -1;
     return f_.qual(c.kids[2]) == "torch.Tensor"sv ? 1 : -1;
   }
-  // The branch value is the tested value itself (`... else loss` after `isinstance(loss, ...)`).
+  // The branch value is the tested value itself (`... else loss` after `isinstance(loss, ...)`
+  // or `torch.is_tensor(loss)`).
   bool same_value(Id branch, Id test) const {
     const Expr& c = f_.e(test);
     if (c.kind == ExprKind::UnaryOp) return !c.kids.empty() && same_value(branch, c.kids[0]);
     const std::string& d = f_.dotted(branch);
-    return !d.empty() && c.kind == ExprKind::Call && c.kids.size() == 3 && f_.dotted(c.kids[1]) == d;
+    return !d.empty() && c.kind == ExprKind::Call && (c.kids.size() == 3 || c.kids.size() == 2) &&
+           f_.dotted(c.kids[1]) == d;
   }
 
   // A branch of `a if flag else b` that reads a name chosen by the same flag before
