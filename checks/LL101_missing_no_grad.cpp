@@ -177,14 +177,23 @@ std::string evaluation_pass(const CheckContext& ctx, const CallSite& c) {
 }
 
 // An evaluation in one forward: a function with no loop of its own that switches the model to
-// eval mode and runs it once (over a whole split, `out = model(X_test)`), never trains, and is
+// eval mode (or is named like an evaluation) and runs it once (over a whole split, `out =
+// model(X_test)`, a full-batch graph network's `test()`), never trains, and is
 // called by a training loop of the file (every epoch). Its activations are kept for a backward
 // that never comes, a peak of the whole split's graph each time. "" when it is not one.
 std::string single_pass_evaluation(const Facts& f, const CallSite& c) {
   if (c.loop >= 0 || c.func == kNone || c.in_lambda) return "";
   const std::string& d = f.dotted(f.forward_receiver(c.call));
-  if (d.empty() || !f.eval_called_before(c.func, d, f.e(c.call).range.begin)) return "";
-  if (std::any_of(f.loops.begin(), f.loops.end(), [&](const Loop& l) { return l.func == c.func; })) return "";
+  if (d.empty()) return "";
+  const std::string& name = f.m.funcs[c.func].name;
+  const bool evals = f.eval_called_before(c.func, d, f.e(c.call).range.begin);
+  if (!evals && (!f.is_eval_function_name(name) || f.is_test_file || f.part_of_forward(c.func))) return "";
+  // (A comprehension over the masks that reads the one prediction is no loop of forwards.)
+  if (std::any_of(f.loops.begin(), f.loops.end(), [&](const Loop& l) {
+        return l.func == c.func &&
+               std::any_of(l.calls.begin(), l.calls.end(), [&](int ci) { return f.is_model_call(f.calls[ci]); });
+      }))
+    return "";
   if (f.reaches(c.func, [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; }) ||
       f.called_from_training(c.func))
     return "";
@@ -197,8 +206,9 @@ std::string single_pass_evaluation(const Facts& f, const CallSite& c) {
     if (!by) by = &caller;
   }
   if (!by) return "";
-  return "after `" + d + ".eval()` in `" + f.m.funcs[c.func].name + "()`, which the training loop calls at line " +
-         std::to_string(f.e(by->call).range.line) + " (one forward over everything it is handed)";
+  return (evals ? "after `" + d + ".eval()` in `" + name + "()`" : "in evaluation function `" + name + "`") +
+         ", which the training loop calls at line " + std::to_string(f.e(by->call).range.line) +
+         " (one forward over everything it is handed)";
 }
 
 // Does a method of class `cls`, or of a same-file base of it, bind attribute `d` (`self.model =
