@@ -176,39 +176,51 @@ std::string evaluation_pass(const CheckContext& ctx, const CallSite& c) {
   return "";
 }
 
-// An evaluation in one forward: a function with no loop of its own that switches the model to
-// eval mode (or is named like an evaluation) and runs it once (over a whole split, `out =
+// An evaluation in one forward: a function with no loop of forwards of its own that switches the
+// model to eval mode (or is named like an evaluation) and runs it once (over a whole split, `out =
 // model(X_test)`, a full-batch graph network's `test()`), never trains, and is
 // called by a training loop of the file (every epoch). Its activations are kept for a backward
 // that never comes, a peak of the whole split's graph each time. "" when it is not one.
-std::string single_pass_evaluation(const Facts& f, const CallSite& c) {
+// Per function of the file (asked once each): 1 when a loop of it runs a model, or it trains,
+// or a caller back-propagates its result, or no training loop calls it (an evaluation loop
+// calling it reports it at that call); else 2 + the training loop's call (an index of calls).
+using SinglePassMemo = std::vector<int>;
+
+std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePassMemo& memo, Range* called_at) {
   if (c.loop >= 0 || c.func == kNone || c.in_lambda) return "";
   const std::string& d = f.dotted(f.forward_receiver(c.call));
   if (d.empty()) return "";
   const std::string& name = f.m.funcs[c.func].name;
   const bool evals = f.eval_called_before(c.func, d, f.e(c.call).range.begin);
   if (!evals && (!f.is_eval_function_name(name) || f.is_test_file || f.part_of_forward(c.func))) return "";
-  // (A comprehension over the masks that reads the one prediction is no loop of forwards.)
-  if (std::any_of(f.loops.begin(), f.loops.end(), [&](const Loop& l) {
-        return l.func == c.func &&
-               std::any_of(l.calls.begin(), l.calls.end(), [&](int ci) { return f.is_model_call(f.calls[ci]); });
-      }))
-    return "";
-  if (f.reaches(c.func, [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; }) ||
-      f.called_from_training(c.func))
-    return "";
-  // (Called by an evaluation loop too, the helper is reported at that loop's call.)
-  const CallSite* by = nullptr;
-  for (int ci : f.callers(c.func)) {
-    const CallSite& caller = f.calls[ci];
-    if (caller.loop < 0 || caller.in_lambda || f.grad_off(caller) || caller.grad_set) continue;
-    if (!f.loop_trains(caller.loop)) return "";
-    if (!by) by = &caller;
+  if (memo.empty()) {
+    memo.assign(f.m.funcs.size(), 0);
+    // (A comprehension over the masks that reads the one prediction is no loop of forwards.)
+    for (const Loop& l : f.loops)
+      if (l.func != kNone && memo[l.func] != 1 &&
+          std::any_of(l.calls.begin(), l.calls.end(), [&](int ci) { return f.is_model_call(f.calls[ci]); }))
+        memo[l.func] = 1;
   }
-  if (!by) return "";
+  int& verdict = memo[c.func];
+  if (verdict == 0) {
+    verdict = 1;
+    const bool trains =
+        f.reaches(c.func, [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; }) ||
+        f.called_from_training(c.func);
+    for (int ci : trains ? std::vector<int>{} : f.callers(c.func)) {
+      const CallSite& caller = f.calls[ci];
+      if (caller.loop < 0 || caller.in_lambda || f.grad_off(caller) || caller.grad_set) continue;
+      if (!f.loop_trains(caller.loop)) {
+        verdict = 1;
+        break;
+      }
+      if (verdict == 1) verdict = 2 + ci;
+    }
+  }
+  if (verdict < 2) return "";
+  *called_at = f.e(f.calls[static_cast<size_t>(verdict - 2)].call).range;
   return (evals ? "after `" + d + ".eval()` in `" + name + "()`" : "in evaluation function `" + name + "`") +
-         ", which the training loop calls at line " + std::to_string(f.e(by->call).range.line) +
-         " (one forward over everything it is handed)";
+         ", which a training loop calls (one forward over everything it is handed)";
 }
 
 // Does a method of class `cls`, or of a same-file base of it, bind attribute `d` (`self.model =
@@ -1634,8 +1646,8 @@ std::vector<GatedCandidate> gated_candidates(const CheckContext& ctx, int loop) 
     }
     if (c.env.empty() || !all_off(c.env, c.pass)) continue;
     const std::string cond = source_text(ctx, c.pass.cond);
-    c.pass.why = "when `" + fn.name + "()` is called from line " + std::to_string(f.e(caller.call).range.line) +
-                 " (where `" + cond + "` is " + (c.pass.positive ? "false" : "true") + ")";
+    c.pass.why = "when `" + fn.name + "()` is called with `" + cond + "` " + (c.pass.positive ? "false" : "true") +
+                 " (see the note)";
     c.pass.note = f.e(caller.call).range;
     c.pass.note_text = "this call turns training off: `" + cond + "` is " + (c.pass.positive ? "false" : "true");
     out.push_back(std::move(c));
@@ -2021,6 +2033,7 @@ void check_LL101(CheckContext& ctx) {
   std::map<Id, const CallSite*> helpers_for_width;       // helper_forward's memo
   std::map<const std::vector<int>*, bool> attribution_scopes;  // scope's calls -> hands the model to an attribution
   LoopChains loop_chains;                                       // sampling_chain's memo
+  SinglePassMemo single_pass;                                   // single_pass_evaluation's memo
   std::map<int, LoopSteps> loop_steps;                          // validation_after_step's memo
   // The fix that decorates a whole evaluation function `func` (top level, never
   // back-propagating, named for evaluation or serving, not handing `model` to code the file
@@ -2121,7 +2134,8 @@ void check_LL101(CheckContext& ctx) {
       why = "after `" + f.dotted(callee) + ".eval()`, after the training step of its iteration";
       validation_in_step = true;
     }
-    if (why.empty() && c.loop < 0) why = single_pass_evaluation(f, c);
+    Range single_pass_call{};
+    if (why.empty() && c.loop < 0) why = single_pass_evaluation(f, c, single_pass, &single_pass_call);
     if (why.empty() && sampling_chain(f, c, loop_chains))
       why = "in a loop that feeds what it returns back into it (a sampling loop): each step's graph stays chained "
             "to the next";
@@ -2387,6 +2401,8 @@ void check_LL101(CheckContext& ctx) {
                                                 "` on its own line builds a context manager and drops it, "
                                                 "disabling nothing: write `with " +
                                                 source_text(ctx, bare) + ":` around the forward"});
+    if (single_pass_call.end > 0)
+      fd->notes.push_back({single_pass_call, "the training loop calls it here, every iteration"});
     if (gated) {
       fd->notes.push_back({gated->note, gated->note_text});
       const std::string sge = spelling_of(f.m, "torch.set_grad_enabled");

@@ -284,6 +284,37 @@ class IndentedCells(Tmp):
         self.assertEqual([len(f.get("fixes", [])) for f in json.loads(out)["findings"]], [1])
 
 
+class MessagesAndNotes(Tmp):
+    def test_a_message_names_no_line_of_the_extracted_code_and_its_note_points_into_the_ipynb(self):
+        # Line numbers inside a message would count lines of the code extracted from the cells,
+        # not of the file the user opens: the call that makes `evaluate` run every epoch is a
+        # note, whose position is mapped onto the .ipynb like the finding's.
+        import re
+        cells = [["import torch\n", "import torch.nn as nn\n"],
+                 ["def evaluate(model, X_test, y_test):\n", "    model.eval()\n", "    out = model(X_test.cuda())\n",
+                  "    return (out.argmax(1) == y_test.cuda()).float().mean().item()\n"],
+                 ["model = nn.Sequential(nn.Conv2d(3, 64, 3), nn.ReLU(), nn.Flatten(), nn.LazyLinear(10)).cuda()\n",
+                  "opt = torch.optim.Adam(model.parameters())\n", "for epoch in range(100):\n",
+                  "    for x, y in loader:\n", "        loss = nn.functional.cross_entropy(model(x.cuda()), y.cuda())\n",
+                  "        opt.zero_grad()\n", "        loss.backward()\n", "        opt.step()\n",
+                  "    print(evaluate(model, X_test, y_test))\n"]]
+        nb = {"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# Evaluation\n"]}] +
+                       [{"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": c}
+                        for c in cells],
+              "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        text = json.dumps(nb, indent=1)
+        path = self.write("single_pass.ipynb", text)
+        rc, out, err = self.run_ll("--format", "json", path)
+        findings = [f for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
+        self.assertEqual(len(findings), 1, out)
+        f = findings[0]
+        self.assertIsNone(re.search(r"line \d", f["message"]), f["message"])
+        self.assertEqual(f["notebook"]["cell"], 3)
+        raw_lines = text.split("\n")
+        self.assertEqual(len(f["notes"]), 1, f)
+        self.assertIn("print(evaluate(model, X_test, y_test))", raw_lines[f["notes"][0]["line"] - 1])
+
+
 if __name__ == "__main__":
     BIN = os.path.abspath(sys.argv[1])
     del sys.argv[1:2]
