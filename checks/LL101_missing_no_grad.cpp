@@ -181,10 +181,86 @@ std::string evaluation_pass(const CheckContext& ctx, const CallSite& c) {
 // model(X_test)`, a full-batch graph network's `test()`), never trains, and is
 // called by a training loop of the file (every epoch). Its activations are kept for a backward
 // that never comes, a peak of the whole split's graph each time. "" when it is not one.
-// Per function of the file (asked once each): 1 when a loop of it runs a model, or it trains,
-// or a caller back-propagates its result, or no training loop calls it (an evaluation loop
-// calling it reports it at that call); else 2 + the training loop's call (an index of calls).
-using SinglePassMemo = std::vector<int>;
+// A closure a factory hands back (`def get_transforms(model): def sample_fn(z): return model(z)
+// ...; return sample_fn, density_fn`) runs where what the factory returned is called. Grad is
+// off there when every call of the factory sits under `no_grad`, and every use of the names its
+// result is bound to does too (handed to plotting helpers inside the same `with` block).
+bool closure_used_under_no_grad(const Facts& f, Id g) {
+  const Id factory = f.m.funcs[g].parent;
+  if (factory == kNone || !f.callers(g).empty()) return false;
+  bool returned = false;
+  for (Id r : f.returned_values(factory))
+    for_each_expr(f.m, r, [&](Id x) {
+      returned = returned || (f.e(x).kind == ExprKind::Name && f.e(x).text == f.m.funcs[g].name);
+      return !returned;
+    });
+  if (!returned || f.callers(factory).empty()) return false;
+  for (int ci : f.callers(factory)) {
+    const CallSite& call = f.calls[ci];
+    if (!f.grad_off(call) || call.stmt == kNone) return false;
+    const Stmt& st = f.m.s(call.stmt);
+    if (st.kind != StmtKind::Assign || st.value != call.call) return false;
+    std::set<std::string> names;
+    for (Id t : st.targets)
+      for_each_expr(f.m, t, [&](Id x) {
+        if (f.e(x).kind == ExprKind::Name) names.insert(f.e(x).text);
+        return true;
+      });
+    // Every statement of the caller's scope that reads one of the names runs with grad off.
+    for (Id sid : f.stmts_in(call.func)) {
+      if (sid == call.stmt) continue;
+      const Stmt& s = f.m.s(sid);
+      bool reads = false;
+      auto scan = [&](Id root) {
+        for_each_expr(f.m, root, [&](Id x) {
+          reads = reads || (f.e(x).kind == ExprKind::Name && names.count(f.e(x).text));
+          return !reads;
+        });
+      };
+      scan(s.value);
+      for (Id t : s.targets) scan(t);
+      for (Id it : s.items) scan(it);
+      if (!reads) continue;
+      const auto si = f.stmt_index.find(sid);
+      if (si == f.stmt_index.end() || !f.grad_off(f.stmt_sites[si->second])) return false;
+    }
+  }
+  return true;
+}
+
+// Per function of the file, asked once each: whether a loop of it runs a model, it trains, a
+// caller back-propagates its result, or an evaluation loop calls it (which reports it at that
+// call); else the training loops' calls of it. `asked` bounds the forwards judged per function.
+struct SinglePassFunc {
+  int verdict = 0;  // 0 not asked, 1 no, 2 judged per forward
+  std::vector<int> callers;
+  int asked = 0;
+};
+using SinglePassMemo = std::vector<SinglePassFunc>;
+
+// Does `caller` run the forward `c` of the function it calls: no `if` on the way to it is
+// decided against it by the literal arguments (or defaults) the call hands in
+// (`accuracy(logits, y)` with `is_logits=True` skips `logits = model(x)` under `if not is_logits`).
+bool call_runs_forward(const Facts& f, const CallSite& caller, const CallSite& c) {
+  const Function& fn = f.m.funcs[c.func];
+  Env env;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    const Id a = f.argument_for(caller.call, c.func, fn.params[i]);
+    std::optional<Known> v;
+    if (a != kNone) {
+      if (const Expr* lit = f.literal_of(a, caller.func)) v = known_literal(*lit);
+    } else if (i < fn.param_defaults.size()) {
+      v = known_default(fn.param_defaults[i]);
+    }
+    if (v && f.own_bindings(c.func, fn.params[i]).empty()) env[fn.params[i]] = *v;
+  }
+  if (env.empty()) return true;
+  std::vector<std::pair<Id, bool>> conds;
+  if (!conditions_to(f, fn.body, c.stmt, f.e(c.call).range.begin, conds)) return true;
+  for (const auto& [cond, branch] : conds)
+    if (auto v = decide(f, c.func, cond, env); v && truthy(*v) != branch) return false;
+  return true;
+}
 
 std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePassMemo& memo, Range* called_at) {
   if (c.loop >= 0 || c.func == kNone || c.in_lambda) return "";
@@ -194,16 +270,16 @@ std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePass
   const bool evals = f.eval_called_before(c.func, d, f.e(c.call).range.begin);
   if (!evals && (!f.is_eval_function_name(name) || f.is_test_file || f.part_of_forward(c.func))) return "";
   if (memo.empty()) {
-    memo.assign(f.m.funcs.size(), 0);
+    memo.resize(f.m.funcs.size());
     // (A comprehension over the masks that reads the one prediction is no loop of forwards.)
     for (const Loop& l : f.loops)
-      if (l.func != kNone && memo[l.func] != 1 &&
+      if (l.func != kNone && memo[l.func].verdict != 1 &&
           std::any_of(l.calls.begin(), l.calls.end(), [&](int ci) { return f.is_model_call(f.calls[ci]); }))
-        memo[l.func] = 1;
+        memo[l.func].verdict = 1;
   }
-  int& verdict = memo[c.func];
-  if (verdict == 0) {
-    verdict = 1;
+  SinglePassFunc& m = memo[c.func];
+  if (m.verdict == 0) {
+    m.verdict = 1;
     const bool trains =
         f.reaches(c.func, [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; }) ||
         f.called_from_training(c.func);
@@ -211,16 +287,21 @@ std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePass
       const CallSite& caller = f.calls[ci];
       if (caller.loop < 0 || caller.in_lambda || f.grad_off(caller) || caller.grad_set) continue;
       if (!f.loop_trains(caller.loop)) {
-        verdict = 1;
+        m.callers.clear();
         break;
       }
-      if (verdict == 1) verdict = 2 + ci;
+      m.callers.push_back(ci);
     }
+    if (!m.callers.empty()) m.verdict = 2;
   }
-  if (verdict < 2) return "";
-  *called_at = f.e(f.calls[static_cast<size_t>(verdict - 2)].call).range;
-  return (evals ? "after `" + d + ".eval()` in `" + name + "()`" : "in evaluation function `" + name + "`") +
-         ", which a training loop calls (one forward over everything it is handed)";
+  if (m.verdict != 2 || ++m.asked > 256) return "";
+  for (int ci : m.callers) {
+    if (!call_runs_forward(f, f.calls[ci], c)) continue;
+    *called_at = f.e(f.calls[ci].call).range;
+    return (evals ? "after `" + d + ".eval()` in `" + name + "()`" : "in evaluation function `" + name + "`") +
+           ", which a training loop calls (one forward over everything it is handed)";
+  }
+  return "";
 }
 
 // Does a method of class `cls`, or of a same-file base of it, bind attribute `d` (`self.model =
@@ -2034,6 +2115,7 @@ void check_LL101(CheckContext& ctx) {
   std::map<const std::vector<int>*, bool> attribution_scopes;  // scope's calls -> hands the model to an attribution
   LoopChains loop_chains;                                       // sampling_chain's memo
   SinglePassMemo single_pass;                                   // single_pass_evaluation's memo
+  std::map<Id, bool> closures_off;                              // closure_used_under_no_grad, per closure
   std::map<int, LoopSteps> loop_steps;                          // validation_after_step's memo
   // The fix that decorates a whole evaluation function `func` (top level, never
   // back-propagating, named for evaluation or serving, not handing `model` to code the file
@@ -2098,6 +2180,11 @@ void check_LL101(CheckContext& ctx) {
     // A forward under a grad switch the author wrote (`with torch.enable_grad():`,
     // `with torch.set_grad_enabled(train):`) runs with the grad mode chosen on purpose.
     if (c.in_lambda || f.grad_off(c) || c.grad_set || !f.is_model_call(c)) continue;
+    if (c.func != kNone && f.m.funcs[c.func].parent != kNone) {
+      auto [it, fresh] = closures_off.try_emplace(c.func, false);
+      if (fresh) it->second = closure_used_under_no_grad(f, c.func);
+      if (it->second) continue;
+    }
     Id callee = f.forward_receiver(c.call);
     // A module whose parameters were all switched off records no graph from them: there are
     // no activations to keep (its inputs come from data, or from forwards judged on their own).
