@@ -257,6 +257,19 @@ bool call_runs_forward(const Facts& f, const CallSite& caller, const CallSite& c
   if (env.empty()) return true;
   std::vector<std::pair<Id, bool>> conds;
   if (!conditions_to(f, fn.body, c.stmt, f.e(c.call).range.begin, conds)) return true;
+  // And a conditional expression around it (`y_hat = X if logits else model(X)`).
+  const Range& at = f.e(c.call).range;
+  for_each_expr(f.m, f.m.s(c.stmt).value, [&](Id x) {
+    const Expr& v = f.e(x);
+    if (v.range.begin > at.begin || v.range.end < at.end) return false;  // not around the call
+    if (v.kind == ExprKind::Conditional && v.kids.size() == 3) {
+      const Range& body = f.e(v.kids[0]).range;
+      const Range& other = f.e(v.kids[2]).range;
+      if (body.begin <= at.begin && at.end <= body.end) conds.emplace_back(v.kids[1], true);
+      else if (other.begin <= at.begin && at.end <= other.end) conds.emplace_back(v.kids[1], false);
+    }
+    return true;
+  });
   for (const auto& [cond, branch] : conds)
     if (auto v = decide(f, c.func, cond, env); v && truthy(*v) != branch) return false;
   return true;
