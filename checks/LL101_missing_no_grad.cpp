@@ -279,9 +279,6 @@ std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePass
   if (c.loop >= 0 || c.func == kNone || c.in_lambda) return "";
   const std::string& d = f.dotted(f.forward_receiver(c.call));
   if (d.empty()) return "";
-  const std::string& name = f.m.funcs[c.func].name;
-  const bool evals = f.eval_called_before(c.func, d, f.e(c.call).range.begin);
-  if (!evals && (!f.is_eval_function_name(name) || f.is_test_file || f.part_of_forward(c.func))) return "";
   if (memo.empty()) {
     memo.resize(f.m.funcs.size());
     // (A comprehension over the masks that reads the one prediction is no loop of forwards.)
@@ -308,6 +305,9 @@ std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePass
     if (!m.callers.empty()) m.verdict = 2;
   }
   if (m.verdict != 2 || ++m.asked > 256) return "";
+  const std::string& name = f.m.funcs[c.func].name;
+  const bool evals = f.eval_called_before(c.func, d, f.e(c.call).range.begin);
+  if (!evals && (!f.is_eval_function_name(name) || f.is_test_file || f.part_of_forward(c.func))) return "";
   for (int ci : m.callers) {
     if (!call_runs_forward(f, f.calls[ci], c)) continue;
     *called_at = f.e(f.calls[ci].call).range;
