@@ -242,6 +242,7 @@ using SinglePassMemo = std::vector<SinglePassFunc>;
 // decided against it by the literal arguments (or defaults) the call hands in
 // (`accuracy(logits, y)` with `is_logits=True` skips `logits = model(x)` under `if not is_logits`).
 bool call_runs_forward(const Facts& f, const CallSite& caller, const CallSite& c) {
+  if (c.stmt == kNone) return true;
   const Function& fn = f.m.funcs[c.func];
   Env env;
   for (size_t i = 0; i < fn.params.size(); ++i) {
