@@ -261,8 +261,12 @@ class Events {
 
   bool trains_here(const CallSite& c, Id loop_func) const {
     if (c.func == loop_func && c.loop >= 0) return f_.loop_reaches_backward(c.loop);
-    return f_.reaches(c.func, [&](const CallSite& x) { return f_.is_backward(x); });
+    // (Once per function: a function of thousands of forwards asks the same question.)
+    auto [it, fresh] = reaches_backward_.try_emplace(c.func, false);
+    if (fresh) it->second = f_.reaches(c.func, [&](const CallSite& x) { return f_.is_backward(x); });
+    return it->second;
   }
+  mutable std::map<Id, bool> reaches_backward_;  // trains_here's answer per function
 
   static std::string map_name(const std::string& d, const std::map<std::string, std::string>& rename) {
     if (d.empty()) return d;

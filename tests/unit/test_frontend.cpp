@@ -332,6 +332,18 @@ std::string scaling_source(const std::string& shape, int n) {
     // before: whether a forward reads a chained name is asked per forward, of one answer per loop.
     s += "model = torch.jit.load('m.pt')\nx = torch.randn(8, 2)\nfor t in range(100):\n";
     for (int i = 0; i < n; ++i) s += "    y = model(x, t)\n    x = x - 0.1 * y\n";
+  } else if (shape == "one-forward-function") {
+    // A function of n forwards outside loops, called by a training loop (the one-forward
+    // evaluation; LL205's question whether a forward's function trains), beside a factory of n
+    // closures used under no_grad: each question is asked once per function.
+    s += "def evaluate(model, x, flag=True):\n    model.eval()\n";
+    for (int i = 0; i < n; ++i) s += "    y" + std::to_string(i) + " = model(x) if flag else x\n";
+    s += "    return y0\ndef get_fns(model):\n";
+    for (int i = 0; i < n; ++i) s += "    def f" + std::to_string(i) + "(z):\n        return model(z)\n";
+    s += "    return f0, f1\ndef main(loader, model, opt):\n    for epoch in range(100):\n"
+         "        for x in loader:\n            loss = model(x).sum()\n            opt.zero_grad()\n"
+         "            loss.backward()\n            opt.step()\n        evaluate(model, x)\n"
+         "        with torch.no_grad():\n            fns = get_fns(model)\n            print(fns[0](x))\n";
   } else if (shape == "findings") {
     // Many findings in one file (one per line): reporting each must not scan the others.
     s += "total = 0\nfor x in loader:\n    loss = model(x).sum()\n    loss.backward()\n";
@@ -354,7 +366,7 @@ uint64_t analysis_work(const std::string& shape, int n) {
 TEST(Scaling, AnalysisWorkIsLinearInTheInput) {
   for (const char* shape : {"loop", "eval-loop", "mlp-eval-loop", "eval-loops", "statements", "loaded-statements",
                             "functions", "methods", "helper-class", "elif", "with", "findings", "names", "names-branches",
-                            "helper-chain", "mode-chain", "sampling-loop"}) {
+                            "helper-chain", "mode-chain", "sampling-loop", "one-forward-function"}) {
     const uint64_t small = analysis_work(shape, 1000);
     const uint64_t large = analysis_work(shape, 2000);
     ASSERT_GT(small, 1000u) << shape;
