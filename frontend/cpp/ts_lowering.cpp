@@ -1227,8 +1227,11 @@ class TsLowerer {
     }
   }
 
-  // A grad guard declaration: its type, variable and constructor argument.
-  bool guard_decl(TSNode n, TypeFacts& tf, std::string& var, TSNode& arg) {
+  // A grad guard declaration: its type, variable and constructor argument. `flag` is the
+  // argument of `c10::AutoGradMode guard(training_);`, which the grammar reads as the
+  // declaration of a function `guard` taking a `training_` (a guard type is never a function's
+  // result declared in a block): the name it passes.
+  bool guard_decl(TSNode n, TypeFacts& tf, std::string& var, TSNode& arg, TSNode& flag) {
     if (!is(n, "declaration")) return false;
     tf = type_facts(field(n, "type"));
     if (tf.guard == GuardKind::None) return false;
@@ -1236,8 +1239,17 @@ class TsLowerer {
     if (ds.size() != 1) return false;
     TSNode d = ds[0];
     TSNode init{};
+    flag = TSNode{};
     if (is(d, "init_declarator")) {
       init = field(d, "value");
+      d = field(d, "declarator");
+    } else if (is(d, "function_declarator")) {
+      TSNode params = field(d, "parameters");
+      if (named_count(params) != 1) return false;
+      TSNode p = named(params, 0);
+      if (!is(p, "parameter_declaration") || !ts_node_is_null(field(p, "declarator"))) return false;
+      flag = field(p, "type");
+      if (!is(flag, "type_identifier")) return false;
       d = field(d, "declarator");
     }
     if (!is(d, "identifier")) return false;  // pointers/references guard nothing
@@ -1259,10 +1271,10 @@ class TsLowerer {
       }
       TypeFacts tf;
       std::string var;
-      TSNode argn{};
-      if (guard_decl(n, tf, var, argn)) {
+      TSNode argn{}, flag{};
+      if (guard_decl(n, tf, var, argn, flag)) {
         size_t mark = hoisted_.size();
-        Id arg = ts_node_is_null(argn) ? kNone : expr(argn);
+        Id arg = !ts_node_is_null(flag) ? b_.name(str(flag), rng(flag)) : ts_node_is_null(argn) ? kNone : expr(argn);
         flush(out, mark);
         std::vector<Id> rest;
         block_items(items, i + 1, rest, scope_end);
