@@ -238,23 +238,32 @@ struct SinglePassFunc {
 };
 using SinglePassMemo = std::vector<SinglePassFunc>;
 
-// Does `caller` run the forward `c` of the function it calls: no `if` on the way to it is
-// decided against it by the literal arguments (or defaults) the call hands in
-// (`accuracy(logits, y)` with `is_logits=True` skips `logits = model(x)` under `if not is_logits`).
-bool call_runs_forward(const Facts& f, const CallSite& caller, const CallSite& c) {
-  if (c.stmt == kNone) return true;
-  const Function& fn = f.m.funcs[c.func];
+// The parameters of `func` whose value a call of it shows: a literal argument, else the
+// parameter's literal default. A parameter the function rebinds (`train = train and not
+// args.debug`) is not the argument.
+Env literal_arguments(const Facts& f, const CallSite& caller, Id func) {
+  const Function& fn = f.m.funcs[func];
   Env env;
   for (size_t i = 0; i < fn.params.size(); ++i) {
-    const Id a = f.argument_for(caller.call, c.func, fn.params[i]);
+    const Id a = f.argument_for(caller.call, func, fn.params[i]);
     std::optional<Known> v;
     if (a != kNone) {
       if (const Expr* lit = f.literal_of(a, caller.func)) v = known_literal(*lit);
     } else if (i < fn.param_defaults.size()) {
       v = known_default(fn.param_defaults[i]);
     }
-    if (v && f.own_bindings(c.func, fn.params[i]).empty()) env[fn.params[i]] = *v;
+    if (v && f.own_bindings(func, fn.params[i]).empty()) env[fn.params[i]] = *v;
   }
+  return env;
+}
+
+// Does `caller` run the forward `c` of the function it calls: no `if` on the way to it is
+// decided against it by the literal arguments (or defaults) the call hands in
+// (`accuracy(logits, y)` with `is_logits=True` skips `logits = model(x)` under `if not is_logits`).
+bool call_runs_forward(const Facts& f, const CallSite& caller, const CallSite& c) {
+  if (c.stmt == kNone) return true;
+  const Function& fn = f.m.funcs[c.func];
+  const Env env = literal_arguments(f, caller, c.func);
   if (env.empty()) return true;
   std::vector<std::pair<Id, bool>> conds;
   if (!conditions_to(f, fn.body, c.stmt, f.e(c.call).range.begin, conds)) return true;
@@ -1728,17 +1737,7 @@ std::vector<GatedCandidate> gated_candidates(const CheckContext& ctx, int loop) 
       starred = starred || f.e(f.e(caller.call).kids[k]).kind == ExprKind::Starred;
     if (starred) continue;
     GatedCandidate c;
-    for (size_t i = 0; i < fn.params.size(); ++i) {
-      const Id a = f.argument_for(caller.call, func, fn.params[i]);
-      std::optional<Known> v;
-      if (a != kNone) {
-        if (const Expr* lit = f.literal_of(a, caller.func)) v = known_literal(*lit);
-      } else if (i < fn.param_defaults.size()) {
-        v = known_default(fn.param_defaults[i]);
-      }
-      // A parameter the function rebinds (`train = train and not args.debug`) is not the argument.
-      if (v && f.own_bindings(func, fn.params[i]).empty()) c.env[fn.params[i]] = *v;
-    }
+    c.env = literal_arguments(f, caller, func);
     if (c.env.empty() || !all_off(c.env, c.pass)) continue;
     const std::string cond = source_text(ctx, c.pass.cond);
     c.pass.why = "when `" + fn.name + "()` is called with `" + cond + "` " + (c.pass.positive ? "false" : "true") +
