@@ -305,12 +305,17 @@ class History {
   bool branch_carries(Id branch, Id test, bool truth, bool off, int depth) const {
     const Expr& b = f_.e(branch);
     if (b.kind != ExprKind::Name || depth > 48) return carries(branch, off, depth);
-    Id flag = test;
+    // The flag under its `not`s, and whether it holds when the test does.
+    auto unnegated = [&](Id t, bool& positive) {
+      positive = true;
+      while (f_.e(t).kind == ExprKind::UnaryOp && f_.e(t).text == "not"sv && !f_.e(t).kids.empty()) {
+        t = f_.e(t).kids[0];
+        positive = !positive;
+      }
+      return t;
+    };
     bool positive = true;
-    while (f_.e(flag).kind == ExprKind::UnaryOp && f_.e(flag).text == "not"sv && !f_.e(flag).kids.empty()) {
-      flag = f_.e(flag).kids[0];
-      positive = !positive;
-    }
+    const Id flag = unnegated(test, positive);
     const std::string& d = f_.dotted(flag);
     const Id st = f_.stmt_of(branch);
     if (d.empty() || st == kNone || !f_.own_bindings(func_, d).empty()) return carries(branch, off, depth);
@@ -322,13 +327,8 @@ class History {
       if (df.kind != DefKind::Assign || df.value == kNone) return carries(branch, off, depth);
       const Expr& v = f_.e(df.value);
       if (v.kind != ExprKind::Conditional || v.kids.size() != 3) return carries(branch, off, depth);
-      Id vflag = v.kids[1];
       bool vpositive = true;
-      while (f_.e(vflag).kind == ExprKind::UnaryOp && f_.e(vflag).text == "not"sv && !f_.e(vflag).kids.empty()) {
-        vflag = f_.e(vflag).kids[0];
-        vpositive = !vpositive;
-      }
-      if (f_.dotted(vflag) != d) return carries(branch, off, depth);
+      if (f_.dotted(unnegated(v.kids[1], vpositive)) != d) return carries(branch, off, depth);
       // The flag holds `truth == positive`; the binding took its body when it holds `vpositive`.
       chosen.push_back((truth == positive) == vpositive ? v.kids[0] : v.kids[2]);
     }
