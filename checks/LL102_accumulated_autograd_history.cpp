@@ -163,8 +163,13 @@ class History {
         // `loss.item() if isinstance(loss, torch.Tensor) else loss`: the branch that keeps the
         // value runs only when it is not a tensor (and the other way round).
         const int tensor_test = tensor_type_test(e.kids[1]);
-        const bool body_plain = tensor_test == 0 && same_value(e.kids[0], e.kids[1]);
-        const bool else_plain = tensor_test == 1 && same_value(e.kids[2], e.kids[1]);
+        // `flat.item() if task != 0 else flat`, with `flat = 0.0` reaching it: the author takes
+        // `.item()` on one branch and the bare value on the other, a test of whether it is a
+        // tensor yet that the code does not spell out. The bare branch is the number.
+        const bool body_plain = (tensor_test == 0 && same_value(e.kids[0], e.kids[1])) ||
+                                number_where_the_other_branch_takes_item(e.kids[0], e.kids[2]);
+        const bool else_plain = (tensor_test == 1 && same_value(e.kids[2], e.kids[1])) ||
+                                number_where_the_other_branch_takes_item(e.kids[2], e.kids[0]);
         return (!body_plain && branch_carries(e.kids[0], e.kids[1], true, off, depth + 1)) ||
                (!else_plain && branch_carries(e.kids[2], e.kids[1], false, off, depth + 1));
       }
@@ -296,6 +301,27 @@ class History {
     const std::string& d = f_.dotted(branch);
     return !d.empty() && c.kind == ExprKind::Call && (c.kids.size() == 3 || c.kids.size() == 2) &&
            f_.dotted(c.kids[1]) == d;
+  }
+
+  // `bare` is a name that `other` turns into a number (`bare.item()`, `float(bare)`), and a
+  // Python number bound to it reaches the conditional: the author dispatches by what it holds.
+  bool number_where_the_other_branch_takes_item(Id bare, Id other) const {
+    const Expr& b = f_.e(bare);
+    const Expr& o = f_.e(other);
+    if (b.kind != ExprKind::Name || o.kind != ExprKind::Call) return false;
+    Id receiver = kNone;
+    if (o.kids.size() == 1 && f_.callee_attr(other) == "item"sv && f_.e(o.kids[0]).kind == ExprKind::Attribute)
+      receiver = f_.e(o.kids[0]).kids[0];
+    else if (o.kids.size() == 2 && o.kw.empty() && f_.e(o.kids[0]).kind == ExprKind::Name &&
+             f_.e(o.kids[0]).text == "float"sv && f_.qual(o.kids[0]).empty())
+      receiver = o.kids[1];
+    if (receiver == kNone || f_.e(receiver).kind != ExprKind::Name || f_.e(receiver).text != b.text) return false;
+    const Id st = f_.stmt_of(bare);
+    if (st == kNone) return false;
+    bool outside = false;
+    for (const Def& df : f_.flow().reaching(st, b.text, &outside))
+      if (df.kind == DefKind::Assign && df.value != kNone && plainly_number(func_, df.value)) return true;
+    return false;
   }
 
   // A branch of `a if flag else b` that reads a name chosen by the same flag before
@@ -1795,9 +1821,19 @@ class History {
     std::string vtext = ctx_.text(value);
     bool container = verb != "accumulates"sv;
     std::string shown = ctx_.brief(value);
+    // `loss.item() if verbose else loss`: only the branch that keeps the tensor is fixed
+    // (`(... if ... else ...).item()` would call `.item()` on the other branch's number).
+    const Expr& whole = f_.e(value);
+    Id fixed_branch = kNone;
+    if (!container && whole.kind == ExprKind::Conditional && whole.kids.size() == 3) {
+      const bool body = carries(whole.kids[0], false), other = carries(whole.kids[2], false);
+      if (body != other) fixed_branch = body ? whole.kids[0] : whole.kids[2];
+    }
+    const Id fix_at = fixed_branch != kNone ? fixed_branch : value;
+    if (fixed_branch != kNone) vtext = ctx_.text(fix_at);
     // The message shows the expression the fix writes (parenthesised where precedence
     // needs it): one set of facts for both.
-    const Expr& v = f_.e(value);
+    const Expr& v = f_.e(fix_at);
     bool simple = v.kind == ExprKind::Name || v.kind == ExprKind::Attribute || v.kind == ExprKind::Call ||
                   v.kind == ExprKind::Subscript;
     // A list or tuple display keeps its elements: each tensor among them needs detaching,
@@ -1805,13 +1841,16 @@ class History {
     const bool display = container && v.kind == ExprKind::Sequence;
     // `.item()` turns a one-element tensor into a number; a value that is not one element
     // (`x.sum(0)`, `a.T @ a`, summed into `mu = torch.zeros(d)`) stays a tensor: detach it.
-    const bool tensor_sum = !container && not_one_element(value);
+    const bool tensor_sum = !container && not_one_element(fix_at);
     const char* suffix = container || tensor_sum ? ".detach()" : ".item()";
     std::string repl = (simple ? vtext : "(" + vtext + ")") + suffix;
-    std::string shown_fix = (simple ? shown : "(" + shown + ")") + suffix;
+    const std::string shown_at = fixed_branch != kNone ? ctx_.brief(fix_at) : shown;
+    std::string shown_fix = (simple ? shown_at : "(" + shown_at + ")") + suffix;
     std::string cure = display     ? "store `.detach()`ed copies of the tensors in it (add `.cpu()` if they are only logged)"
                        : container ? "store `" + shown_fix + "` (add `.cpu()` if it is only logged)"
-                                   : "accumulate `" + shown_fix + "` instead";
+                       : fixed_branch != kNone
+                           ? "take `" + shown_fix + "` on the branch that keeps `" + shown_at + "` as well"
+                           : "accumulate `" + shown_fix + "` instead";
     std::string message = "`" + base + "` " + verb + " `" + shown +
                           "`, which carries autograd history: each " + (per_call ? "call's" : "iteration's") +
                           " graph stays reachable through `" +

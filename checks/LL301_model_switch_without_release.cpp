@@ -413,8 +413,9 @@ bool handed_back_in(const Facts& f, Id func, const std::vector<Id>& stmts, const
 // GPU in the loop: not by `.to()`/`.cuda()` there, nor by a function it is handed to (a
 // same-file function that does not move that parameter is fine; another one may).
 // `stmts`: the loop's statements, or a method's (`loop` -1: nothing trains between two calls).
+// `holders`: where another name may keep the old model (`stmts` when null).
 bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmts, int loop, const std::string& d,
-                  bool assume_cpu = false) {
+                  bool assume_cpu = false, const std::vector<Id>* holders = nullptr) {
   Id where = f.arg(value, static_cast<size_t>(-1), "map_location");
   if (where == kNone) where = f.arg(value, static_cast<size_t>(-1), "device");
   const bool cpu = where != kNone && f.e(where).kind == ExprKind::Literal && f.e(where).text == "cpu"sv;
@@ -427,7 +428,8 @@ bool stays_on_cpu(const Facts& f, Id func, Id value, const std::vector<Id>& stmt
   // GPU until the rebinding (a validation pipeline built after each epoch's training). Training
   // the moved model itself in between changes nothing: the rebinding drops it before the next
   // move.
-  if (!aliased_in(f, stmts, d) && !handed_back_in(f, func, stmts, d) &&
+  const std::vector<Id>& held = holders ? *holders : stmts;
+  if (!aliased_in(f, held, d) && !handed_back_in(f, func, held, d) &&
       (loop < 0 || !idle_through_training(f, loop, d, value)))
     return true;
   for (Id sid : stmts) {
@@ -1088,7 +1090,13 @@ void check_LL301(CheckContext& ctx) {
           if (on_self) class_stmts.push_back(sid);
         }
       }
-      if (!aliased_in(f, class_stmts, d) && stays_on_cpu(f, site.func, s.value, method_stmts, -1, d)) continue;
+      // (In the method itself, only what runs before the rebinding can hold the old model: an
+      // optimizer built after it, a local, holds the new one and dies with the call.)
+      std::vector<Id> before;
+      for (Id sid : method_stmts)
+        if (f.m.s(sid).range.end <= s.range.begin) before.push_back(sid);
+      if (!aliased_in(f, class_stmts, d) && stays_on_cpu(f, site.func, s.value, method_stmts, -1, d, false, &before))
+        continue;
     }
     // Another method of the class binds it to a model too (an existing model is replaced;
     // a previous `None` is lazy initialisation, not a switch).
