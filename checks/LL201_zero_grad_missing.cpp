@@ -179,6 +179,19 @@ std::string handed_to_unseen_call(const Facts& f, int loop, const std::string& n
   return "";
 }
 
+// A comment in `text` that holds a reset the author took out (`# optimizer.zero_grad()`,
+// `// optimizer.zero_grad();`): the author knows gradients accumulate there.
+bool commented_out_reset(std::string_view text) {
+  for (size_t at = text.find("zero_grad"); at != std::string_view::npos; at = text.find("zero_grad", at + 1)) {
+    const size_t line = text.rfind('\n', at);
+    const std::string_view before = text.substr(line == std::string_view::npos ? 0 : line + 1,
+                                                at - (line == std::string_view::npos ? 0 : line + 1));
+    const size_t lead = before.find_first_not_of(" \t");
+    if (lead != std::string_view::npos && (before[lead] == '#' || before.substr(lead, 2) == "//")) return true;
+  }
+  return false;
+}
+
 void check_LL201(CheckContext& ctx) {
   const Facts& f = ctx.facts;
   auto backward = [&](const CallSite& c) { return f.is_backward(c); };
@@ -231,8 +244,13 @@ void check_LL201(CheckContext& ctx) {
     // opt, x, y)` of another module): that call may reset it.
     const std::string unseen = loop >= 0 ? handed_to_unseen_call(f, loop, name) : std::string();
     // Impact: a few steps, or a benchmark: what the update computes is not at stake.
+    const Id where = loop >= 0 ? f.loops[loop].stmt : c.func != kNone ? f.m.funcs[c.func].stmt : kNone;
     if (const std::string why = training_not_at_stake(f, loop, stake); !why.empty())
       ctx.report_weak("LL201", f.e(c.call).range, std::move(message), why);
+    else if (where != kNone && commented_out_reset(ctx.text(f.m.s(where).range)))
+      ctx.report_weak("LL201", f.e(c.call).range, std::move(message),
+                      "a reset is commented out in the " + std::string(loop >= 0 ? "loop" : "function") +
+                          ": gradients are left to accumulate on purpose (a demonstration, an experiment)");
     else if (!unseen.empty())
       ctx.report_weak("LL201", f.e(c.call).range, std::move(message),
                       "`" + name + "` is handed to `" + unseen + "(...)`, which this file cannot see into and which may "
