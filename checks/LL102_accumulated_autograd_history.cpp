@@ -1351,6 +1351,70 @@ class History {
     return false;
   }
 
+  // `d`, read at `sid`, is a term of a scalar that one of the backward()s in `freed` runs on
+  // (`loss = loss_cls + 0.5 * loss_reg`, `loss += aux`; through names bound to such sums, two
+  // levels), the same binding of it: that backward frees its saved tensors too. The
+  // back-propagated name, or "".
+  std::string total_holding_term(const std::map<std::string, std::vector<Id>>& freed, const std::string& d,
+                                 Id sid) const {
+    auto defs_at = [&](const std::string& n, Id stmt) {
+      bool outside = false;
+      std::set<Id> out;
+      for (const Def& df : f_.flow().reaching(stmt, n, &outside)) out.insert(df.stmt);
+      if (outside) out.insert(kNone);
+      return out;
+    };
+    const std::set<Id> here = defs_at(d, sid);
+    if (here.empty() || here.count(kNone)) return "";
+    std::function<bool(Id, Id, int)> holds;
+    // Every binding of `n` reaching statement `at` holds `d` as a term.
+    auto name_holds = [&](const std::string& n, Id at, int depth) {
+      if (n == d) return defs_at(d, at) == here;
+      if (depth > 2) return false;
+      bool outside = false;
+      const std::vector<Def> defs = f_.flow().reaching(at, n, &outside);
+      if (outside || defs.empty()) return false;
+      for (const Def& df : defs) {
+        const bool plain = df.kind == DefKind::Assign || df.kind == DefKind::Declared;
+        if (df.value == kNone || !(plain || df.kind == DefKind::Augmented)) return false;
+        if (!holds(df.value, df.stmt, depth + 1) &&
+            !(df.kind == DefKind::Augmented && holds_name_before(n, df.stmt, depth + 1, holds)))
+          return false;
+      }
+      return true;
+    };
+    holds = [&](Id x, Id at, int depth) -> bool {
+      const Expr& e = f_.e(x);
+      switch (e.kind) {
+        case ExprKind::BinOp:
+          return e.kids.size() == 2 && in(e.text, {"+", "-", "*", "/"}) &&
+                 (holds(e.kids[0], at, depth) || holds(e.kids[1], at, depth));
+        case ExprKind::UnaryOp:
+          return e.text == "-"sv && !e.kids.empty() && holds(e.kids[0], at, depth);
+        case ExprKind::Name:
+          return name_holds(e.text, at, depth);
+        default:
+          return false;
+      }
+    };
+    for (const auto& [total, stmts] : freed) {
+      if (total == d || total.find('.') != std::string::npos) continue;
+      for (Id bw : stmts)
+        if (name_holds(total, bw, 0)) return total;
+    }
+    return "";
+  }
+  // (`loss += aux`: the value `loss` held before the statement.)
+  bool holds_name_before(const std::string& n, Id at, int depth, const std::function<bool(Id, Id, int)>& holds) const {
+    if (depth > 2) return false;
+    bool outside = false;
+    const std::vector<Def> defs = f_.flow().reaching(at, n, &outside);
+    if (outside || defs.empty()) return false;
+    for (const Def& df : defs)
+      if (df.value == kNone || df.kind != DefKind::Assign || !holds(df.value, df.stmt, depth + 1)) return false;
+    return true;
+  }
+
   // Does same-file function `g` return, as element `k` (the whole value when k < 0), on every
   // return, the scalar it back-propagated itself (`loss.backward(); return loss, preds`), or
   // a value computed from it (`reduced = reduce_mean(loss, n)`)? Its backward must run on
@@ -1412,6 +1476,8 @@ class History {
     auto [freed, fresh] = loop_backwards_.try_emplace(loop);
     if (fresh) freed->second = plain_backwards(L.calls, f_.m.s(L.stmt).body);
     if (same_value_as_backward(freed->second, d, sid)) return "`" + d + "` is back-propagated in the same iteration";
+    if (const std::string total = total_holding_term(freed->second, d, sid); !total.empty())
+      return "`" + d + "` is a term of `" + total + "`, back-propagated in the same iteration";
     bool outside = false;
     const std::vector<Def> defs = f_.flow().reaching(sid, d, &outside);
     if (outside || defs.size() != 1 || defs[0].value == kNone) return "";
