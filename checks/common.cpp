@@ -452,7 +452,17 @@ static bool breaks_in_first_iteration(const Facts& f, const Loop& L) {
   std::map<std::string, long> added;  // counter -> sum of `+= <int>` seen so far in the body
   for (Id sid : f.m.s(L.stmt).body) {
     const Stmt& s = f.m.s(sid);
-    if (s.kind == StmtKind::Break) return true;
+    // `break`, `return`, `raise`, or a call that ends the program (`sys.exit()` at the end of
+    // a visualisation loop's first pass), run on every pass.
+    if (s.kind == StmtKind::Break || s.kind == StmtKind::Return || s.kind == StmtKind::Raise) return true;
+    if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call) {
+      const std::string& q = f.callee_qual(s.value);
+      const Expr& callee = f.e(f.e(s.value).kids[0]);
+      if (in(q, {"sys.exit", "os._exit", "os.abort"}) ||
+          (callee.kind == ExprKind::Name && q.empty() && in(callee.text, {"exit", "quit"}) &&
+           f.bindings(kNone, callee.text).empty() && (L.func == kNone || f.bindings(L.func, callee.text).empty())))
+        return true;
+    }
     if (s.kind == StmtKind::AugAssign && s.text == "+="sv && s.targets.size() == 1 &&
         f.e(s.targets[0]).kind == ExprKind::Name && s.value != kNone) {
       long n = int_literal_value(f.e(s.value));
@@ -573,6 +583,9 @@ long constant_trips_uncached(const Facts& f, int loop, long limit) {
     const Expr& index = f.e(f.e(fs.targets[0]).kids[0]);
     for (Id sid : fs.body) {
       const Stmt& st = f.m.s(sid);
+      // (A test at the top of the body ends the loop before the pass it tests does anything:
+      // `if ix == 1: break` first runs the rest of the body once.)
+      const bool first = sid == fs.body.front();
       if (st.kind != StmtKind::If || st.value == kNone || !st.orelse.empty() || st.body.empty() ||
           f.m.s(st.body.back()).kind != StmtKind::Break)
         continue;
@@ -582,7 +595,10 @@ long constant_trips_uncached(const Facts& f, int loop, long limit) {
       const long k = int_literal_value(f.e(c.kids[1]));
       if (lhs.kind != ExprKind::Name || lhs.text != index.text || k < 0) continue;
       const long trips = c.text == "=="sv || c.text == ">="sv ? k + 1 : c.text == ">"sv ? k + 2 : 0;
-      if (trips > 0) return trips <= limit ? trips : 0;
+      if (trips > 0) {
+        const long full = first ? std::max(trips - 1, 1L) : trips;
+        return full <= limit ? full : 0;
+      }
     }
   }
   // A list or tuple written out (`for name in ["gpt2", "t5-small"]:`), directly or through a
