@@ -2446,8 +2446,10 @@ void check_LL101(CheckContext& ctx) {
                                         "the forward keeps about " + with_commas(graph.per_sample) + " floats per " +
                                             std::to_string(graph.shape.c) + " x " + std::to_string(graph.shape.h) +
                                             " x " + std::to_string(graph.shape.w) + " sample, " +
-                                            std::to_string((graph.floats * 4 + (1 << 20) - 1) >> 20) +
-                                            " MB for a batch of " + std::to_string(graph.batch) +
+                                            (graph.floats * 4 < (1 << 20)
+                                                 ? std::to_string((graph.floats * 4 + 1023) / 1024) + " KB"
+                                                 : std::to_string((graph.floats * 4 + (1 << 19)) >> 20) + " MB") +
+                                            " for a batch of " + std::to_string(graph.batch) +
                                             ": a small graph next to a GPU's memory")
                   : !f.cpu_only_program() && !f.cpu_only_at(f.e(c.call).range.begin) && width < 0 &&
                           (item_width = one_item_graph_width(f, c)) >= 0 && item_width <= kSmallGraphWidth

@@ -520,8 +520,9 @@ TEST(Impact, AnEvaluationLoopThatRunsAFewTimesIsWeak) {
   struct Case { std::string loop, tail, reason; };
   for (const Case& c : {Case{"for x, _ in test_loader:\n", "    break\n", "the loop runs once"},
                         Case{"for i in range(2):\n    x = test_set[i][0]\n", "", "the loop runs 2 times"},
+                        // (The test at the top of the body stops the fourth pass before its forward.)
                         Case{"for ix, (x, _) in enumerate(test_loader):\n    if ix == 3:\n        break\n", "",
-                             "the loop runs 4 times"},
+                             "the loop runs 3 times"},
                         // A written-out list, bound again later (a notebook's next cell): the
                         // binding that reaches the loop counts.
                         Case{"sizes = [100, 600, 1000]\nfor n in sizes:\n    x = subset(n)\n",
@@ -3303,7 +3304,7 @@ TEST(Impact, ASmallCnnOverALoaderIsSizedWhenTheLoopBindsTheWholePair) {
     const Finding* f = only(small, "LL101");
     ASSERT_NE(f, nullptr) << loop;
     EXPECT_TRUE(f->low_confidence) << loop;
-    EXPECT_NE(f->message.find("per 3 x 32 x 32 sample, 1 MB for a batch of 4"), std::string::npos) << f->message;
+    EXPECT_NE(f->message.find("per 3 x 32 x 32 sample, 229 KB for a batch of 4"), std::string::npos) << f->message;
     const FileResult large = analyze_text("cifar.py", program("4096", loop), Config{}, EngineOptions{});
     const Finding* g = only(large, "LL101");
     ASSERT_NE(g, nullptr) << loop;
