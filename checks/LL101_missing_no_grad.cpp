@@ -1829,7 +1829,9 @@ bool calls_code_that_may_need_grad(const Facts& f, const std::vector<int>& calls
 // `ig.attribute(x)`). Perturbation methods (captum's Occlusion, FeatureAblation, Lime, Shapley
 // values; Score-CAM, Ablation-CAM) run forwards only, and the libraries' plotting helpers none.
 bool attribution_call(const Facts& f, const CallSite& x) {
-  auto gradient_method = [&](const std::string& q) {
+  auto gradient_method = [&](const std::string& full) {
+    // (A class's own constructor method: `GradCAMpp.from_config(**config)`.)
+    const std::string q = ends_with(full, ".from_config") ? full.substr(0, full.size() - 12) : full;
     const std::string_view name = f.last_component(q);
     if (starts_with(q, "captum."))
       return in(name, {"IntegratedGradients"sv, "Saliency"sv, "DeepLift"sv, "DeepLiftShap"sv, "GradientShap"sv,
@@ -1851,6 +1853,13 @@ bool attribution_call(const Facts& f, const CallSite& x) {
     if (starts_with(q, "saliency."))
       return in(name, {"GradientSaliency"sv, "IntegratedGradients"sv, "GuidedIG"sv, "BlurIG"sv, "GradCam"sv,
                        "XRAI"sv, "GuidedBackprop"sv});
+    // Another package's or the project's class named for a gradient method (`from gradcam
+    // import GradCAMpp`, `from utils.cam import GradCam`): the name says it takes gradients.
+    if (!q.empty() && !starts_with(q, "torch"))
+      return in(name, {"GradCAM"sv, "GradCam"sv, "GradCAMpp"sv, "GradCamPP"sv, "GradCAMPlusPlus"sv,
+                       "GradCamPlusPlus"sv, "XGradCAM"sv, "HiResCAM"sv, "SmoothGradCAMpp"sv, "GuidedBackprop"sv,
+                       "GuidedBackpropReLUModel"sv, "GuidedGradCam"sv, "IntegratedGradients"sv, "SmoothGrad"sv,
+                       "VanillaGrad"sv, "VanillaBackprop"sv});
     return false;
   };
   Id callee = f.e(x.call).kids[0];
