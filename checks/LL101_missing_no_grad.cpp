@@ -285,7 +285,87 @@ bool call_runs_forward(const Facts& f, const CallSite& caller, const CallSite& c
   return true;
 }
 
-std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePassMemo& memo, Range* called_at) {
+bool loop_batch(const Facts& f, const CallSite& caller, Id a, int depth);
+
+// Does `x`, read in `func`, hold one batch: drawn with `next(...)` (`x, y = next(iter(val_loader))`),
+// or, for a parameter, what each of `callers` hands in is the batch its training loop walks
+// (`for x, y in loader: ... show(model, x)`)? Through moves, casts and reshapes, and the
+// bindings that reach the read.
+bool holds_one_batch(const Facts& f, Id func, Id x, const std::vector<int>* callers, int depth = 0) {
+  if (x == kNone || depth > 6) return false;
+  for (int hops = 0; hops < 8 && f.e(x).kind == ExprKind::Call; ++hops) {
+    const Expr& callee = f.e(f.e(x).kids[0]);
+    if (callee.kind == ExprKind::Name && callee.text == "next"sv && f.callee_qual(x).empty() &&
+        f.bindings(kNone, "next").empty())
+      return true;
+    if (!in(f.callee_attr(x), {"to", "cuda", "float", "half", "double", "long", "contiguous", "permute", "view",
+                               "reshape", "unsqueeze", "squeeze"}))
+      return false;
+    x = f.callee_receiver(x);
+    if (x == kNone) return false;
+  }
+  const Expr& e = f.e(x);
+  if (e.kind == ExprKind::Subscript && !e.kids.empty()) return holds_one_batch(f, func, e.kids[0], callers, depth + 1);
+  if (e.kind != ExprKind::Name) return false;
+  const Id st = f.stmt_of(x);
+  if (st == kNone) return false;
+  bool outside = false;
+  const std::vector<Def> defs = f.flow().reaching(st, e.text, &outside);
+  if (outside) {
+    // A parameter: the batch each training loop hands in.
+    if (!defs.empty() || func == kNone || !callers || callers->empty() || !f.is_param(func, e.text)) return false;
+    for (int ci : *callers) {
+      const CallSite& caller = f.calls[ci];
+      const Id a = f.argument_for(caller.call, func, e.text);
+      if (a == kNone || !loop_batch(f, caller, a, depth + 1)) return false;
+    }
+    return true;
+  }
+  if (defs.empty()) return false;
+  for (const Def& df : defs) {
+    if (df.value == kNone) return false;
+    if (df.kind == DefKind::Unpacked || df.kind == DefKind::Assign) {
+      if (!holds_one_batch(f, func, df.value, nullptr, depth + 1)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Is `a`, an argument of `caller` (in a training loop), that loop's batch: bound by the target
+// of a loop around the call (`for x, y in loader`), or from it through moves and unpacking?
+bool loop_batch(const Facts& f, const CallSite& caller, Id a, int depth) {
+  if (a == kNone || depth > 8) return false;
+  for (int hops = 0; hops < 8 && f.e(a).kind == ExprKind::Call; ++hops) {
+    if (!in(f.callee_attr(a), {"to", "cuda", "float", "half", "double", "contiguous"})) return false;
+    a = f.callee_receiver(a);
+    if (a == kNone) return false;
+  }
+  const Expr& e = f.e(a);
+  if (e.kind == ExprKind::Subscript && !e.kids.empty()) return loop_batch(f, caller, e.kids[0], depth + 1);
+  if (e.kind != ExprKind::Name) return false;
+  const Id st = f.stmt_of(a);
+  if (st == kNone) return false;
+  bool outside = false;
+  const std::vector<Def> defs = f.flow().reaching(st, e.text, &outside);
+  if (outside || defs.empty()) return false;
+  for (const Def& df : defs) {
+    if (df.kind == DefKind::LoopTarget) {
+      bool around = false;
+      for (int l = caller.loop; l >= 0 && !around; l = f.loops[l].parent) around = f.loops[l].stmt == df.stmt;
+      if (!around) return false;
+    } else if ((df.kind == DefKind::Assign || df.kind == DefKind::Unpacked) && df.value != kNone) {
+      if (!loop_batch(f, caller, df.value, depth + 1)) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePassMemo& memo, Range* called_at,
+                                   std::string* one_batch) {
   if (c.loop >= 0 || c.func == kNone || c.in_lambda) return "";
   const std::string& d = f.dotted(f.forward_receiver(c.call));
   if (d.empty()) return "";
@@ -321,6 +401,13 @@ std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePass
   for (int ci : m.callers) {
     if (!call_runs_forward(f, f.calls[ci], c)) continue;
     *called_at = f.e(f.calls[ci].call).range;
+    // Impact: one batch (no larger than a training step's), whose graph dies when the function
+    // returns, does not raise the peak the training step sets.
+    const Expr& fwd = f.e(c.call);
+    if (fwd.kids.size() > 1 && holds_one_batch(f, c.func, fwd.kids[1], &m.callers))
+      *one_batch = "its input is one batch, " + std::string(f.dotted(fwd.kids[1]).empty() ? "" : "`" + f.dotted(fwd.kids[1]) + "`, ") +
+                   "no larger than a training step's, and the graph dies when `" + name +
+                   "()` returns: below the peak the training step sets";
     return (evals ? "after `" + d + ".eval()` in `" + name + "()`" : "in evaluation function `" + name + "`") +
            ", which a training loop calls (one forward over everything it is handed)";
   }
@@ -2244,7 +2331,8 @@ void check_LL101(CheckContext& ctx) {
       validation_in_step = true;
     }
     Range single_pass_call{};
-    if (why.empty() && c.loop < 0) why = single_pass_evaluation(f, c, single_pass, &single_pass_call);
+    std::string single_pass_batch;
+    if (why.empty() && c.loop < 0) why = single_pass_evaluation(f, c, single_pass, &single_pass_call, &single_pass_batch);
     if (why.empty() && sampling_chain(f, c, loop_chains))
       why = "in a loop that feeds what it returns back into it (a sampling loop): each step's graph stays chained "
             "to the next";
@@ -2409,6 +2497,7 @@ void check_LL101(CheckContext& ctx) {
                                         "the file is written for PyTorch before 0.4 (`Variable` inputs, sums of "
                                         "`x.data[0]`, which raises on the 0-dim losses of later versions), which had "
                                         "no `torch.no_grad()`; this matters once the code is ported")
+                  : !single_pass_batch.empty() ? ctx.report_weak("LL101", f.e(c.call).range, msg, single_pass_batch)
                   : serving && c.loop < 0 && c.func == kNone
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,
                                         "a single forward at the top level of a script or notebook keeps one "
