@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "checks/common.hpp"
+#include "checks/flow.hpp"
 #include "checks/model_size.hpp"
 #include "checks/project.hpp"
 #include "checks/relevance.hpp"
@@ -1090,11 +1091,25 @@ void check_LL301(CheckContext& ctx) {
           if (on_self) class_stmts.push_back(sid);
         }
       }
-      // (In the method itself, only what runs before the rebinding can hold the old model: an
-      // optimizer built after it, a local, holds the new one and dies with the call.)
+      // (In the method itself, only a binding that reaches the rebinding can hold the old model:
+      // an optimizer built after it, a local, holds the new one and dies with the call, and one
+      // built in another branch of the `if` never runs before it.)
       std::vector<Id> before;
-      for (Id sid : method_stmts)
-        if (f.m.s(sid).range.end <= s.range.begin) before.push_back(sid);
+      for (Id sid : method_stmts) {
+        const Stmt& b = f.m.s(sid);
+        if (b.range.end > s.range.begin) continue;
+        bool reaches = b.targets.empty();
+        for (Id t : b.targets) {
+          const std::string& n = f.dotted(t);
+          if (n.empty()) {
+            reaches = true;
+            continue;
+          }
+          bool outside = false;
+          for (const Def& df : f.flow().reaching(site.stmt, n, &outside)) reaches = reaches || df.stmt == sid;
+        }
+        if (reaches) before.push_back(sid);
+      }
       if (!aliased_in(f, class_stmts, d) && stays_on_cpu(f, site.func, s.value, method_stmts, -1, d, false, &before))
         continue;
     }
