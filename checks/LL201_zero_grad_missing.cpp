@@ -250,7 +250,7 @@ void check_LL201(CheckContext& ctx) {
     else if (where != kNone && commented_out_reset(ctx.text(f.m.s(where).range)))
       ctx.report_weak("LL201", f.e(c.call).range, std::move(message),
                       "a reset is commented out in the " + std::string(loop >= 0 ? "loop" : "function") +
-                          ": gradients are left to accumulate on purpose (a demonstration, an experiment)");
+                          ", so gradients are left to accumulate on purpose, as in a demonstration or an experiment");
     else if (!unseen.empty())
       ctx.report_weak("LL201", f.e(c.call).range, std::move(message),
                       "`" + name + "` is handed to `" + unseen + "(...)`, which this file cannot see into and which may "
