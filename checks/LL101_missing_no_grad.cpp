@@ -287,17 +287,36 @@ bool call_runs_forward(const Facts& f, const CallSite& caller, const CallSite& c
 
 bool loop_batch(const Facts& f, const CallSite& caller, Id a, int depth);
 
+// The most samples a written-out batch of made tensors holds and still counts as one batch
+// (a grid of samples to draw: 64 latents).
+constexpr long kWrittenOutBatch = 256;
+
 // Does `x`, read in `func`, hold one batch: drawn with `next(...)` (`x, y = next(iter(val_loader))`),
 // or, for a parameter, what each of `callers` hands in is the batch its training loop walks
 // (`for x, y in loader: ... show(model, x)`)? Through moves, casts and reshapes, and the
 // bindings that reach the read.
-bool holds_one_batch(const Facts& f, Id func, Id x, const std::vector<int>* callers, int depth = 0) {
+bool holds_one_batch(const Facts& f, Id func, Id x, const std::vector<int>* callers, long* made, int depth = 0) {
   if (x == kNone || depth > 6) return false;
   for (int hops = 0; hops < 8 && f.e(x).kind == ExprKind::Call; ++hops) {
     const Expr& callee = f.e(f.e(x).kids[0]);
     if (callee.kind == ExprKind::Name && callee.text == "next"sv && f.callee_qual(x).empty() &&
         f.bindings(kNone, "next").empty())
       return true;
+    // `loader.__iter__().next()` (Python 2's spelling), `it.__next__()`.
+    if (f.e(x).kids.size() == 1 && in(f.callee_attr(x), {"next", "__next__"})) return true;
+    // A batch the program makes, of a written-out size (`torch.randn(64, z_dim, 1, 1)`: latents
+    // to sample from).
+    if (in(f.callee_qual(x), {"torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty"}) &&
+        f.e(x).kids.size() > 1) {
+      Id first = f.e(x).kids[1];
+      if (f.e(first).kind == ExprKind::Sequence && !f.e(first).kids.empty()) first = f.e(first).kids[0];
+      const Expr& n = f.e(first);
+      if (n.kind != ExprKind::Literal || n.lit != LitKind::Int) return false;
+      const long v = std::strtol(n.text.c_str(), nullptr, 10);
+      if (v <= 0 || v > kWrittenOutBatch) return false;
+      *made = std::max(*made, v);
+      return true;
+    }
     if (!in(f.callee_attr(x), {"to", "cuda", "float", "half", "double", "long", "contiguous", "permute", "view",
                                "reshape", "unsqueeze", "squeeze"}))
       return false;
@@ -305,7 +324,7 @@ bool holds_one_batch(const Facts& f, Id func, Id x, const std::vector<int>* call
     if (x == kNone) return false;
   }
   const Expr& e = f.e(x);
-  if (e.kind == ExprKind::Subscript && !e.kids.empty()) return holds_one_batch(f, func, e.kids[0], callers, depth + 1);
+  if (e.kind == ExprKind::Subscript && !e.kids.empty()) return holds_one_batch(f, func, e.kids[0], callers, made, depth + 1);
   if (e.kind != ExprKind::Name) return false;
   const Id st = f.stmt_of(x);
   if (st == kNone) return false;
@@ -325,7 +344,7 @@ bool holds_one_batch(const Facts& f, Id func, Id x, const std::vector<int>* call
   for (const Def& df : defs) {
     if (df.value == kNone) return false;
     if (df.kind == DefKind::Unpacked || df.kind == DefKind::Assign) {
-      if (!holds_one_batch(f, func, df.value, nullptr, depth + 1)) return false;
+      if (!holds_one_batch(f, func, df.value, nullptr, made, depth + 1)) return false;
     } else {
       return false;
     }
@@ -404,10 +423,15 @@ std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePass
     // Impact: one batch (no larger than a training step's), whose graph dies when the function
     // returns, does not raise the peak the training step sets.
     const Expr& fwd = f.e(c.call);
-    if (fwd.kids.size() > 1 && holds_one_batch(f, c.func, fwd.kids[1], &m.callers))
-      *one_batch = "its input is one batch, " + std::string(f.dotted(fwd.kids[1]).empty() ? "" : "`" + f.dotted(fwd.kids[1]) + "`, ") +
-                   "no larger than a training step's, and the graph dies when `" + name +
-                   "()` returns: below the peak the training step sets";
+    long made = 0;
+    const std::string& input = fwd.kids.size() > 1 ? f.dotted(fwd.kids[1]) : std::string();
+    const std::string shown = input.empty() ? "" : "`" + input + "`, ";
+    if (fwd.kids.size() > 1 && holds_one_batch(f, c.func, fwd.kids[1], &m.callers, &made))
+      *one_batch = made > 0 ? "its input, " + shown + "is a batch of " + std::to_string(made) +
+                                  " samples the program makes, and the graph dies when `" + name +
+                                  "()` returns: one small forward per call"
+                            : "its input is one batch, " + shown + "no larger than a training step's, and the graph "
+                              "dies when `" + name + "()` returns: below the peak the training step sets";
     return (evals ? "after `" + d + ".eval()` in `" + name + "()`" : "in evaluation function `" + name + "`") +
            ", which a training loop calls (one forward over everything it is handed)";
   }
