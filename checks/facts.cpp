@@ -8,7 +8,9 @@
 #include "rules/budget.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <unordered_set>
 #include <set>
 #include <utility>
 #include <cctype>
@@ -405,6 +407,48 @@ bool Facts::compute_is_program() const {
   // loops or runs a model. (A library's import-time calls register or configure; they do not
   // run its loops.)
   if (m.lang != Lang::Python) return false;
+  // A script that defines nothing and wires objects of imported classes together at its top
+  // level, also under a top-level `if 1:` or `try:` (`method_obj = MethodGraphBert(config)`, then
+  // `setting_obj.prepare(data_obj, method_obj)` and `setting_obj.load_run_save_evaluate()`): it
+  // runs the work at import, which no module of definitions does.
+  if (m.funcs.empty() && m.classes.empty()) {
+    std::unordered_set<std::string_view> built;
+    bool runs = false;
+    std::function<void(const std::vector<Id>&)> walk = [&](const std::vector<Id>& block) {
+      for (Id s : block) {
+        if (runs) return;
+        const Stmt& st = m.s(s);
+        if (st.kind == StmtKind::If || st.kind == StmtKind::With || st.kind == StmtKind::Try) {
+          walk(st.body);
+          walk(st.orelse);
+          continue;
+        }
+        if ((st.kind != StmtKind::Assign && st.kind != StmtKind::Expr) || st.value == kNone ||
+            e(st.value).kind != ExprKind::Call || e(st.value).kids.empty())
+          continue;
+        const Expr& callee = e(e(st.value).kids[0]);
+        const std::string_view last = last_component(qual(e(st.value).kids[0]));
+        if (st.kind == StmtKind::Assign && (callee.kind == ExprKind::Name || callee.kind == ExprKind::Attribute) &&
+            !last.empty() && std::isupper(static_cast<unsigned char>(last[0]))) {
+          for (Id t : st.targets)
+            if (e(t).kind == ExprKind::Name) built.insert(e(t).text);
+          continue;
+        }
+        // (Also inside the statement: `print(trainer_obj.score(batches))`.)
+        for_each_expr(m, st.value, [&](Id y) {
+          const Expr& c = e(y);
+          if (c.kind == ExprKind::Call && !c.kids.empty()) {
+            const Expr& ce = e(c.kids[0]);
+            runs = runs || (ce.kind == ExprKind::Attribute && !ce.kids.empty() &&
+                            e(ce.kids[0]).kind == ExprKind::Name && built.count(e(ce.kids[0]).text));
+          }
+          return !runs;
+        });
+      }
+    };
+    walk(m.body);
+    if (runs) return true;
+  }
   auto runs_work = [&](Id fn) {
     if (fn == kNone) return false;
     for (const Loop& l : loops)

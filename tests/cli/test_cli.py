@@ -1374,6 +1374,24 @@ class CpuOnlyProject(Tmp):
         self.write("main.py", "import json\n\nif __name__ == '__main__':\n    print(json.dumps({}))\n")
         self.assertEqual(self.ll101("--no-cache"), [("model.py", "warning", False)])
 
+    def test_a_script_that_wires_imported_objects_under_a_top_level_if_is_a_program(self):
+        # A research script that defines nothing: under `if 1:` it builds the project's objects
+        # and runs them (`setting.run(...)`), importing torch only to seed it. It is the
+        # project's program, and nothing places a tensor on a GPU.
+        trainer = ("import torch\nfrom model import evaluate\n\n\nclass Trainer:\n    def __init__(self):\n"
+                   "        self.model = torch.nn.Linear(4, 2)\n\n    def score(self, batches):\n"
+                   "        return evaluate(self.model, batches)\n")
+        self.write("model.py", self.MODEL)
+        self.write("trainer.py", trainer)
+        self.write("script_run.py", "import torch\nfrom trainer import Trainer\n\ntorch.manual_seed(1)\n"
+                   "if 1:\n    trainer_obj = Trainer()\n    print(trainer_obj.score([]))\n")
+        for extra in (("--no-cache",), (), ()):                                       # uncached, cold, warm
+            self.assertEqual(self.ll101(*extra), [("model.py", "note", True)])
+        # A module that defines a function is a module of definitions, whatever its top level calls.
+        self.write("script_run.py", "import torch\nfrom trainer import Trainer\n\n\ndef helper():\n    return 1\n\n\n"
+                   "trainer_obj = Trainer()\nprint(trainer_obj.score([]))\n")
+        self.assertEqual(self.ll101("--no-cache"), [("model.py", "warning", False)])
+
     def test_a_helper_of_a_cpu_only_program_is_weak(self):
         self.write("model.py", self.MODEL)
         self.assertEqual(self.ll101("--no-cache"), [("model.py", "warning", False)])   # a library alone
