@@ -1357,14 +1357,16 @@ class CpuOnlyProject(Tmp):
                  "nothing in this project places a tensor on a GPU" in f["message"])
                 for f in json.loads(out)["findings"] if f["rule"] == "LL101"]
 
+    # A class of the project whose method runs `model.py`'s evaluation.
+    TRAINER = ("import torch\nfrom model import evaluate\n\n\nclass Trainer:\n    def __init__(self):\n"
+               "        self.model = torch.nn.Linear(4, 2)\n\n    def score(self, batches):\n"
+               "        return evaluate(self.model, batches)\n")
+
     def test_a_launcher_without_torch_of_its_own_is_a_program(self):
         # `main.py` imports no torch: it runs the trainer of a module that does. It is the
         # project's program, and nothing places a tensor on a GPU.
-        trainer = ("import torch\nfrom model import evaluate\n\n\nclass Trainer:\n    def __init__(self):\n"
-                   "        self.model = torch.nn.Linear(4, 2)\n\n    def score(self, batches):\n"
-                   "        return evaluate(self.model, batches)\n")
         self.write("model.py", self.MODEL)
-        self.write("trainer.py", trainer)
+        self.write("trainer.py", self.TRAINER)
         self.assertEqual(self.ll101("--no-cache"), [("model.py", "warning", False)])   # a library alone
         self.write("main.py", "from trainer import Trainer\n\nif __name__ == '__main__':\n"
                    "    print(Trainer().score([]))\n")
@@ -1378,11 +1380,8 @@ class CpuOnlyProject(Tmp):
         # A research script that defines nothing: under `if 1:` it builds the project's objects
         # and runs them (`setting.run(...)`), importing torch only to seed it. It is the
         # project's program, and nothing places a tensor on a GPU.
-        trainer = ("import torch\nfrom model import evaluate\n\n\nclass Trainer:\n    def __init__(self):\n"
-                   "        self.model = torch.nn.Linear(4, 2)\n\n    def score(self, batches):\n"
-                   "        return evaluate(self.model, batches)\n")
         self.write("model.py", self.MODEL)
-        self.write("trainer.py", trainer)
+        self.write("trainer.py", self.TRAINER)
         self.write("script_run.py", "import torch\nfrom trainer import Trainer\n\ntorch.manual_seed(1)\n"
                    "if 1:\n    trainer_obj = Trainer()\n    print(trainer_obj.score([]))\n")
         for extra in (("--no-cache",), (), ()):                                       # uncached, cold, warm
