@@ -2345,6 +2345,9 @@ void check_LL101(CheckContext& ctx) {
       // loop that trains in one pass): no backward reaches its graph in any pass, so the fix is
       // no_grad around that forward, not grad switched by the pass.
       if (gated && detached_at_once(ctx, c, reported_forwards)) continue;
+      // The same in a loop that only trains: a frozen teacher's `teacher(x).detach()` next to
+      // the student's step, or a GAN's `netG(z).detach()` for the discriminator's step alone.
+      if (!gated && detached_at_once(ctx, c, reported_forwards)) continue;
     }
     // A validation inside a training iteration: after the iteration's backward and step, the
     // model switched to eval mode in the same iteration (`model.eval(); out = model(x, edges)`
