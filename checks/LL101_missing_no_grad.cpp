@@ -1964,13 +1964,10 @@ bool attribution_call(const Facts& f, const CallSite& x) {
     if (starts_with(q, "saliency."))
       return in(name, {"GradientSaliency"sv, "IntegratedGradients"sv, "GuidedIG"sv, "BlurIG"sv, "GradCam"sv,
                        "XRAI"sv, "GuidedBackprop"sv});
-    // Another package's or the project's class named for a gradient method (`from gradcam
-    // import GradCAMpp`, `from utils.cam import GradCam`): the name says it takes gradients.
-    if (!q.empty() && !starts_with(q, "torch"))
-      return in(name, {"GradCAM"sv, "GradCam"sv, "GradCAMpp"sv, "GradCamPP"sv, "GradCAMPlusPlus"sv,
-                       "GradCamPlusPlus"sv, "XGradCAM"sv, "HiResCAM"sv, "SmoothGradCAMpp"sv, "GuidedBackprop"sv,
-                       "GuidedBackpropReLUModel"sv, "GuidedGradCam"sv, "IntegratedGradients"sv, "SmoothGrad"sv,
-                       "VanillaGrad"sv, "VanillaBackprop"sv});
+    // Another package's class named for a gradient method (`from gradcam import GradCAMpp`):
+    // the name says it takes gradients. (One the run defines is read where it is defined.)
+    if (!q.empty() && !starts_with(q, "torch") && named_for_a_gradient_method(name))
+      return !(f.project && f.project->run_gradient_named_classes.count(q));
     return false;
   };
   Id callee = f.e(x.call).kids[0];

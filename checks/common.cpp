@@ -1374,4 +1374,10 @@ bool ends_the_process(const Facts& f, Id stmt) {
   return f.bindings(kNone, callee.text).empty();
 }
 
+bool named_for_a_gradient_method(std::string_view name) {
+  return in(name, {"GradCAM"sv, "GradCam"sv, "GradCAMpp"sv, "GradCamPP"sv, "GradCAMPlusPlus"sv, "GradCamPlusPlus"sv,
+                   "XGradCAM"sv, "HiResCAM"sv, "SmoothGradCAMpp"sv, "GuidedBackprop"sv, "GuidedBackpropReLUModel"sv,
+                   "GuidedGradCam"sv, "IntegratedGradients"sv, "SmoothGrad"sv, "VanillaGrad"sv, "VanillaBackprop"sv});
+}
+
 }  // namespace ll

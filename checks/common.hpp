@@ -27,6 +27,9 @@ bool feeds_enclosing_training(const Facts& f, const CallSite& c);
 // A name whose last word says it makes or holds a model (`build_model`, `load_pipeline`,
 // `FullPipeline`, `UNet`, `PolicyNetwork`).
 bool last_word_names_a_model(std::string_view name);
+// A class name of a gradient attribution method (`GradCAM`, `GradCamPlusPlus`, `GuidedBackprop`,
+// `IntegratedGradients`, `SmoothGrad`, ...): such a class back-propagates through its model.
+bool named_for_a_gradient_method(std::string_view name);
 
 // Does the loop iterate batches (a DataLoader, loader, batches, dataset, or enumerate/tqdm
 // of one)?

@@ -488,6 +488,8 @@ std::vector<ProjectView> join_summaries(const std::vector<FileSummary>& files) {
       if (ac != class_any_def.end() && !views[i].module_classes.count(q)) {
         if (last_word_names_a_model(lq) && defined(ac->second)) views[i].run_classes.insert(q);
       }
+      if (ac != class_any_def.end() && named_for_a_gradient_method(lq) && defined(ac->second))
+        views[i].run_gradient_named_classes.insert(q);
       // (Any definition of the name that communicates: a class of that name might be it.)
       if (comm_def.count(lq)) views[i].communicating_classes.insert(q);
       // LL206: an optimizer factory, or a loss summed over the batch, of the one module defining it.

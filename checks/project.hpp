@@ -313,6 +313,9 @@ struct ProjectView {
   std::set<std::string> module_classes;
   // Imported classes (as this file names them) that another file of the run defines, module or not.
   std::set<std::string> run_classes;
+  // Imported classes named for a gradient method (`GradCam`) that a file of the run defines:
+  // what their methods do is read there, not guessed from the name (LL101).
+  std::set<std::string> run_gradient_named_classes;
   // Imported module classes (as this file names them) and the elements of their forward's
   // tuple that carry no history (FileSummary::detached_forward_elements).
   std::map<std::string, std::vector<int>> detached_forward_elements;
@@ -340,7 +343,7 @@ struct ProjectView {
            distributed_wrappers.empty() && feeds_distributed.empty() && external_method_calls.empty() &&
            grad_off_forward_classes.empty() && trained_by_callers.empty() && called_tests.empty() && sharding_datasets.empty() &&
            synthetic_datasets.empty() && accumulating_imports.empty() && backprop_method_imports.empty() && history_method_imports.empty() && helper_method_imports.empty() && loop_called_methods.empty() && loop_called_hooks.empty() && eval_leaving_imports.empty() && freezing_imports.empty() &&
-           imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && run_classes.empty() && communicating_classes.empty() &&
+           imported_model_sizes.empty() && imported_trainers.empty() && linear_classes.empty() && module_classes.empty() && run_classes.empty() && run_gradient_named_classes.empty() && communicating_classes.empty() &&
            optimizer_factory_kinds.empty() && batch_summed_losses.empty() && point_to_point_imports.empty() && detached_forward_elements.empty() && mode_free_classes.empty() && number_losses.empty() && other_losses.empty();
   }
 };
