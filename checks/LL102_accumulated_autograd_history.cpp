@@ -1324,6 +1324,16 @@ class History {
     return out;
   }
 
+  // The statements whose bindings of `n` reach statement `at`, with kNone for the value from
+  // outside the function when `outside_counts`.
+  std::set<Id> binding_stmts(const std::string& n, Id at, bool outside_counts) const {
+    bool outside = false;
+    std::set<Id> out;
+    for (const Def& df : f_.flow().reaching(at, n, &outside)) out.insert(df.stmt);
+    if (outside && outside_counts) out.insert(kNone);
+    return out;
+  }
+
   // Does name `d`, read at statement `at`, hold the value one of the backward()s in `freed`
   // ran on: the same bindings reach both (program order: `loss` rebound to a validation
   // loss after the step is another value)?
@@ -1336,13 +1346,7 @@ class History {
     if (it == freed.end()) return false;
     const bool local = local_in != kNone && d.find('.') == std::string::npos && !f_.is_param(local_in, d) &&
                        !f_.own_bindings(local_in, d).empty();
-    auto defs_at = [&](Id stmt) {
-      bool outside = false;
-      std::set<Id> out;
-      for (const Def& df : f_.flow().reaching(stmt, d, &outside)) out.insert(df.stmt);
-      if (outside && !local) out.insert(kNone);
-      return out;
-    };
+    auto defs_at = [&](Id stmt) { return binding_stmts(d, stmt, !local); };
     const std::set<Id> here = defs_at(at);
     // (An `if`/`elif` chain with no `else` leaves the name possibly unbound: kNone in both.)
     if (here.empty() || (here.size() == 1 && here.count(kNone))) return false;
@@ -1357,13 +1361,7 @@ class History {
   // back-propagated name, or "".
   std::string total_holding_term(const std::map<std::string, std::vector<Id>>& freed, const std::string& d,
                                  Id sid) const {
-    auto defs_at = [&](const std::string& n, Id stmt) {
-      bool outside = false;
-      std::set<Id> out;
-      for (const Def& df : f_.flow().reaching(stmt, n, &outside)) out.insert(df.stmt);
-      if (outside) out.insert(kNone);
-      return out;
-    };
+    auto defs_at = [&](const std::string& n, Id stmt) { return binding_stmts(n, stmt, true); };
     const std::set<Id> here = defs_at(d, sid);
     if (here.empty() || here.count(kNone)) return "";
     std::function<bool(Id, Id, int)> holds;

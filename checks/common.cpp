@@ -454,15 +454,9 @@ static bool breaks_in_first_iteration(const Facts& f, const Loop& L) {
     const Stmt& s = f.m.s(sid);
     // `break`, `return`, `raise`, or a call that ends the program (`sys.exit()` at the end of
     // a visualisation loop's first pass), run on every pass.
-    if (s.kind == StmtKind::Break || s.kind == StmtKind::Return || s.kind == StmtKind::Raise) return true;
-    if (s.kind == StmtKind::Expr && s.value != kNone && f.e(s.value).kind == ExprKind::Call) {
-      const std::string& q = f.callee_qual(s.value);
-      const Expr& callee = f.e(f.e(s.value).kids[0]);
-      if (in(q, {"sys.exit", "os._exit", "os.abort"}) ||
-          (callee.kind == ExprKind::Name && q.empty() && in(callee.text, {"exit", "quit"}) &&
-           f.bindings(kNone, callee.text).empty() && (L.func == kNone || f.bindings(L.func, callee.text).empty())))
-        return true;
-    }
+    if (s.kind == StmtKind::Break || s.kind == StmtKind::Return || s.kind == StmtKind::Raise ||
+        ends_the_process(f, sid))
+      return true;
     if (s.kind == StmtKind::AugAssign && s.text == "+="sv && s.targets.size() == 1 &&
         f.e(s.targets[0]).kind == ExprKind::Name && s.value != kNone) {
       long n = int_literal_value(f.e(s.value));
