@@ -1281,8 +1281,8 @@ std::string own_layers_walked(const Facts& f, int loop) {
   return d;
 }
 
-// The last placement of the model before the forward, in its function, is `model.cpu()` or
-// `model.to("cpu")` (`model.eval(); model = model.cpu()` before a validation loop): the
+// The last placement of the model before the forward, in its function and on every path to it,
+// is `model.cpu()` or `model.to("cpu")` (`model.eval(); model = model.cpu()` before a validation loop): the
 // forward runs on the CPU.
 // (Of the model `name` read in `func` by the expression `read`.)
 bool placed_on_cpu(const Facts& f, Id func, const std::string& name, Id read) {
@@ -1296,6 +1296,9 @@ bool placed_on_cpu(const Facts& f, Id func, const std::string& name, Id read) {
     if (pos >= at || pos < last_pos) continue;
     const std::string& a = f.callee_attr(x);
     if (!in(a, {"cpu"sv, "cuda"sv, "to"sv}) || f.dotted(f.callee_receiver(x)) != name) continue;
+    // Only a move on every path to the forward (not one branch of `if cuda: ... else:
+    // model = model.cpu()`).
+    if (!f.precedes_in_its_block(func, f.stmt_of(x), at)) continue;
     const Id dev = a == "to"sv ? f.arg(x, 0, "device") : kNone;
     last = a == "cpu"sv || (dev != kNone && f.cpu_device_value(dev)) ? 1 : 0;
     last_pos = pos;
@@ -2058,25 +2061,8 @@ void summarize_LL101(const Facts& f, FileSummary& out) {
 // `stmt` in the block of `func` that holds it?
 bool train_mode_set_before(const Facts& f, Id func, Id stmt, const std::string& d) {
   if (stmt == kNone || d.empty()) return false;
-  // The block holding `stmt`: the body of a statement of the function, else its top level
-  // (the statements no other statement of it holds).
-  const std::vector<Id>* b = nullptr;
-  std::set<Id> nested;
-  for (Id sid : f.stmts_in(func)) {
-    const Stmt& s = f.m.s(sid);
-    std::vector<const std::vector<Id>*> subs{&s.body, &s.orelse, &s.finalbody};
-    for (const Handler& h : s.handlers) subs.push_back(&h.body);
-    for (const std::vector<Id>* sub : subs) {
-      nested.insert(sub->begin(), sub->end());
-      if (!b && std::find(sub->begin(), sub->end(), stmt) != sub->end()) b = sub;
-    }
-  }
   std::vector<Id> top;
-  if (!b) {
-    for (Id sid : f.stmts_in(func))
-      if (!nested.count(sid)) top.push_back(sid);
-    b = &top;
-  }
+  const std::vector<Id>* b = &f.block_holding(func, stmt, &top);
   for (Id sid : *b) {
     if (sid == stmt) break;
     const Stmt& s = f.m.s(sid);

@@ -4258,6 +4258,30 @@ bool Facts::result_back_propagated(const CallSite& c) const {
   return false;
 }
 
+const std::vector<Id>& Facts::block_holding(Id func, Id stmt, std::vector<Id>* top) const {
+  std::set<Id> nested;
+  for (Id sid : stmts_in(func)) {
+    const Stmt& s = m.s(sid);
+    std::vector<const std::vector<Id>*> subs{&s.body, &s.orelse, &s.finalbody};
+    for (const Handler& h : s.handlers) subs.push_back(&h.body);
+    for (const std::vector<Id>* sub : subs) {
+      if (std::find(sub->begin(), sub->end(), stmt) != sub->end()) return *sub;
+      nested.insert(sub->begin(), sub->end());
+    }
+  }
+  top->clear();
+  for (Id sid : stmts_in(func))
+    if (!nested.count(sid)) top->push_back(sid);
+  return *top;
+}
+
+bool Facts::precedes_in_its_block(Id func, Id stmt, uint32_t at) const {
+  if (stmt == kNone) return false;
+  std::vector<Id> top;
+  const std::vector<Id>& b = block_holding(func, stmt, &top);
+  return !b.empty() && m.s(stmt).range.end <= at && at < m.s(b.back()).range.end;
+}
+
 bool Facts::func_is_method_of_module(Id func) const {
   return func != kNone && is_module_class(class_of(func));
 }
@@ -4287,6 +4311,9 @@ Id Facts::same_file_target(Id call, Id func) const {
 // through what a same-file function returns (`model = prepare_model(path)`).
 bool Facts::loaded_value(Id func, Id v, int depth) const {
   if (v == kNone || depth > 6) return false;
+  // An entry of a loaded checkpoint (`torch.load(path)["model"]`, `ckpt["ema"]`): the question is
+  // asked of what runs forwards, so the entry is a whole pickled module, loaded with the rest.
+  if (e(v).kind == ExprKind::Subscript && !e(v).kids.empty()) return loaded_value(func, e(v).kids[0], depth + 1);
   if (e(v).kind != ExprKind::Call) {
     const std::string& vd = dotted(v);
     if (vd.empty()) return false;
@@ -4300,7 +4327,7 @@ bool Facts::loaded_value(Id func, Id v, int depth) const {
   const std::string& a = callee_attr(v);
   if (q == "torch.jit.load"sv || q == "torch.load"sv || q == "torch.hub.load"sv) return true;
   if (a == "from_pretrained"sv) return !not_a_torch_model(callee_receiver(v));
-  if (in(a, {"to", "cuda", "eval", "half", "float", "cpu"})) return loaded_value(func, callee_receiver(v), depth + 1);
+  if (in(a, {"to", "cuda", "eval", "half", "float", "cpu", "get"})) return loaded_value(func, callee_receiver(v), depth + 1);
   // C++: `std::make_shared<torch::jit::script::Module>(torch::jit::load(path))`, lowered as a
   // module built from one argument, holds what it is built from.
   if (m.lang == Lang::Cpp && (q == "torch.nn.Module"sv || in(last_component(q), {"make_shared", "make_unique"})) &&

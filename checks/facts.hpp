@@ -382,6 +382,13 @@ class Facts {
   const std::vector<int>& calls_in(Id func) const { return func_calls_[func == kNone ? m.funcs.size() : func]; }
   // The statements of a function (kNone: module level), in the order of stmt_sites.
   const std::vector<Id>& stmts_in(Id func) const { return func_stmts_[func == kNone ? m.funcs.size() : func]; }
+  // The block holding statement `stmt` of `func`: the body (or else, finally, handler body) of
+  // a statement of the function, else its top level (`*top` holds it then).
+  const std::vector<Id>& block_holding(Id func, Id stmt, std::vector<Id>* top) const;
+  // Does statement `stmt` of `func` run before position `at` on every path that reaches it: is
+  // `at` after `stmt`, in the block that holds `stmt` (not in another branch of an `if`)?
+  // (Early exits between the two are not looked at.)
+  bool precedes_in_its_block(Id func, Id stmt, uint32_t at) const;
   // Indices built on first use, for questions asked once per statement that would otherwise
   // walk the whole file each time: the calls that back-propagate (is_backprop), in source
   // order; the functions (kNone: module level) whose assignments bind `dotted` (`self.losses =

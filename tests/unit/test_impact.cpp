@@ -1403,7 +1403,12 @@ TEST(Impact, AnEvaluationOfAModelMovedToTheCpuIsWeak) {
     EXPECT_TRUE(f->low_confidence) << p;
     EXPECT_NE(f->message.find("moved to the CPU"), std::string::npos) << f->message;
   }
-  for (const std::string p : {"    model = model.cpu()\n    model = model.cuda()\n", "    model.to('cuda:1')\n"}) {
+  // A move to the CPU on one branch only (`if use_cuda: model = model.cuda() else: model =
+  // model.cpu()`, or the bare calls) is no move on every path to the forward.
+  for (const std::string p : {"    model = model.cpu()\n    model = model.cuda()\n", "    model.to('cuda:1')\n",
+                              "    if torch.cuda.is_available():\n        model = model.cuda()\n"
+                              "    else:\n        model = model.cpu()\n",
+                              "    if torch.cuda.is_available():\n        model.cuda()\n    else:\n        model.cpu()\n"}) {
     const FileResult r = analyze_text("train.py", program(p), Config{}, EngineOptions{});
     const Finding* f = only(r, "LL101");
     ASSERT_NE(f, nullptr) << p;
