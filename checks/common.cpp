@@ -1045,10 +1045,11 @@ int batch_loop_of(const Facts& f, const CallSite& c) {
 }
 
 // Does `x` use the tensor `p` itself, not only a number read from it (`p.item()`,
-// `p.size(0)`)?
+// `p.size(0)`) or its detached view (`p.data`)?
 static bool uses_tensor(const Facts& f, Id x, const std::string& p) {
   const Expr& e = f.e(x);
   if (e.kind == ExprKind::Name) return e.text == p;
+  if (e.kind == ExprKind::Attribute && e.text == "data"sv) return false;
   if (e.kind == ExprKind::Call && in(f.callee_attr(x), {"item", "size", "detach", "tolist", "numpy", "dim",
                                                        "numel", "argmax", "eq", "ne"}))
     return false;
