@@ -433,6 +433,38 @@ bool drops_an_input_built_in_try(const Facts& f, const Stmt& tr, Id call) {
   return false;
 }
 
+// A broad catch's handler that runs the work on the try's input in another form: the input
+// reshaped (`x.view(t * n, -1)`, `images.unsqueeze(0)`), in the call or through a name the
+// handler binds to it. The failure it expects is the form's (a plain tensor where a packed
+// sequence was tried, an image without its batch dimension), not memory: a retry after an
+// out-of-memory error runs the same input, or a part of it.
+bool runs_the_input_in_another_form(const Facts& f, const Handler& h, Id call) {
+  static constexpr std::string_view kReshapes[] = {"view", "reshape", "unsqueeze", "squeeze", "flatten",
+                                                   "permute", "transpose", "unflatten", "view_as", "reshape_as"};
+  auto reshapes = [&](Id x) {
+    bool hit = false;
+    for_each_expr(f.m, x, [&](Id y) {
+      if (f.e(y).kind == ExprKind::Call)
+        for (std::string_view r : kReshapes) hit = hit || f.callee_attr(y) == r;
+      return !hit;
+    });
+    return hit;
+  };
+  std::set<std::string> reshaped;  // names the handler binds to a reshaped value before the call
+  const uint32_t at = f.e(call).range.begin;
+  for (Id sid : h.body) {
+    const Stmt& s = f.m.s(sid);
+    if (s.range.begin >= at) break;
+    if (s.kind == StmtKind::Assign && s.value != kNone && reshapes(s.value))
+      for (Id t : s.targets)
+        if (!f.dotted(t).empty()) reshaped.insert(f.dotted(t));
+  }
+  const Expr& x = f.e(call);
+  for (size_t k = 1; k < x.kids.size(); ++k)
+    if (reshapes(x.kids[k]) || reshaped.count(f.dotted(x.kids[k]))) return true;
+  return false;
+}
+
 // Library and bookkeeping calls (logging, formatting, releasing what the failed attempt held:
 // `optimizer.zero_grad()` drops the gradients, `empty_cache()` / `gc.collect()` / `.clear()`
 // free the rest; moving or reading a tensor): not the work that ran out of memory. So is any
@@ -528,8 +560,11 @@ void check_LL304(CheckContext& ctx) {
       continue;
     }
     // A broad catch (nothing says it is about memory) whose handler runs the work without an
-    // input the try body built: the failure it expects is that input's.
-    if (!explicitly_oom(f, h) && drops_an_input_built_in_try(f, tr, c.call)) continue;
+    // input the try body built, or on the input in another form: the failure it expects is that
+    // input's.
+    if (!explicitly_oom(f, h) &&
+        (drops_an_input_built_in_try(f, tr, c.call) || runs_the_input_in_another_form(f, h, c.call)))
+      continue;
     done.insert(c.try_handler);
     std::string message =
         "retry (" + retry + ") inside the except clause that caught " + what +
@@ -543,7 +578,8 @@ void check_LL304(CheckContext& ctx) {
                       ? ctx.report("LL304", f.e(c.call).range, message)
                       : ctx.report_weak("LL304", f.e(c.call).range, message,
                                         "nothing in the handler says the error it catches is an out-of-memory one");
-    if (fd) fd->notes.push_back({h.range, "out-of-memory error caught here"});
+    if (fd) fd->notes.push_back({h.range, explicitly_oom(f, h) || path > 0 ? "out-of-memory error caught here"
+                                                                           : "error caught here, out of memory among others"});
   }
 }
 

@@ -1118,10 +1118,15 @@ TEST(Impact, ARetryInABroadExceptThatNeverMentionsMemoryIsWeak) {
   ASSERT_NE(f, nullptr);
   EXPECT_TRUE(f->low_confidence);
   EXPECT_NE(f->message.find("out-of-memory one"), std::string::npos) << f->message;
+  // Its note on the handler says no more than the handler does.
+  ASSERT_EQ(f->notes.size(), 1u);
+  EXPECT_EQ(f->notes[0].message, "error caught here, out of memory among others");
   const FileResult oom = analyze_text("serve.py", code("except torch.cuda.OutOfMemoryError:"), Config{}, EngineOptions{});
   const Finding* g = only(oom, "LL304");
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(g->low_confidence);
+  ASSERT_EQ(g->notes.size(), 1u);
+  EXPECT_EQ(g->notes[0].message, "out-of-memory error caught here");
 }
 
 TEST(Impact, FewSamplesInFlightAreWeak) {
