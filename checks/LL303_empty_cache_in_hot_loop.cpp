@@ -184,6 +184,16 @@ bool hot_loop(const Facts& f, int loop) {
   if (iterates_batches(f, loop)) return true;
   for (int ci : f.loops[loop].calls)
     if (f.calls[ci].loop == loop && f.is_backward(f.calls[ci])) return true;
+  // A forward in the loop's own body (not in a loop nested in it, nor a helper that loops) of a
+  // model the loop does not build: each iteration runs one batch, whatever the loop walks
+  // (lines of a file gathered into a batch, image paths, records).
+  for (int ci : f.loops[loop].calls) {
+    const CallSite& x = f.calls[ci];
+    if (x.loop != loop || x.in_lambda || !f.is_model_call(x)) continue;
+    const std::string& model = f.dotted(f.forward_receiver(x.call));
+    if (!model.empty() && !assigned_in_loop(f, loop, model) && !f.model_by_name(x.func, f.forward_receiver(x.call)))
+      return true;
+  }
   return false;
 }
 
