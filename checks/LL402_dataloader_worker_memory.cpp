@@ -245,7 +245,10 @@ void check_LL402(CheckContext& ctx) {
       weak = "it is 1/" + std::to_string(fraction) + " of the core count, a deliberate share (" +
              std::to_string(64 / fraction) + " workers on a 64-core host)";
     else if (only_the_count)
-      weak = "its " + std::to_string(inflight) + " batches in flight are within max-inflight-batches (" +
+      weak = "its " + std::to_string(inflight) + " batches in flight (" +
+             (cpp ? inflight == 2 * workers ? "2 per worker thread" : std::string("max_jobs")
+                  : std::to_string(workers) + " workers x prefetch_factor " + std::to_string(prefetch)) +
+             ") are within max-inflight-batches (" +
              std::to_string(f.cfg.max_inflight_batches) +
              "); what each extra worker adds is its copy of the dataset object, small unless it holds many Python "
              "objects";

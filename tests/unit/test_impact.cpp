@@ -290,7 +290,8 @@ TEST(Impact, AWorkerCountWithinTheInflightBudgetIsWeak) {
   const Finding* weak = only(sixteen, "LL402");
   ASSERT_NE(weak, nullptr);
   EXPECT_TRUE(weak->low_confidence);
-  EXPECT_NE(weak->message.find("32 batches in flight are within max-inflight-batches"), std::string::npos)
+  EXPECT_NE(weak->message.find("32 batches in flight (16 workers x prefetch_factor 2) are within max-inflight-batches"),
+            std::string::npos)
       << weak->message;
   const FileResult common = ll402(24);
   const Finding* usual = only(common, "LL402");
