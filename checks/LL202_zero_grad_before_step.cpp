@@ -114,10 +114,15 @@ void check_unit(CheckContext& ctx, const GradWriters& gw, const std::vector<Id>&
   for (size_t z = 0; z < ev.size(); ++z) {
     if (ev[z].kind != Event::Reset) continue;
     if (resets_a_part(f, ev, ev[z].call)) continue;
+    // A backward whose gradients no step has consumed yet, for this reset: a step of the same
+    // optimizer consumes them; a model's reset (no optimizer named), any step. Another
+    // optimizer's step leaves them in place (`loss.backward(); optimizer.step();
+    // aux_optimizer.zero_grad(); aux_optimizer.step()`: the auxiliary step applies nothing).
     bool backward_before = false;
     for (size_t b = 0; b < z; ++b) {
       if (ev[b].kind == Event::Backward) backward_before = true;
-      if (ev[b].kind == Event::Step) backward_before = false;  // that backward was consumed
+      if (ev[b].kind == Event::Step && (ev[z].opt.empty() || ev[b].opt == ev[z].opt))
+        backward_before = false;  // that backward was consumed
     }
     if (!backward_before) continue;
     for (size_t s = z + 1; s < ev.size(); ++s) {
