@@ -124,9 +124,11 @@ void DiagCollector::HandleDiagnostic(clang::DiagnosticsEngine::Level level, cons
     default:
       break;
   }
+  std::string real_file;  // the file itself, whatever `#line` says it is
   if (info.hasSourceManager() && info.getLocation().isValid()) {
     const clang::SourceManager& sm = info.getSourceManager();
     clang::SourceLocation loc = sm.getFileLoc(info.getLocation());
+    real_file = sm.getFilename(loc).str();
     clang::PresumedLoc pl = sm.getPresumedLoc(loc);
     if (pl.isValid()) {
       it.file = pl.getFilename();
@@ -143,7 +145,10 @@ void DiagCollector::HandleDiagnostic(clang::DiagnosticsEngine::Level level, cons
     pch_problem = true;
   if (missing_header.empty() && it.message.size() > 16 && it.message.find("' file not found") != std::string::npos &&
       it.message[0] == '\'')
+  {
     missing_header = it.message.substr(1, it.message.find("' file not found") - 1);
+    missing_header_in = real_file;
+  }
   errors.push_back(std::move(it));
 }
 

@@ -45,12 +45,14 @@ class DiagCollector : public clang::DiagnosticConsumer {
   std::vector<Item> errors;
   bool fatal = false;
   std::string missing_header;  // the first `'x.h' file not found`
+  std::string missing_header_in;  // the file whose #include names it
   bool pch_problem = false;    // the precompiled header could not be used
   void HandleDiagnostic(clang::DiagnosticsEngine::Level level, const clang::Diagnostic& info) override;
   void reset() {
     errors.clear();
     fatal = false;
     missing_header.clear();
+    missing_header_in.clear();
     pch_problem = false;
     NumErrors = NumWarnings = 0;
   }

@@ -48,6 +48,8 @@ struct ParseState {
   std::vector<std::string> skipped;
   // The main file includes a header of its own (`#include "net.h"`) that was found.
   bool own_header_found = false;
+  // For each skipped header, the file whose #include names it.
+  std::map<std::string, std::string> includer;
 };
 
 bool torch_header(const std::string& h);
@@ -65,10 +67,11 @@ class SkipMissingHeaders : public clang::PPCallbacks {
     if (st_.skipped.size() < 64) st_.skipped.push_back(std::move(h));
     return true;
   }
-  void InclusionDirective(clang::SourceLocation hash, const clang::Token&, llvm::StringRef, bool angled,
+  void InclusionDirective(clang::SourceLocation hash, const clang::Token&, llvm::StringRef name, bool angled,
                           clang::CharSourceRange, clang::OptionalFileEntryRef file, llvm::StringRef,
                           llvm::StringRef, const clang::Module*, bool, clang::SrcMgr::CharacteristicKind) override {
     if (!angled && file && sm_.isInMainFile(hash)) st_.own_header_found = true;
+    if (!file && st_.includer.size() < 64) st_.includer.try_emplace(name.str(), sm_.getFilename(sm_.getFileLoc(hash)).str());
   }
 
  private:
@@ -215,6 +218,19 @@ bool quotable_header(const std::string& h, const std::string& source) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' || c == '/' || c == '+'))
       return false;
   return source.find(h) != std::string::npos;
+}
+
+// A header name a report may show: one the file names itself (quotable_header), or one an
+// #include of a file inside the project tree names (`#include "version.h"` in the project's
+// own `net.h`, never a system or LibTorch header's text). Shown with the file that includes it.
+std::string shown_header(const std::string& h, const std::string& source, const std::string& includer,
+                         const std::vector<std::string>& roots) {
+  if (quotable_header(h, source)) return "'" + h + "'";
+  std::string real = includer.empty() ? std::string() : real_path(includer);
+  if (real.empty() || !contained_path(real, roots) || !quotable_header(h, h)) return "a header";
+  std::string base = fs::path(real).filename().string();
+  if (!quotable_header(base, base)) return "a header";
+  return "'" + h + "' (included by " + base + ")";
 }
 
 bool torch_header(const std::string& h) {
@@ -507,7 +523,8 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
       std::string h = ps.skipped.front();  // the first one the file names itself, if any
       for (const std::string& x : ps.skipped)
         if (quotable_header(x, r.source)) { h = x; break; }
-      std::string shown = quotable_header(h, r.source) ? "'" + h + "'" : "a header";
+      auto by = ps.includer.find(h);
+      std::string shown = shown_header(h, r.source, by == ps.includer.end() ? "" : by->second, cmd.project_roots);
       std::string more = ps.skipped.size() > 1 ? " and " + std::to_string(ps.skipped.size() - 1) + " more" : "";
       r.diagnostics.push_back(diag(path, "missing-headers",
                                    shown + more + " not found (" + cmd.origin +
@@ -545,7 +562,7 @@ TuResult analyze_tu(const std::string& path, const TuOptions& opts, PchCache& ca
   if (!first && !ps.diags.errors.empty()) first = &ps.diags.errors.front();
   uint32_t line = first && first->in_main ? first->line : 0, col = first && first->in_main ? first->col : 0;
   std::string msg;
-  std::string shown = quotable_header(missing, r.source) ? "'" + missing + "'" : "a header";
+  std::string shown = shown_header(missing, r.source, ps.diags.missing_header_in, cmd.project_roots);
   // (A CUDA header, LibTorch's own `c10/cuda/...` or the toolkit's `cuda_runtime_api.h`, when
   // LibTorch was found: that LibTorch is a CPU build, or the toolkit is not installed.)
   const bool cuda_header = [&] {

@@ -200,6 +200,21 @@ def test_missing_template_keyword_keeps_the_ast(d):
     check(all(f["low_confidence"] for f in res["findings"]) and res["findings"], res["findings"])
 
 
+def test_missing_header_reached_through_a_project_header_is_named(d):
+    # `main.cpp` includes the project's `net.h`, whose `#include "version_gen.h"` names a
+    # generated header that is not there: the diagnostic names it and the project file that
+    # includes it (both inside the scanned tree), whatever a `#line` directive there says.
+    os.makedirs(os.path.join(d, "proj", ".git"))
+    write(d, "proj/include/net.h", '#pragma once\n#line 1 "/etc/elsewhere.h"\n#include "version_gen.h"\n'
+          '#include <torch/torch.h>\n')
+    write(d, "proj/main.cpp", '#include "net.h"\n' + BAD_EVAL)
+    [res] = lcpp(["main.cpp"], cwd=os.path.join(d, "proj"))
+    msgs = [x["message"] for x in res["diagnostics"]]
+    check(any("'version_gen.h' (included by net.h)" in m for m in msgs), msgs)
+    check(not any("elsewhere" in m for m in msgs), msgs)
+    check(rules(res) == [("LL101", 7)], rules(res))
+
+
 def test_cuda_headers_missing_from_a_cpu_libtorch(d):
     # A unit that includes LibTorch's CUDA part, on a machine with a CPU build of LibTorch and no
     # CUDA toolkit: the diagnostic says the CUDA headers are missing, not LibTorch's, and names
