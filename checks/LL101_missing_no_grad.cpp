@@ -2077,14 +2077,116 @@ bool train_mode_set_before(const Facts& f, Id func, Id stmt, const std::string& 
 // The forward `c` is the receiver of `.detach()` (`outp = teacher(x).detach()`), with grad on:
 // its activations are saved for a backward that no output can reach. Reports it, with a fix
 // that runs the assignment under no_grad when the statement is just that assignment.
+constexpr size_t kDetachReadWindow = 64;
+
+// Is every read of `name` in `stmts` (from the first, until a statement that binds the name
+// again) the receiver of `.detach()`, or an argument to a same-file function whose parameter
+// is read only that way (`kd_loss(s, t)` with `q = softmax(t.detach() / T)`; `depth` such calls
+// deep)? `*first` is the first such `.detach()` call. False when nothing reads it.
+bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, size_t from, const std::string& name, int depth,
+                        Id* first) {
+  size_t reads = 0;
+  // (Within kDetachReadWindow statements: a name read farther on is not followed, so that a
+  // function of thousands of forwards stays linear.)
+  if (stmts.size() - std::min(stmts.size(), from) > kDetachReadWindow &&
+      !std::any_of(stmts.begin() + static_cast<long>(from), stmts.begin() + static_cast<long>(from + kDetachReadWindow),
+                   [&](Id sid) {
+                     for (Id t : f.m.s(sid).targets)
+                       if (f.dotted(t) == name) return true;
+                     return false;
+                   }))
+    return false;
+  for (size_t i = from; i < stmts.size() && i < from + kDetachReadWindow; ++i) {
+    const Stmt& st = f.m.s(stmts[i]);
+    std::set<Id> ok, targets;
+    for (Id t : st.targets)
+      for_each_expr(f.m, t, [&](Id y) {
+        targets.insert(y);
+        return true;
+      });
+    bool rebinds = false;
+    for (Id t : st.targets) rebinds = rebinds || f.dotted(t) == name;
+    for (int ci : f.calls_in_stmt[stmts[i]]) {
+      const CallSite& x = f.calls[ci];
+      const Expr& xe = f.e(x.call);
+      if (f.callee_attr(x.call) == "detach"sv && xe.kids.size() == 1) {
+        const Id r = f.callee_receiver(x.call);
+        if (r != kNone && f.e(r).kind == ExprKind::Name && f.e(r).text == name) {
+          ok.insert(r);
+          if (*first == kNone) *first = x.call;
+        }
+      }
+      if (depth <= 0 || x.target_func == kNone) continue;
+      const Function& g = f.m.funcs[x.target_func];
+      const size_t self = g.cls != kNone && !g.params.empty() && g.params[0] == "self"sv ? 1 : 0;
+      for (size_t k = 1; k < xe.kids.size(); ++k) {
+        const Id a = xe.kids[k];
+        if (f.e(a).kind != ExprKind::Name || f.e(a).text != name || k - 1 + self >= g.params.size()) continue;
+        Id inner = kNone;
+        if (read_only_detached(f, f.stmts_in(x.target_func), 0, g.params[k - 1 + self], depth - 1, &inner)) {
+          ok.insert(a);
+          if (*first == kNone) *first = inner;
+        }
+      }
+    }
+    bool all = true;  // (st.value is also a header's test or iterable: `if t is None:`, `for v in t:`)
+    for_each_expr(f.m, st.value, [&](Id y) {
+      if (f.e(y).kind == ExprKind::Name && f.e(y).text == name && !targets.count(y)) {
+        ++reads;
+        all = all && ok.count(y);
+      }
+      return all;
+    });
+    if (!all) return false;
+    if (rebinds) break;
+  }
+  return reads > 0;
+}
+
+// The forward's output, bound to a name, read later only through `.detach()` (here or in the
+// loss helper it is handed to): `t = teacher(x)`, then `kd_loss(s, t)` whose `t.detach()` is
+// its only use. In a loop, a read of the name before the forward (the previous pass's output)
+// disqualifies it. Returns the first `.detach()` call, kNone when not so.
+Id detached_later(const Facts& f, const CallSite& c) {
+  if (c.stmt == kNone) return kNone;
+  const Stmt& st = f.m.s(c.stmt);
+  if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1 ||
+      f.e(st.targets[0]).kind != ExprKind::Name)
+    return kNone;
+  const std::string& name = f.e(st.targets[0]).text;
+  const std::vector<Id>& stmts = f.stmts_in(c.func);
+  const auto at = std::find(stmts.begin(), stmts.end(), c.stmt);
+  if (at == stmts.end()) return kNone;
+  if (c.loop >= 0) {
+    const std::vector<Id>& body = f.loops[c.loop].stmts;
+    const auto here = std::find(body.begin(), body.end(), c.stmt);
+    if (here - body.begin() > static_cast<long>(kDetachReadWindow)) return kNone;
+    for (Id sid : body) {
+      if (sid == c.stmt) break;
+      bool reads = false;
+      for_each_expr(f.m, f.m.s(sid).value, [&](Id y) {
+        reads = reads || (f.e(y).kind == ExprKind::Name && f.e(y).text == name);
+        return !reads;
+      });
+      if (reads) return kNone;
+    }
+  }
+  Id first = kNone;
+  return read_only_detached(f, stmts, static_cast<size_t>(at - stmts.begin()) + 1, name, 2, &first) ? first : kNone;
+}
+
 bool detached_at_once(CheckContext& ctx, const CallSite& c, std::set<Id>& reported) {
   const Facts& f = ctx.facts;
-  const Id detach = f.detach_of(c);
+  Id detach = f.detach_of(c);
+  const bool later = detach == kNone;
+  if (later) detach = detached_later(f, c);
   if (detach == kNone || !reported.insert(c.call).second) return false;
   const Id callee = f.forward_receiver(c.call);
   std::string model = f.dotted(callee);
   model = model.empty() ? "the model" : "`" + model + "`";
-  std::string msg = "forward of " + model + " runs with autograd enabled, but its output is detached at once: "
+  std::string msg = "forward of " + model + " runs with autograd enabled, but its output is " +
+                    (later ? "read only through `" + ctx.text(f.e(detach).range) + "`" : std::string("detached at once")) +
+                    ": "
                     "the activations it saves for backward are never used by any backward pass, yet they raise "
                     "peak memory while it runs; " +
                     std::string(f.m.lang == Lang::Cpp ? "run it under a `torch::NoGradGuard` instead of detaching"
@@ -2095,7 +2197,7 @@ bool detached_at_once(CheckContext& ctx, const CallSite& c, std::set<Id>& report
   const Stmt& st = f.m.s(c.stmt);
   const std::string no_grad = spelling_of(f.m, "torch.no_grad");
   // (wrap_statement_fix offers nothing for a statement that shares its line.)
-  if (!no_grad.empty() && st.kind == StmtKind::Assign && st.value == detach) {
+  if (!no_grad.empty() && st.kind == StmtKind::Assign && (st.value == detach || (later && st.value == c.call))) {
     Fix fix = wrap_statement_fix(ctx, c.stmt, "with " + no_grad + "():", "Run the forward under `" + no_grad + "()`");
     if (!fix.edits.empty()) fd->fixes.push_back(std::move(fix));
   }
