@@ -177,10 +177,13 @@ bool generates_per_iteration(const Facts& f, int loop, const CallSite& c) {
   return false;
 }
 
+constexpr long kFewCacheRefills = 16;
+
 bool hot_loop(const Facts& f, int loop) {
-  // A loop the code runs a handful of times (a sanity check that breaks after its first
-  // batch, `range(3)`) is no per-batch loop: a few trips cost a few refills.
-  if (constant_trips(f, loop, 4) > 0) return false;
+  // A loop the code runs a few times (a sanity check that breaks after its first batch,
+  // `range(3)`, ten shares of a list: `range(0, n, n // 10)`) is no per-batch loop: a few trips
+  // cost a few refills, next to the work of each.
+  if (constant_trips(f, loop, kFewCacheRefills) > 0) return false;
   if (iterates_batches(f, loop)) return true;
   for (int ci : f.loops[loop].calls)
     if (f.calls[ci].loop == loop && f.is_backward(f.calls[ci])) return true;

@@ -685,6 +685,44 @@ long constant_trips_uncached(const Facts& f, int loop, long limit) {
   return count <= limit ? count : 0;
 }
 
+// Are the two expressions the same value written the same way (`len(paths)` twice)? Names,
+// attributes, calls, literals and operators, structurally; nothing with a side effect but calls
+// of the same callee on the same arguments.
+static bool same_expression(const Facts& f, Id a, Id b, int depth = 0) {
+  if (a == kNone || b == kNone || depth > 8) return a == b;
+  const Expr& x = f.e(a);
+  const Expr& y = f.e(b);
+  if (x.kind != y.kind || x.text != y.text || x.qname != y.qname || x.kids.size() != y.kids.size() ||
+      x.kw.size() != y.kw.size())
+    return false;
+  for (size_t k = 0; k < x.kids.size(); ++k)
+    if (!same_expression(f, x.kids[k], y.kids[k], depth + 1)) return false;
+  return true;
+}
+
+// A step that is a fixed share of the stop it walks to (`range(0, len(paths), len(paths) //
+// 10)`, or through a name bound once to that share; `int(n / 10)`): about that many trips, plus
+// one for a remainder. 0 when it is not so.
+static long trips_of_a_share(const Facts& f, Id func, Id stop, Id step) {
+  if (f.e(step).kind == ExprKind::Name) {
+    const std::vector<Id> vs = f.bindings(func, f.e(step).text);
+    if (vs.size() != 1) return 0;
+    step = vs[0];
+  }
+  // `max(1, n // k)`: the same share, floored at one.
+  if (f.e(step).kind == ExprKind::Call && python_builtin_call(f, step) && f.e(step).kids.size() == 3 &&
+      f.e(f.e(step).kids[0]).text == "max"sv && int_literal_value(f.e(f.e(step).kids[1])) == 1)
+    step = f.e(step).kids[2];
+  if (f.e(step).kind == ExprKind::Call && python_builtin_call(f, step) && f.e(step).kids.size() == 2 &&
+      f.e(f.e(step).kids[0]).text == "int"sv)
+    step = f.e(step).kids[1];
+  const Expr& d = f.e(step);
+  if (d.kind != ExprKind::BinOp || d.kids.size() != 2 || (d.text != "//"sv && d.text != "/"sv)) return 0;
+  const long k = int_literal_value(f.e(d.kids[1]));
+  if (k <= 0 || !same_expression(f, d.kids[0], stop)) return 0;
+  return k + 1;
+}
+
 // `range(...)` of constant bounds: its length, else 0.
 long range_size(const Facts& f, Id func, Id x) {
   const Expr& call = f.e(x);
@@ -694,6 +732,8 @@ long range_size(const Facts& f, Id func, Id x) {
   if (!call.kw.empty() || call.kids.size() < 2 || call.kids.size() > 4) return 0;
   long v[3] = {0, 0, 1};
   size_t n = call.kids.size() - 1;
+  if (n == 3 && int_constant(f, func, call.kids[1], &v[0]) && v[0] == 0)
+    if (const long trips = trips_of_a_share(f, func, call.kids[2], call.kids[3]); trips > 0) return trips;
   for (size_t k = 0; k < n; ++k)
     if (!int_constant(f, func, call.kids[1 + k], &v[k])) return 0;
   long lo = n == 1 ? 0 : v[0], hi = n == 1 ? v[0] : v[1], step = n == 3 ? v[2] : 1;

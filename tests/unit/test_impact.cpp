@@ -736,15 +736,16 @@ TEST(Impact, FindingsInTestCodeAreWeak) {
 }
 
 TEST(Impact, EveryRuleWhoseCostGrowsWithARunIsWeakInTestCode) {
-  // A smoke test under test/ that trains a few steps without zero_grad (LL201) and empties the
-  // cache every step (LL303): the test checks that a step runs, not what ten steps compute or
-  // cost. The same text as a training script keeps the full severity; a pattern that fails at
+  // A smoke test under test/ that trains some steps without zero_grad (LL201) and empties the
+  // cache every step (LL303): the test checks that a step runs, not what a hundred steps compute
+  // or cost. (Ten steps would be a few cache refills anywhere: LL303 counts loops of more than
+  // 16 trips.) The same text as a training script keeps the full severity; a pattern that fails at
   // once (`with torch.no_grad:`, LL104) keeps it in tests too.
   const std::string smoke =
       "import torch\n"
       "model = torch.nn.Sequential(torch.nn.Conv1d(4, 8, 1), torch.nn.ReLU(), torch.nn.Conv1d(8, 2, 1)).cuda()\n"
       "optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)\n"
-      "for i in range(10):\n"
+      "for i in range(100):\n"
       "    loss = model(torch.rand(3, 4).cuda()).sum()\n"
       "    loss.backward()\n"
       "    optimizer.step()\n"
