@@ -2452,8 +2452,12 @@ void check_LL101(CheckContext& ctx) {
       // Inference-only programs: a loaded model's forward, loop or not; or a model whose
       // weights the program loads, run over a loader (a prediction script that never calls
       // `eval()`).
-      if (f.file_trains() || !(f.is_loaded_model(c.func, callee) ||
-                               (c.loop >= 0 && f.weights_loaded_into(c.func, callee) && walks_data(f, c.loop, c.func))))
+      // (Or, in a program, a model the program gives weights at all: an inference notebook that
+      // loads a generator's weights and samples it, with no eval() and no loader.)
+      if (f.file_trains() ||
+          !(f.is_loaded_model(c.func, callee) ||
+            (f.weights_loaded_into(c.func, callee) &&
+             ((c.loop >= 0 && walks_data(f, c.loop, c.func)) || f.is_program()))))
         continue;
       // Inside a module's own methods, calling submodules is the module's forward.
       if (f.func_is_method_of_module(c.func) && f.dotted(callee).rfind("self.", 0) == 0) continue;
