@@ -2077,104 +2077,6 @@ bool train_mode_set_before(const Facts& f, Id func, Id stmt, const std::string& 
 // The forward `c` is the receiver of `.detach()` (`outp = teacher(x).detach()`), with grad on:
 // its activations are saved for a backward that no output can reach. Reports it, with a fix
 // that runs the assignment under no_grad when the statement is just that assignment.
-constexpr size_t kDetachReadWindow = 64;
-
-// Is every read of `name` in `stmts` (from the first, until a statement that binds the name
-// again) the receiver of `.detach()`, or an argument to a same-file function whose parameter
-// is read only that way (`kd_loss(s, t)` with `q = softmax(t.detach() / T)`; `depth` such calls
-// deep)? `*first` is the first such `.detach()` call. False when nothing reads it.
-bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, size_t from, const std::string& name, int depth,
-                        Id* first) {
-  size_t reads = 0;
-  // (Within kDetachReadWindow statements: a name read farther on is not followed, so that a
-  // function of thousands of forwards stays linear.)
-  if (stmts.size() - std::min(stmts.size(), from) > kDetachReadWindow &&
-      !std::any_of(stmts.begin() + static_cast<long>(from), stmts.begin() + static_cast<long>(from + kDetachReadWindow),
-                   [&](Id sid) {
-                     for (Id t : f.m.s(sid).targets)
-                       if (f.dotted(t) == name) return true;
-                     return false;
-                   }))
-    return false;
-  for (size_t i = from; i < stmts.size() && i < from + kDetachReadWindow; ++i) {
-    const Stmt& st = f.m.s(stmts[i]);
-    std::set<Id> ok, targets;
-    for (Id t : st.targets)
-      for_each_expr(f.m, t, [&](Id y) {
-        targets.insert(y);
-        return true;
-      });
-    bool rebinds = false;
-    for (Id t : st.targets) rebinds = rebinds || f.dotted(t) == name;
-    for (int ci : f.calls_in_stmt[stmts[i]]) {
-      const CallSite& x = f.calls[ci];
-      const Expr& xe = f.e(x.call);
-      if (f.callee_attr(x.call) == "detach"sv && xe.kids.size() == 1) {
-        const Id r = f.callee_receiver(x.call);
-        if (r != kNone && f.e(r).kind == ExprKind::Name && f.e(r).text == name) {
-          ok.insert(r);
-          if (*first == kNone) *first = x.call;
-        }
-      }
-      if (depth <= 0 || x.target_func == kNone) continue;
-      const Function& g = f.m.funcs[x.target_func];
-      const size_t self = g.cls != kNone && !g.params.empty() && g.params[0] == "self"sv ? 1 : 0;
-      for (size_t k = 1; k < xe.kids.size(); ++k) {
-        const Id a = xe.kids[k];
-        if (f.e(a).kind != ExprKind::Name || f.e(a).text != name || k - 1 + self >= g.params.size()) continue;
-        Id inner = kNone;
-        if (read_only_detached(f, f.stmts_in(x.target_func), 0, g.params[k - 1 + self], depth - 1, &inner)) {
-          ok.insert(a);
-          if (*first == kNone) *first = inner;
-        }
-      }
-    }
-    bool all = true;  // (st.value is also a header's test or iterable: `if t is None:`, `for v in t:`)
-    for_each_expr(f.m, st.value, [&](Id y) {
-      if (f.e(y).kind == ExprKind::Name && f.e(y).text == name && !targets.count(y)) {
-        ++reads;
-        all = all && ok.count(y);
-      }
-      return all;
-    });
-    if (!all) return false;
-    if (rebinds) break;
-  }
-  return reads > 0;
-}
-
-// The forward's output, bound to a name, read later only through `.detach()` (here or in the
-// loss helper it is handed to): `t = teacher(x)`, then `kd_loss(s, t)` whose `t.detach()` is
-// its only use. In a loop, a read of the name before the forward (the previous pass's output)
-// disqualifies it. Returns the first `.detach()` call, kNone when not so.
-Id detached_later(const Facts& f, const CallSite& c) {
-  if (c.stmt == kNone) return kNone;
-  const Stmt& st = f.m.s(c.stmt);
-  if (st.kind != StmtKind::Assign || st.value != c.call || st.targets.size() != 1 ||
-      f.e(st.targets[0]).kind != ExprKind::Name)
-    return kNone;
-  const std::string& name = f.e(st.targets[0]).text;
-  const std::vector<Id>& stmts = f.stmts_in(c.func);
-  const auto at = std::find(stmts.begin(), stmts.end(), c.stmt);
-  if (at == stmts.end()) return kNone;
-  if (c.loop >= 0) {
-    const std::vector<Id>& body = f.loops[c.loop].stmts;
-    const auto here = std::find(body.begin(), body.end(), c.stmt);
-    if (here - body.begin() > static_cast<long>(kDetachReadWindow)) return kNone;
-    for (Id sid : body) {
-      if (sid == c.stmt) break;
-      bool reads = false;
-      for_each_expr(f.m, f.m.s(sid).value, [&](Id y) {
-        reads = reads || (f.e(y).kind == ExprKind::Name && f.e(y).text == name);
-        return !reads;
-      });
-      if (reads) return kNone;
-    }
-  }
-  Id first = kNone;
-  return read_only_detached(f, stmts, static_cast<size_t>(at - stmts.begin()) + 1, name, 2, &first) ? first : kNone;
-}
-
 bool detached_at_once(CheckContext& ctx, const CallSite& c, std::set<Id>& reported) {
   const Facts& f = ctx.facts;
   Id detach = f.detach_of(c);
@@ -2802,7 +2704,8 @@ void check_LL101(CheckContext& ctx) {
         unshown_base = true;
       }
     }
-    std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
+    std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin)
+                          ? "after `" + f.eval_switch(h.func, d, f.e(h.call).range.begin) + "`"
                                                                                 : eval_loop_reason(f, h);
     // The helper switches the model it runs to eval mode itself (`def prediction(model, ...):
     // model.eval(); output = model(data)`), in a loop that does not train: the loop evaluates.
@@ -2853,7 +2756,8 @@ void check_LL101(CheckContext& ctx) {
       const std::string d = given == kNone ? std::string() : f.dotted(f.unplaced(given));
       // (A model whose parameters were switched off records no graph, here or in the helper.)
       if (d.empty() || f.frozen_at(h.func, d, f.e(h.call).range.begin)) continue;
-      std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
+      std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin)
+                          ? "after `" + f.eval_switch(h.func, d, f.e(h.call).range.begin) + "`"
                                                                                   : eval_loop_reason(f, h);
       if (why.empty()) continue;
       const int outer = outermost_eval_loop(f, h.loop);
@@ -2883,7 +2787,8 @@ void check_LL101(CheckContext& ctx) {
           helper = nullptr;
     if (!helper) continue;
     const std::string d = owner + "." + helper->model;
-    std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin) ? "after `" + d + ".eval()`"
+    std::string why = f.eval_called_before(h.func, d, f.e(h.call).range.begin)
+                          ? "after `" + f.eval_switch(h.func, d, f.e(h.call).range.begin) + "`"
                                                                                 : eval_loop_reason(f, h);
     // The wrapper's own `eval()` called on the object (`model.eval()` on a plain class, which has
     // one only because it defines it: a switch of the network it holds).

@@ -256,7 +256,9 @@ class Events {
       hit = ex.kind == ExprKind::Attribute && ex.text == "data"sv && !ex.kids.empty() && ex.kids[0] == c.call;
       return !hit;
     });
-    return hit;
+    // Or bound to a name read only that way (`probs = policy(state)`, then `probs.data` to pick an
+    // action, in a rollout that back-propagates another forward at the episode's end).
+    return hit || detached_later(f_, c) != kNone;
   }
 
   bool trains_here(const CallSite& c, Id loop_func) const {
@@ -892,12 +894,17 @@ void check_LL205(CheckContext& ctx) {
       const bool cpp = f.m.lang == Lang::Cpp;
       std::string train_call = model + (cpp ? "->train()" : ".train()");
       std::string what;
+      // (The switch as written: `net.train(mode=False)` is an eval(), and its fix `net.train()`.)
+      auto switch_text = [&](Id call) {
+        const Expr& x = f.e(call);
+        return x.range.end - x.range.begin <= 80 ? ctx.text(x.range) : ctx.text(f.e(x.kids[0]).range) + "(...)";
+      };
       if (ev[i].site == ev[i].origin) {
-        what = "`" + ctx.text(f.e(site.call).kids[0]) + "()` puts `" + model + "` in eval mode";
+        what = "`" + switch_text(site.call) + "` puts `" + model + "` in eval mode";
       } else {
         const std::string& callee = f.dotted(f.e(site.call).kids[0]);
         what = "`" + (callee.empty() ? std::string("this call") : callee + "(...)") + "` puts `" + model +
-               "` in eval mode (`" + ctx.text(f.e(origin.call).kids[0]) + "()` in `" +
+               "` in eval mode (`" + switch_text(origin.call) + "` in `" +
                (origin.func != kNone ? f.m.funcs[origin.func].name : std::string("?")) + "`)";
       }
       std::string message = what + " and nothing puts it back in train mode before the loop's next training forward `" +

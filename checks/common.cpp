@@ -141,7 +141,8 @@ std::string eval_loop_reason(const Facts& f, const CallSite& c) {
     if (!walks_data(f, c.loop, c.func)) return "";
   }
   if (!d.empty() && f.eval_called_before(c.func, d, f.e(c.call).range.begin))
-    return "after `" + d + ".eval()`" + (eval_source.empty() ? "" : ", " + eval_source);
+    return "after `" + f.eval_switch(c.func, d, f.e(c.call).range.begin) + "`" +
+           (eval_source.empty() ? "" : ", " + eval_source);
   if (!eval_source.empty()) return eval_source;
   if (c.func != kNone) {
     const std::string& name = f.m.funcs[c.func].name;
@@ -1413,6 +1414,130 @@ bool named_for_a_gradient_method(std::string_view name) {
   return in(name, {"GradCAM"sv, "GradCam"sv, "GradCAMpp"sv, "GradCamPP"sv, "GradCAMPlusPlus"sv, "GradCamPlusPlus"sv,
                    "XGradCAM"sv, "HiResCAM"sv, "SmoothGradCAMpp"sv, "GuidedBackprop"sv, "GuidedBackpropReLUModel"sv,
                    "GuidedGradCam"sv, "IntegratedGradients"sv, "SmoothGrad"sv, "VanillaGrad"sv, "VanillaBackprop"sv});
+}
+
+static constexpr size_t kDetachReadWindow = 64;
+
+// Is every read of `name` in `stmts` (from the first, until a statement that binds the name
+// again) the receiver of `.detach()` or of `.data`, or an argument to a same-file function whose parameter
+// is read only that way (`kd_loss(s, t)` with `q = softmax(t.detach() / T)`; `depth` such calls
+// deep)? `*first` is the first such `.detach()` call or `.data`. False when nothing reads it.
+static bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, size_t from, const std::string& name, int depth,
+                        Id* first) {
+  size_t reads = 0;
+  // (Within kDetachReadWindow statements: a name read farther on is not followed, so that a
+  // function of thousands of forwards stays linear.)
+  if (stmts.size() - std::min(stmts.size(), from) > kDetachReadWindow &&
+      !std::any_of(stmts.begin() + static_cast<long>(from), stmts.begin() + static_cast<long>(from + kDetachReadWindow),
+                   [&](Id sid) {
+                     for (Id t : f.m.s(sid).targets)
+                       if (f.dotted(t) == name) return true;
+                     return false;
+                   }))
+    return false;
+  for (size_t i = from; i < stmts.size() && i < from + kDetachReadWindow; ++i) {
+    const Stmt& st = f.m.s(stmts[i]);
+    std::set<Id> ok, targets;
+    for (Id t : st.targets)
+      for_each_expr(f.m, t, [&](Id y) {
+        targets.insert(y);
+        return true;
+      });
+    bool rebinds = false;
+    for (Id t : st.targets) rebinds = rebinds || f.dotted(t) == name;
+    for (int ci : f.calls_in_stmt[stmts[i]]) {
+      const CallSite& x = f.calls[ci];
+      const Expr& xe = f.e(x.call);
+      if (f.callee_attr(x.call) == "detach"sv && xe.kids.size() == 1) {
+        const Id r = f.callee_receiver(x.call);
+        if (r != kNone && f.e(r).kind == ExprKind::Name && f.e(r).text == name) {
+          ok.insert(r);
+          if (*first == kNone) *first = x.call;
+        }
+      }
+      if (depth <= 0 || x.target_func == kNone) continue;
+      const Function& g = f.m.funcs[x.target_func];
+      const size_t self = g.cls != kNone && !g.params.empty() && g.params[0] == "self"sv ? 1 : 0;
+      for (size_t k = 1; k < xe.kids.size(); ++k) {
+        const Id a = xe.kids[k];
+        if (f.e(a).kind != ExprKind::Name || f.e(a).text != name || k - 1 + self >= g.params.size()) continue;
+        Id inner = kNone;
+        if (read_only_detached(f, f.stmts_in(x.target_func), 0, g.params[k - 1 + self], depth - 1, &inner)) {
+          ok.insert(a);
+          if (*first == kNone) *first = inner;
+        }
+      }
+    }
+    // `t.data` (a view detached from the graph) reads no graph either.
+    for_each_expr(f.m, st.value, [&](Id y) {
+      const Expr& ye = f.e(y);
+      if (ye.kind == ExprKind::Attribute && ye.text == "data"sv && !ye.kids.empty() &&
+          f.e(ye.kids[0]).kind == ExprKind::Name && f.e(ye.kids[0]).text == name) {
+        ok.insert(ye.kids[0]);
+        if (*first == kNone) *first = y;
+      }
+      return true;
+    });
+    bool all = true;  // (st.value is also a header's test or iterable: `if t is None:`, `for v in t:`)
+    for_each_expr(f.m, st.value, [&](Id y) {
+      if (f.e(y).kind == ExprKind::Name && f.e(y).text == name && !targets.count(y)) {
+        ++reads;
+        all = all && ok.count(y);
+      }
+      return all;
+    });
+    if (!all) return false;
+    if (rebinds) break;
+  }
+  return reads > 0;
+}
+
+// Does `root` reach the value of `x` only through tensor operations on it (`F.softmax(x, 1)`,
+// `x.view(n, -1)`, `x[0] * 2`): torch functions, methods of the value itself, operators and
+// subscripts? Nothing else on the way could keep it (`store(x)`, `[x, y]`).
+static bool through_tensor_ops(const Facts& f, Id root, Id x, int depth = 0) {
+  if (root == x) return true;
+  if (root == kNone || depth > 8) return false;
+  const Expr& r = f.e(root);
+  if (r.kind == ExprKind::Call) {
+    const bool torch_fn = starts_with(f.callee_qual(root), "torch.");
+    const Id recv = f.callee_receiver(root);
+    for (size_t k = 1; k < r.kids.size(); ++k)
+      if (torch_fn && through_tensor_ops(f, r.kids[k], x, depth + 1)) return true;
+    return recv != kNone && f.callee_qual(root).empty() && through_tensor_ops(f, recv, x, depth + 1);
+  }
+  if (r.kind == ExprKind::BinOp || r.kind == ExprKind::UnaryOp || r.kind == ExprKind::Subscript)
+    for (Id k : r.kids)
+      if (through_tensor_ops(f, k, x, depth + 1)) return true;
+  return false;
+}
+
+Id detached_later(const Facts& f, const CallSite& c) {
+  if (c.stmt == kNone) return kNone;
+  const Stmt& st = f.m.s(c.stmt);
+  if (st.kind != StmtKind::Assign || st.targets.size() != 1 || f.e(st.targets[0]).kind != ExprKind::Name ||
+      !through_tensor_ops(f, st.value, c.call))
+    return kNone;
+  const std::string& name = f.e(st.targets[0]).text;
+  const std::vector<Id>& stmts = f.stmts_in(c.func);
+  const auto at = std::find(stmts.begin(), stmts.end(), c.stmt);
+  if (at == stmts.end()) return kNone;
+  if (c.loop >= 0) {
+    const std::vector<Id>& body = f.loops[c.loop].stmts;
+    const auto here = std::find(body.begin(), body.end(), c.stmt);
+    if (here - body.begin() > static_cast<long>(kDetachReadWindow)) return kNone;
+    for (Id sid : body) {
+      if (sid == c.stmt) break;
+      bool reads = false;
+      for_each_expr(f.m, f.m.s(sid).value, [&](Id y) {
+        reads = reads || (f.e(y).kind == ExprKind::Name && f.e(y).text == name);
+        return !reads;
+      });
+      if (reads) return kNone;
+    }
+  }
+  Id first = kNone;
+  return read_only_detached(f, stmts, static_cast<size_t>(at - stmts.begin()) + 1, name, 2, &first) ? first : kNone;
 }
 
 }  // namespace ll

@@ -186,4 +186,12 @@ std::optional<Known> decide(const Facts& f, Id func, Id x, const Env& env, int d
 bool conditions_to(const Facts& f, const std::vector<Id>& body, Id target, uint32_t pos,
                    std::vector<std::pair<Id, bool>>& out, int depth = 0);
 
+// The forward's output, bound to a name, read later only through `.detach()` or `.data` (here
+// or in the loss helper it is handed to): `t = teacher(x)`, then `kd_loss(s, t)` whose
+// `t.detach()` is its only use; an acting forward whose `probs.data` is all its step reads.
+// In a loop, a read of the name before the forward (the previous pass's output) disqualifies
+// it. Reads are followed over the 64 statements after the forward. Returns the first
+// detaching expression, kNone when not so.
+Id detached_later(const Facts& f, const CallSite& c);
+
 }  // namespace ll

@@ -1312,6 +1312,7 @@ void Facts::collect_bindings() {
         // (A train() under an `if` of the function, `if adapt_bn: model.train()`, may not run:
         // it does not undo the eval().)
         if (!d.empty() && (eval || !under_if)) (eval ? evals_ : trains_)[func].emplace_back(d, e(x).range.begin);
+        if (eval && a == "train"sv) evals_as_train_false_.insert(e(x).range.begin);
         if (s.kind == StmtKind::Assign && !d.empty() && (eval || !under_if))
           if (const std::string& target = dotted(s.targets[0]); !target.empty() && target != d)
             (eval ? evals_ : trains_)[func].emplace_back(target, e(x).range.begin);
@@ -4904,6 +4905,15 @@ bool Facts::eval_called_before(Id func, const std::string& d, uint32_t before) c
     for (const auto& [name, pos] : t->second)
       if (name == d && pos > last && pos < before) return false;
   return true;
+}
+
+std::string Facts::eval_switch(Id func, const std::string& d, uint32_t before) const {
+  uint32_t last = 0;
+  bool found = false;
+  if (auto it = evals_.find(func); it != evals_.end())
+    for (const auto& [name, pos] : it->second)
+      if (name == d && pos < before && (!found || pos > last)) found = true, last = pos;
+  return d + (found && evals_as_train_false_.count(last) ? ".train(False)" : ".eval()");
 }
 
 bool Facts::optimizer_factory_name(std::string_view name) {

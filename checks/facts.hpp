@@ -458,6 +458,9 @@ class Facts {
   // (`before` a position, not UINT32_MAX: anywhere) not switch it back with `.train()` between
   // the two, in source order?
   bool eval_called_before(Id func, const std::string& dotted, uint32_t before) const;
+  // The switch that eval_called_before found, as the code spells it: `d.eval()`, or
+  // `d.train(False)` when that is how the last one before `before` is written.
+  std::string eval_switch(Id func, const std::string& d, uint32_t before) const;
   // Does a method of `func`'s class other than `func` call .eval() on `dotted` (a predictor's
   // constructor: `self.net = Net(); self.net.eval()`)? Asked once per (class, attribute).
   bool another_method_evals(Id func, const std::string& dotted) const;
@@ -703,6 +706,7 @@ class Facts {
   mutable std::vector<std::vector<int>> calls_to_;
   mutable std::vector<std::vector<int>> constructions_;
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> evals_;  // func -> (.eval() receiver, byte)
+  std::unordered_set<uint32_t> evals_as_train_false_;  // bytes of the eval switches written `.train(False)`
   std::unordered_map<Id, std::vector<std::pair<std::string, uint32_t>>> trains_;  // func -> (.train() receiver, byte)
   bool file_trains_ = false;
   mutable std::optional<std::unordered_set<std::string_view>> called_names_;  // called_by_code()
