@@ -1184,6 +1184,94 @@ void scan_tree(TSNode root, std::string_view src, Module& m, std::vector<Diagnos
   }
 }
 
+// CPython's indentation rules, which tree-sitter does not enforce (it reads a tab as 8 columns
+// and accepts what Python rejects): Python compares each logical line's indentation both with
+// tabs as 8 columns and as 1, and raises TabError when the two orders disagree, and
+// IndentationError when a dedent lands between two levels. Such a file does not run at all; the
+// first offending line gets a syntax-error diagnostic. Only files with a tab in some line's
+// indentation are walked (one memchr for the rest): a space-only dedent mismatch is left to the
+// grammar.
+void check_indentation(TSNode root, std::string_view src, const std::string& path, std::vector<Diagnostic>& diags) {
+  using namespace std::string_view_literals;
+  bool tab_indent = false;
+  for (size_t i = src.find('\t'); i != std::string_view::npos && !tab_indent; i = src.find('\t', i + 1)) {
+    size_t b = src.rfind('\n', i);
+    b = b == std::string_view::npos ? 0 : b + 1;
+    tab_indent = src.substr(b, i - b).find_first_not_of(" \t\f") == std::string_view::npos;
+  }
+  if (!tab_indent) return;
+  // The start of every statement and clause (`elif`, `else`, `except`, `finally`, `case`, a
+  // decorator): the logical lines whose indentation Python checks.
+  std::vector<uint32_t> starts;
+  std::vector<TSNode> work{root};
+  while (!work.empty()) {
+    budget::tick();
+    TSNode n = work.back();
+    work.pop_back();
+    const std::string_view nt = ts_node_type(n);
+    // (Statements tree-sitter could not place, an unexpected indent among them, sit in an ERROR.)
+    const bool holds_statements = nt == "module"sv || nt == "block"sv || nt == "ERROR"sv;
+    const uint32_t count = ts_node_named_child_count(n);
+    for (uint32_t i = 0; i < count; ++i) {
+      TSNode ch = ts_node_named_child(n, i);
+      const std::string_view t = ts_node_type(ch);
+      if (t == "comment"sv) continue;
+      const bool clause = t.size() > 7 && t.substr(t.size() - 7) == "_clause"sv && t != "as_pattern_clause"sv;
+      if (t == "block"sv) {
+        work.push_back(ch);
+      } else if (holds_statements || clause || t == "decorator"sv || t == "function_definition"sv ||
+                 t == "class_definition"sv) {
+        starts.push_back(ts_node_start_byte(ch));
+        if (t != "decorator"sv) work.push_back(ch);
+      }
+    }
+  }
+  std::sort(starts.begin(), starts.end());
+  std::vector<std::pair<long, long>> stack{{0, 0}};  // (column with tabs of 8, with tabs of 1)
+  long last_line_start = -1;
+  for (uint32_t at : starts) {
+    if (at > src.size()) continue;
+    size_t b = src.rfind('\n', at == 0 ? 0 : at - 1);
+    b = at == 0 || b == std::string_view::npos ? 0 : b + 1;
+    if (static_cast<long>(b) == last_line_start) continue;  // `a = 1; b = 2`: one logical line
+    const std::string_view lead = src.substr(b, at - b);
+    if (lead.find_first_not_of(" \t\f") != std::string_view::npos) continue;  // not first on its line
+    last_line_start = static_cast<long>(b);
+    long col = 0, alt = 0;
+    for (char ch : lead) {
+      if (ch == ' ') ++col, ++alt;
+      else if (ch == '\t') col = (col / 8 + 1) * 8, ++alt;
+      else col = alt = 0;  // a form feed resets the column, as in CPython
+    }
+    const char* problem = nullptr;
+    if (col == stack.back().first) {
+      if (alt != stack.back().second) problem = "tab";
+    } else if (col > stack.back().first) {
+      if (alt <= stack.back().second) problem = "tab";
+      else stack.push_back({col, alt});
+    } else {
+      while (stack.size() > 1 && col < stack.back().first) stack.pop_back();
+      if (col != stack.back().first) problem = "dedent";
+      else if (alt != stack.back().second) problem = "tab";
+    }
+    if (!problem) continue;
+    Diagnostic d;
+    d.path = path;
+    d.kind = "syntax-error";
+    size_t line = 1;
+    for (size_t i = 0; i < b; ++i) line += src[i] == '\n';
+    d.line = static_cast<int>(line);
+    d.col = 1;
+    d.message = std::string(problem[0] == 't' ? "inconsistent use of tabs and spaces in indentation (Python raises "
+                                                "TabError)"
+                                              : "unindent does not match any outer indentation level (Python raises "
+                                                "IndentationError)") +
+                "; the file is analysed as tree-sitter reads it, a tab as 8 columns, but Python will not run it";
+    diags.push_back(std::move(d));
+    return;
+  }
+}
+
 struct ParserDeleter { void operator()(TSParser* p) const { ts_parser_delete(p); } };
 struct TreeDeleter { void operator()(TSTree* t) const { ts_tree_delete(t); } };
 
@@ -1230,6 +1318,7 @@ bool lower(std::string_view source, const std::string& path, Module& out,
   }
   TSNode root = ts_tree_root_node(tree.get());
   scan_tree(root, source, out, diags);
+  check_indentation(root, source, path, diags);
   Lowerer(source, out, diags).run(root);
   return true;
 }

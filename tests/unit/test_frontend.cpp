@@ -195,6 +195,42 @@ TEST(PythonFrontend, SyntaxErrorPointsAtTheInnermostError) {
   EXPECT_LE(d[0].line, 9u) << d[0].message;
 }
 
+TEST(PythonFrontend, IndentationPythonRejectsIsASyntaxError) {
+  // tree-sitter reads a tab as 8 columns and accepts what CPython rejects: tabs and spaces
+  // whose order differs with tabs of 1 (TabError), a dedent between two levels
+  // (IndentationError). Each is a syntax-error diagnostic at the first such line.
+  struct Case {
+    std::string src;
+    uint32_t line;
+    const char* error;
+  };
+  const Case bad[] = {
+      {"import torch\ndef f():\n    a = 1\n\tb = 2\n    return a\n", 4, "TabError"},
+      {"import torch\ntry:\n    import a\nexcept ImportError:\n    import b\n\timport c\n", 6, "TabError"},
+      {"import torch\nclass A:\n    def f(self):\n\tpass\n", 4, "TabError"},
+      {"import torch\nif x:\n\tif y:\n\t\ta = 1\n    b = 2\n", 5, "IndentationError"},
+  };
+  for (const Case& c : bad) {
+    std::vector<Diagnostic> d;
+    lower_src(c.src, &d);
+    ASSERT_EQ(d.size(), 1u) << c.src;
+    EXPECT_EQ(d[0].kind, "syntax-error") << c.src;
+    EXPECT_EQ(d[0].line, c.line) << c.src;
+    EXPECT_NE(d[0].message.find(c.error), std::string::npos) << d[0].message;
+  }
+  // Tabs used the same way throughout, and tabs inside strings and continuation lines: no
+  // diagnostic.
+  const std::string good[] = {
+      "import torch\ndef f():\n\ta = 1\n\tif a:\n\t\treturn a\n\treturn 2\n",
+      "import torch\ns = \"\"\"\n\tx\n    y\n\"\"\"\nt = [1,\n\t2,\n    3]\ndef g():\n    return s\n",
+  };
+  for (const std::string& src : good) {
+    std::vector<Diagnostic> d;
+    lower_src(src, &d);
+    EXPECT_TRUE(d.empty()) << src << (d.empty() ? "" : d[0].message);
+  }
+}
+
 TEST(PythonFrontend, DeepNestingIsBounded) {
   std::string src = "x = " + std::string(50000, '(') + "1" + std::string(50000, ')') + "\n";
   std::vector<Diagnostic> d;
