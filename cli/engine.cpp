@@ -182,6 +182,21 @@ void sort_result(FileResult& r) {
 
 namespace {
 
+// A Python file whose indentation CPython refuses (python::kPythonRejectsIndentation) never
+// runs as written, and its blocks are tree-sitter's reading of its tabs: what its findings say
+// a run costs is weak. (A notebook's other cells still run: only a `.py` file.)
+void weaken_where_python_will_not_run(FileResult& r) {
+  if (r.path.size() >= 6 && r.path.compare(r.path.size() - 6, 6, ".ipynb") == 0) return;
+  for (const Diagnostic& d : r.diagnostics)
+    if (d.kind == "syntax-error" && d.message.find(python::kPythonRejectsIndentation) != std::string::npos) {
+      for (Finding& f : r.findings)
+        if (!f.low_confidence)
+          make_weak(f, "Python refuses this file's indentation (line " + std::to_string(d.line) +
+                           "), so as written it never runs, and its blocks are read with a tab as 8 columns");
+      return;
+    }
+}
+
 Diagnostic timeout_diagnostic(const std::string& path, const EngineOptions& opts) {
   return fatal(path, "timeout",
                "analysis took longer than the per-file budget (" + std::to_string(opts.parse_timeout_ms) +
@@ -204,6 +219,7 @@ FileResult analyze_text(const std::string& path, std::string text, const Config&
     budget::Scope scope(opts.parse_timeout_ms, opts.max_work);
     if (python::lower(text, path, *m, r.diagnostics, po)) {
       r.findings = run_checks(*m, cfg, path, text, project, summary);
+      weaken_where_python_will_not_run(r);
       Suppressions(m->comments, m->lang).apply(r.findings);
       checked = true;
     }
@@ -229,6 +245,7 @@ FileResult recheck(const FileResult& first, const Module& m, const Config& cfg, 
   try {
     budget::Scope scope(opts.parse_timeout_ms, opts.max_work);
     r.findings = run_checks(m, cfg, r.path, r.source, project, nullptr);
+    weaken_where_python_will_not_run(r);
     Suppressions(m.comments, m.lang).apply(r.findings);
   } catch (const budget::Exceeded&) {
     r.findings.clear();

@@ -1262,10 +1262,9 @@ void check_indentation(TSNode root, std::string_view src, const std::string& pat
     for (size_t i = 0; i < b; ++i) line += src[i] == '\n';
     d.line = static_cast<int>(line);
     d.col = 1;
-    d.message = std::string(problem[0] == 't' ? "inconsistent use of tabs and spaces in indentation (Python raises "
-                                                "TabError)"
-                                              : "unindent does not match any outer indentation level (Python raises "
-                                                "IndentationError)") +
+    d.message = std::string(problem[0] == 't' ? "inconsistent use of tabs and spaces in indentation "
+                                              : "unindent does not match any outer indentation level ") +
+                std::string(kPythonRejectsIndentation) + (problem[0] == 't' ? "TabError)" : "IndentationError)") +
                 "; the file is analysed as tree-sitter reads it, a tab as 8 columns, but Python will not run it";
     diags.push_back(std::move(d));
     return;

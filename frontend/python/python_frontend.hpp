@@ -14,6 +14,11 @@ struct ParseOptions {
   uint64_t timeout_micros = 10'000'000;  // per-file parse budget
 };
 
+// The marker in a syntax-error diagnostic's message for indentation CPython refuses to
+// compile (TabError, IndentationError) that tree-sitter accepted: the file never runs as
+// written, and its blocks are tree-sitter's reading of the tabs.
+inline constexpr std::string_view kPythonRejectsIndentation = "(Python raises ";
+
 // Lowers `source` (UTF-8, validated by the caller) into `out`. Never throws. Appends
 // non-fatal diagnostics (syntax errors, too-deep nesting) and returns false only when the
 // file could not be analysed at all (parse budget exhausted).

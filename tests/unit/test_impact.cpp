@@ -1104,6 +1104,25 @@ TEST(Impact, AccumulationToANominalBatchOfAMeanLossIsWeak) {
   EXPECT_EQ(only(summed, "LL206"), nullptr);
 }
 
+TEST(Impact, AFileWhoseIndentationPythonRefusesIsWeak) {
+  // The same evaluation loop twice: with its indentation in spaces it keeps its severity; with
+  // one line indented by a tab where the others use spaces, Python raises TabError and never
+  // runs the file, and the finding is weak and says why.
+  auto program = [](const std::string& indent) {
+    return "import torch\nmodel = torch.load('m.pt').cuda()\ndef predict(loader):\n    out = []\n"
+           "    for x in loader:\n" + indent + "out.append(model(x.cuda()).argmax(1))\n    return out\n";
+  };
+  const FileResult spaces = analyze_text("predict.py", program("        "), Config{}, EngineOptions{});
+  const Finding* f = only(spaces, "LL101");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(f->low_confidence);
+  const FileResult tab = analyze_text("predict.py", program("\t"), Config{}, EngineOptions{});
+  const Finding* g = only(tab, "LL101");
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->low_confidence);
+  EXPECT_NE(g->message.find("Python refuses this file's indentation (line 6)"), std::string::npos) << g->message;
+}
+
 TEST(Impact, ARetryInABroadExceptThatNeverMentionsMemoryIsWeak) {
   // `except Exception:` around a forward may be a fallback for any error; only a handler that
   // names an out-of-memory error (its type, or its message) is known to be an OOM retry.
