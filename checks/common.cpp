@@ -1416,14 +1416,39 @@ bool named_for_a_gradient_method(std::string_view name) {
                    "GuidedGradCam"sv, "IntegratedGradients"sv, "SmoothGrad"sv, "VanillaGrad"sv, "VanillaBackprop"sv});
 }
 
+// Does `root` reach the value of `x` only through tensor operations on it (`F.softmax(x, 1)`,
+// `x.view(n, -1)`, `x[0] * 2`, `softmax(x)` of a layer object): torch functions, methods of
+// the value itself, operators and subscripts? Nothing else on the way could keep it (`store(x)`, `[x, y]`).
+static bool through_tensor_ops(const Facts& f, Id root, Id x, int depth = 0) {
+  if (root == x) return true;
+  if (root == kNone || depth > 8) return false;
+  const Expr& r = f.e(root);
+  if (r.kind == ExprKind::Call) {
+    // A torch function, or a torch.nn layer object bound once (`softmax = nn.Softmax()`).
+    bool torch_fn = starts_with(f.callee_qual(root), "torch.");
+    if (!torch_fn && f.e(r.kids[0]).kind == ExprKind::Name) {
+      const std::vector<Id> vs = f.bindings(kNone, f.e(r.kids[0]).text);
+      torch_fn = vs.size() == 1 && f.e(vs[0]).kind == ExprKind::Call && starts_with(f.callee_qual(vs[0]), "torch.nn.");
+    }
+    const Id recv = f.callee_receiver(root);
+    for (size_t k = 1; k < r.kids.size(); ++k)
+      if (torch_fn && through_tensor_ops(f, r.kids[k], x, depth + 1)) return true;
+    return recv != kNone && f.callee_qual(root).empty() && through_tensor_ops(f, recv, x, depth + 1);
+  }
+  if (r.kind == ExprKind::BinOp || r.kind == ExprKind::UnaryOp || r.kind == ExprKind::Subscript)
+    for (Id k : r.kids)
+      if (through_tensor_ops(f, k, x, depth + 1)) return true;
+  return false;
+}
+
 static constexpr size_t kDetachReadWindow = 64;
 
 // Is every read of `name` in `stmts` (from the first, until a statement that binds the name
 // again) the receiver of `.detach()` or of `.data`, or an argument to a same-file function whose parameter
 // is read only that way (`kd_loss(s, t)` with `q = softmax(t.detach() / T)`; `depth` such calls
 // deep)? `*first` is the first such `.detach()` call or `.data`. False when nothing reads it.
-static bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, size_t from, const std::string& name, int depth,
-                        Id* first) {
+static bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, size_t from, const std::string& name,
+                               int depth, Id* first, int chain = 0) {
   size_t reads = 0;
   // (Within kDetachReadWindow statements: a name read farther on is not followed, so that a
   // function of thousands of forwards stays linear.)
@@ -1468,6 +1493,23 @@ static bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, siz
         }
       }
     }
+    // A value made from it by tensor operations and bound to a name of its own (`p =
+    // softmax(logits)`), itself read only that way: a chain of at most a few such names.
+    if (depth >= 0 && st.kind == StmtKind::Assign && st.targets.size() == 1 &&
+        f.e(st.targets[0]).kind == ExprKind::Name && f.e(st.targets[0]).text != name && chain < 3) {
+      std::vector<Id> mine;
+      for_each_expr(f.m, st.value, [&](Id y) {
+        if (f.e(y).kind == ExprKind::Name && f.e(y).text == name && !ok.count(y)) mine.push_back(y);
+        return true;
+      });
+      Id inner = kNone;
+      if (!mine.empty() &&
+          std::all_of(mine.begin(), mine.end(), [&](Id y) { return through_tensor_ops(f, st.value, y); }) &&
+          read_only_detached(f, stmts, i + 1, f.e(st.targets[0]).text, depth, &inner, chain + 1)) {
+        ok.insert(mine.begin(), mine.end());
+        if (*first == kNone) *first = inner;
+      }
+    }
     // `t.data` (a view detached from the graph) reads no graph either.
     for_each_expr(f.m, st.value, [&](Id y) {
       const Expr& ye = f.e(y);
@@ -1492,52 +1534,59 @@ static bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, siz
   return reads > 0;
 }
 
-// Does `root` reach the value of `x` only through tensor operations on it (`F.softmax(x, 1)`,
-// `x.view(n, -1)`, `x[0] * 2`): torch functions, methods of the value itself, operators and
-// subscripts? Nothing else on the way could keep it (`store(x)`, `[x, y]`).
-static bool through_tensor_ops(const Facts& f, Id root, Id x, int depth = 0) {
-  if (root == x) return true;
-  if (root == kNone || depth > 8) return false;
-  const Expr& r = f.e(root);
-  if (r.kind == ExprKind::Call) {
-    const bool torch_fn = starts_with(f.callee_qual(root), "torch.");
-    const Id recv = f.callee_receiver(root);
-    for (size_t k = 1; k < r.kids.size(); ++k)
-      if (torch_fn && through_tensor_ops(f, r.kids[k], x, depth + 1)) return true;
-    return recv != kNone && f.callee_qual(root).empty() && through_tensor_ops(f, recv, x, depth + 1);
-  }
-  if (r.kind == ExprKind::BinOp || r.kind == ExprKind::UnaryOp || r.kind == ExprKind::Subscript)
-    for (Id k : r.kids)
-      if (through_tensor_ops(f, k, x, depth + 1)) return true;
-  return false;
-}
-
 Id detached_later(const Facts& f, const CallSite& c) {
   if (c.stmt == kNone) return kNone;
   const Stmt& st = f.m.s(c.stmt);
-  if (st.kind != StmtKind::Assign || st.targets.size() != 1 || f.e(st.targets[0]).kind != ExprKind::Name ||
-      !through_tensor_ops(f, st.value, c.call))
-    return kNone;
-  const std::string& name = f.e(st.targets[0]).text;
+  if (st.kind != StmtKind::Assign || st.targets.size() != 1) return kNone;
+  // The names that hold the output: one name (through tensor operations, `probs =
+  // F.softmax(policy(s), 1)`), or each name of a tuple the forward itself returns (`value,
+  // logits = net(s)`; an element nothing reads holds nothing read).
+  std::vector<std::string> names;
+  const Expr& t = f.e(st.targets[0]);
+  if (t.kind == ExprKind::Name && through_tensor_ops(f, st.value, c.call)) {
+    names.push_back(t.text);
+  } else if (t.kind == ExprKind::Sequence && st.value == c.call) {
+    for (Id k : t.kids) {
+      if (f.e(k).kind != ExprKind::Name) return kNone;
+      names.push_back(f.e(k).text);
+    }
+  }
+  if (names.empty()) return kNone;
   const std::vector<Id>& stmts = f.stmts_in(c.func);
   const auto at = std::find(stmts.begin(), stmts.end(), c.stmt);
   if (at == stmts.end()) return kNone;
-  if (c.loop >= 0) {
-    const std::vector<Id>& body = f.loops[c.loop].stmts;
-    const auto here = std::find(body.begin(), body.end(), c.stmt);
-    if (here - body.begin() > static_cast<long>(kDetachReadWindow)) return kNone;
-    for (Id sid : body) {
-      if (sid == c.stmt) break;
-      bool reads = false;
-      for_each_expr(f.m, f.m.s(sid).value, [&](Id y) {
-        reads = reads || (f.e(y).kind == ExprKind::Name && f.e(y).text == name);
-        return !reads;
-      });
-      if (reads) return kNone;
-    }
-  }
+  const size_t from = static_cast<size_t>(at - stmts.begin()) + 1;
+  auto read_in = [&](Id sid, const std::string& name) {
+    bool reads = false;
+    for_each_expr(f.m, f.m.s(sid).value, [&](Id y) {
+      reads = reads || (f.e(y).kind == ExprKind::Name && f.e(y).text == name);
+      return !reads;
+    });
+    return reads;
+  };
   Id first = kNone;
-  return read_only_detached(f, stmts, static_cast<size_t>(at - stmts.begin()) + 1, name, 2, &first) ? first : kNone;
+  for (const std::string& name : names) {
+    if (c.loop >= 0) {
+      const std::vector<Id>& body = f.loops[c.loop].stmts;
+      const auto here = std::find(body.begin(), body.end(), c.stmt);
+      if (here - body.begin() > static_cast<long>(kDetachReadWindow)) return kNone;
+      for (Id sid : body) {
+        if (sid == c.stmt) break;
+        if (read_in(sid, name)) return kNone;
+      }
+    }
+    if (read_only_detached(f, stmts, from, name, 2, &first)) continue;
+    if (names.size() == 1) return kNone;
+    // An element of the tuple nothing reads before it is bound again (or the window ends).
+    for (size_t i = from; i < stmts.size() && i < from + kDetachReadWindow; ++i) {
+      if (read_in(stmts[i], name)) return kNone;
+      bool rebinds = false;
+      for (Id x : f.m.s(stmts[i]).targets) rebinds = rebinds || f.dotted(x) == name;
+      if (rebinds) break;
+    }
+    if (stmts.size() > from + kDetachReadWindow) return kNone;
+  }
+  return first;
 }
 
 }  // namespace ll
