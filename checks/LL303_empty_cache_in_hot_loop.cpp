@@ -190,12 +190,30 @@ bool hot_loop(const Facts& f, int loop) {
   // A forward in the loop's own body (not in a loop nested in it, nor a helper that loops) of a
   // model the loop does not build: each iteration runs one batch, whatever the loop walks
   // (lines of a file gathered into a batch, image paths, records).
+  // So does a call of a same-file function that runs one forward (a diffusion loop's `x =
+  // p_sample(model, x, t)` per timestep): a forward at its top level, and no loop in it (a
+  // helper that walks a loader, `evaluate(model, loader)`, is a phase).
+  auto one_step_helper = [&](Id g) {
+    for (const Loop& L : f.loops)
+      if (L.func == g) return false;
+    bool forward = false;
+    for (int gi : f.calls_in(g)) {
+      const CallSite& y = f.calls[gi];
+      if (y.in_lambda && f.is_model_call(y)) return false;  // a comprehension of forwards
+      forward = forward || (!y.in_lambda && y.loop < 0 && f.is_model_call(y));
+    }
+    return forward;
+  };
   for (int ci : f.loops[loop].calls) {
     const CallSite& x = f.calls[ci];
-    if (x.loop != loop || x.in_lambda || !f.is_model_call(x)) continue;
-    const std::string& model = f.dotted(f.forward_receiver(x.call));
-    if (!model.empty() && !assigned_in_loop(f, loop, model) && !f.model_by_name(x.func, f.forward_receiver(x.call)))
+    if (x.loop != loop || x.in_lambda) continue;
+    if (f.is_model_call(x)) {
+      const std::string& model = f.dotted(f.forward_receiver(x.call));
+      if (!model.empty() && !assigned_in_loop(f, loop, model) && !f.model_by_name(x.func, f.forward_receiver(x.call)))
+        return true;
+    } else if (x.target_func != kNone && one_step_helper(x.target_func)) {
       return true;
+    }
   }
   return false;
 }
