@@ -1449,6 +1449,11 @@ static constexpr size_t kDetachReadWindow = 64;
 // deep)? `*first` is the first such `.detach()` call or `.data`. False when nothing reads it.
 static bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, size_t from, const std::string& name,
                                int depth, Id* first, int chain = 0) {
+  // The name under subscripts (`feats[1].data`: one output of a forward that returns several).
+  auto base_name = [&](Id x) -> Id {
+    while (x != kNone && f.e(x).kind == ExprKind::Subscript && !f.e(x).kids.empty()) x = f.e(x).kids[0];
+    return x != kNone && f.e(x).kind == ExprKind::Name ? x : kNone;
+  };
   size_t reads = 0;
   // (Within kDetachReadWindow statements: a name read farther on is not followed, so that a
   // function of thousands of forwards stays linear.)
@@ -1474,8 +1479,8 @@ static bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, siz
       const CallSite& x = f.calls[ci];
       const Expr& xe = f.e(x.call);
       if (f.callee_attr(x.call) == "detach"sv && xe.kids.size() == 1) {
-        const Id r = f.callee_receiver(x.call);
-        if (r != kNone && f.e(r).kind == ExprKind::Name && f.e(r).text == name) {
+        const Id r = base_name(f.callee_receiver(x.call));
+        if (r != kNone && f.e(r).text == name) {
           ok.insert(r);
           if (*first == kNone) *first = x.call;
         }
@@ -1513,10 +1518,12 @@ static bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, siz
     // `t.data` (a view detached from the graph) reads no graph either.
     for_each_expr(f.m, st.value, [&](Id y) {
       const Expr& ye = f.e(y);
-      if (ye.kind == ExprKind::Attribute && ye.text == "data"sv && !ye.kids.empty() &&
-          f.e(ye.kids[0]).kind == ExprKind::Name && f.e(ye.kids[0]).text == name) {
-        ok.insert(ye.kids[0]);
-        if (*first == kNone) *first = y;
+      if (ye.kind == ExprKind::Attribute && ye.text == "data"sv && !ye.kids.empty()) {
+        const Id r = base_name(ye.kids[0]);
+        if (r != kNone && f.e(r).text == name) {
+          ok.insert(r);
+          if (*first == kNone) *first = y;
+        }
       }
       return true;
     });
