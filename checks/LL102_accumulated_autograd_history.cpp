@@ -738,6 +738,36 @@ class History {
     return false;
   }
 
+  // Is `base` trimmed to its last entries in this function: `base.pop(0)`, `base.popleft()`,
+  // `del base[0]`, `base = base[-k:]`, or bound to a `deque(..., maxlen=k)`?
+  bool trimmed_to_a_window(const std::string& base) const {
+    for (int ci : f_.calls_in(func_)) {
+      const Id x = f_.calls[ci].call;
+      const std::string& a = f_.callee_attr(x);
+      if ((a == "popleft"sv || (a == "pop"sv && f_.e(x).kids.size() == 2 &&
+                                 int_literal_value(f_.e(f_.e(x).kids[1])) == 0)) &&
+          f_.dotted(f_.callee_receiver(x)) == base)
+        return true;
+    }
+    for (Id sid : f_.stmts_in(func_)) {
+      const Stmt& st = f_.m.s(sid);
+      for (Id t : st.targets) {
+        const Expr& te = f_.e(t);
+        if (st.kind == StmtKind::Delete && te.kind == ExprKind::Subscript && te.kids.size() == 2 &&
+            f_.dotted(te.kids[0]) == base && int_literal_value(f_.e(te.kids[1])) == 0)
+          return true;
+        if (st.kind == StmtKind::Assign && f_.dotted(t) == base && st.value != kNone) {
+          const Expr& v = f_.e(st.value);
+          if (v.kind == ExprKind::Subscript && !v.kids.empty() && f_.dotted(v.kids[0]) == base) return true;
+          if (v.kind == ExprKind::Call && f_.last_component(f_.callee_qual(st.value)) == "deque"sv &&
+              std::find(v.kw.begin(), v.kw.end(), "maxlen") != v.kw.end())
+            return true;
+        }
+      }
+    }
+    return false;
+  }
+
   // `meter.update(loss, n)` on an instance of a class another file of the run defines
   // (`from utils import AverageMeter`; `meter = AverageMeter()`) whose method keeps its
   // argument.
@@ -1915,6 +1945,9 @@ class History {
                        : fixed_branch != kNone
                            ? "take `" + shown_fix + "` on the branch that keeps `" + shown_at + "` as well"
                            : "accumulate `" + shown_fix + "` instead";
+    // A container the function trims to its last entries (`hist.pop(0)` past a length, `del
+    // hist[0]`, `hist = hist[-k:]`, a `deque(maxlen=k)`): the graphs of a window stay, not all.
+    const bool window = container && trimmed_to_a_window(base);
     std::string message = "`" + base + "` " + verb + " `" + shown +
                           "`, which carries autograd history: each " + (per_call ? "call's" : "iteration's") +
                           " graph stays reachable through `" +
@@ -1925,7 +1958,9 @@ class History {
                            : per_call ? "call of `" + f_.m.funcs[func_].name + "()`, once per batch (in a loop of `" +
                                             caller_file + "`),"
                                       : std::string("iteration")) +
-                          " until it is released; " +
+                          (window ? " until its window of last entries is full (it is trimmed), each entry keeping "
+                                    "a whole graph; "
+                                  : " until it is released; ") +
                           cure;
     // Impact: a value back-propagated in the iteration has had its saved tensors freed, so
     // what stays is a scalar and its autograd nodes per iteration; in a loop whose trip count
