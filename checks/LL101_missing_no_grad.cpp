@@ -1501,6 +1501,9 @@ bool steps_one_environment(const Facts& f, int loop) {
 // iterations of one sequence.
 bool outputs_die_in_iteration(const Facts& f, const CallSite& c, int outer, bool recurrent = false) {
   if (outer < 0 || c.stmt == kNone) return false;
+  // Every read of what it returns detaches it (`value, logits = net(s)`, then `value.data`,
+  // `softmax(logits).data`): no graph outlives the statement.
+  if (!recurrent && detached_later(f, c) != kNone) return true;
   const Loop& L = f.loops[outer];
   std::map<std::string, uint32_t> names;  // name -> end of the statement binding it
   std::set<Id> producers;                 // the calls whose values they hold
