@@ -573,6 +573,15 @@ bool numpy_value(const Facts& f, Id x) {
   return false;
 }
 
+// Why a forward of code written for PyTorch before 0.4 is weak: a `volatile` input, or the
+// file's 0.3 idioms.
+constexpr const char* kVolatileReason =
+    "the function builds `Variable(..., volatile=True)`, how PyTorch before 0.4 disabled autograd; since 0.4 "
+    "`volatile` is ignored and the graph is recorded, which matters once this code is ported";
+constexpr const char* kPre04Reason =
+    "the file is written for PyTorch before 0.4 (`Variable` inputs, sums of `x.data[0]`, which raises on the 0-dim "
+    "losses of later versions), which had no `torch.no_grad()`; this matters once the code is ported";
+
 bool written_for_0_4_or_later(const Facts& f) {
   bool item = false;
   for (const CallSite& c : f.calls) {
@@ -2097,7 +2106,11 @@ bool detached_at_once(CheckContext& ctx, const CallSite& c, std::set<Id>& report
                     std::string(f.m.lang == Lang::Cpp ? "run it under a `torch::NoGradGuard` instead of detaching"
                                                       : "run it under `torch.no_grad()` instead of detaching");
   if (f.model_by_name(c.func, callee)) msg += " (" + model + " is taken for a model from its name only)";
-  Finding* fd = report_memory_claim(ctx, "LL101", f.e(c.call).range, std::move(msg));
+  // (Code for PyTorch before 0.4, as for the other forwards: weak, and why.)
+  const bool modern = written_for_0_4_or_later(f);
+  Finding* fd = legacy_volatile(f, c.func, modern) ? ctx.report_weak("LL101", f.e(c.call).range, msg, kVolatileReason)
+                : pre_0_4_file(f, modern)         ? ctx.report_weak("LL101", f.e(c.call).range, msg, kPre04Reason)
+                                                  : report_memory_claim(ctx, "LL101", f.e(c.call).range, std::move(msg));
   if (!fd) return true;
   const Stmt& st = f.m.s(c.stmt);
   const std::string no_grad = spelling_of(f.m, "torch.no_grad");
@@ -2509,15 +2522,9 @@ void check_LL101(CheckContext& ctx) {
     auto [volatile_it, fresh_func] = volatile_funcs.try_emplace(c.func, false);
     if (fresh_func) volatile_it->second = legacy_volatile(f, c.func, *modern);
     Finding* fd = volatile_it->second
-                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
-                                        "the function builds `Variable(..., volatile=True)`, how PyTorch before 0.4 "
-                                        "disabled autograd; since 0.4 `volatile` is ignored and the graph is "
-                                        "recorded, which matters once this code is ported")
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg, kVolatileReason)
                   : *pre_0_4
-                      ? ctx.report_weak("LL101", f.e(c.call).range, msg,
-                                        "the file is written for PyTorch before 0.4 (`Variable` inputs, sums of "
-                                        "`x.data[0]`, which raises on the 0-dim losses of later versions), which had "
-                                        "no `torch.no_grad()`; this matters once the code is ported")
+                      ? ctx.report_weak("LL101", f.e(c.call).range, msg, kPre04Reason)
                   : !single_pass_batch.empty() ? ctx.report_weak("LL101", f.e(c.call).range, msg, single_pass_batch)
                   : serving && c.loop < 0 && c.func == kNone
                       ? ctx.report_weak("LL101", f.e(c.call).range, msg,

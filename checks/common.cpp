@@ -1467,12 +1467,19 @@ static bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, siz
     return false;
   for (size_t i = from; i < stmts.size() && i < from + kDetachReadWindow; ++i) {
     const Stmt& st = f.m.s(stmts[i]);
-    std::set<Id> ok, targets;
-    for (Id t : st.targets)
-      for_each_expr(f.m, t, [&](Id y) {
-        targets.insert(y);
-        return true;
-      });
+    // What the statement reads: its value (or a header's test or iterable), a `with`'s
+    // context expressions, and its targets but for the names it binds (`x[t] = v` reads `t`;
+    // `total += t` reads `total`).
+    std::vector<Id> roots{st.value};
+    roots.insert(roots.end(), st.items.begin(), st.items.end());
+    roots.insert(roots.end(), st.targets.begin(), st.targets.end());
+    std::set<Id> ok, targets;  // `targets`: the names bound, which are no reads
+    if (st.kind != StmtKind::AugAssign)
+      for (Id t : st.targets)
+        for_each_expr(f.m, t, [&](Id y) {
+          if (f.e(y).kind == ExprKind::Name) targets.insert(y);
+          return f.e(y).kind == ExprKind::Sequence || f.e(y).kind == ExprKind::Starred;
+        });
     bool rebinds = false;
     for (Id t : st.targets) rebinds = rebinds || f.dotted(t) == name;
     for (int ci : f.calls_in_stmt[stmts[i]]) {
@@ -1516,25 +1523,27 @@ static bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, siz
       }
     }
     // `t.data` (a view detached from the graph) reads no graph either.
-    for_each_expr(f.m, st.value, [&](Id y) {
-      const Expr& ye = f.e(y);
-      if (ye.kind == ExprKind::Attribute && ye.text == "data"sv && !ye.kids.empty()) {
-        const Id r = base_name(ye.kids[0]);
-        if (r != kNone && f.e(r).text == name) {
-          ok.insert(r);
-          if (*first == kNone) *first = y;
+    for (Id root : roots)
+      for_each_expr(f.m, root, [&](Id y) {
+        const Expr& ye = f.e(y);
+        if (ye.kind == ExprKind::Attribute && ye.text == "data"sv && !ye.kids.empty()) {
+          const Id r = base_name(ye.kids[0]);
+          if (r != kNone && f.e(r).text == name) {
+            ok.insert(r);
+            if (*first == kNone) *first = y;
+          }
         }
-      }
-      return true;
-    });
-    bool all = true;  // (st.value is also a header's test or iterable: `if t is None:`, `for v in t:`)
-    for_each_expr(f.m, st.value, [&](Id y) {
-      if (f.e(y).kind == ExprKind::Name && f.e(y).text == name && !targets.count(y)) {
-        ++reads;
-        all = all && ok.count(y);
-      }
-      return all;
-    });
+        return true;
+      });
+    bool all = true;
+    for (Id root : roots)
+      for_each_expr(f.m, root, [&](Id y) {
+        if (f.e(y).kind == ExprKind::Name && f.e(y).text == name && !targets.count(y)) {
+          ++reads;
+          all = all && ok.count(y);
+        }
+        return all;
+      });
     if (!all) return false;
     if (rebinds) break;
   }
