@@ -384,7 +384,7 @@ bool loop_batch(const Facts& f, const CallSite& caller, Id a, int depth) {
 }
 
 std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePassMemo& memo, Range* called_at,
-                                   std::string* one_batch) {
+                                   std::string* one_batch, bool* per_pass_of_an_outer_loop) {
   if (c.loop >= 0 || c.func == kNone || c.in_lambda) return "";
   const std::string& d = f.dotted(f.forward_receiver(c.call));
   if (d.empty()) return "";
@@ -420,6 +420,15 @@ std::string single_pass_evaluation(const Facts& f, const CallSite& c, SinglePass
   for (int ci : m.callers) {
     if (!call_runs_forward(f, f.calls[ci], c)) continue;
     *called_at = f.e(f.calls[ci].call).range;
+    // (Called from a loop whose own body does not back-propagate, an epoch loop around the
+    // batches: once per pass of it, not per batch.)
+    const int at = f.calls[ci].loop;
+    // (A full-batch step in a function the loop calls, `loss = train()`, trains in its body.)
+    auto steps = [&](const CallSite& x) { return f.is_backprop(x) || f.optimizer_of_step(x) != kNone; };
+    *per_pass_of_an_outer_loop = std::none_of(f.loops[at].calls.begin(), f.loops[at].calls.end(), [&](int x) {
+      const CallSite& y = f.calls[x];
+      return y.loop == at && (steps(y) || (y.target_func != kNone && f.reaches(y.target_func, steps)));
+    });
     // Impact: one batch (no larger than a training step's), whose graph dies when the function
     // returns, does not raise the peak the training step sets.
     const Expr& fwd = f.e(c.call);
@@ -2362,7 +2371,9 @@ void check_LL101(CheckContext& ctx) {
     }
     Range single_pass_call{};
     std::string single_pass_batch;
-    if (why.empty() && c.loop < 0) why = single_pass_evaluation(f, c, single_pass, &single_pass_call, &single_pass_batch);
+    bool single_pass_per_epoch = false;
+    if (why.empty() && c.loop < 0)
+      why = single_pass_evaluation(f, c, single_pass, &single_pass_call, &single_pass_batch, &single_pass_per_epoch);
     if (why.empty() && sampling_chain(f, c, loop_chains))
       why = "in a loop that feeds what it returns back into it (a sampling loop): each step's graph stays chained "
             "to the next";
@@ -2630,7 +2641,9 @@ void check_LL101(CheckContext& ctx) {
                                                 "disabling nothing: write `with " +
                                                 source_text(ctx, bare) + ":` around the forward"});
     if (single_pass_call.end > 0)
-      fd->notes.push_back({single_pass_call, "the training loop calls it here, every iteration"});
+      fd->notes.push_back({single_pass_call, single_pass_per_epoch
+                                                 ? "called here once per pass of the loop around the training loop"
+                                                 : "the training loop calls it here, every iteration"});
     if (gated) {
       fd->notes.push_back({gated->note, gated->note_text});
       const std::string sge = spelling_of(f.m, "torch.set_grad_enabled");

@@ -828,6 +828,43 @@ class History {
   // another function of the file (a rollout buffer)? Independent of any loop.
   // An evaluation method (`validate`, `evaluate`) whose loop iterates a parameter of its own
   // (`for batch in it:`), not a range or the module's layers.
+  // Does the loop walk the layers of one module, calling each (`for layer in
+  // model.children(): x = layer(x)`, `for i, m in enumerate(net.features):`)? Its iterations are
+  // the parts of one forward, not repetitions: what it keeps is that forward's graph, once.
+  bool walks_a_modules_layers(int loop) const {
+    const Loop& L = f_.loops[loop];
+    if (L.iter == kNone || L.stmt == kNone) return false;
+    Id it = L.iter;
+    for (int hops = 0; hops < 2 && f_.e(it).kind == ExprKind::Call && f_.e(it).kids.size() == 2 &&
+                       in(f_.e(f_.e(it).kids[0]).text, {"enumerate", "list", "reversed"});
+         ++hops)
+      it = f_.e(it).kids[1];
+    bool parts = f_.e(it).kind == ExprKind::Call && f_.e(it).kids.size() == 1 &&
+                 in(f_.callee_attr(it), {"children", "modules", "named_children", "named_modules"});
+    // `model.features._modules.values()` (or `.items()`): a module's own table of parts.
+    if (!parts && f_.e(it).kind == ExprKind::Call && f_.e(it).kids.size() == 1 &&
+        in(f_.callee_attr(it), {"values", "items"})) {
+      const Id table = f_.callee_receiver(it);
+      parts = table != kNone && f_.e(table).kind == ExprKind::Attribute && f_.e(table).text == "_modules"sv;
+    }
+    if (!parts && !(f_.e(it).kind != ExprKind::Call && f_.is_model_value(L.func, it))) return false;
+    // The loop's target (the last name of `i, layer`) is what the body calls.
+    std::string layer;
+    for_each_expr(f_.m, f_.m.s(L.stmt).targets.empty() ? kNone : f_.m.s(L.stmt).targets[0], [&](Id y) {
+      if (f_.e(y).kind == ExprKind::Name) layer = f_.e(y).text;
+      return true;
+    });
+    if (layer.empty()) return false;
+    for (int ci : L.calls) {
+      const CallSite& c = f_.calls[ci];
+      Id callee = f_.e(c.call).kids[0];
+      if (f_.e(callee).kind == ExprKind::Attribute && f_.e(callee).text == "forward"sv && !f_.e(callee).kids.empty())
+        callee = f_.e(callee).kids[0];  // `m.forward(x)`
+      if (c.loop == loop && f_.e(callee).kind == ExprKind::Name && f_.e(callee).text == layer) return true;
+    }
+    return false;
+  }
+
   bool walks_data_handed_in(int loop) const {
     if (func_ == kNone || !f_.is_eval_function_name(f_.m.funcs[func_].name)) return false;
     const Id it = f_.loops[loop].iter;
@@ -1837,6 +1874,9 @@ class History {
     if (f_.func_is_method_of_module(func_) && !iterates_batches(f_, loop) &&
         !f_.loop_reaches_backprop(loop) && !walks_data_handed_in(loop))
       return;
+    // Anywhere, a loop that walks one module's layers and trains nothing (a plotting helper
+    // collecting each layer's feature maps for one image): one forward's graph, kept once.
+    if (!f_.loop_reaches_backprop(loop) && !iterates_batches(f_, loop) && walks_a_modules_layers(loop)) return;
     // The same inside `forward` itself (or a method it calls), even when the loop
     // back-propagates (a meta-learner taking inner-loop gradients for fast weights): one call
     // of the forward holds the list, and the graph it keeps is what the outer backward needs.
