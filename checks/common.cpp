@@ -1443,6 +1443,35 @@ static bool through_tensor_ops(const Facts& f, Id root, Id x, int depth = 0) {
 
 static constexpr size_t kDetachReadWindow = 64;
 
+// What statement `sid` reads: its value (or a header's test or iterable), a `with`'s context
+// expressions, and its targets; `*bound` gets the names it binds, which are no reads (`x[t] =
+// v` reads `t`; `total += t` reads `total`).
+static std::vector<Id> statement_reads(const Facts& f, Id sid, std::set<Id>* bound) {
+  const Stmt& st = f.m.s(sid);
+  std::vector<Id> roots{st.value};
+  roots.insert(roots.end(), st.items.begin(), st.items.end());
+  roots.insert(roots.end(), st.targets.begin(), st.targets.end());
+  if (st.kind != StmtKind::AugAssign)
+    for (Id t : st.targets)
+      for_each_expr(f.m, t, [&](Id y) {
+        if (f.e(y).kind == ExprKind::Name) bound->insert(y);
+        return f.e(y).kind == ExprKind::Sequence || f.e(y).kind == ExprKind::Starred;
+      });
+  return roots;
+}
+
+// Does statement `sid` read the name?
+static bool reads_name(const Facts& f, Id sid, const std::string& name) {
+  std::set<Id> bound;
+  bool reads = false;
+  for (Id root : statement_reads(f, sid, &bound))
+    for_each_expr(f.m, root, [&](Id y) {
+      reads = reads || (f.e(y).kind == ExprKind::Name && f.e(y).text == name && !bound.count(y));
+      return !reads;
+    });
+  return reads;
+}
+
 // Is every read of `name` in `stmts` (from the first, until a statement that binds the name
 // again) the receiver of `.detach()` or of `.data`, or an argument to a same-file function whose parameter
 // is read only that way (`kd_loss(s, t)` with `q = softmax(t.detach() / T)`; `depth` such calls
@@ -1467,19 +1496,8 @@ static bool read_only_detached(const Facts& f, const std::vector<Id>& stmts, siz
     return false;
   for (size_t i = from; i < stmts.size() && i < from + kDetachReadWindow; ++i) {
     const Stmt& st = f.m.s(stmts[i]);
-    // What the statement reads: its value (or a header's test or iterable), a `with`'s
-    // context expressions, and its targets but for the names it binds (`x[t] = v` reads `t`;
-    // `total += t` reads `total`).
-    std::vector<Id> roots{st.value};
-    roots.insert(roots.end(), st.items.begin(), st.items.end());
-    roots.insert(roots.end(), st.targets.begin(), st.targets.end());
     std::set<Id> ok, targets;  // `targets`: the names bound, which are no reads
-    if (st.kind != StmtKind::AugAssign)
-      for (Id t : st.targets)
-        for_each_expr(f.m, t, [&](Id y) {
-          if (f.e(y).kind == ExprKind::Name) targets.insert(y);
-          return f.e(y).kind == ExprKind::Sequence || f.e(y).kind == ExprKind::Starred;
-        });
+    const std::vector<Id> roots = statement_reads(f, stmts[i], &targets);
     bool rebinds = false;
     for (Id t : st.targets) rebinds = rebinds || f.dotted(t) == name;
     for (int ci : f.calls_in_stmt[stmts[i]]) {
@@ -1572,14 +1590,6 @@ Id detached_later(const Facts& f, const CallSite& c) {
   const auto at = std::find(stmts.begin(), stmts.end(), c.stmt);
   if (at == stmts.end()) return kNone;
   const size_t from = static_cast<size_t>(at - stmts.begin()) + 1;
-  auto read_in = [&](Id sid, const std::string& name) {
-    bool reads = false;
-    for_each_expr(f.m, f.m.s(sid).value, [&](Id y) {
-      reads = reads || (f.e(y).kind == ExprKind::Name && f.e(y).text == name);
-      return !reads;
-    });
-    return reads;
-  };
   Id first = kNone;
   for (const std::string& name : names) {
     if (c.loop >= 0) {
@@ -1588,14 +1598,14 @@ Id detached_later(const Facts& f, const CallSite& c) {
       if (here - body.begin() > static_cast<long>(kDetachReadWindow)) return kNone;
       for (Id sid : body) {
         if (sid == c.stmt) break;
-        if (read_in(sid, name)) return kNone;
+        if (reads_name(f, sid, name)) return kNone;
       }
     }
     if (read_only_detached(f, stmts, from, name, 2, &first)) continue;
     if (names.size() == 1) return kNone;
     // An element of the tuple nothing reads before it is bound again (or the window ends).
     for (size_t i = from; i < stmts.size() && i < from + kDetachReadWindow; ++i) {
-      if (read_in(stmts[i], name)) return kNone;
+      if (reads_name(f, stmts[i], name)) return kNone;
       bool rebinds = false;
       for (Id x : f.m.s(stmts[i]).targets) rebinds = rebinds || f.dotted(x) == name;
       if (rebinds) break;

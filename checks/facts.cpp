@@ -4892,13 +4892,19 @@ bool Facts::another_method_evals(Id func, const std::string& d) const {
       [&](const auto& c) { return std::any_of(c.second.begin(), c.second.end(), [&](const auto& ev) { return ev.first == d; }); });
 }
 
-bool Facts::eval_called_before(Id func, const std::string& d, uint32_t before) const {
+bool Facts::last_eval_before(Id func, const std::string& d, uint32_t before, uint32_t* last) const {
   auto it = evals_.find(func);
   if (it == evals_.end()) return false;
-  uint32_t last = 0;
   bool found = false;
+  *last = 0;
   for (const auto& [name, pos] : it->second)
-    if (name == d && pos < before) found = true, last = std::max(last, pos);
+    if (name == d && pos < before) found = true, *last = std::max(*last, pos);
+  return found;
+}
+
+bool Facts::eval_called_before(Id func, const std::string& d, uint32_t before) const {
+  uint32_t last = 0;
+  const bool found = last_eval_before(func, d, before, &last);
   if (!found || before == UINT32_MAX) return found;
   // (At a position: not switched back to train mode between the eval() and it, in source order.)
   if (auto t = trains_.find(func); t != trains_.end())
@@ -4909,10 +4915,7 @@ bool Facts::eval_called_before(Id func, const std::string& d, uint32_t before) c
 
 std::string Facts::eval_switch(Id func, const std::string& d, uint32_t before) const {
   uint32_t last = 0;
-  bool found = false;
-  if (auto it = evals_.find(func); it != evals_.end())
-    for (const auto& [name, pos] : it->second)
-      if (name == d && pos < before && (!found || pos > last)) found = true, last = pos;
+  const bool found = last_eval_before(func, d, before, &last);
   return d + (found && evals_as_train_false_.count(last) ? ".train(False)" : ".eval()");
 }
 

@@ -461,6 +461,8 @@ class Facts {
   // The switch that eval_called_before found, as the code spells it: `d.eval()`, or
   // `d.train(False)` when that is how the last one before `before` is written.
   std::string eval_switch(Id func, const std::string& d, uint32_t before) const;
+  // The position of the last eval switch of `d` in `func` before `before` (false when none).
+  bool last_eval_before(Id func, const std::string& d, uint32_t before, uint32_t* last) const;
   // Does a method of `func`'s class other than `func` call .eval() on `dotted` (a predictor's
   // constructor: `self.net = Net(); self.net.eval()`)? Asked once per (class, attribute).
   bool another_method_evals(Id func, const std::string& dotted) const;
